@@ -1,0 +1,98 @@
+/* The messages inside frames (docs/protocol.md).  A frame is
+ *
+ *   {"v": 1, "id": "<call id>", "final": true|false, "msg": {"type": "<type>", ...}}
+ *
+ * and msg is one of:
+ *
+ *   tool_request      {"call": id, "session": id, "tool": name, "arguments": object}
+ *   result            {"content": string, "class": string, "untrusted": bool, "truncated": bool}
+ *   failed            {"message": string}
+ *   denied            {"reason": string}
+ *   pending_approval  {"approval": string, "expires": integer (Unix time in ms)}
+ *   error             {"detail": string}
+ *
+ * The client sends one tool_request with final true.  brokerd answers with the same id:
+ * optionally one pending_approval with final false, then exactly one result, failed or
+ * denied with final true, and closes.  error (final true) answers a request brokerd could not
+ * take (wrong version, bad frame, bad ids). */
+#ifndef BX_MESSAGE_H
+#define BX_MESSAGE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bx/error.h"
+#include "bx/tool_args.h"
+
+#define BX_PROTOCOL_VERSION 1
+/* Call and session ids name containers: 1 to 64 of [A-Za-z0-9_.-]. */
+#define BX_ID_MAX 64
+
+bool bx_valid_id (const char *id);
+
+enum bx_msg_type
+{
+  BX_MSG_TOOL_REQUEST,
+  BX_MSG_RESULT,
+  BX_MSG_FAILED,
+  BX_MSG_DENIED,
+  BX_MSG_PENDING_APPROVAL,
+  BX_MSG_ERROR,
+};
+
+/* A frame taken apart.  Strings point into (and live as long as) the json_t it was parsed
+ * from; keep a reference to that while using them. */
+struct bx_envelope
+{
+  int64_t v;
+  const char *id;
+  bool final;
+  enum bx_msg_type type;
+  union
+  {
+    struct
+    {
+      const char *call;
+      const char *session;
+      const char *tool; /* the name as sent; bx_tool_from_name decides if it is one of ours */
+      const json_t *arguments;
+    } request;
+    struct
+    {
+      const char *content;
+      size_t content_len;
+      const char *class;
+      bool untrusted;
+      bool truncated;
+    } result;
+    struct
+    {
+      const char *text; /* failed: message; denied: reason; error: detail */
+    } failed, denied, error;
+    struct
+    {
+      const char *approval;
+      int64_t expires;
+    } pending;
+  } u;
+};
+
+/* Takes a frame's object apart strictly: v must be an integer (any value: the caller compares
+ * it with BX_PROTOCOL_VERSION and answers), id a string, final a bool, msg an object with a
+ * known type and exactly its fields.  The ids are not checked here (bx_valid_id). */
+int bx_envelope_parse (const json_t *frame, struct bx_envelope *out, bx_error *err);
+
+/* Builders: each returns a new frame object {"v":1,"id":...,"final":...,"msg":{...}}.
+ * CONTENT is CONTENT_LEN bytes of valid UTF-8 (may hold NUL). */
+json_t *bx_msg_tool_request (const char *call, const char *session, const char *tool,
+                             const json_t *arguments);
+json_t *bx_msg_result (const char *id, const char *content, size_t content_len, const char *class,
+                       bool untrusted, bool truncated);
+json_t *bx_msg_failed (const char *id, const char *message);
+json_t *bx_msg_denied (const char *id, const char *reason);
+json_t *bx_msg_pending_approval (const char *id, const char *approval, int64_t expires);
+/* final is true; ID may be NULL when the request's id could not be read (sent as ""). */
+json_t *bx_msg_error (const char *id, const char *detail);
+
+#endif

@@ -1,0 +1,63 @@
+/* The arguments of the four tools, as seed 000 s2 gives them.  brokerd parses the model's
+ * arguments with these and writes the canonical JSON to the sandbox's standard input; toolkit
+ * parses that JSON back with the same functions.
+ *
+ *   read_file  {"path": string}
+ *   write_file {"path": string, "content": string}
+ *   shell      {"command": string, "cwd": string (optional)}
+ *   http_fetch {"url": string}
+ *
+ * Strict: an unknown field, a missing field, a wrong type, a duplicate key, a NUL in a
+ * string, or a document over BX_TOOL_ARGS_MAX bytes is an error whose message names the
+ * field (for example `shell: "cwd" must be a string`). */
+#ifndef BX_TOOL_ARGS_H
+#define BX_TOOL_ARGS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bx/error.h"
+
+#define BX_TOOL_ARGS_MAX (2u * 1024 * 1024)
+
+enum bx_tool
+{
+  BX_TOOL_READ_FILE,
+  BX_TOOL_WRITE_FILE,
+  BX_TOOL_SHELL,
+  BX_TOOL_HTTP_FETCH,
+};
+#define BX_TOOL_COUNT 4
+
+/* "read_file", "write_file", "shell", "http_fetch". */
+const char *bx_tool_name (enum bx_tool tool);
+/* 0 and *out set, or -1 for a name that is not one of the four. */
+int bx_tool_from_name (const char *name, enum bx_tool *out);
+
+struct bx_tool_args
+{
+  enum bx_tool tool;
+  char *path;    /* read_file, write_file */
+  char *content; /* write_file; has no NUL, so strlen is its length */
+  char *command; /* shell */
+  char *cwd;     /* shell; NULL when absent */
+  char *url;     /* http_fetch */
+};
+
+/* Parses a JSON document (LEN bytes, need not be NUL-terminated) as TOOL's arguments. */
+int bx_tool_args_parse (enum bx_tool tool, const char *json, size_t len, struct bx_tool_args *out,
+                        bx_error *err);
+/* The same, from an already-parsed object (brokerd's frame holds the arguments as an object;
+ * its parser must have rejected duplicate keys). */
+int bx_tool_args_from_json (enum bx_tool tool, const json_t *obj, struct bx_tool_args *out,
+                            bx_error *err);
+/* The canonical JSON text toolkit reads: keys in the order above, compact, no "cwd" when it
+ * is absent.  Newly allocated, NUL-terminated; *len (if not NULL) gets its length. */
+char *bx_tool_args_to_json (const struct bx_tool_args *args, size_t *len);
+/* The same as a jansson object (new reference). */
+json_t *bx_tool_args_to_object (const struct bx_tool_args *args);
+/* Frees the strings and zeroes the struct; safe to call twice. */
+void bx_tool_args_clear (struct bx_tool_args *args);
+
+#endif
