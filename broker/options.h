@@ -1,0 +1,27 @@
+/* The host side of bx_options (boxmaker/runtime.h): the `runtime.options` mapping of the
+ * config, kept as plain C so no libyaml type crosses the ABI.  The config parser builds one;
+ * modules read it through the bx_host.option_* helpers (host_services.c). */
+#ifndef BX_BROKER_OPTIONS_H
+#define BX_BROKER_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <boxmaker/runtime.h>
+
+bx_options *bx_options_new (void);
+void bx_options_free (bx_options *options);
+
+/* Adds KEY with a string value, or with a list of strings.  The caller (the config parser)
+ * has already refused duplicate keys with a file:line:column message; adding a key twice
+ * replaces it. */
+void bx_options_add_string (bx_options *options, const char *key, const char *value);
+void bx_options_add_list (bx_options *options, const char *key, const char *const *items,
+                          size_t count);
+
+size_t bx_options_count (const bx_options *options);
+const char *bx_options_key (const bx_options *options, size_t index);
+/* The value of KEY as a string, or NULL when absent or a list. */
+const char *bx_options_string (const bx_options *options, const char *key);
+
+#endif

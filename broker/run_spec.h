@@ -1,0 +1,22 @@
+/* The host side of bx_run_spec (boxmaker/runtime.h): the one definition of the sealed spec.
+ * Only broker/runner.c builds one, from a policy decision; modules read it through the
+ * bx_host.spec_* accessors (host_services.c). */
+#ifndef BX_BROKER_RUN_SPEC_H
+#define BX_BROKER_RUN_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <boxmaker/runtime.h>
+
+#include "bx/tool_args.h"
+
+/* ARGUMENTS_JSON is the canonical JSON text (bx_tool_args_to_json); everything is copied. */
+bx_run_spec *bx_run_spec_new (enum bx_tool tool, const char *arguments_json, size_t len,
+                              const char *call, const char *session);
+void bx_run_spec_add_mount (bx_run_spec *spec, const char *path, bool writable);
+/* Gives the spec network to exactly these host patterns (http_fetch only). */
+void bx_run_spec_set_egress (bx_run_spec *spec, const char *const *hosts, size_t count);
+void bx_run_spec_free (bx_run_spec *spec);
+
+#endif
