@@ -1,0 +1,30 @@
+#!/bin/sh
+# Installs, on Debian 12 as root, every package the build, the tests, the benchmarks and the
+# package build need.  Quiet when everything is already there.
+set -eu
+
+packages="
+  build-essential cmake pkg-config git file binutils procps
+  check libsubunit-dev libjansson-dev libyaml-dev
+  clang libclang-rt-14-dev
+  curl openssl ca-certificates
+  podman runc slirp4netns uidmap fuse-overlayfs busybox-static iproute2
+  microsocks
+  debhelper dpkg-dev fakeroot lintian man-db scdoc
+"
+
+missing=""
+for p in $packages; do
+  dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+    missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages:$missing (run as root to install them)" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing

@@ -1,0 +1,43 @@
+#!/bin/bash
+# The whole test suite, on a fresh Debian 12 machine as root:
+#   1. install what the build and the tests need;
+#   2. build with gcc and run every test;
+#   3. build again with clang, AddressSanitizer, UBSan and libFuzzer, and run every test
+#      again (the fuzz harnesses get a short smoke run each);
+#   4. build the Debian packages, install them, check them as a user would, remove them.
+# Any failure stops the run with a non-zero status.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+top=$PWD
+jobs=$(nproc)
+
+step() { printf '\n==== %s\n' "$*"; }
+
+step "dependencies"
+tests/install-deps.sh
+
+# Real podman must run in this suite: a podman test that cannot run fails instead of
+# skipping.
+export BX_REQUIRE_PODMAN=1
+
+step "gcc build"
+cmake -S . -B build/gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build build/gcc -j "$jobs"
+step "gcc tests"
+ctest --test-dir build/gcc --output-on-failure -j "$jobs"
+
+step "sanitizer build (clang, ASan, UBSan, libFuzzer)"
+cmake -S . -B build/asan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+  -DBX_SANITIZE=ON -DBX_FUZZ=ON
+cmake --build build/asan -j "$jobs"
+step "sanitizer tests"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build/asan --output-on-failure -j "$jobs"
+
+if [ -x packaging/test-packages.sh ]; then
+  step "Debian packages"
+  packaging/test-packages.sh
+fi
+
+step "all tests passed"
+cd "$top"
