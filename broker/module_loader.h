@@ -50,7 +50,8 @@ enum bx_run_status bx_module_run (struct bx_module *module, const bx_run_spec *s
                                   struct bx_run_output *out, const char **sentence);
 void bx_run_output_clear (struct bx_run_output *out);
 
-/* Calls destroy(); the shared object itself stays loaded. */
+/* Calls destroy() (when create() succeeded) and frees MODULE; the shared object itself stays
+ * loaded.  Safe on NULL. */
 void bx_module_destroy (struct bx_module *module);
 
 #endif

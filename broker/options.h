@@ -24,4 +24,10 @@ const char *bx_options_key (const bx_options *options, size_t index);
 /* The value of KEY as a string, or NULL when absent or a list. */
 const char *bx_options_string (const bx_options *options, const char *key);
 
+/* What KEY holds, for the option helpers.  0 when absent; 1 for a string and 2 for a list,
+ * with *items and *count set either way (a string reads as a list of one).  The items live
+ * as long as OPTIONS. */
+int bx_options_lookup (const bx_options *options, const char *key, const char *const **items,
+                       size_t *count);
+
 #endif

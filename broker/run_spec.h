@@ -19,4 +19,18 @@ void bx_run_spec_add_mount (bx_run_spec *spec, const char *path, bool writable);
 void bx_run_spec_set_egress (bx_run_spec *spec, const char *const *hosts, size_t count);
 void bx_run_spec_free (bx_run_spec *spec);
 
+/* The readers behind bx_host.spec_* (host_services.c hands these to modules).  An index out
+ * of range reads as NULL or false. */
+enum bx_tool bx_run_spec_tool_id (const bx_run_spec *spec);
+const char *bx_run_spec_tool (const bx_run_spec *spec);
+const char *bx_run_spec_arguments (const bx_run_spec *spec, size_t *len);
+size_t bx_run_spec_mount_count (const bx_run_spec *spec);
+const char *bx_run_spec_mount_path (const bx_run_spec *spec, size_t index);
+int bx_run_spec_mount_writable (const bx_run_spec *spec, size_t index);
+int bx_run_spec_has_egress (const bx_run_spec *spec);
+size_t bx_run_spec_egress_count (const bx_run_spec *spec);
+const char *bx_run_spec_egress_host (const bx_run_spec *spec, size_t index);
+const char *bx_run_spec_call (const bx_run_spec *spec);
+const char *bx_run_spec_session (const bx_run_spec *spec);
+
 #endif

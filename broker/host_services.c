@@ -1,0 +1,530 @@
+/* The host services of the runtime ABI: see host_services.h and boxmaker/runtime.h. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bx/cleanup.h"
+#include "host_services.h"
+#include "options.h"
+#include "run_spec.h"
+
+/* A message from a module may reach brokerd's start-up error line: keep it to one line of
+ * reasonable length. */
+#define SINK_MESSAGE_MAX 1024
+
+/* How much of a bad option value a message quotes. */
+#define QUOTE_MAX 64
+
+const char *
+bx_log_level_name (enum bx_log_level level)
+{
+  switch (level)
+    {
+    case BX_LOG_ERROR:
+      return "error";
+    case BX_LOG_WARNING:
+      return "warning";
+    case BX_LOG_INFO:
+      return "info";
+    case BX_LOG_DEBUG:
+      return "debug";
+    }
+  return "log";
+}
+
+/* Makes S one line of at most MAX bytes, in place: control characters (a newline could forge
+ * a second log line) become spaces. */
+static void
+one_line (char *s, size_t max)
+{
+  size_t n = strlen (s);
+  while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+    s[--n] = '\0';
+  if (n > max)
+    {
+      s[max] = '\0';
+      n = max;
+    }
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+      s[i] = ' ';
+}
+
+static char *
+vformat (const char *fmt, va_list ap)
+{
+  char *s = NULL;
+  if (vasprintf (&s, fmt, ap) < 0)
+    {
+      fputs ("boxmaker: out of memory\n", stderr);
+      abort ();
+    }
+  return s;
+}
+
+/* ---- logging ------------------------------------------------------------------------- */
+
+static void
+host_log (const struct bx_host *host, enum bx_log_level level, const char *fmt, ...)
+{
+  if (host == NULL || fmt == NULL)
+    return;
+  /* The table is the first member of the services: see host_services.h. */
+  const struct bx_host_services *services = (const struct bx_host_services *)host;
+  va_list ap;
+  va_start (ap, fmt);
+  cleanup_free char *line = vformat (fmt, ap);
+  va_end (ap);
+  one_line (line, BX_HOST_LOG_LINE_MAX);
+  if ((unsigned)level > BX_LOG_DEBUG)
+    level = BX_LOG_DEBUG;
+  if (services->log != NULL)
+    services->log (services->log_ctx, services->module_name, level, line);
+  else
+    fprintf (stderr, "%s: %s: %s\n", services->module_name, bx_log_level_name (level), line);
+}
+
+/* ---- output -------------------------------------------------------------------------- */
+
+static int
+host_output_append (bx_run_result *result, const void *bytes, size_t len)
+{
+  if (result == NULL)
+    return -1;
+  if (len == 0)
+    return result->truncated ? -1 : 0;
+  if (bytes == NULL || result->truncated)
+    return -1;
+  size_t room = result->cap - result->len;
+  size_t take = len < room ? len : room;
+  if (take > 0)
+    {
+      if (result->len + take + 1 > result->alloc)
+        {
+          /* Double, so a module appending a byte at a time costs linear time. */
+          size_t want = result->alloc < 4096 ? 4096 : result->alloc;
+          while (want < result->len + take + 1)
+            want *= 2;
+          if (want > result->cap + 1)
+            want = result->cap + 1;
+          result->data = bx_xrealloc (result->data, want);
+          result->alloc = want;
+        }
+      memcpy (result->data + result->len, bytes, take);
+      result->len += take;
+      result->data[result->len] = '\0';
+    }
+  if (take < len)
+    {
+      result->truncated = true;
+      return -1;
+    }
+  return 0;
+}
+
+static void
+host_output_set_truncated (bx_run_result *result)
+{
+  if (result != NULL)
+    result->truncated = true;
+}
+
+void
+bx_run_result_init (struct bx_run_result *result, size_t cap)
+{
+  memset (result, 0, sizeof (*result));
+  result->cap = cap;
+}
+
+void
+bx_run_result_clear (struct bx_run_result *result)
+{
+  free (result->data);
+  memset (result, 0, sizeof (*result));
+}
+
+/* ---- errors -------------------------------------------------------------------------- */
+
+static void
+sink_take (bx_error_sink *sink, char *msg)
+{
+  if (sink == NULL)
+    {
+      free (msg);
+      return;
+    }
+  one_line (msg, SINK_MESSAGE_MAX);
+  free (sink->msg);
+  sink->msg = msg;
+}
+
+static void
+host_error_set (bx_error_sink *sink, const char *fmt, ...)
+{
+  if (fmt == NULL)
+    return;
+  va_list ap;
+  va_start (ap, fmt);
+  char *msg = vformat (fmt, ap);
+  va_end (ap);
+  sink_take (sink, msg);
+}
+
+static void __attribute__ ((format (printf, 2, 3)))
+sink_printf (bx_error_sink *sink, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  char *msg = vformat (fmt, ap);
+  va_end (ap);
+  sink_take (sink, msg);
+}
+
+void
+bx_error_sink_clear (struct bx_error_sink *sink)
+{
+  free (sink->msg);
+  sink->msg = NULL;
+}
+
+/* ---- options ------------------------------------------------------------------------- */
+
+/* VALUE in double quotes for a message: at most QUOTE_MAX bytes, control characters and
+ * quotes escaped, so the message stays one readable line. */
+static char *
+quote (const char *value)
+{
+  size_t n = strlen (value);
+  size_t shown = n > QUOTE_MAX ? QUOTE_MAX : n;
+  char *out = bx_xmalloc (shown * 4 + 8);
+  char *p = out;
+  *p++ = '"';
+  for (size_t i = 0; i < shown; i++)
+    {
+      unsigned char c = (unsigned char)value[i];
+      if (c == '"' || c == '\\')
+        {
+          *p++ = '\\';
+          *p++ = (char)c;
+        }
+      else if (c < 0x20 || c == 0x7f)
+        p += sprintf (p, "\\x%02x", c);
+      else
+        *p++ = (char)c;
+    }
+  if (shown < n)
+    p += sprintf (p, "...");
+  *p++ = '"';
+  *p = '\0';
+  return out;
+}
+
+/* The single value of NAME: 1 and *value set, 0 when absent, -1 (message in SINK) when it
+ * holds a list. */
+static int
+single_value (const bx_options *options, const char *name, const char **value, bx_error_sink *sink)
+{
+  const char *const *items;
+  size_t count;
+  int kind = bx_options_lookup (options, name, &items, &count);
+  if (kind == 0)
+    return 0;
+  if (kind == 2)
+    {
+      sink_printf (sink, "option \"%s\": expected a single value, got a list", name);
+      return -1;
+    }
+  *value = items[0];
+  return 1;
+}
+
+static int
+host_option_check_known (const bx_options *options, const char *const *known, bx_error_sink *sink)
+{
+  size_t n = bx_options_count (options);
+  for (size_t i = 0; i < n; i++)
+    {
+      const char *key = bx_options_key (options, i);
+      bool found = false;
+      for (size_t k = 0; known != NULL && known[k] != NULL; k++)
+        if (strcmp (known[k], key) == 0)
+          found = true;
+      if (found)
+        continue;
+      cleanup_free char *quoted = quote (key);
+      if (known == NULL || known[0] == NULL)
+        {
+          sink_printf (sink, "unknown option %s: this runtime takes no options", quoted);
+          return -1;
+        }
+      /* Name what is known, so the fix for a typo is in the message. */
+      size_t len = 0;
+      for (size_t k = 0; known[k] != NULL; k++)
+        len += strlen (known[k]) + 2;
+      cleanup_free char *list = bx_xzalloc (len + 1);
+      for (size_t k = 0; known[k] != NULL; k++)
+        {
+          if (k > 0)
+            strcat (list, ", ");
+          strcat (list, known[k]);
+        }
+      sink_printf (sink, "unknown option %s (this runtime knows: %s)", quoted, list);
+      return -1;
+    }
+  return 0;
+}
+
+static int
+host_option_string (const bx_options *options, const char *name, const char *fallback,
+                    const char **out, bx_error_sink *sink)
+{
+  const char *value;
+  int r = single_value (options, name, &value, sink);
+  if (r < 0)
+    return -1;
+  *out = r == 0 ? fallback : value;
+  return 0;
+}
+
+/* Digits only, at least one, into *out; -1 when malformed, -2 when it does not fit. */
+static int
+parse_digits (const char *s, size_t n, uint64_t *out)
+{
+  if (n == 0)
+    return -1;
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (s[i] < '0' || s[i] > '9')
+        return -1;
+      unsigned d = (unsigned)(s[i] - '0');
+      if (v > (UINT64_MAX - d) / 10)
+        return -2;
+      v = v * 10 + d;
+    }
+  *out = v;
+  return 0;
+}
+
+/* Digits followed by one of SUFFIXES (each with its multiplier); no suffix means a
+ * multiplier of 1.  0 and *out set, -1 malformed, -2 too large. */
+struct suffix
+{
+  const char *text;
+  uint64_t times;
+};
+
+static int
+parse_with_suffix (const char *s, const struct suffix *suffixes, uint64_t *out)
+{
+  size_t digits = strspn (s, "0123456789");
+  const char *rest = s + digits;
+  uint64_t times = 0;
+  if (*rest == '\0')
+    times = 1;
+  for (size_t i = 0; times == 0 && suffixes[i].text != NULL; i++)
+    if (strcmp (rest, suffixes[i].text) == 0)
+      times = suffixes[i].times;
+  if (times == 0 || digits == 0)
+    return -1;
+  uint64_t v;
+  int r = parse_digits (s, digits, &v);
+  if (r < 0)
+    return r;
+  if (v != 0 && times > UINT64_MAX / v)
+    return -2;
+  *out = v * times;
+  return 0;
+}
+
+static int
+host_option_int (const bx_options *options, const char *name, int64_t min, int64_t max,
+                 int64_t fallback, int64_t *out, bx_error_sink *sink)
+{
+  const char *value;
+  int r = single_value (options, name, &value, sink);
+  if (r < 0)
+    return -1;
+  if (r == 0)
+    {
+      *out = fallback;
+      return 0;
+    }
+  bool negative = value[0] == '-';
+  const char *digits = negative ? value + 1 : value;
+  uint64_t magnitude;
+  int p = parse_digits (digits, strlen (digits), &magnitude);
+  bool fits = p == 0 && (negative ? magnitude <= (uint64_t)INT64_MAX + 1 : magnitude <= INT64_MAX);
+  int64_t v = 0;
+  if (fits)
+    v = negative ? (int64_t)(0 - magnitude) : (int64_t)magnitude;
+  if (!fits || v < min || v > max)
+    {
+      cleanup_free char *quoted = quote (value);
+      sink_printf (sink,
+                   "option \"%s\": expected an integer from %" PRId64 " to %" PRId64 ", got %s",
+                   name, min, max, quoted);
+      return -1;
+    }
+  *out = v;
+  return 0;
+}
+
+static const struct suffix size_suffixes[] = {
+  { "k", UINT64_C (1) << 10 },
+  { "K", UINT64_C (1) << 10 },
+  { "m", UINT64_C (1) << 20 },
+  { "M", UINT64_C (1) << 20 },
+  { "g", UINT64_C (1) << 30 },
+  { "G", UINT64_C (1) << 30 },
+  { NULL, 0 },
+};
+
+static int
+host_option_size (const bx_options *options, const char *name, uint64_t fallback, uint64_t *out,
+                  bx_error_sink *sink)
+{
+  const char *value;
+  int r = single_value (options, name, &value, sink);
+  if (r < 0)
+    return -1;
+  if (r == 0)
+    {
+      *out = fallback;
+      return 0;
+    }
+  uint64_t v;
+  int p = parse_with_suffix (value, size_suffixes, &v);
+  cleanup_free char *quoted = quote (value);
+  if (p == -2)
+    sink_printf (sink, "option \"%s\": size %s is too large", name, quoted);
+  else if (p < 0)
+    sink_printf (sink, "option \"%s\": expected a size such as 512m, got %s", name, quoted);
+  else if (v == 0)
+    sink_printf (sink, "option \"%s\": expected a size of at least 1 byte, got %s", name, quoted);
+  if (p < 0 || v == 0)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+static const struct suffix duration_suffixes[] = {
+  { "ms", 1 },
+  { "s", 1000 },
+  { "m", 60 * 1000 },
+  { NULL, 0 },
+};
+
+static int
+host_option_duration_ms (const bx_options *options, const char *name, uint64_t fallback,
+                         uint64_t *out, bx_error_sink *sink)
+{
+  const char *value;
+  int r = single_value (options, name, &value, sink);
+  if (r < 0)
+    return -1;
+  if (r == 0)
+    {
+      *out = fallback;
+      return 0;
+    }
+  uint64_t v;
+  int p = parse_with_suffix (value, duration_suffixes, &v);
+  cleanup_free char *quoted = quote (value);
+  if (p == -2)
+    sink_printf (sink, "option \"%s\": duration %s is too long", name, quoted);
+  else if (p < 0)
+    sink_printf (sink, "option \"%s\": expected a duration such as 30s, 500ms or 2m, got %s", name,
+                 quoted);
+  else if (v == 0)
+    sink_printf (sink, "option \"%s\": expected a duration of at least 1ms, got %s", name, quoted);
+  if (p < 0 || v == 0)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+static int
+host_option_bool (const bx_options *options, const char *name, int fallback, int *out,
+                  bx_error_sink *sink)
+{
+  const char *value;
+  int r = single_value (options, name, &value, sink);
+  if (r < 0)
+    return -1;
+  if (r == 0)
+    {
+      *out = fallback ? 1 : 0;
+      return 0;
+    }
+  if (strcmp (value, "true") == 0 || strcmp (value, "yes") == 0)
+    *out = 1;
+  else if (strcmp (value, "false") == 0 || strcmp (value, "no") == 0)
+    *out = 0;
+  else
+    {
+      cleanup_free char *quoted = quote (value);
+      sink_printf (sink, "option \"%s\": expected true or false, got %s", name, quoted);
+      return -1;
+    }
+  return 0;
+}
+
+static int
+host_option_list (const bx_options *options, const char *name, const char *const **items,
+                  size_t *count, bx_error_sink *sink)
+{
+  /* A string reads as a list of one; absent reads as an empty list. */
+  bx_options_lookup (options, name, items, count);
+  return 0;
+}
+
+/* ---- the table ----------------------------------------------------------------------- */
+
+void
+bx_host_services_init (struct bx_host_services *services, const char *module_name, const char *home,
+                       bx_module_log_fn log, void *log_ctx)
+{
+  memset (services, 0, sizeof (*services));
+  services->module_name = bx_xstrdup (module_name != NULL ? module_name : "runtime");
+  services->home = bx_xstrdup (home != NULL ? home : "");
+  services->log = log;
+  services->log_ctx = log_ctx;
+
+  struct bx_host *h = &services->host;
+  h->size = sizeof (struct bx_host);
+  h->abi_major = BX_RUNTIME_ABI_MAJOR;
+  h->abi_minor = BX_RUNTIME_ABI_MINOR;
+  h->log = host_log;
+  h->spec_tool = bx_run_spec_tool;
+  h->spec_arguments = bx_run_spec_arguments;
+  h->spec_mount_count = bx_run_spec_mount_count;
+  h->spec_mount_path = bx_run_spec_mount_path;
+  h->spec_mount_writable = bx_run_spec_mount_writable;
+  h->spec_has_egress = bx_run_spec_has_egress;
+  h->spec_egress_count = bx_run_spec_egress_count;
+  h->spec_egress_host = bx_run_spec_egress_host;
+  h->spec_call = bx_run_spec_call;
+  h->spec_session = bx_run_spec_session;
+  h->output_append = host_output_append;
+  h->output_set_truncated = host_output_set_truncated;
+  h->error_set = host_error_set;
+  h->option_check_known = host_option_check_known;
+  h->option_string = host_option_string;
+  h->option_int = host_option_int;
+  h->option_size = host_option_size;
+  h->option_duration_ms = host_option_duration_ms;
+  h->option_bool = host_option_bool;
+  h->option_list = host_option_list;
+  h->home = services->home;
+}
+
+void
+bx_host_services_clear (struct bx_host_services *services)
+{
+  free (services->module_name);
+  free (services->home);
+  memset (services, 0, sizeof (*services));
+}

@@ -1,0 +1,160 @@
+/* The one definition of the sealed run spec (boxmaker/runtime.h): see run_spec.h.  The
+ * struct is defined here and nowhere else, so a module (or any other file) can only hold a
+ * pointer to one and read it through the functions below. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bx/cleanup.h"
+#include "run_spec.h"
+
+struct spec_mount
+{
+  char *path;
+  bool writable;
+};
+
+struct bx_run_spec
+{
+  enum bx_tool tool;
+  char *arguments; /* canonical JSON text, NUL-terminated */
+  size_t arguments_len;
+  struct spec_mount *mounts;
+  size_t mount_count;
+  bool has_egress; /* false: no network at all */
+  char **egress;
+  size_t egress_count;
+  char *call;
+  char *session;
+};
+
+bx_run_spec *
+bx_run_spec_new (enum bx_tool tool, const char *arguments_json, size_t len, const char *call,
+                 const char *session)
+{
+  bx_run_spec *spec = bx_xzalloc (sizeof (*spec));
+  spec->tool = tool;
+  spec->arguments = bx_xstrndup (arguments_json != NULL ? arguments_json : "", len);
+  spec->arguments_len = strlen (spec->arguments);
+  spec->call = bx_xstrdup (call != NULL ? call : "");
+  spec->session = bx_xstrdup (session != NULL ? session : "");
+  return spec;
+}
+
+void
+bx_run_spec_add_mount (bx_run_spec *spec, const char *path, bool writable)
+{
+  spec->mounts = bx_xrealloc (spec->mounts, (spec->mount_count + 1) * sizeof (*spec->mounts));
+  spec->mounts[spec->mount_count].path = bx_xstrdup (path);
+  spec->mounts[spec->mount_count].writable = writable;
+  spec->mount_count++;
+}
+
+void
+bx_run_spec_set_egress (bx_run_spec *spec, const char *const *hosts, size_t count)
+{
+  for (size_t i = 0; i < spec->egress_count; i++)
+    free (spec->egress[i]);
+  free (spec->egress);
+  spec->egress = bx_xzalloc ((count + 1) * sizeof (char *));
+  for (size_t i = 0; i < count; i++)
+    spec->egress[i] = bx_xstrdup (hosts[i]);
+  spec->egress_count = count;
+  spec->has_egress = true;
+}
+
+void
+bx_run_spec_free (bx_run_spec *spec)
+{
+  if (spec == NULL)
+    return;
+  free (spec->arguments);
+  for (size_t i = 0; i < spec->mount_count; i++)
+    free (spec->mounts[i].path);
+  free (spec->mounts);
+  for (size_t i = 0; i < spec->egress_count; i++)
+    free (spec->egress[i]);
+  free (spec->egress);
+  free (spec->call);
+  free (spec->session);
+  free (spec);
+}
+
+enum bx_tool
+bx_run_spec_tool_id (const bx_run_spec *spec)
+{
+  return spec->tool;
+}
+
+const char *
+bx_run_spec_tool (const bx_run_spec *spec)
+{
+  return spec == NULL ? NULL : bx_tool_name (spec->tool);
+}
+
+const char *
+bx_run_spec_arguments (const bx_run_spec *spec, size_t *len)
+{
+  if (spec == NULL)
+    {
+      if (len != NULL)
+        *len = 0;
+      return NULL;
+    }
+  if (len != NULL)
+    *len = spec->arguments_len;
+  return spec->arguments;
+}
+
+size_t
+bx_run_spec_mount_count (const bx_run_spec *spec)
+{
+  return spec == NULL ? 0 : spec->mount_count;
+}
+
+const char *
+bx_run_spec_mount_path (const bx_run_spec *spec, size_t index)
+{
+  if (spec == NULL || index >= spec->mount_count)
+    return NULL;
+  return spec->mounts[index].path;
+}
+
+int
+bx_run_spec_mount_writable (const bx_run_spec *spec, size_t index)
+{
+  if (spec == NULL || index >= spec->mount_count)
+    return 0;
+  return spec->mounts[index].writable ? 1 : 0;
+}
+
+int
+bx_run_spec_has_egress (const bx_run_spec *spec)
+{
+  return spec != NULL && spec->has_egress ? 1 : 0;
+}
+
+size_t
+bx_run_spec_egress_count (const bx_run_spec *spec)
+{
+  return spec == NULL ? 0 : spec->egress_count;
+}
+
+const char *
+bx_run_spec_egress_host (const bx_run_spec *spec, size_t index)
+{
+  if (spec == NULL || index >= spec->egress_count)
+    return NULL;
+  return spec->egress[index];
+}
+
+const char *
+bx_run_spec_call (const bx_run_spec *spec)
+{
+  return spec == NULL ? NULL : spec->call;
+}
+
+const char *
+bx_run_spec_session (const bx_run_spec *spec)
+{
+  return spec == NULL ? NULL : spec->session;
+}
