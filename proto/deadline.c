@@ -1,0 +1,133 @@
+/* One deadline for a whole exchange: see bx/deadline.h.  Every read and write first asks
+ * poll() for what is left of the deadline, so a peer that trickles bytes cannot stretch an
+ * exchange past it, whatever the blocking mode of the descriptor. */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bx/deadline.h"
+
+int64_t
+bx_now_ms (void)
+{
+  struct timespec ts;
+  /* CLOCK_MONOTONIC cannot fail with a valid clock id and pointer. */
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t
+bx_deadline_in (int64_t ms)
+{
+  int64_t now = bx_now_ms ();
+  if (ms <= 0)
+    return now;
+  if (ms >= BX_NO_DEADLINE - now)
+    return BX_NO_DEADLINE;
+  return now + ms;
+}
+
+int
+bx_deadline_left (int64_t deadline)
+{
+  if (deadline == BX_NO_DEADLINE)
+    return -1;
+  int64_t now = bx_now_ms ();
+  if (deadline <= now)
+    return 0;
+  /* deadline > now, so the difference cannot overflow unless deadline is huge and now is
+   * negative, which CLOCK_MONOTONIC never is. */
+  int64_t left = deadline - now;
+  return left > INT32_MAX ? INT32_MAX : (int)left;
+}
+
+/* Waits until FD is ready for EVENTS or the deadline passes: 0 when ready (or in error: the
+ * next read or write reports it), -1 with *err otherwise. */
+static int
+wait_for (int fd, short events, int64_t deadline, bx_error *err)
+{
+  for (;;)
+    {
+      int left = bx_deadline_left (deadline);
+      if (left == 0)
+        return bx_error_setc (err, ETIMEDOUT, "the deadline passed");
+      struct pollfd pfd = { .fd = fd, .events = events };
+      int r = poll (&pfd, 1, left);
+      if (r < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return bx_error_set (err, errno, "poll");
+        }
+      if (r > 0)
+        return 0;
+      /* r == 0: poll's own timeout; go round so the deadline check decides. */
+    }
+}
+
+ssize_t
+bx_read_full (int fd, void *buf, size_t len, int64_t deadline, bx_error *err)
+{
+  char *p = buf;
+  size_t got = 0;
+  while (got < len)
+    {
+      if (wait_for (fd, POLLIN, deadline, err) < 0)
+        return -1;
+      ssize_t n = read (fd, p + got, len - got);
+      if (n < 0)
+        {
+          if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+            continue;
+          return bx_error_set (err, errno, "read");
+        }
+      if (n == 0)
+        break;
+      got += (size_t)n;
+    }
+  return (ssize_t)got;
+}
+
+int
+bx_write_full (int fd, const void *buf, size_t len, int64_t deadline, bx_error *err)
+{
+  const char *p = buf;
+  size_t done = 0;
+  bool is_socket = true;
+  while (done < len)
+    {
+      if (wait_for (fd, POLLOUT, deadline, err) < 0)
+        return -1;
+      ssize_t n;
+      if (is_socket)
+        {
+          /* MSG_DONTWAIT: poll said there is room, but not how much; a blocking send of the
+           * rest could outlast the deadline.  MSG_NOSIGNAL: a closed peer is EPIPE, not a
+           * signal that kills the daemon. */
+          n = send (fd, p + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+          if (n < 0 && errno == ENOTSOCK)
+            {
+              is_socket = false;
+              continue;
+            }
+        }
+      else
+        {
+          /* A pipe that poll calls writable takes at least PIPE_BUF bytes without blocking. */
+          size_t chunk = len - done < PIPE_BUF ? len - done : PIPE_BUF;
+          n = write (fd, p + done, chunk);
+        }
+      if (n < 0)
+        {
+          if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+            continue;
+          return bx_error_set (err, errno, "write");
+        }
+      done += (size_t)n;
+    }
+  return 0;
+}

@@ -1,0 +1,354 @@
+/* The messages inside frames: see bx/message.h and docs/protocol.md. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bx/cleanup.h"
+#include "bx/message.h"
+#include "bx/utf8.h"
+
+bool
+bx_valid_id (const char *id)
+{
+  if (id == NULL)
+    return false;
+  size_t len = 0;
+  for (; id[len] != '\0'; len++)
+    {
+      char c = id[len];
+      if (len >= BX_ID_MAX)
+        return false;
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
+            || c == '.' || c == '-'))
+        return false;
+    }
+  return len > 0;
+}
+
+enum kind
+{
+  K_STRING,  /* a string without NUL, read as a C string */
+  K_CONTENT, /* a string that may hold NUL, read with its length */
+  K_BOOL,
+  K_INTEGER,
+  K_OBJECT,
+};
+
+static const char *
+kind_name (enum kind k)
+{
+  switch (k)
+    {
+    case K_STRING:
+    case K_CONTENT:
+      return "a string";
+    case K_BOOL:
+      return "a boolean";
+    case K_INTEGER:
+      return "an integer";
+    case K_OBJECT:
+      return "an object";
+    }
+  return "?";
+}
+
+struct spec
+{
+  const char *name;
+  enum kind kind;
+};
+
+static const struct
+{
+  const char *type;
+  struct spec fields[4];
+  size_t n_fields;
+} msg_types[] = {
+  [BX_MSG_TOOL_REQUEST] = { "tool_request",
+                            { { "call", K_STRING },
+                              { "session", K_STRING },
+                              { "tool", K_STRING },
+                              { "arguments", K_OBJECT } },
+                            4 },
+  [BX_MSG_RESULT] = { "result",
+                      { { "content", K_CONTENT },
+                        { "class", K_STRING },
+                        { "untrusted", K_BOOL },
+                        { "truncated", K_BOOL } },
+                      4 },
+  [BX_MSG_FAILED] = { "failed", { { "message", K_STRING } }, 1 },
+  [BX_MSG_DENIED] = { "denied", { { "reason", K_STRING } }, 1 },
+  [BX_MSG_PENDING_APPROVAL]
+  = { "pending_approval", { { "approval", K_STRING }, { "expires", K_INTEGER } }, 2 },
+  [BX_MSG_ERROR] = { "error", { { "detail", K_STRING } }, 1 },
+};
+#define N_MSG_TYPES (sizeof msg_types / sizeof msg_types[0])
+
+/* A field name from the peer, safe to quote: printable ASCII stays, the rest is \xNN. */
+static char *
+quote_name (const char *name, size_t len)
+{
+  enum
+  {
+    MAX_SHOWN = 64
+  };
+  char *out = bx_xmalloc (MAX_SHOWN * 4 + 4);
+  size_t o = 0;
+  for (size_t i = 0; i < len && i < MAX_SHOWN; i++)
+    {
+      unsigned char c = (unsigned char)name[i];
+      if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+        out[o++] = (char)c;
+      else
+        o += (size_t)sprintf (out + o, "\\x%02x", c);
+    }
+  if (len > MAX_SHOWN)
+    {
+      memcpy (out + o, "...", 3);
+      o += 3;
+    }
+  out[o] = '\0';
+  return out;
+}
+
+/* Refuses any key of OBJ that is not in SPECS (compared with its length, so "id\u0000x" is
+ * not "id"), apart from IGNORE (msg's "type"). */
+static int
+check_keys (const char *where, const json_t *obj, const struct spec *specs, size_t n,
+            const char *ignore, bx_error *err)
+{
+  const char *key;
+  size_t key_len;
+  json_t *value;
+  json_object_keylen_foreach ((json_t *)obj, key, key_len, value)
+  {
+    bool known = ignore != NULL && strlen (ignore) == key_len && memcmp (ignore, key, key_len) == 0;
+    for (size_t i = 0; i < n && !known; i++)
+      known = strlen (specs[i].name) == key_len && memcmp (specs[i].name, key, key_len) == 0;
+    if (!known)
+      {
+        cleanup_free char *shown = quote_name (key, key_len);
+        return bx_error_setc (err, EBADMSG, "%s: unknown field \"%s\"", where, shown);
+      }
+  }
+  return 0;
+}
+
+/* Gets field SPEC of OBJ, checking its presence and type; NUL is refused in K_STRING. */
+static int
+get_field (const char *where, const json_t *obj, const struct spec *spec, json_t **out,
+           bx_error *err)
+{
+  json_t *v = json_object_get (obj, spec->name);
+  if (v == NULL)
+    return bx_error_setc (err, EBADMSG, "%s: missing field \"%s\"", where, spec->name);
+  bool ok = false;
+  switch (spec->kind)
+    {
+    case K_STRING:
+    case K_CONTENT:
+      ok = json_is_string (v);
+      break;
+    case K_BOOL:
+      ok = json_is_boolean (v);
+      break;
+    case K_INTEGER:
+      ok = json_is_integer (v);
+      break;
+    case K_OBJECT:
+      ok = json_is_object (v);
+      break;
+    }
+  if (!ok)
+    return bx_error_setc (err, EBADMSG, "%s: \"%s\" must be %s", where, spec->name,
+                          kind_name (spec->kind));
+  if (spec->kind == K_STRING
+      && memchr (json_string_value (v), '\0', json_string_length (v)) != NULL)
+    return bx_error_setc (err, EBADMSG, "%s: \"%s\" must not contain a NUL byte", where,
+                          spec->name);
+  *out = v;
+  return 0;
+}
+
+static const struct spec envelope_fields[] = {
+  { "v", K_INTEGER },
+  { "id", K_STRING },
+  { "final", K_BOOL },
+  { "msg", K_OBJECT },
+};
+
+int
+bx_envelope_parse (const json_t *frame, struct bx_envelope *out, bx_error *err)
+{
+  if (!json_is_object (frame))
+    return bx_error_setc (err, EBADMSG, "frame: not a JSON object");
+  if (check_keys ("frame", frame, envelope_fields, 4, NULL, err) < 0)
+    return -1;
+  json_t *v[4];
+  for (size_t i = 0; i < 4; i++)
+    if (get_field ("frame", frame, &envelope_fields[i], &v[i], err) < 0)
+      return -1;
+
+  struct bx_envelope env;
+  memset (&env, 0, sizeof env);
+  env.v = json_integer_value (v[0]);
+  env.id = json_string_value (v[1]);
+  env.final = json_is_true (v[2]);
+  const json_t *msg = v[3];
+
+  json_t *type = json_object_get (msg, "type");
+  if (type == NULL)
+    return bx_error_setc (err, EBADMSG, "msg: missing field \"type\"");
+  if (!json_is_string (type))
+    return bx_error_setc (err, EBADMSG, "msg: \"type\" must be a string");
+  size_t t;
+  for (t = 0; t < N_MSG_TYPES; t++)
+    if (strlen (msg_types[t].type) == json_string_length (type)
+        && strcmp (msg_types[t].type, json_string_value (type)) == 0)
+      break;
+  if (t == N_MSG_TYPES)
+    {
+      cleanup_free char *shown = quote_name (json_string_value (type), json_string_length (type));
+      return bx_error_setc (err, EBADMSG, "msg: unknown type \"%s\"", shown);
+    }
+  const char *where = msg_types[t].type;
+  if (check_keys (where, msg, msg_types[t].fields, msg_types[t].n_fields, "type", err) < 0)
+    return -1;
+  json_t *f[4];
+  for (size_t i = 0; i < msg_types[t].n_fields; i++)
+    if (get_field (where, msg, &msg_types[t].fields[i], &f[i], err) < 0)
+      return -1;
+
+  env.type = (enum bx_msg_type)t;
+  switch (env.type)
+    {
+    case BX_MSG_TOOL_REQUEST:
+      env.u.request.call = json_string_value (f[0]);
+      env.u.request.session = json_string_value (f[1]);
+      env.u.request.tool = json_string_value (f[2]);
+      env.u.request.arguments = f[3];
+      break;
+    case BX_MSG_RESULT:
+      env.u.result.content = json_string_value (f[0]);
+      env.u.result.content_len = json_string_length (f[0]);
+      env.u.result.class = json_string_value (f[1]);
+      env.u.result.untrusted = json_is_true (f[2]);
+      env.u.result.truncated = json_is_true (f[3]);
+      break;
+    case BX_MSG_FAILED:
+      env.u.failed.text = json_string_value (f[0]);
+      break;
+    case BX_MSG_DENIED:
+      env.u.denied.text = json_string_value (f[0]);
+      break;
+    case BX_MSG_ERROR:
+      env.u.error.text = json_string_value (f[0]);
+      break;
+    case BX_MSG_PENDING_APPROVAL:
+      env.u.pending.approval = json_string_value (f[0]);
+      env.u.pending.expires = json_integer_value (f[1]);
+      break;
+    }
+  *out = env;
+  return 0;
+}
+
+/* A JSON string from LEN bytes that should be UTF-8; what is not is replaced (U+FFFD) rather
+ * than dropped, so a builder never fails on a bad byte in text it was handed. */
+static json_t *
+text_n (const char *s, size_t len)
+{
+  if (s == NULL)
+    return json_string ("");
+  json_t *j = json_stringn (s, len);
+  if (j != NULL)
+    return j;
+  size_t clean_len;
+  cleanup_free char *clean = bx_utf8_sanitize (s, len, &clean_len);
+  return json_stringn (clean, clean_len);
+}
+
+static json_t *
+text (const char *s)
+{
+  return text_n (s, s ? strlen (s) : 0);
+}
+
+static json_t *
+frame (const char *id, bool final, json_t *msg)
+{
+  if (msg == NULL)
+    return NULL;
+  json_t *f = json_object ();
+  json_object_set_new (f, "v", json_integer (BX_PROTOCOL_VERSION));
+  json_object_set_new (f, "id", text (id));
+  json_object_set_new (f, "final", json_boolean (final));
+  json_object_set_new (f, "msg", msg);
+  return f;
+}
+
+static json_t *
+msg_of (enum bx_msg_type t)
+{
+  json_t *m = json_object ();
+  json_object_set_new (m, "type", json_string (msg_types[t].type));
+  return m;
+}
+
+json_t *
+bx_msg_tool_request (const char *call, const char *session, const char *tool,
+                     const json_t *arguments)
+{
+  json_t *m = msg_of (BX_MSG_TOOL_REQUEST);
+  json_object_set_new (m, "call", text (call));
+  json_object_set_new (m, "session", text (session));
+  json_object_set_new (m, "tool", text (tool));
+  json_object_set_new (m, "arguments", arguments ? json_deep_copy (arguments) : json_object ());
+  return frame (call, true, m);
+}
+
+json_t *
+bx_msg_result (const char *id, const char *content, size_t content_len, const char *class,
+               bool untrusted, bool truncated)
+{
+  json_t *m = msg_of (BX_MSG_RESULT);
+  json_object_set_new (m, "content", text_n (content, content ? content_len : 0));
+  json_object_set_new (m, "class", text (class));
+  json_object_set_new (m, "untrusted", json_boolean (untrusted));
+  json_object_set_new (m, "truncated", json_boolean (truncated));
+  return frame (id, true, m);
+}
+
+json_t *
+bx_msg_failed (const char *id, const char *message)
+{
+  json_t *m = msg_of (BX_MSG_FAILED);
+  json_object_set_new (m, "message", text (message));
+  return frame (id, true, m);
+}
+
+json_t *
+bx_msg_denied (const char *id, const char *reason)
+{
+  json_t *m = msg_of (BX_MSG_DENIED);
+  json_object_set_new (m, "reason", text (reason));
+  return frame (id, true, m);
+}
+
+json_t *
+bx_msg_pending_approval (const char *id, const char *approval, int64_t expires)
+{
+  json_t *m = msg_of (BX_MSG_PENDING_APPROVAL);
+  json_object_set_new (m, "approval", text (approval));
+  json_object_set_new (m, "expires", json_integer ((json_int_t)expires));
+  return frame (id, false, m);
+}
+
+json_t *
+bx_msg_error (const char *id, const char *detail)
+{
+  json_t *m = msg_of (BX_MSG_ERROR);
+  json_object_set_new (m, "detail", text (detail));
+  return frame (id, true, m);
+}

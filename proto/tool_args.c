@@ -1,0 +1,282 @@
+/* The arguments of the four tools: see bx/tool_args.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bx/cleanup.h"
+#include "bx/tool_args.h"
+
+/* The fields of each tool, in the order of the canonical JSON.  OFFSET places the value in
+ * struct bx_tool_args. */
+struct field
+{
+  const char *name;
+  size_t offset;
+  bool optional;
+};
+
+#define FIELD(n, opt)                                                                              \
+  {                                                                                                \
+#n, offsetof(struct bx_tool_args, n), opt                                                      \
+  }
+
+static const struct
+{
+  const char *name;
+  struct field fields[2];
+  size_t n_fields;
+} tools[BX_TOOL_COUNT] = {
+  [BX_TOOL_READ_FILE] = { "read_file", { FIELD (path, false) }, 1 },
+  [BX_TOOL_WRITE_FILE] = { "write_file", { FIELD (path, false), FIELD (content, false) }, 2 },
+  [BX_TOOL_SHELL] = { "shell", { FIELD (command, false), FIELD (cwd, true) }, 2 },
+  [BX_TOOL_HTTP_FETCH] = { "http_fetch", { FIELD (url, false) }, 1 },
+};
+
+static char **
+slot (struct bx_tool_args *args, const struct field *f)
+{
+  return (char **)((char *)args + f->offset);
+}
+
+static char *const *
+slot_const (const struct bx_tool_args *args, const struct field *f)
+{
+  return (char *const *)((const char *)args + f->offset);
+}
+
+static bool
+known_tool (enum bx_tool tool)
+{
+  return (unsigned)tool < BX_TOOL_COUNT;
+}
+
+const char *
+bx_tool_name (enum bx_tool tool)
+{
+  return known_tool (tool) ? tools[tool].name : "unknown tool";
+}
+
+int
+bx_tool_from_name (const char *name, enum bx_tool *out)
+{
+  if (name == NULL)
+    return -1;
+  for (int t = 0; t < BX_TOOL_COUNT; t++)
+    if (strcmp (name, tools[t].name) == 0)
+      {
+        *out = (enum bx_tool)t;
+        return 0;
+      }
+  return -1;
+}
+
+/* A field name from the model, made safe to quote in a message: printable ASCII stays,
+ * anything else becomes \xNN, and a long name is cut. */
+static char *
+quote_name (const char *name, size_t len)
+{
+  enum
+  {
+    MAX_SHOWN = 64
+  };
+  char *out = bx_xmalloc (MAX_SHOWN * 4 + 4);
+  size_t o = 0;
+  for (size_t i = 0; i < len && i < MAX_SHOWN; i++)
+    {
+      unsigned char c = (unsigned char)name[i];
+      if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+        out[o++] = (char)c;
+      else
+        o += (size_t)sprintf (out + o, "\\x%02x", c);
+    }
+  if (len > MAX_SHOWN)
+    {
+      memcpy (out + o, "...", 3);
+      o += 3;
+    }
+  out[o] = '\0';
+  return out;
+}
+
+int
+bx_tool_args_from_json (enum bx_tool tool, const json_t *obj, struct bx_tool_args *out,
+                        bx_error *err)
+{
+  if (!known_tool (tool))
+    return bx_error_setc (err, EINVAL, "unknown tool %d", (int)tool);
+  const char *tname = tools[tool].name;
+  if (!json_is_object (obj))
+    return bx_error_setc (err, EINVAL, "%s: the arguments must be a JSON object", tname);
+
+  /* Every key must be one of the tool's fields.  Keys are compared with their length: a
+   * key with a NUL inside ("path\u0000x") is not "path". */
+  const char *key;
+  size_t key_len;
+  json_t *value;
+  json_object_keylen_foreach ((json_t *)obj, key, key_len, value)
+  {
+    bool known = false;
+    for (size_t f = 0; f < tools[tool].n_fields; f++)
+      {
+        const char *fname = tools[tool].fields[f].name;
+        if (strlen (fname) == key_len && memcmp (fname, key, key_len) == 0)
+          known = true;
+      }
+    if (!known)
+      {
+        cleanup_free char *shown = quote_name (key, key_len);
+        return bx_error_setc (err, EINVAL, "%s: unknown field \"%s\"", tname, shown);
+      }
+  }
+
+  struct bx_tool_args args = { .tool = tool };
+  for (size_t f = 0; f < tools[tool].n_fields; f++)
+    {
+      const struct field *field = &tools[tool].fields[f];
+      json_t *v = json_object_get (obj, field->name);
+      if (v == NULL)
+        {
+          if (field->optional)
+            continue;
+          bx_tool_args_clear (&args);
+          return bx_error_setc (err, EINVAL, "%s: missing field \"%s\"", tname, field->name);
+        }
+      if (!json_is_string (v))
+        {
+          bx_tool_args_clear (&args);
+          return bx_error_setc (err, EINVAL, "%s: \"%s\" must be a string", tname, field->name);
+        }
+      /* The object may come from a parser that allows \u0000 (the frame reader does, for
+       * tool output): a NUL would cut the string short for every C reader after us. */
+      const char *s = json_string_value (v);
+      size_t len = json_string_length (v);
+      if (memchr (s, '\0', len) != NULL)
+        {
+          bx_tool_args_clear (&args);
+          return bx_error_setc (err, EINVAL, "%s: \"%s\" must not contain a NUL byte", tname,
+                                field->name);
+        }
+      *slot (&args, field) = bx_xstrndup (s, len);
+    }
+
+  /* toolkit reads at most BX_TOOL_ARGS_MAX bytes of canonical JSON; an object that parsed
+   * from a larger frame must not produce more. */
+  size_t canonical_len = 0;
+  cleanup_free char *canonical = bx_tool_args_to_json (&args, &canonical_len);
+  if (canonical == NULL || canonical_len > BX_TOOL_ARGS_MAX)
+    {
+      bx_tool_args_clear (&args);
+      if (canonical == NULL)
+        return bx_error_setc (err, EINVAL, "%s: the arguments cannot be encoded", tname);
+      return bx_error_setc (err, EMSGSIZE, "%s: the arguments are larger than %u bytes", tname,
+                            BX_TOOL_ARGS_MAX);
+    }
+
+  *out = args;
+  return 0;
+}
+
+/* jansson's message for a duplicate key is "duplicate object key near '\"path\"'"; the
+ * field name is the token it quotes.  Falls back to the whole message. */
+static int
+duplicate_key_error (const char *tname, const json_error_t *jerr, bx_error *err)
+{
+  const char *near = strstr (jerr->text, "near '\"");
+  if (near != NULL)
+    {
+      const char *start = near + strlen ("near '\"");
+      const char *end = strstr (start, "\"'");
+      if (end != NULL)
+        {
+          cleanup_free char *shown = quote_name (start, (size_t)(end - start));
+          return bx_error_setc (err, EINVAL, "%s: duplicate field \"%s\"", tname, shown);
+        }
+    }
+  return bx_error_setc (err, EINVAL, "%s: duplicate field: %s", tname, jerr->text);
+}
+
+int
+bx_tool_args_parse (enum bx_tool tool, const char *json, size_t len, struct bx_tool_args *out,
+                    bx_error *err)
+{
+  if (!known_tool (tool))
+    return bx_error_setc (err, EINVAL, "unknown tool %d", (int)tool);
+  const char *tname = tools[tool].name;
+  if (len > BX_TOOL_ARGS_MAX)
+    return bx_error_setc (err, EMSGSIZE, "%s: the arguments are larger than %u bytes", tname,
+                          BX_TOOL_ARGS_MAX);
+  if (json == NULL)
+    json = "";
+
+  json_error_t jerr;
+  /* No JSON_ALLOW_NUL: \u0000 in a string is refused by the parser itself. */
+  json_t *obj = json_loadb (json, len, JSON_REJECT_DUPLICATES, &jerr);
+  if (obj == NULL)
+    {
+      if (json_error_code (&jerr) == json_error_duplicate_key)
+        return duplicate_key_error (tname, &jerr, err);
+      if (json_error_code (&jerr) == json_error_null_character)
+        return bx_error_setc (err, EINVAL, "%s: the arguments must not contain a NUL byte", tname);
+      return bx_error_setc (err, EINVAL, "%s: the arguments are not valid JSON: %s (at byte %d)",
+                            tname, jerr.text, jerr.position);
+    }
+  int r = bx_tool_args_from_json (tool, obj, out, err);
+  json_decref (obj);
+  return r;
+}
+
+json_t *
+bx_tool_args_to_object (const struct bx_tool_args *args)
+{
+  if (args == NULL || !known_tool (args->tool))
+    return NULL;
+  json_t *obj = json_object ();
+  if (obj == NULL)
+    return NULL;
+  for (size_t f = 0; f < tools[args->tool].n_fields; f++)
+    {
+      const struct field *field = &tools[args->tool].fields[f];
+      const char *v = *slot_const (args, field);
+      if (v == NULL && field->optional)
+        continue;
+      /* json_string refuses NULL and text that is not UTF-8: no JSON is better than JSON
+       * toolkit would refuse or misread. */
+      json_t *s = v ? json_string (v) : NULL;
+      if (s == NULL || json_object_set_new (obj, field->name, s) != 0)
+        {
+          json_decref (obj);
+          return NULL;
+        }
+    }
+  return obj;
+}
+
+char *
+bx_tool_args_to_json (const struct bx_tool_args *args, size_t *len)
+{
+  json_t *obj = bx_tool_args_to_object (args);
+  if (obj == NULL)
+    return NULL;
+  /* jansson keeps insertion order, so the keys come out in the order of tools[]. */
+  char *text = json_dumps (obj, JSON_COMPACT);
+  json_decref (obj);
+  if (text != NULL && len != NULL)
+    *len = strlen (text);
+  return text;
+}
+
+void
+bx_tool_args_clear (struct bx_tool_args *args)
+{
+  if (args == NULL)
+    return;
+  free (args->path);
+  free (args->content);
+  free (args->command);
+  free (args->cwd);
+  free (args->url);
+  enum bx_tool tool = args->tool;
+  memset (args, 0, sizeof *args);
+  args->tool = tool;
+}
