@@ -1,0 +1,238 @@
+/* fake.so: a runtime module for tests.  Its options choose the answer:
+ *
+ *   mode: echo          output is the whole spec as JSON (tool, arguments as text and
+ *                       parsed, mounts with writability, egress or null, call, session,
+ *                       home), plus in_flight and max_in_flight so a test can prove that
+ *                       runs overlap
+ *   mode: fixed         output is `content` (repeated `repeat` times), marked truncated
+ *                       when `truncated` is true
+ *   mode: failed        Failed, with a fixed sentence
+ *   mode: unavailable   Unavailable, with a fixed sentence
+ *   mode: silent        Failed with no sentence (the host must supply one)
+ *   mode: bad_status    a status the ABI does not define (the host must not trust it)
+ *   delay_ms            how long each run waits before answering (default none)
+ *
+ * It is a module like any other: jansson is used inside it, and only plain C crosses the
+ * ABI. */
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <boxmaker/runtime.h>
+
+static const char failed_sentence[] = "the fake runtime was told to fail";
+static const char unavailable_sentence[] = "the fake runtime was told to be unavailable";
+
+enum fake_mode
+{
+  MODE_ECHO,
+  MODE_FIXED,
+  MODE_FAILED,
+  MODE_UNAVAILABLE,
+  MODE_SILENT,
+  MODE_BAD_STATUS,
+};
+
+static const char *const mode_names[] = {
+  "echo", "fixed", "failed", "unavailable", "silent", "bad_status", NULL,
+};
+
+struct fake
+{
+  const struct bx_host *host;
+  enum fake_mode mode;
+  const char *content; /* lives as long as the options: the whole process */
+  int truncated;
+  uint64_t delay_ms;
+  int64_t repeat;
+  atomic_int in_flight;
+  atomic_int max_in_flight;
+};
+
+static int
+fake_create (const struct bx_host *host, const bx_options *options, void **instance,
+             bx_error_sink *sink)
+{
+  static const char *const known[] = { "mode", "content", "truncated", "delay_ms", "repeat", NULL };
+  if (host->option_check_known (options, known, sink) < 0)
+    return -1;
+
+  const char *mode;
+  if (host->option_string (options, "mode", "echo", &mode, sink) < 0)
+    return -1;
+  int m = -1;
+  for (int i = 0; mode_names[i] != NULL; i++)
+    if (strcmp (mode, mode_names[i]) == 0)
+      m = i;
+  if (m < 0)
+    {
+      host->error_set (sink,
+                       "option \"mode\": expected echo, fixed, failed, unavailable, silent or "
+                       "bad_status, got \"%.32s\"",
+                       mode);
+      return -1;
+    }
+
+  struct fake *f = calloc (1, sizeof (*f));
+  if (f == NULL)
+    {
+      host->error_set (sink, "out of memory");
+      return -1;
+    }
+  f->host = host;
+  f->mode = (enum fake_mode)m;
+  if (host->option_string (options, "content", "", &f->content, sink) < 0
+      || host->option_bool (options, "truncated", 0, &f->truncated, sink) < 0
+      || host->option_duration_ms (options, "delay_ms", 0, &f->delay_ms, sink) < 0
+      || host->option_int (options, "repeat", 1, 1000000, 1, &f->repeat, sink) < 0)
+    {
+      free (f);
+      return -1;
+    }
+  atomic_init (&f->in_flight, 0);
+  atomic_init (&f->max_in_flight, 0);
+  host->log (host, BX_LOG_INFO, "fake runtime ready: mode %s", mode_names[m]);
+  *instance = f;
+  return 0;
+}
+
+static void
+sleep_ms (uint64_t ms)
+{
+  struct timespec ts = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000 };
+  while (nanosleep (&ts, &ts) < 0)
+    ;
+}
+
+static json_t *
+nullable_string (const char *s)
+{
+  return s != NULL ? json_string (s) : json_null ();
+}
+
+static json_t *
+echo_spec (struct fake *f, const bx_run_spec *spec, int in_flight)
+{
+  const struct bx_host *h = f->host;
+  size_t len = 0;
+  const char *arguments = h->spec_arguments (spec, &len);
+  json_t *parsed = arguments != NULL ? json_loadb (arguments, len, 0, NULL) : NULL;
+
+  json_t *mounts = json_array ();
+  size_t n = h->spec_mount_count (spec);
+  for (size_t i = 0; i < n; i++)
+    json_array_append_new (mounts, json_pack ("{s:o, s:b}", "path",
+                                              nullable_string (h->spec_mount_path (spec, i)),
+                                              "writable", h->spec_mount_writable (spec, i)));
+
+  json_t *egress = json_null ();
+  if (h->spec_has_egress (spec))
+    {
+      egress = json_array ();
+      size_t e = h->spec_egress_count (spec);
+      for (size_t i = 0; i < e; i++)
+        json_array_append_new (egress, nullable_string (h->spec_egress_host (spec, i)));
+    }
+
+  return json_pack ("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i}", "tool",
+                    nullable_string (h->spec_tool (spec)), "arguments_text",
+                    arguments != NULL ? json_stringn (arguments, len) : json_null (), "arguments",
+                    parsed != NULL ? parsed : json_null (), "mounts", mounts, "egress", egress,
+                    "call", nullable_string (h->spec_call (spec)), "session",
+                    nullable_string (h->spec_session (spec)), "home", nullable_string (h->home),
+                    "in_flight", in_flight, "max_in_flight", atomic_load (&f->max_in_flight));
+}
+
+static enum bx_run_status
+fake_run (void *instance, const bx_run_spec *spec, bx_run_result *result, const char **sentence)
+{
+  struct fake *f = instance;
+  const struct bx_host *h = f->host;
+
+  int now = atomic_fetch_add (&f->in_flight, 1) + 1;
+  int max = atomic_load (&f->max_in_flight);
+  while (now > max && !atomic_compare_exchange_weak (&f->max_in_flight, &max, now))
+    ;
+  h->log (h, BX_LOG_DEBUG, "run %s: %s", h->spec_call (spec), h->spec_tool (spec));
+  if (f->delay_ms > 0)
+    sleep_ms (f->delay_ms);
+
+  enum bx_run_status status = BX_RUN_OK;
+  switch (f->mode)
+    {
+    case MODE_ECHO:
+      {
+        json_t *echo = echo_spec (f, spec, now);
+        char *text = echo != NULL ? json_dumps (echo, JSON_COMPACT) : NULL;
+        json_decref (echo);
+        if (text == NULL)
+          {
+            *sentence = failed_sentence;
+            status = BX_RUN_FAILED;
+            break;
+          }
+        h->output_append (result, text, strlen (text));
+        free (text);
+        break;
+      }
+    case MODE_FIXED:
+      {
+        size_t len = strlen (f->content);
+        for (int64_t i = 0; i < f->repeat; i++)
+          if (h->output_append (result, f->content, len) < 0)
+            {
+              /* The host takes no more: what it has is marked truncated. */
+              h->output_set_truncated (result);
+              break;
+            }
+        if (f->truncated)
+          h->output_set_truncated (result);
+        break;
+      }
+    case MODE_FAILED:
+      *sentence = failed_sentence;
+      status = BX_RUN_FAILED;
+      break;
+    case MODE_UNAVAILABLE:
+      *sentence = unavailable_sentence;
+      status = BX_RUN_UNAVAILABLE;
+      break;
+    case MODE_SILENT:
+      *sentence = NULL;
+      status = BX_RUN_FAILED;
+      break;
+    case MODE_BAD_STATUS:
+      status = (enum bx_run_status)42;
+      break;
+    }
+
+  atomic_fetch_sub (&f->in_flight, 1);
+  return status;
+}
+
+static void
+fake_destroy (void *instance)
+{
+  free (instance);
+}
+
+static const struct bx_runtime fake_table = {
+  .magic = BX_RUNTIME_MAGIC,
+  .abi_major = BX_RUNTIME_ABI_MAJOR,
+  .abi_minor = BX_RUNTIME_ABI_MINOR,
+  .size = sizeof (struct bx_runtime),
+  .name = "fake",
+  .create = fake_create,
+  .run = fake_run,
+  .destroy = fake_destroy,
+};
+
+BX_RUNTIME_EXPORT const struct bx_runtime *
+bx_runtime_entry (uint32_t host_major, uint32_t host_minor)
+{
+  if (host_major != BX_RUNTIME_ABI_MAJOR)
+    return NULL;
+  return &fake_table;
+}
