@@ -1,0 +1,93 @@
+/* brokerd's configuration: a YAML file (docs/config.md lists every key).
+ *
+ * Loading is strict: an unknown key, a wrong type, a duplicate key, a path that could not be
+ * mounted or a grant that could never take effect is an error naming FILE:LINE:COLUMN and
+ * what was expected.  A typo must never silently widen or narrow a grant.  Several errors
+ * are collected and reported together, one per line. */
+#ifndef BX_BROKER_CONFIG_H
+#define BX_BROKER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <boxmaker/runtime.h>
+
+#include "bx/error.h"
+#include "bx/tool_args.h"
+
+#define BX_DEFAULT_SOCKET             "/run/boxmaker/broker.sock"
+#define BX_DEFAULT_SOCKET_MODE        0660
+#define BX_DEFAULT_HOME               "/var/lib/boxmaker"
+#define BX_DEFAULT_MAX_CONNECTIONS    64
+#define BX_DEFAULT_GRACE_MS           10000
+#define BX_DEFAULT_REQUEST_TIMEOUT_MS 10000
+#define BX_DEFAULT_AUDIT              "stderr"
+
+/* The data class that labels a grant's results, from least to most sensitive. */
+enum bx_data_class
+{
+  BX_CLASS_PUBLIC,
+  BX_CLASS_INTERNAL,
+  BX_CLASS_PRIVATE,
+  BX_CLASS_SECRET,
+};
+#define BX_DEFAULT_CLASS BX_CLASS_PRIVATE
+
+/* "public", "internal", "private", "secret". */
+const char *bx_class_name (enum bx_data_class class);
+int bx_class_from_name (const char *name, enum bx_data_class *out);
+
+struct bx_grant
+{
+  unsigned tools; /* bit (1u << enum bx_tool) per tool listed */
+  char **paths;   /* absolute, clean folders, in file order */
+  size_t n_paths;
+  char **hosts; /* host patterns (bx_valid_host_pattern), lowercase, in file order */
+  size_t n_hosts;
+  enum bx_data_class class;
+  bool untrusted;
+  unsigned line; /* where the grant starts in the file (1-based), for the summary */
+};
+
+static inline bool
+bx_grant_lists (const struct bx_grant *grant, enum bx_tool tool)
+{
+  return (grant->tools & (1u << tool)) != 0;
+}
+
+struct bx_config
+{
+  char *file; /* the file it was read from, as given */
+  char *socket;
+  unsigned socket_mode;
+  char *home;
+  unsigned max_connections;
+  int64_t grace_ms;
+  int64_t request_timeout_ms; /* the whole request frame must arrive within this */
+  char *runtime_module;       /* a name or an absolute path; NULL: the refusing runtime */
+  bx_options *runtime_options;
+  struct bx_grant *grants; /* in file order: the first that matches a call wins */
+  size_t n_grants;
+  char *audit; /* "stderr" or an absolute path opened for append */
+};
+
+/* The module used when the config names none: it runs nothing. */
+#define BX_REFUSING_MODULE "refusing"
+
+/* Reads and checks FILE. */
+int bx_config_load (const char *file, struct bx_config **out, bx_error *err);
+/* The same from memory; NAME is used in messages. */
+int bx_config_parse (const char *text, size_t len, const char *name, struct bx_config **out,
+                     bx_error *err);
+void bx_config_free (struct bx_config *config);
+
+/* Whether PATH is absolute and clean: starts with '/', has no empty, "." or ".." component
+ * and no trailing '/' (so "/" itself is not clean either).  Shared by the config's folders
+ * and policy's checks of the paths a model sends. */
+bool bx_path_is_clean (const char *path);
+/* Whether PATH is FOLDER or lies below it, on a component boundary: /home/me/notes2 is not
+ * inside /home/me/notes.  Both must be clean. */
+bool bx_path_inside (const char *path, const char *folder);
+
+#endif

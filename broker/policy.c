@@ -1,0 +1,316 @@
+/* Policy: grants -> decision.  See policy.h; docs/config.md explains the rules to owners. */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "bx/cleanup.h"
+#include "bx/hosts.h"
+
+#include "policy.h"
+
+/* A model-supplied string quoted in a reason is cut here, at a character boundary: the reason
+ * must stay a sentence, not an echo of a two-megabyte argument. */
+#define SHOWN_MAX 200
+
+static char *
+shown (const char *s)
+{
+  size_t n = strlen (s);
+  if (n <= SHOWN_MAX)
+    return bx_xstrdup (s);
+  size_t cut = SHOWN_MAX;
+  /* Back up over UTF-8 continuation bytes so the cut never splits a character. */
+  while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+    cut--;
+  return bx_xasprintf ("%.*s...", (int)cut, s);
+}
+
+static void deny (struct bx_decision *d, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+static void
+deny (struct bx_decision *d, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  char *s = NULL;
+  if (vasprintf (&s, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  d->verdict = BX_DENIED;
+  d->grant = NULL;
+  d->folder = NULL;
+  free (d->reason);
+  d->reason = s;
+}
+
+static void
+allow (struct bx_decision *d, const struct bx_config *cfg, size_t index)
+{
+  d->verdict = BX_ALLOWED;
+  d->grant = &cfg->grants[index];
+  d->grant_index = index;
+}
+
+/* Names the tools a grant lists, for a reason: "read_file, shell". */
+static char *
+tool_list (const struct bx_grant *g)
+{
+  char buf[64] = "";
+  for (int t = 0; t < BX_TOOL_COUNT; t++)
+    if (bx_grant_lists (g, (enum bx_tool)t))
+      {
+        if (buf[0])
+          strcat (buf, ", ");
+        strcat (buf, bx_tool_name ((enum bx_tool)t));
+      }
+  return bx_xstrdup (buf);
+}
+
+/* Why PATH (named WHAT in the reason) cannot be used at all, or false when it is clean. */
+static bool
+refuse_unclean (struct bx_decision *d, const char *tool, const char *what, const char *path)
+{
+  cleanup_free char *p = shown (path);
+  if (path[0] != '/')
+    {
+      deny (d, "%s: %s \"%s\" is not an absolute path: expected a path starting with '/'", tool,
+            what, p);
+      return true;
+    }
+  if (!bx_path_is_clean (path))
+    {
+      deny (d,
+            "%s: %s \"%s\" is not a clean path: expected no '.' or '..' component, no '//' and "
+            "no trailing '/'",
+            tool, what, p);
+      return true;
+    }
+  return false;
+}
+
+/* The first of G's folders that holds PATH, or NULL. */
+static const char *
+folder_of (const struct bx_grant *g, const char *path)
+{
+  for (size_t i = 0; i < g->n_paths; i++)
+    if (bx_path_inside (path, g->paths[i]))
+      return g->paths[i];
+  return NULL;
+}
+
+static void
+decide_file (const struct bx_config *cfg, struct bx_decision *d)
+{
+  enum bx_tool tool = d->args.tool;
+  const char *name = bx_tool_name (tool);
+  const char *path = d->args.path;
+  if (refuse_unclean (d, name, "path", path))
+    return;
+  for (size_t i = 0; i < cfg->n_grants; i++)
+    {
+      const struct bx_grant *g = &cfg->grants[i];
+      const char *folder;
+      if (bx_grant_lists (g, tool) && (folder = folder_of (g, path)) != NULL)
+        {
+          allow (d, cfg, i);
+          d->folder = folder;
+          return;
+        }
+    }
+  cleanup_free char *p = shown (path);
+  /* Inside a folder granted to other tools: say so, the model can then ask differently. */
+  for (size_t i = 0; i < cfg->n_grants; i++)
+    if (folder_of (&cfg->grants[i], path) != NULL)
+      {
+        cleanup_free char *tools = tool_list (&cfg->grants[i]);
+        deny (d, "%s: %s is in a folder granted only for %s", name, p, tools);
+        return;
+      }
+  deny (d, "%s: %s is outside every granted folder", name, p);
+}
+
+static void
+decide_shell (const struct bx_config *cfg, struct bx_decision *d)
+{
+  const char *cwd = d->args.cwd;
+  if (cwd != NULL && refuse_unclean (d, "shell", "cwd", cwd))
+    return;
+  bool any = false;
+  for (size_t i = 0; i < cfg->n_grants; i++)
+    {
+      const struct bx_grant *g = &cfg->grants[i];
+      if (!bx_grant_lists (g, BX_TOOL_SHELL))
+        continue;
+      any = true;
+      if (cwd == NULL || folder_of (g, cwd) != NULL)
+        {
+          allow (d, cfg, i);
+          return;
+        }
+    }
+  if (!any)
+    {
+      deny (d, "shell: no grant allows shell");
+      return;
+    }
+  cleanup_free char *p = shown (cwd);
+  deny (d, "shell: cwd %s is outside every folder granted for shell", p);
+}
+
+static bool
+all_digits (const char *s, size_t n)
+{
+  if (n == 0)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!isdigit ((unsigned char)s[i]))
+      return false;
+  return true;
+}
+
+int
+bx_fetch_url_host (const char *url, char **host, const char **why)
+{
+  static const char scheme[] = "https://";
+  *host = NULL;
+  for (const char *p = url; *p; p++)
+    {
+      unsigned char c = (unsigned char)*p;
+      if (c <= 0x20 || c >= 0x7f)
+        {
+          *why = "the URL holds a space, a control character or a non-ASCII character: "
+                 "expected them percent-encoded";
+          return -1;
+        }
+      if (c == '\\')
+        {
+          *why = "the URL holds a backslash: expected none";
+          return -1;
+        }
+    }
+  if (strncasecmp (url, scheme, sizeof scheme - 1) != 0)
+    {
+      *why = strstr (url, "://") != NULL ? "only https URLs are allowed"
+                                         : "expected an absolute https:// URL";
+      return -1;
+    }
+  const char *auth = url + sizeof scheme - 1;
+  size_t alen = strcspn (auth, "/?#");
+  if (alen == 0)
+    {
+      *why = "the URL has no host";
+      return -1;
+    }
+  if (memchr (auth, '@', alen) != NULL)
+    {
+      *why = "the URL holds user information (user@): expected none";
+      return -1;
+    }
+  if (auth[0] == '[')
+    {
+      *why = "the URL's host is an IP address: expected a host name";
+      return -1;
+    }
+  if (memchr (auth, '%', alen) != NULL)
+    {
+      *why = "the URL's host is percent-encoded: expected a plain host name";
+      return -1;
+    }
+  const char *colon = memchr (auth, ':', alen);
+  size_t hlen = colon ? (size_t)(colon - auth) : alen;
+  if (colon != NULL)
+    {
+      size_t plen = alen - hlen - 1;
+      if (plen != 3 || memcmp (colon + 1, "443", 3) != 0)
+        {
+          *why = "the URL names a port: only 443 (or no port) is allowed";
+          return -1;
+        }
+    }
+  cleanup_free char *h = bx_xstrndup (auth, hlen);
+  for (char *p = h; *p; p++)
+    *p = (char)tolower ((unsigned char)*p);
+  const char *last = strrchr (h, '.');
+  last = last ? last + 1 : h;
+  struct in_addr a4;
+  if (hlen == 0)
+    {
+      *why = "the URL has no host";
+      return -1;
+    }
+  if (inet_aton (h, &a4) != 0 || all_digits (last, strlen (last)))
+    {
+      *why = "the URL's host is an IP address: expected a host name";
+      return -1;
+    }
+  if (!bx_valid_host (h))
+    {
+      *why = "the URL's host is not a valid host name";
+      return -1;
+    }
+  *host = steal_pointer (&h);
+  return 0;
+}
+
+static void
+decide_fetch (const struct bx_config *cfg, struct bx_decision *d)
+{
+  const char *why = NULL;
+  cleanup_free char *u = shown (d->args.url);
+  if (bx_fetch_url_host (d->args.url, &d->host, &why) < 0)
+    {
+      deny (d, "http_fetch: %s: %s", why, u);
+      return;
+    }
+  for (size_t i = 0; i < cfg->n_grants; i++)
+    {
+      const struct bx_grant *g = &cfg->grants[i];
+      if (!bx_grant_lists (g, BX_TOOL_HTTP_FETCH))
+        continue;
+      for (size_t k = 0; k < g->n_hosts; k++)
+        if (bx_host_matches (g->hosts[k], d->host))
+          {
+            allow (d, cfg, i);
+            return;
+          }
+    }
+  deny (d, "http_fetch: %s is not a granted host", d->host);
+}
+
+void
+bx_policy_decide (const struct bx_config *cfg, struct bx_tool_args *args, struct bx_decision *out)
+{
+  memset (out, 0, sizeof *out);
+  out->args = *args;
+  memset (args, 0, sizeof *args);
+  switch (out->args.tool)
+    {
+    case BX_TOOL_READ_FILE:
+    case BX_TOOL_WRITE_FILE:
+      decide_file (cfg, out);
+      break;
+    case BX_TOOL_SHELL:
+      decide_shell (cfg, out);
+      break;
+    case BX_TOOL_HTTP_FETCH:
+      decide_fetch (cfg, out);
+      break;
+    default:
+      deny (out, "unknown tool");
+      break;
+    }
+}
+
+void
+bx_decision_clear (struct bx_decision *d)
+{
+  bx_tool_args_clear (&d->args);
+  free (d->host);
+  free (d->reason);
+  memset (d, 0, sizeof *d);
+}

@@ -1,0 +1,48 @@
+/* Policy: a tool call's arguments against the owner's grants -> a decision.
+ *
+ * The grants are tried in file order and the first that allows the call wins: its folder is
+ * the one mounted, its class and trust label the result, its hosts are the egress list.
+ * Nothing here runs anything; broker/runner.c turns an allowed decision into a run spec. */
+#ifndef BX_BROKER_POLICY_H
+#define BX_BROKER_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bx/tool_args.h"
+
+#include "config.h"
+
+enum bx_verdict
+{
+  BX_ALLOWED,
+  BX_DENIED,
+};
+
+struct bx_decision
+{
+  enum bx_verdict verdict;
+  struct bx_tool_args args;     /* owned: what the model sent, parsed */
+  const struct bx_grant *grant; /* the grant that allowed it (NULL when denied) */
+  size_t grant_index;           /* its place in the config, 0-based */
+  /* read_file, write_file: the grant's folder the path lies in (points into the config). */
+  const char *folder;
+  /* http_fetch: the lowercase host of args.url.  Computed from args.url by the same parse
+   * that checked it, so policy matched exactly the host the tool will fetch from. */
+  char *host;
+  char *reason; /* denied: a sentence the model can act on, starting with the tool's name */
+};
+
+/* Decides the call in ARGS, which it takes over (*args is left empty).  Always fills OUT;
+ * free it with bx_decision_clear.  CONFIG must outlive the decision. */
+void bx_policy_decide (const struct bx_config *config, struct bx_tool_args *args,
+                       struct bx_decision *out);
+void bx_decision_clear (struct bx_decision *decision);
+
+/* The strict URL check http_fetch uses: https only, no user info, no port but 443, a host
+ * bx_valid_host accepts (so no IP literal), no percent-encoding or backslash in the host, no
+ * space, control character or non-ASCII byte anywhere.  0 and *host (lowercase, newly
+ * allocated), or -1 and *why (a static phrase). */
+int bx_fetch_url_host (const char *url, char **host, const char **why);
+
+#endif

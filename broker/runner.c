@@ -1,0 +1,114 @@
+/* The runner: decision -> spec -> module -> response.  See runner.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bx/cleanup.h"
+#include "bx/frame.h"
+#include "bx/message.h"
+#include "bx/utf8.h"
+
+#include "run_spec.h"
+#include "runner.h"
+
+bx_run_spec *
+bx_runner_spec (const struct bx_decision *d, const char *call, const char *session)
+{
+  if (d->verdict != BX_ALLOWED || d->grant == NULL)
+    return NULL;
+  const struct bx_grant *g = d->grant;
+  size_t len = 0;
+  cleanup_free char *json = bx_tool_args_to_json (&d->args, &len);
+  bx_run_spec *spec = bx_run_spec_new (d->args.tool, json, len, call, session);
+  /* One switch with no default: a fifth tool must be given its row here. */
+  switch (d->args.tool)
+    {
+    case BX_TOOL_READ_FILE:
+      if (d->folder != NULL)
+        bx_run_spec_add_mount (spec, d->folder, false);
+      break;
+    case BX_TOOL_WRITE_FILE:
+      if (d->folder != NULL)
+        bx_run_spec_add_mount (spec, d->folder, true);
+      break;
+    case BX_TOOL_SHELL:
+      for (size_t i = 0; i < g->n_paths; i++)
+        bx_run_spec_add_mount (spec, g->paths[i], true);
+      break;
+    case BX_TOOL_HTTP_FETCH:
+      bx_run_spec_set_egress (spec, (const char *const *)g->hosts, g->n_hosts);
+      break;
+    }
+  return spec;
+}
+
+/* How many bytes C takes inside a JSON string as jansson writes it. */
+static size_t
+escaped_size (unsigned char c)
+{
+  if (c == '"' || c == '\\' || c == '\n' || c == '\t' || c == '\r' || c == '\b' || c == '\f')
+    return 2;
+  if (c < 0x20)
+    return 6;
+  return 1;
+}
+
+/* The length of S (valid UTF-8) cut so that its JSON form takes at most MAX bytes, at a
+ * character boundary. */
+static size_t
+fit_escaped (const char *s, size_t len, size_t max)
+{
+  size_t used = 0, i = 0;
+  for (; i < len; i++)
+    {
+      used += escaped_size ((unsigned char)s[i]);
+      if (used > max)
+        break;
+    }
+  if (i == len)
+    return len;
+  while (i > 0 && ((unsigned char)s[i] & 0xc0) == 0x80)
+    i--;
+  return i;
+}
+
+json_t *
+bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const char *id,
+                   const char *call, const char *session, struct bx_run_report *report)
+{
+  memset (report, 0, sizeof *report);
+  if (d->verdict != BX_ALLOWED)
+    {
+      report->outcome = "denied";
+      return bx_msg_denied (id, d->reason ? d->reason : "denied");
+    }
+  /* The label comes from the decision, taken before the run: nothing the module does can
+   * change it. */
+  const char *class = bx_class_name (d->grant->class);
+  bool untrusted = d->grant->untrusted;
+  bx_run_spec *spec = bx_runner_spec (d, call, session);
+  struct bx_run_output out = { 0 };
+  const char *sentence = NULL;
+  enum bx_run_status status = bx_module_run (module, spec, &out, &sentence);
+  bx_run_spec_free (spec);
+  if (status != BX_RUN_OK)
+    {
+      bx_run_output_clear (&out);
+      report->outcome = "failed";
+      return bx_msg_failed (id, sentence ? sentence : "the tool could not run");
+    }
+  size_t len = 0;
+  cleanup_free char *content = bx_utf8_sanitize (out.content ? out.content : "", out.len, &len);
+  bool truncated = out.truncated;
+  bx_run_output_clear (&out);
+  size_t fit = fit_escaped (content, len, BX_RESPONSE_CONTENT_MAX);
+  if (fit < len)
+    {
+      len = fit;
+      content[len] = '\0';
+      truncated = true;
+    }
+  report->outcome = "result";
+  report->output_bytes = len;
+  report->truncated = truncated;
+  return bx_msg_result (id, content, len, class, untrusted, truncated);
+}

@@ -1,0 +1,50 @@
+/* The runner: where a decision becomes a response.
+ *
+ * An allowed decision becomes a run spec (here and nowhere else: broker/run_spec.h is only
+ * used by this file), the module runs it, and the output comes back labelled with the
+ * grant's class and trust.  A module's failure sentence passes through unchanged as
+ * `failed`; a denied decision becomes `denied` with its reason. */
+#ifndef BX_BROKER_RUNNER_H
+#define BX_BROKER_RUNNER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <boxmaker/runtime.h>
+
+#include "bx/frame.h"
+
+#include "module_loader.h"
+#include "policy.h"
+
+/* What the audit log needs to know about a run. */
+struct bx_run_report
+{
+  const char *outcome; /* "result", "failed" or "denied" */
+  size_t output_bytes; /* bytes of content in the response */
+  bool truncated;
+};
+
+/* The spec of an allowed DECISION (seed 001's table):
+ *
+ *   read_file   the matched folder, read-only     no network
+ *   write_file  the matched folder, writable      no network
+ *   shell       every folder of the grant, writable, in order   no network
+ *   http_fetch  nothing mounted                   egress: the grant's host patterns
+ *
+ * NULL for a denied decision. */
+bx_run_spec *bx_runner_spec (const struct bx_decision *decision, const char *call,
+                             const char *session);
+
+/* The response frame (with ID, final) for DECISION: denied, or the module's run of the spec
+ * as a result or failed. */
+json_t *bx_runner_respond (struct bx_module *module, const struct bx_decision *decision,
+                           const char *id, const char *call, const char *session,
+                           struct bx_run_report *report);
+
+/* The most content bytes a response carries once escaped for JSON: what is beyond is cut
+ * (at a character boundary) and the result marked truncated, so the frame always fits. */
+#define BX_RESPONSE_CONTENT_MAX (BX_FRAME_MAX - 64 * 1024)
+
+#endif
