@@ -1,0 +1,416 @@
+/* One call: the tool container, and for http_fetch the egress proxy around it, with every
+ * outcome mapped to seed 000 section 6's table of fixed sentences.
+ *
+ * The sentences reach the model unlabelled, so they are constants; what podman said goes
+ * to brokerd's log only. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "podman.h"
+
+static const char SENTENCE_COULD_NOT_RUN[] = "the tool could not run";
+static const char SENTENCE_UNAVAILABLE[] = "the tool runner could not start the container";
+static const char SENTENCE_STOPPED[] = "the tool was stopped: it ran out of memory or was killed";
+static const char SENTENCE_TIME_LIMIT[] = "the tool ran past its time limit";
+static const char SENTENCE_UNEXPECTED[] = "the tool failed with an unexpected status";
+
+#define RUNBOOK_POINTER "see docs/runbook.md#runner-unavailable"
+
+/* How long podman's own short commands (run -d, kill, rm -f) may take before the podman
+ * process is killed, and how long `podman run` gets to exit after its container is
+ * killed. */
+#define HELPER_MS         30000
+#define REAP_GRACE_MS     10000
+#define PROXY_SOCKET_MS   5000
+#define PROXY_SOCKET_TICK 20
+
+/* podman's standard error, made one log line: control characters become spaces. */
+static void
+flatten (char *s)
+{
+  for (; *s != '\0'; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f)
+      *s = ' ';
+}
+
+static const char *
+tool_stderr (struct bx_podman_outcome *o)
+{
+  flatten (o->err);
+  return o->err_len ? o->err : "(no standard error)";
+}
+
+/* Runs one of podman's short commands; failures are only logged (they are clean-up). */
+static void
+run_helper (struct bx_podman_instance *inst, char **argv, struct bx_podman_outcome *o)
+{
+  pid_t child;
+  bx_podman_execute (argv, NULL, 0, false, 0, bx_podman_now_ms () + HELPER_MS, o, &child);
+  if (child > 0)
+    bx_podman_reap (child, 0);
+}
+
+static void
+helper_quiet (struct bx_podman_instance *inst, char **argv)
+{
+  struct bx_podman_outcome o;
+  run_helper (inst, argv, &o);
+  if (o.end != BX_PODMAN_EXITED || o.exit_code != 0)
+    inst->host->log (inst->host, BX_LOG_DEBUG, "podman %s %s: %s", argv[1 + inst->cfg.global_count],
+                     argv[1 + inst->cfg.global_count + 1], tool_stderr (&o));
+  bx_podman_outcome_clear (&o);
+  bx_podman_argv_free (argv);
+}
+
+/* `podman kill` (SIGKILL, at once) and then `podman rm -f`.  rm -f alone would first send
+ * SIGTERM and wait ten seconds, and toolkit as the container's pid 1 ignores SIGTERM. */
+static void
+kill_and_remove (struct bx_podman_instance *inst, const char *name)
+{
+  helper_quiet (inst, bx_podman_argv_kill (&inst->cfg, name));
+  helper_quiet (inst, bx_podman_argv_rm (&inst->cfg, name));
+}
+
+static enum bx_run_status
+fail (const char **sentence, const char *text, enum bx_run_status status)
+{
+  *sentence = text;
+  return status;
+}
+
+/* Runs the tool container and maps its outcome. */
+static enum bx_run_status
+run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
+          const struct bx_podman_call *call, uint64_t limit_ms, bx_run_result *result,
+          const char **sentence)
+{
+  const struct bx_host *host = inst->host;
+  char **argv = bx_podman_argv_tool (&inst->cfg, call);
+  size_t input_len = 0;
+  const char *input = host->spec_arguments (spec, &input_len);
+  struct bx_podman_outcome o;
+  pid_t child;
+
+  bx_podman_execute (argv, input, input_len, true, inst->cfg.output_cap,
+                     bx_podman_now_ms () + (int64_t)limit_ms, &o, &child);
+  bx_podman_argv_free (argv);
+
+  enum bx_run_status status = BX_RUN_OK;
+  bool deliver = false;
+  switch (o.end)
+    {
+    case BX_PODMAN_NOT_RUN:
+      host->log (host, BX_LOG_ERROR, "%s: cannot start \"%s\": %s; %s", call->name,
+                 inst->cfg.podman, strerror (o.spawn_errno), RUNBOOK_POINTER);
+      status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+      break;
+    case BX_PODMAN_TIMED_OUT:
+    case BX_PODMAN_CAPPED:
+      /* Past the time limit, or past the cap: the rest is not wanted, and nothing may
+       * outlive the call.  Then `podman run` itself ends; if it does not, it is killed,
+       * and the container removed once more in case podman was still creating it. */
+      kill_and_remove (inst, call->name);
+      if (bx_podman_reap (child, REAP_GRACE_MS))
+        helper_quiet (inst, bx_podman_argv_rm (&inst->cfg, call->name));
+      if (o.end == BX_PODMAN_TIMED_OUT)
+        {
+          host->log (host, BX_LOG_WARNING, "%s: past its time limit of %llu ms; killed", call->name,
+                     (unsigned long long)limit_ms);
+          status = fail (sentence, SENTENCE_TIME_LIMIT, BX_RUN_FAILED);
+        }
+      else
+        {
+          host->output_set_truncated (result);
+          deliver = true;
+        }
+      break;
+    case BX_PODMAN_SIGNALED:
+      host->log (host, BX_LOG_WARNING, "%s: podman died of signal %d: %s", call->name, o.signal,
+                 tool_stderr (&o));
+      status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
+      break;
+    case BX_PODMAN_EXITED:
+      switch (o.exit_code)
+        {
+        case 0:
+        case 1:
+          deliver = true;
+          break;
+        case 2:
+          host->log (host, BX_LOG_WARNING, "%s: toolkit refused its input: %s", call->name,
+                     tool_stderr (&o));
+          status = fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
+          break;
+        case 125:
+        case 126:
+        case 127:
+          host->log (host, BX_LOG_ERROR, "%s: podman exited %d: %s; %s", call->name, o.exit_code,
+                     tool_stderr (&o), RUNBOOK_POINTER);
+          status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+          break;
+        case 137:
+          host->log (host, BX_LOG_WARNING, "%s: killed (exit 137): out of memory or a signal",
+                     call->name);
+          status = fail (sentence, SENTENCE_STOPPED, BX_RUN_FAILED);
+          break;
+        default:
+          host->log (host, BX_LOG_WARNING, "%s: unexpected exit %d: %s", call->name, o.exit_code,
+                     tool_stderr (&o));
+          status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
+          break;
+        }
+      break;
+    }
+
+  if (deliver && o.out_len > 0 && host->output_append (result, o.out, o.out_len) < 0)
+    host->output_set_truncated (result);
+  bx_podman_outcome_clear (&o);
+  return status;
+}
+
+/* mkdir -p with mode 0700 for every folder it makes. */
+static int
+make_folders (const char *path)
+{
+  char *copy = bx_podman_xstrdup (path);
+  for (char *p = copy + 1; *p != '\0'; p++)
+    {
+      if (*p != '/')
+        continue;
+      *p = '\0';
+      if (mkdir (copy, 0700) < 0 && errno != EEXIST)
+        {
+          int saved = errno;
+          free (copy);
+          errno = saved;
+          return -1;
+        }
+      *p = '/';
+    }
+  int r = mkdir (copy, 0700);
+  int saved = errno;
+  free (copy);
+  if (r < 0 && saved != EEXIST)
+    {
+      errno = saved;
+      return -1;
+    }
+  return 0;
+}
+
+/* Removes the folder PARENT/NAME and all it holds, without following symbolic links. */
+static void
+remove_tree_at (int parent, const char *name)
+{
+  int fd = openat (parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0)
+    {
+      DIR *d = fdopendir (fd);
+      if (d == NULL)
+        close (fd);
+      else
+        {
+          struct dirent *e;
+          while ((e = readdir (d)) != NULL)
+            {
+              if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
+                continue;
+              if (unlinkat (dirfd (d), e->d_name, 0) < 0 && errno == EISDIR)
+                remove_tree_at (dirfd (d), e->d_name);
+            }
+          closedir (d);
+        }
+    }
+  unlinkat (parent, name, AT_REMOVEDIR);
+}
+
+static bool
+wait_for_socket (const char *path, int64_t ms)
+{
+  int64_t until = bx_podman_now_ms () + ms;
+  for (;;)
+    {
+      struct stat st;
+      if (stat (path, &st) == 0)
+        return true;
+      if (bx_podman_now_ms () >= until)
+        return false;
+      struct timespec tick = { 0, PROXY_SOCKET_TICK * 1000 * 1000 };
+      nanosleep (&tick, NULL);
+    }
+}
+
+/* Starts the proxy; 0 when its socket is there, or -1 with the answer set. */
+static int
+start_proxy (struct bx_podman_instance *inst, const bx_run_spec *spec, const char *name,
+             const char *egress_dir, const char **sentence, enum bx_run_status *status)
+{
+  const struct bx_host *host = inst->host;
+  size_t count = host->spec_egress_count (spec);
+  const char **hosts = bx_podman_xmalloc ((count + 1) * sizeof (char *));
+  for (size_t i = 0; i < count; i++)
+    hosts[i] = host->spec_egress_host (spec, i);
+  char **argv = bx_podman_argv_proxy (&inst->cfg, name, egress_dir, hosts, count);
+  free (hosts);
+
+  struct bx_podman_outcome o;
+  run_helper (inst, argv, &o);
+  bx_podman_argv_free (argv);
+
+  int r = -1;
+  if (o.end == BX_PODMAN_NOT_RUN)
+    host->log (host, BX_LOG_ERROR, "%s-egress: cannot start \"%s\": %s; %s", name, inst->cfg.podman,
+               strerror (o.spawn_errno), RUNBOOK_POINTER);
+  else if (o.end != BX_PODMAN_EXITED || o.exit_code != 0)
+    host->log (host, BX_LOG_ERROR, "%s-egress: the egress proxy did not start (%s %d): %s; %s",
+               name, o.end == BX_PODMAN_EXITED ? "exit" : "ended", o.exit_code, tool_stderr (&o),
+               RUNBOOK_POINTER);
+  else
+    {
+      char *sock = bx_podman_xasprintf ("%s/egress.sock", egress_dir);
+      if (wait_for_socket (sock, PROXY_SOCKET_MS))
+        r = 0;
+      else
+        host->log (host, BX_LOG_ERROR, "%s-egress: no egress socket after %d ms; %s", name,
+                   PROXY_SOCKET_MS, RUNBOOK_POINTER);
+      free (sock);
+    }
+  bx_podman_outcome_clear (&o);
+  if (r < 0)
+    *status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+  return r;
+}
+
+static enum bx_run_status
+run_with_egress (struct bx_podman_instance *inst, const bx_run_spec *spec,
+                 struct bx_podman_call *call, uint64_t limit_ms, bx_run_result *result,
+                 const char **sentence)
+{
+  const struct bx_host *host = inst->host;
+  if (inst->egress_root == NULL)
+    {
+      host->log (host, BX_LOG_ERROR, "%s: brokerd has no home for egress folders; %s", call->name,
+                 RUNBOOK_POINTER);
+      return fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+    }
+  if (make_folders (inst->egress_root) < 0)
+    {
+      host->log (host, BX_LOG_ERROR, "%s: cannot make %s: %s; %s", call->name, inst->egress_root,
+                 strerror (errno), RUNBOOK_POINTER);
+      return fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+    }
+  char *dir = bx_podman_xasprintf ("%s/%s", inst->egress_root, call->name);
+  if (mkdir (dir, 0700) < 0)
+    {
+      host->log (host, BX_LOG_ERROR, "%s: cannot make %s: %s; %s", call->name, dir,
+                 strerror (errno), RUNBOOK_POINTER);
+      free (dir);
+      return fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+    }
+
+  enum bx_run_status status;
+  if (start_proxy (inst, spec, call->name, dir, sentence, &status) == 0)
+    {
+      call->egress_dir = dir;
+      status = run_tool (inst, spec, call, limit_ms, result, sentence);
+    }
+
+  /* Whatever happened: the proxy goes, and so does its folder. */
+  char *proxy = bx_podman_xasprintf ("%s-egress", call->name);
+  kill_and_remove (inst, proxy);
+  free (proxy);
+  int root = open (inst->egress_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root >= 0)
+    {
+      remove_tree_at (root, call->name);
+      close (root);
+    }
+  free (dir);
+  return status;
+}
+
+static int
+tool_index (const char *tool)
+{
+  static const char *const names[BX_PODMAN_TOOL_COUNT]
+      = { "read_file", "write_file", "shell", "http_fetch" };
+  for (int i = 0; i < BX_PODMAN_TOOL_COUNT; i++)
+    if (tool != NULL && strcmp (tool, names[i]) == 0)
+      return i;
+  return -1;
+}
+
+/* A mount path becomes `--volume=<path>:<path>:ro`: ':' and ',' would split it there
+ * (brokerd's config refuses such grants; this is the module's own guard). */
+static bool
+mountable (const char *path)
+{
+  return path != NULL && path[0] == '/' && strpbrk (path, ":,") == NULL;
+}
+
+enum bx_run_status
+bx_podman_call_run (struct bx_podman_instance *inst, const bx_run_spec *spec, bx_run_result *result,
+                    const char **sentence)
+{
+  const struct bx_host *host = inst->host;
+  int tool = tool_index (host->spec_tool (spec));
+  if (tool < 0)
+    {
+      host->log (host, BX_LOG_ERROR, "unknown tool \"%s\"", host->spec_tool (spec));
+      return fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
+    }
+
+  uint64_t n = atomic_fetch_add (&inst->counter, 1);
+  char *name = bx_podman_name (host->spec_session (spec), host->spec_call (spec), n, inst->token);
+
+  size_t count = host->spec_mount_count (spec);
+  struct bx_podman_mount *mounts = bx_podman_xmalloc ((count + 1) * sizeof *mounts);
+  bool ok = true;
+  for (size_t i = 0; i < count; i++)
+    {
+      mounts[i].path = host->spec_mount_path (spec, i);
+      mounts[i].writable = host->spec_mount_writable (spec, i) != 0;
+      if (!mountable (mounts[i].path))
+        {
+          host->log (host, BX_LOG_ERROR, "%s: cannot mount \"%s\"", name,
+                     mounts[i].path ? mounts[i].path : "(null)");
+          ok = false;
+        }
+    }
+  for (size_t i = 0; host->spec_has_egress (spec) && i < host->spec_egress_count (spec); i++)
+    {
+      const char *h = host->spec_egress_host (spec, i);
+      if (h == NULL || h[0] == '\0' || strchr (h, ',') != NULL)
+        {
+          host->log (host, BX_LOG_ERROR, "%s: cannot pass egress host \"%s\"", name,
+                     h ? h : "(null)");
+          ok = false;
+        }
+    }
+
+  enum bx_run_status status;
+  struct bx_podman_call call = {
+    .name = name,
+    .tool = host->spec_tool (spec),
+    .mounts = mounts,
+    .mount_count = count,
+    .egress_dir = NULL,
+  };
+  if (!ok)
+    status = fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
+  else if (host->spec_has_egress (spec))
+    status = run_with_egress (inst, spec, &call, inst->cfg.limit_ms[tool], result, sentence);
+  else
+    status = run_tool (inst, spec, &call, inst->cfg.limit_ms[tool], result, sentence);
+
+  free (mounts);
+  free (name);
+  return status;
+}

@@ -1,0 +1,203 @@
+/* podman.so: runs every allowed call in a fresh podman container (seed 000 section 6).
+ * This file is the module's face: its table, its options and its instance. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "podman.h"
+
+static const char *const known_options[] = {
+  "podman",         "image",        "egress_network", "output_cap", "memory",
+  "pids",           "read_file_ms", "write_file_ms",  "shell_ms",   "http_fetch_ms",
+  "global_options", "run_options",  "userns_keep_id", NULL,
+};
+
+static const char *const limit_names[BX_PODMAN_TOOL_COUNT] = {
+  "read_file_ms",
+  "write_file_ms",
+  "shell_ms",
+  "http_fetch_ms",
+};
+static const uint64_t limit_defaults[BX_PODMAN_TOOL_COUNT] = { 30000, 30000, 100000, 60000 };
+
+/* A day: far above any sensible limit, and far from overflowing a deadline. */
+#define MAX_LIMIT_MS (24ull * 3600 * 1000)
+
+/* A value podman would read as one of its own options is refused: `image: --privileged`
+ * must not become a flag. */
+static int
+check_not_option (const struct bx_host *host, const char *name, const char *value,
+                  bx_error_sink *sink)
+{
+  if (value[0] == '\0' || value[0] == '-')
+    {
+      host->error_set (sink, "option %s: \"%s\" is not a %s", name, value,
+                       strcmp (name, "podman") == 0 ? "program" : "name podman can take");
+      return -1;
+    }
+  return 0;
+}
+
+/* Is PROGRAM (a path, or a bare name looked up in PATH) an executable file? */
+static bool
+program_found (const char *program)
+{
+  if (strchr (program, '/') != NULL)
+    return access (program, X_OK) == 0;
+  const char *path = getenv ("PATH");
+  if (path == NULL)
+    path = "/usr/local/bin:/usr/bin:/bin";
+  while (*path != '\0')
+    {
+      size_t len = strcspn (path, ":");
+      char *candidate = bx_podman_xasprintf ("%.*s/%s", (int)len, len ? path : ".", program);
+      bool ok = access (candidate, X_OK) == 0;
+      free (candidate);
+      if (ok)
+        return true;
+      path += len;
+      if (*path == ':')
+        path++;
+    }
+  return false;
+}
+
+static int
+read_options (const struct bx_host *host, const bx_options *options, struct bx_podman_config *cfg,
+              bx_error_sink *sink)
+{
+  if (host->option_check_known (options, known_options, sink) < 0)
+    return -1;
+
+  if (host->option_string (options, "podman", "podman", &cfg->podman, sink) < 0
+      || check_not_option (host, "podman", cfg->podman, sink) < 0)
+    return -1;
+  if (host->option_string (options, "image", NULL, &cfg->image, sink) < 0)
+    return -1;
+  if (cfg->image == NULL)
+    {
+      host->error_set (sink, "option image is required: the tools image reference that "
+                             "packaging/image/build-image.sh prints");
+      return -1;
+    }
+  if (check_not_option (host, "image", cfg->image, sink) < 0)
+    return -1;
+  if (host->option_string (options, "egress_network", "slirp4netns", &cfg->egress_network, sink) < 0
+      || check_not_option (host, "egress_network", cfg->egress_network, sink) < 0)
+    return -1;
+  if (host->option_size (options, "output_cap", 262144, &cfg->output_cap, sink) < 0)
+    return -1;
+
+  /* memory is handed to podman as written ("512m"), after checking it is a size. */
+  uint64_t memory_bytes;
+  if (host->option_size (options, "memory", 512ull << 20, &memory_bytes, sink) < 0
+      || host->option_string (options, "memory", "512m", &cfg->memory, sink) < 0)
+    return -1;
+  if (memory_bytes < (6ull << 20))
+    {
+      host->error_set (sink, "option memory: %s is below podman's minimum of 6m", cfg->memory);
+      return -1;
+    }
+  if (host->option_int (options, "pids", 1, 4194304, 128, &cfg->pids, sink) < 0)
+    return -1;
+  for (int i = 0; i < BX_PODMAN_TOOL_COUNT; i++)
+    {
+      if (host->option_duration_ms (options, limit_names[i], limit_defaults[i], &cfg->limit_ms[i],
+                                    sink)
+          < 0)
+        return -1;
+      if (cfg->limit_ms[i] > MAX_LIMIT_MS)
+        {
+          host->error_set (sink, "option %s: at most a day (86400000 ms)", limit_names[i]);
+          return -1;
+        }
+    }
+  if (host->option_list (options, "global_options", &cfg->global_options, &cfg->global_count, sink)
+          < 0
+      || host->option_list (options, "run_options", &cfg->run_options, &cfg->run_count, sink) < 0)
+    return -1;
+
+  /* keep-id maps the caller's uid into the container; podman refuses it as root, where
+   * there is no caller uid to keep.  So the default follows who runs brokerd. */
+  int keep_id;
+  if (host->option_bool (options, "userns_keep_id", geteuid () != 0, &keep_id, sink) < 0)
+    return -1;
+  cfg->userns_keep_id = keep_id != 0;
+  return 0;
+}
+
+static int
+podman_create (const struct bx_host *host, const bx_options *options, void **instance,
+               bx_error_sink *sink)
+{
+  struct bx_podman_instance *inst = calloc (1, sizeof *inst);
+  if (inst == NULL)
+    {
+      host->error_set (sink, "out of memory");
+      return -1;
+    }
+  inst->host = host;
+  atomic_init (&inst->counter, 0);
+  if (read_options (host, options, &inst->cfg, sink) < 0)
+    {
+      free (inst);
+      return -1;
+    }
+  if (bx_podman_token (inst->token) < 0)
+    {
+      host->error_set (sink, "cannot draw the container name token: %s", strerror (errno));
+      free (inst);
+      return -1;
+    }
+  if (host->home != NULL)
+    inst->egress_root = bx_podman_xasprintf ("%s/run/egress", host->home);
+
+  /* Not fatal: podman may be installed after brokerd starts; each call says so again. */
+  if (!program_found (inst->cfg.podman))
+    host->log (host, BX_LOG_WARNING,
+               "program \"%s\" not found; every call will fail until it is installed; "
+               "see docs/runbook.md#runner-unavailable",
+               inst->cfg.podman);
+  host->log (host, BX_LOG_INFO, "image %s, container names end in -%s", inst->cfg.image,
+             inst->token);
+  *instance = inst;
+  return 0;
+}
+
+static enum bx_run_status
+podman_run (void *instance, const bx_run_spec *spec, bx_run_result *result, const char **sentence)
+{
+  return bx_podman_call_run (instance, spec, result, sentence);
+}
+
+static void
+podman_destroy (void *instance)
+{
+  struct bx_podman_instance *inst = instance;
+  if (inst == NULL)
+    return;
+  free (inst->egress_root);
+  free (inst);
+}
+
+static const struct bx_runtime podman_runtime = {
+  .magic = BX_RUNTIME_MAGIC,
+  .abi_major = BX_RUNTIME_ABI_MAJOR,
+  .abi_minor = BX_RUNTIME_ABI_MINOR,
+  .size = sizeof (struct bx_runtime),
+  .name = "podman",
+  .create = podman_create,
+  .run = podman_run,
+  .destroy = podman_destroy,
+};
+
+BX_RUNTIME_EXPORT const struct bx_runtime *
+bx_runtime_entry (uint32_t host_major, uint32_t host_minor)
+{
+  (void)host_minor;
+  if (host_major != BX_RUNTIME_ABI_MAJOR)
+    return NULL;
+  return &podman_runtime;
+}

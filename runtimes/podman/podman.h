@@ -1,0 +1,130 @@
+/* podman.so's internal interfaces.  Everything declared here is hidden (the module builds
+ * with -fvisibility=hidden), so only bx_runtime_entry leaves the shared object. */
+#ifndef BX_PODMAN_H
+#define BX_PODMAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <boxmaker/runtime.h>
+
+/* The four tools, in the order of the time-limit options. */
+enum bx_podman_tool
+{
+  BX_PODMAN_READ_FILE,
+  BX_PODMAN_WRITE_FILE,
+  BX_PODMAN_SHELL,
+  BX_PODMAN_HTTP_FETCH,
+};
+#define BX_PODMAN_TOOL_COUNT 4
+
+/* The module's options, checked once by create() and read-only afterwards. */
+struct bx_podman_config
+{
+  const char *podman; /* the program: a path, or a bare name looked up in PATH */
+  const char *image;
+  const char *egress_network;
+  uint64_t output_cap;
+  const char *memory; /* as written in the config ("512m"), already checked as a size */
+  int64_t pids;
+  uint64_t limit_ms[BX_PODMAN_TOOL_COUNT];
+  const char *const *global_options; /* between the program and its subcommand */
+  size_t global_count;
+  const char *const *run_options; /* after the fixed `run` options, before the mounts */
+  size_t run_count;
+  bool userns_keep_id;
+};
+
+struct bx_podman_mount
+{
+  const char *path;
+  bool writable;
+};
+
+/* What one tool container gets, besides the config. */
+struct bx_podman_call
+{
+  const char *name; /* the container's name */
+  const char *tool; /* "read_file", ... */
+  const struct bx_podman_mount *mounts;
+  size_t mount_count;
+  const char *egress_dir; /* http_fetch only: mounted at /run/egress; NULL otherwise */
+};
+
+/* ---- argv.c: the argument lists, pure functions of their inputs. ------------------------
+ * Each returns a NULL-terminated array whose first element is cfg->podman; free it with
+ * bx_podman_argv_free. */
+char **bx_podman_argv_tool (const struct bx_podman_config *cfg, const struct bx_podman_call *call);
+char **bx_podman_argv_proxy (const struct bx_podman_config *cfg, const char *name,
+                             const char *egress_dir, const char *const *hosts, size_t host_count);
+char **bx_podman_argv_kill (const struct bx_podman_config *cfg, const char *name);
+char **bx_podman_argv_rm (const struct bx_podman_config *cfg, const char *name);
+void bx_podman_argv_free (char **argv);
+
+/* ---- name.c ------------------------------------------------------------------------------ */
+#define BX_PODMAN_TOKEN_LEN 12
+/* Fills TOKEN (BX_PODMAN_TOKEN_LEN hex digits and a NUL) from the kernel's random source;
+ * 0, or -1 with errno. */
+int bx_podman_token (char token[BX_PODMAN_TOKEN_LEN + 1]);
+/* boxmaker-<session>-<call>-<n>-<token>, newly allocated. */
+char *bx_podman_name (const char *session, const char *call, uint64_t n, const char *token);
+
+/* ---- process.c: running podman. ---------------------------------------------------------- */
+#define BX_PODMAN_STDERR_KEEP 4096
+
+enum bx_podman_end
+{
+  BX_PODMAN_EXITED,    /* exit_code holds podman's exit status */
+  BX_PODMAN_SIGNALED,  /* podman itself died of a signal (signal) */
+  BX_PODMAN_NOT_RUN,   /* podman could not be started (spawn_errno) */
+  BX_PODMAN_TIMED_OUT, /* the deadline passed first */
+  BX_PODMAN_CAPPED,    /* standard output went past the cap first */
+};
+
+struct bx_podman_outcome
+{
+  enum bx_podman_end end;
+  int exit_code;
+  int signal;
+  int spawn_errno;
+  char *out; /* standard output, at most cap bytes kept (malloc'd, may be NULL) */
+  size_t out_len;
+  char err[BX_PODMAN_STDERR_KEEP + 1]; /* the first 4 KiB of standard error, NUL-terminated */
+  size_t err_len;
+};
+
+/* Runs ARGV with INPUT on standard input (then closed), keeping standard output up to CAP
+ * bytes when KEEP_OUTPUT (a byte more ends the run as CAPPED), until the process exits or
+ * DEADLINE_MS (CLOCK_MONOTONIC) passes.  When it ends TIMED_OUT or CAPPED, the process may
+ * still be running: *child holds it for bx_podman_reap; otherwise *child is -1. */
+void bx_podman_execute (char *const argv[], const char *input, size_t input_len, bool keep_output,
+                        uint64_t cap, int64_t deadline_ms, struct bx_podman_outcome *outcome,
+                        pid_t *child);
+/* Waits up to GRACE_MS for CHILD to exit, then kills it with SIGKILL and waits.  Returns
+ * true when it had to kill it. */
+bool bx_podman_reap (pid_t child, int64_t grace_ms);
+void bx_podman_outcome_clear (struct bx_podman_outcome *outcome);
+int64_t bx_podman_now_ms (void);
+
+/* ---- module.c / call.c: one instance and one call. --------------------------------------- */
+struct bx_podman_instance
+{
+  const struct bx_host *host;
+  struct bx_podman_config cfg;
+  char token[BX_PODMAN_TOKEN_LEN + 1];
+  uint64_t _Atomic counter; /* the one piece of shared mutable state */
+  char *egress_root;        /* <home>/run/egress, or NULL without a home */
+};
+
+enum bx_run_status bx_podman_call_run (struct bx_podman_instance *inst, const bx_run_spec *spec,
+                                       bx_run_result *result, const char **sentence);
+
+/* ---- util ---------------------------------------------------------------------------------- */
+void *bx_podman_xmalloc (size_t n);
+void *bx_podman_xrealloc (void *p, size_t n);
+char *bx_podman_xstrdup (const char *s);
+char *bx_podman_xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+#endif
