@@ -1,0 +1,122 @@
+/* toolkit: the one program a sandbox runs (seed 000 s4).
+ *
+ *   toolkit read_file | write_file | shell | http_fetch    arguments as JSON on standard input
+ *   toolkit egress-proxy --socket <path> --allow <pattern>[,<pattern>...]
+ *
+ * Exit 0: the tool did its work; 1: it could not, for a reason the model reads on standard
+ * output; 2: toolkit was run wrongly (the reason is on standard error). */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+#include "tools.h"
+
+#ifdef BX_TOOLKIT_HAVE_EGRESS
+#include "egress_main.h"
+#endif
+
+/* The installed program always runs /bin/curl.  Only the test build (toolkit_test, never
+ * installed) lets a test put a fake curl in its place. */
+static const char *
+curl_path (void)
+{
+#ifdef BX_TOOLKIT_TEST_BUILD
+  const char *fake = getenv ("BX_TEST_CURL");
+  if (fake != NULL && fake[0] != '\0')
+    return fake;
+#endif
+  return BX_TOOLKIT_CURL;
+}
+
+/* A descriptor toolkit opens must never become 0, 1 or 2 by accident (a pipe end there
+ * would not survive dup2 into a child cleanly), so closed standard descriptors get
+ * /dev/null. */
+static void
+open_standard_fds (void)
+{
+  for (int fd = 0; fd < 3; fd++)
+    if (fcntl (fd, F_GETFD) < 0)
+      {
+        int n = open ("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (n >= 0 && n != fd)
+          close (n);
+      }
+}
+
+static int
+usage (void)
+{
+  return bx_toolkit_misused ("usage: toolkit read_file|write_file|shell|http_fetch "
+                             "(the arguments as JSON on standard input)");
+}
+
+static int
+run_tool (enum bx_tool tool)
+{
+  cleanup_error bx_error err = NULL;
+  cleanup_free char *input = NULL;
+  size_t len = 0;
+  if (bx_toolkit_read_input (STDIN_FILENO, &input, &len, &err) < 0)
+    return bx_toolkit_misused ("%s: %s", bx_tool_name (tool), bx_error_msg (err));
+
+  struct bx_tool_args args = { 0 };
+  /* proto's messages already start with the tool's name. */
+  if (bx_toolkit_parse_input (tool, input, len, &args, &err) < 0)
+    return bx_toolkit_misused ("%s", bx_error_msg (err));
+
+  int status = BX_TOOLKIT_MISUSED;
+  switch (tool)
+    {
+    case BX_TOOL_READ_FILE:
+      status = bx_toolkit_read_file (&args, STDOUT_FILENO);
+      break;
+    case BX_TOOL_WRITE_FILE:
+      status = bx_toolkit_write_file (&args, STDOUT_FILENO);
+      break;
+    case BX_TOOL_SHELL:
+      status = bx_toolkit_shell (&args, STDOUT_FILENO);
+      break;
+    case BX_TOOL_HTTP_FETCH:
+      status = bx_toolkit_http_fetch (&args, curl_path (), STDOUT_FILENO);
+      break;
+    }
+  bx_tool_args_clear (&args);
+  return status;
+}
+
+int
+main (int argc, char **argv)
+{
+  open_standard_fds ();
+  if (argc < 2)
+    return usage ();
+
+  if (strcmp (argv[1], "egress-proxy") == 0)
+    {
+#ifdef BX_TOOLKIT_HAVE_EGRESS
+      return bx_egress_proxy_main (argc, argv);
+#else
+      /* Built before the proxy existed: a name it does not know. */
+      bx_toolkit_misused ("unknown tool \"%s\"", argv[1]);
+      return usage ();
+#endif
+    }
+
+  enum bx_tool tool;
+  if (bx_tool_from_name (argv[1], &tool) < 0)
+    {
+      bx_toolkit_misused ("unknown tool \"%s\"", argv[1]);
+      return usage ();
+    }
+  if (argc != 2)
+    return bx_toolkit_misused ("%s takes no command-line arguments: they come as JSON on "
+                               "standard input",
+                               argv[1]);
+
+  /* A reader that went away is a write error to handle, not a death. */
+  signal (SIGPIPE, SIG_IGN);
+  return run_tool (tool);
+}

@@ -1,0 +1,88 @@
+/* toolkit's four tools, as seed 000 s4 gives them.  Each tool writes what the model should see
+ * to OUT_FD and returns toolkit's exit status:
+ *
+ *   0  the tool did its work
+ *   1  it could not, for a reason the model should read: the output is one line,
+ *      `<tool>: <subject>: <reason>`
+ *   2  toolkit was run wrongly or its own plumbing failed (the reason goes to standard error)
+ *
+ * These functions are written for toolkit's own process: shell reaps and kills every child
+ * of the calling process when its command ends. */
+#ifndef BX_TOOLKIT_TOOLS_H
+#define BX_TOOLKIT_TOOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "bx/error.h"
+#include "bx/tool_args.h"
+
+enum
+{
+  BX_TOOLKIT_DONE = 0,
+  BX_TOOLKIT_REFUSED = 1,
+  BX_TOOLKIT_MISUSED = 2,
+};
+
+/* read_file refuses a file larger than this. */
+#define BX_TOOLKIT_READ_FILE_MAX (1024u * 1024)
+/* The program http_fetch runs in the installed toolkit. */
+#define BX_TOOLKIT_CURL "/bin/curl"
+/* curl's --max-filesize; http_fetch also stops reading a body that grows past it (curl 7.88
+ * checks the limit only against a Content-Length it was told). */
+#define BX_TOOLKIT_FETCH_MAX 8388608u
+
+/* Reads all of FD, at most BX_TOOL_ARGS_MAX bytes.  0 with *out (NUL-terminated, to free)
+ * and *len, or -1 with *err: a read error, or code EMSGSIZE for one byte more. */
+int bx_toolkit_read_input (int fd, char **out, size_t *len, bx_error *err);
+/* Parses LEN bytes as TOOL's arguments, strictly (proto's parser); -1 with *err. */
+int bx_toolkit_parse_input (enum bx_tool tool, const char *buf, size_t len,
+                            struct bx_tool_args *out, bx_error *err);
+
+int bx_toolkit_read_file (const struct bx_tool_args *args, int out_fd);
+int bx_toolkit_write_file (const struct bx_tool_args *args, int out_fd);
+int bx_toolkit_shell (const struct bx_tool_args *args, int out_fd);
+/* CURL is the program to run: BX_TOOLKIT_CURL, except in a test build. */
+int bx_toolkit_http_fetch (const struct bx_tool_args *args, const char *curl, int out_fd);
+
+/* curl's argument list for URL (seed 000 s6), argv[0] being CURL, NULL-terminated.  A pure
+ * function so tests can compare it with a golden file.  Returns the number of arguments. */
+#define BX_TOOLKIT_CURL_ARGC 22
+size_t bx_toolkit_curl_argv (const char *curl, const char *url,
+                             const char *argv[BX_TOOLKIT_CURL_ARGC + 1]);
+
+/* Output helpers (output.c). */
+/* Writes all of BUF to FD; -1 with *err. */
+int bx_toolkit_write (int fd, const void *buf, size_t len, bx_error *err);
+/* Writes `TOOL: SUBJECT: REASON` to OUT_FD and returns 1 (2 when the write fails). */
+int bx_toolkit_refuse (int out_fd, const char *tool, const char *subject, const char *reason);
+/* strerror (ERRNUM) with a lowercase first letter, as a reason after a colon. */
+const char *bx_toolkit_reason (int errnum, char *buf, size_t size);
+/* Prints `toolkit: MSG` to standard error and returns 2. */
+int bx_toolkit_misused (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+/* Starting a program (spawn.c). */
+enum bx_toolkit_spawn_stage
+{
+  BX_TOOLKIT_SPAWN_FORK,
+  BX_TOOLKIT_SPAWN_CHDIR,
+  BX_TOOLKIT_SPAWN_EXEC,
+};
+struct bx_toolkit_spawn
+{
+  const char *const *argv; /* argv[0] is the path run (no PATH search) */
+  const char *cwd;         /* NULL: toolkit's own */
+  int stdin_fd;            /* -1: /dev/null */
+  int stdout_fd;
+  int stderr_fd;
+  bool own_group; /* the child leads a new process group, so it can be killed whole */
+};
+/* Forks and execs.  0 with *pid, or -1 with *stage and *err (code = errno) when fork, chdir
+ * or exec failed; the child is then already reaped. */
+int bx_toolkit_spawn (const struct bx_toolkit_spawn *spawn, pid_t *pid,
+                      enum bx_toolkit_spawn_stage *stage, bx_error *err);
+/* waitpid that retries on EINTR. */
+pid_t bx_toolkit_waitpid (pid_t pid, int *status, int flags);
+
+#endif
