@@ -1,0 +1,132 @@
+#!/bin/sh
+# build-image.sh: builds boxmaker's tools image offline, from what apt installed on this
+# host, loads it into podman, and prints the reference to put in brokerd's config
+# (runtime.options.image).
+#
+#   build-image.sh [--toolkit PATH] [--name NAME] [--output-tar FILE] [--quiet]
+#
+# The image holds exactly:
+#   /bin/busybox (busybox-static) and /bin/sh and its other applets as links to it
+#   /bin/toolkit  (static; found next to this script's install, or given with --toolkit)
+#   /bin/curl and every library it loads, with the dynamic loader
+#   the NSS libraries a static toolkit's getaddrinfo loads, /etc/nsswitch.conf, /etc/hosts
+#   /etc/ssl/certs/ca-certificates.crt (ca-certificates)
+# /etc/resolv.conf and /etc/hosts are replaced by podman's own at run time.
+#
+# Needs: podman, busybox-static, curl, ca-certificates, and root or rootless podman.
+set -eu
+
+name=localhost/boxmaker-tools
+toolkit=${BX_TOOLKIT:-}
+out_tar=
+quiet=0
+here=$(cd "$(dirname "$0")" && pwd)
+
+die () { echo "build-image.sh: $*" >&2; exit 1; }
+say () { [ "$quiet" = 1 ] || echo "$*" >&2; }
+
+while [ $# -gt 0 ]; do
+  case $1 in
+    --toolkit) toolkit=$2; shift 2 ;;
+    --name) name=$2; shift 2 ;;
+    --output-tar) out_tar=$2; shift 2 ;;
+    --quiet) quiet=1; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) die "unknown argument: $1 (see --help)" ;;
+  esac
+done
+
+if [ -z "$toolkit" ]; then
+  # Installed: <prefix>/share/boxmaker/image/build-image.sh and
+  # <prefix>/libexec/boxmaker/toolkit.
+  for candidate in "$here/../../../libexec/boxmaker/toolkit" /usr/libexec/boxmaker/toolkit \
+                   /usr/lib/boxmaker/toolkit; do
+    if [ -x "$candidate" ]; then toolkit=$candidate; break; fi
+  done
+fi
+[ -n "$toolkit" ] && [ -x "$toolkit" ] || die "no toolkit program: pass --toolkit PATH"
+
+busybox=/bin/busybox
+[ -x "$busybox" ] || die "$busybox is missing: apt-get install busybox-static"
+case $(ldd "$busybox" 2>&1 || true) in
+  *"not a dynamic executable"*|*"statically linked"*) ;;
+  *) die "$busybox is not static: apt-get install busybox-static" ;;
+esac
+curl=$(command -v curl) || die "curl is missing: apt-get install curl"
+curl=$(readlink -f "$curl")
+cacerts=/etc/ssl/certs/ca-certificates.crt
+[ -s "$cacerts" ] || die "$cacerts is missing: apt-get install ca-certificates"
+command -v podman >/dev/null || die "podman is missing: apt-get install podman"
+
+start=$(date +%s.%N)
+root=$(mktemp -d "${TMPDIR:-/tmp}/boxmaker-image.XXXXXX")
+trap 'rm -rf "$root"' EXIT
+
+mkdir -p "$root/bin" "$root/etc/ssl/certs" "$root/tmp" "$root/run/egress" "$root/proc" \
+         "$root/sys" "$root/dev" "$root/root"
+chmod 1777 "$root/tmp"
+
+cp "$busybox" "$root/bin/busybox"
+for applet in $("$busybox" --list); do
+  case $applet in busybox|curl|toolkit) continue ;; esac
+  [ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+done
+cp "$toolkit" "$root/bin/toolkit"
+cp "$curl" "$root/bin/curl"
+chmod 0755 "$root/bin/toolkit" "$root/bin/curl"
+
+# Copies a file to the same path inside the image, as a real file (Debian's /lib is a
+# link to /usr/lib; the image keeps the path the loader and ldd name).
+copy_in () {
+  mkdir -p "$root$(dirname "$1")"
+  cp -L "$1" "$root$1"
+}
+
+# Every library curl (and toolkit, when it is not static, as in sanitizer builds) loads:
+# ldd already lists the whole closure, loader included.
+for program in "$curl" "$toolkit"; do
+  ldd "$program" 2>/dev/null | while read -r first second third _; do
+    case $first in
+      /*) copy_in "$first" ;;                    # the loader: /lib64/ld-linux-x86-64.so.2
+      *) case $third in /*) copy_in "$third" ;; esac ;;   # libfoo.so => /path (addr)
+    esac
+  done
+done
+
+# The NSS modules glibc's getaddrinfo dlopens, from libc's own folder.
+libc=$(ldd "$curl" | awk '$1 ~ /^libc\.so/ { print $3 }')
+libdir=$(dirname "$libc")
+for lib in libnss_files.so.2 libnss_dns.so.2 libresolv.so.2; do
+  [ -e "$libdir/$lib" ] && copy_in "$libdir/$lib"
+done
+
+cp "$here/nsswitch.conf" "$root/etc/nsswitch.conf"
+cp "$cacerts" "$root/etc/ssl/certs/ca-certificates.crt"
+printf '127.0.0.1 localhost\n::1 localhost\n' > "$root/etc/hosts"
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' \
+  > "$root/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
+
+# So the loader finds libraries wherever Debian put them, without an ld.so.cache.
+echo "$libdir" > "$root/etc/ld.so.conf"
+if command -v ldconfig >/dev/null; then
+  ldconfig -r "$root" 2>/dev/null || true
+fi
+
+tar=$(mktemp "${TMPDIR:-/tmp}/boxmaker-image.XXXXXX.tar")
+trap 'rm -rf "$root" "$tar"' EXIT
+tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$root" -cf "$tar" .
+[ -z "$out_tar" ] || cp "$tar" "$out_tar"
+
+tag=$(sha256sum "$tar" | cut -c1-12)
+id=$(podman import --quiet --change 'CMD ["/bin/toolkit"]' --change 'WORKDIR /tmp' \
+       --message "boxmaker tools image" "$tar" "$name:$tag")
+id=${id#sha256:}
+size=$(du -sk "$root" | cut -f1)
+end=$(date +%s.%N)
+say "built $name:$tag (image $id): ${size} KiB unpacked, $(echo "$end - $start" | bc 2>/dev/null || echo "?") s"
+say "put this in brokerd's config, under runtime.options:"
+say ""
+say "    image: $id"
+say ""
+echo "$id"
