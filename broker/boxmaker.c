@@ -1,0 +1,305 @@
+/* boxmaker: try brokerd by hand.
+ *
+ *   boxmaker call TOOL 'JSON' [--socket PATH] [--timeout-ms N] [--session ID] [--call ID]
+ *                             [--json]
+ *
+ * A result's content goes to standard output byte for byte, its labels to standard error;
+ * --json prints the whole answer as one JSON object on standard output instead.  Exit
+ * status: 0 result, 1 denied or failed, 2 usage, 3 the broker is unavailable.  See
+ * docs/client.md. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+#include "bx/message.h"
+
+#include "client.h"
+
+enum
+{
+  EXIT_RESULT = 0,
+  EXIT_REFUSED = 1, /* denied, or failed */
+  EXIT_USAGE = 2,
+  EXIT_UNAVAILABLE = 3,
+};
+
+#define DEFAULT_SESSION "cli"
+
+static const char usage_text[]
+    = "usage: boxmaker call TOOL 'JSON' [--socket PATH] [--timeout-ms N] [--session ID]\n"
+      "                                 [--call ID] [--json]\n"
+      "       boxmaker --help | --version\n"
+      "\n"
+      "Sends one tool call to brokerd and prints its answer.\n"
+      "  TOOL             read_file, write_file, shell or http_fetch\n"
+      "  JSON             the tool's arguments, one JSON object\n"
+      "  --socket PATH    brokerd's socket (default " BX_CLIENT_DEFAULT_SOCKET ")\n"
+      "  --timeout-ms N   deadline for the whole call (default 120000)\n"
+      "  --session ID     session id (default " DEFAULT_SESSION ")\n"
+      "  --call ID        call id (default: a new one)\n"
+      "  --json           print the whole answer as one JSON object on standard output\n"
+      "\n"
+      "A result's content goes to standard output, its labels to standard error.\n"
+      "Exit status: 0 result, 1 denied or failed, 2 usage, 3 broker unavailable.\n";
+
+static int usage_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+static int
+usage_error (const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  fputs ("boxmaker: ", stderr);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
+  fputs ("\nTry 'boxmaker --help'.\n", stderr);
+  return EXIT_USAGE;
+}
+
+/* A whole number of milliseconds: digits only (no sign, no spaces), at most UINT64_MAX.
+ * Values too large for the clock are the client's exit 1, not a usage error. */
+static int
+parse_ms (const char *s, uint64_t *out)
+{
+  if (*s < '0' || *s > '9')
+    return -1;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull (s, &end, 10);
+  if (errno != 0 || *end != '\0')
+    return -1;
+  *out = v;
+  return 0;
+}
+
+/* A call id that no other call shares: wall-clock ms, pid and a counter, all in
+ * [A-Za-z0-9_.-] so brokerd can name a container after it. */
+static char *
+new_call_id (void)
+{
+  static unsigned counter;
+  struct timespec ts;
+  clock_gettime (CLOCK_REALTIME, &ts);
+  return bx_xasprintf ("cli-%lld%03ld-%ld-%u", (long long)ts.tv_sec, ts.tv_nsec / 1000000,
+                       (long)getpid (), counter++);
+}
+
+static void
+log_to_stderr (const char *line, void *data)
+{
+  fprintf (stderr, "boxmaker: %s\n", line);
+}
+
+static void
+print_pending (const struct bx_client_pending *p, void *data)
+{
+  time_t secs = (time_t)(p->expires / 1000);
+  struct tm tm;
+  char when[64] = "?";
+  if (gmtime_r (&secs, &tm) != NULL)
+    strftime (when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  fprintf (stderr, "boxmaker: waiting for approval: %s (expires %s)\n", p->approval, when);
+}
+
+static const char *
+yes_no (bool b)
+{
+  return b ? "true" : "false";
+}
+
+static void
+print_plain (const struct bx_client_response *r)
+{
+  switch (r->kind)
+    {
+    case BX_CLIENT_RESULT:
+      fprintf (stderr, "boxmaker: result: class=%s untrusted=%s truncated=%s\n", r->class,
+               yes_no (r->untrusted), yes_no (r->truncated));
+      fwrite (r->content, 1, r->content_len, stdout);
+      break;
+    case BX_CLIENT_DENIED:
+      fprintf (stderr, "boxmaker: denied: %s\n", r->message);
+      break;
+    case BX_CLIENT_FAILED:
+      /* An outage was already told by the log line; repeating it adds nothing. */
+      if (!r->unavailable)
+        fprintf (stderr, "boxmaker: failed: %s\n", r->message);
+      break;
+    }
+}
+
+static void
+print_json (const struct bx_client_response *r)
+{
+  json_auto_t *o = NULL;
+  switch (r->kind)
+    {
+    case BX_CLIENT_RESULT:
+      o = json_pack ("{s:s, s:s%, s:s, s:b, s:b}", "type", "result", "content", r->content,
+                     r->content_len, "class", r->class, "untrusted", r->untrusted, "truncated",
+                     r->truncated);
+      break;
+    case BX_CLIENT_DENIED:
+      o = json_pack ("{s:s, s:s}", "type", "denied", "reason", r->message);
+      break;
+    case BX_CLIENT_FAILED:
+      o = json_pack ("{s:s, s:s, s:b}", "type", "failed", "message", r->message, "unavailable",
+                     r->unavailable);
+      break;
+    }
+  cleanup_free char *text = o ? json_dumps (o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+  if (text != NULL)
+    printf ("%s\n", text);
+}
+
+static int
+cmd_call (int argc, char **argv)
+{
+  struct bx_client_options opts = {
+    .socket = BX_CLIENT_DEFAULT_SOCKET,
+    .timeout_ms = BX_CLIENT_DEFAULT_TIMEOUT_MS,
+    .log = log_to_stderr,
+    .on_pending = print_pending,
+  };
+  const char *session = DEFAULT_SESSION;
+  const char *call = NULL;
+  const char *positional[2];
+  int npositional = 0;
+  bool as_json = false;
+  bool flags_done = false;
+
+  for (int i = 0; i < argc; i++)
+    {
+      const char *a = argv[i];
+      if (flags_done || a[0] != '-' || a[1] == '\0')
+        {
+          if (npositional == 2)
+            return usage_error ("unexpected argument '%s'", a);
+          positional[npositional++] = a;
+          continue;
+        }
+      if (strcmp (a, "--") == 0)
+        {
+          flags_done = true;
+          continue;
+        }
+      if (strcmp (a, "--json") == 0)
+        {
+          as_json = true;
+          continue;
+        }
+
+      /* Flags with a value: "--flag VALUE" or "--flag=VALUE". */
+      static const char *const with_value[] = { "--socket", "--timeout-ms", "--session", "--call" };
+      const char *value = NULL;
+      size_t which = 0;
+      for (; which < sizeof with_value / sizeof *with_value; which++)
+        {
+          size_t n = strlen (with_value[which]);
+          if (strncmp (a, with_value[which], n) != 0)
+            continue;
+          if (a[n] == '=')
+            value = a + n + 1;
+          else if (a[n] == '\0' && i + 1 < argc)
+            value = argv[++i];
+          else if (a[n] == '\0')
+            return usage_error ("%s needs a value", a);
+          else
+            continue;
+          break;
+        }
+      if (value == NULL)
+        return usage_error ("unknown option '%s'", a);
+
+      switch (which)
+        {
+        case 0:
+          if (*value == '\0')
+            return usage_error ("%s needs a path", "--socket");
+          opts.socket = value;
+          break;
+        case 1:
+          if (parse_ms (value, &opts.timeout_ms) < 0)
+            return usage_error ("--timeout-ms must be a whole number of milliseconds, not '%s'",
+                                value);
+          break;
+        case 2:
+          if (!bx_valid_id (value))
+            return usage_error ("--session must be 1 to 64 of [A-Za-z0-9_.-], not '%s'", value);
+          session = value;
+          break;
+        default:
+          if (!bx_valid_id (value))
+            return usage_error ("--call must be 1 to 64 of [A-Za-z0-9_.-], not '%s'", value);
+          call = value;
+          break;
+        }
+    }
+  if (npositional < 2)
+    return usage_error ("%s", npositional == 0 ? "call needs a TOOL and its JSON arguments"
+                                               : "call needs the tool's JSON arguments");
+
+  json_error_t jerr;
+  json_auto_t *arguments = json_loads (positional[1], JSON_REJECT_DUPLICATES, &jerr);
+  if (arguments == NULL)
+    {
+      fprintf (stderr, "boxmaker: the arguments are not valid JSON: %s (column %d)\n", jerr.text,
+               jerr.column);
+      return EXIT_USAGE;
+    }
+  if (!json_is_object (arguments))
+    return usage_error ("%s", "the arguments must be a JSON object, such as '{\"path\": \"/x\"}'");
+
+  cleanup_free char *generated = call ? NULL : new_call_id ();
+  cleanup_error bx_error err = NULL;
+  struct bx_client_response resp;
+  if (bx_client_call (&opts, call ? call : generated, session, positional[0], arguments, &resp,
+                      &err)
+      < 0)
+    return usage_error ("%s", bx_error_msg (err));
+
+  if (as_json)
+    print_json (&resp);
+  else
+    print_plain (&resp);
+  int status = resp.unavailable                ? EXIT_UNAVAILABLE
+               : resp.kind == BX_CLIENT_RESULT ? EXIT_RESULT
+                                               : EXIT_REFUSED;
+  bx_client_response_free (&resp);
+  if (fflush (stdout) != 0 && status == EXIT_RESULT)
+    {
+      perror ("boxmaker: standard output");
+      return EXIT_REFUSED;
+    }
+  return status;
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc < 2)
+    {
+      fputs (usage_text, stderr);
+      return EXIT_USAGE;
+    }
+  if (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0
+      || strcmp (argv[1], "help") == 0)
+    {
+      fputs (usage_text, stdout);
+      return 0;
+    }
+  if (strcmp (argv[1], "--version") == 0)
+    {
+      printf ("boxmaker %s\n", BX_VERSION);
+      return 0;
+    }
+  if (strcmp (argv[1], "call") == 0)
+    return cmd_call (argc - 2, argv + 2);
+  return usage_error ("unknown command '%s'", argv[1]);
+}

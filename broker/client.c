@@ -1,0 +1,306 @@
+/* The client side of brokerd's protocol: see client.h and seed 002.
+ *
+ * bx_client_call can end in eleven ways and no others; each is marked "exit N" where it
+ * happens.  Exits 1-3 and 5-10 are "unavailable": the broker cannot be reached or did not
+ * keep the protocol.  They all go through unavailable(), which logs one line, answers
+ * failed/BX_CLIENT_UNAVAILABLE and (through cleanup_close in the caller) drops the
+ * connection.  Exit 4 is a request too large to send, exit 11 brokerd's answer. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+#include "bx/deadline.h"
+#include "bx/frame.h"
+#include "bx/message.h"
+
+#include "client.h"
+
+/* Unix time in ms: a pending frame's expiry is wall-clock time from the broker's side. */
+static int64_t
+unix_now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* now + ms on the monotonic clock, or -1 when it would overflow.  A deadline must stay below
+ * BX_NO_DEADLINE, which bx_deadline_left reads as "wait for ever". */
+static int64_t
+checked_deadline (int64_t now, uint64_t ms)
+{
+  if (now < 0 || ms >= (uint64_t)(BX_NO_DEADLINE - now))
+    return -1;
+  return now + (int64_t)ms;
+}
+
+static void
+log_line (const struct bx_client_options *opts, const char *line)
+{
+  if (opts->log != NULL)
+    opts->log (line, opts->data);
+  else
+    fprintf (stderr, "%s\n", line);
+}
+
+/* The one helper every unavailable exit goes through: exactly one log line, a plain
+ * failure for the caller.  The connection is closed by the caller's cleanup_close. */
+static int unavailable (const struct bx_client_options *opts, struct bx_client_response *out,
+                        int exit, const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
+
+static int
+unavailable (const struct bx_client_options *opts, struct bx_client_response *out, int exit,
+             const char *fmt, ...)
+{
+  va_list ap;
+  cleanup_free char *why = NULL;
+  va_start (ap, fmt);
+  if (vasprintf (&why, fmt, ap) < 0)
+    why = NULL;
+  va_end (ap);
+  cleanup_free char *line
+      = bx_xasprintf ("%s: %s; %s", BX_CLIENT_UNAVAILABLE, why ? why : "(no memory for the reason)",
+                      BX_CLIENT_POINTER);
+  log_line (opts, line);
+
+  bx_client_response_free (out);
+  out->kind = BX_CLIENT_FAILED;
+  out->unavailable = true;
+  out->exit = exit;
+  out->message = bx_xstrdup (BX_CLIENT_UNAVAILABLE);
+  return 0;
+}
+
+/* Connects to PATH.  The socket is blocking during connect with SO_SNDTIMEO set to what is
+ * left of the deadline: a broker whose listen queue is full makes connect wait, and that wait
+ * must end at the deadline too.  *stage tells which exit a failure belongs to. */
+static int
+connect_broker (const char *path, int64_t deadline, int *stage, bx_error *err)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  if (strlen (path) >= sizeof addr.sun_path)
+    {
+      *stage = 2;
+      return bx_error_setc (err, ENAMETOOLONG, "the path is too long for a Unix socket");
+    }
+  strcpy (addr.sun_path, path);
+
+  cleanup_close int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    {
+      *stage = 2;
+      return bx_error_set (err, errno, "socket");
+    }
+
+  int64_t left = deadline - bx_now_ms ();
+  if (left < 1)
+    left = 1; /* a zero SO_SNDTIMEO would mean no limit at all */
+  struct timeval tv = { .tv_sec = left / 1000, .tv_usec = (left % 1000) * 1000 };
+  if (setsockopt (fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0)
+    {
+      *stage = 3;
+      return bx_error_set (err, errno, "SO_SNDTIMEO");
+    }
+
+  int r;
+  do
+    r = connect (fd, (struct sockaddr *)&addr, sizeof addr);
+  while (r < 0 && errno == EINTR);
+  if (r < 0)
+    {
+      *stage = 2;
+      /* A full queue that stays full until the deadline ends as EAGAIN. */
+      return bx_error_set (err, errno, "connect");
+    }
+
+  /* From here on every read and write is bounded by the deadline through poll (bx/deadline.h),
+   * so the socket no longer blocks on its own. */
+  int flags = fcntl (fd, F_GETFL);
+  if (flags < 0 || fcntl (fd, F_SETFL, flags | O_NONBLOCK) < 0)
+    {
+      *stage = 3;
+      return bx_error_set (err, errno, "O_NONBLOCK");
+    }
+  return steal_fd (&fd);
+}
+
+/* Copies an answer (exit 11) into OUT; ENV's strings live in FRAME, which the caller frees. */
+static void
+take_answer (const struct bx_envelope *env, struct bx_client_response *out)
+{
+  bx_client_response_free (out);
+  out->exit = 11;
+  switch (env->type)
+    {
+    case BX_MSG_RESULT:
+      out->kind = BX_CLIENT_RESULT;
+      out->content = bx_xmalloc (env->u.result.content_len + 1);
+      memcpy (out->content, env->u.result.content, env->u.result.content_len);
+      out->content[env->u.result.content_len] = '\0';
+      out->content_len = env->u.result.content_len;
+      out->class = bx_xstrdup (env->u.result.class);
+      out->untrusted = env->u.result.untrusted;
+      out->truncated = env->u.result.truncated;
+      break;
+    case BX_MSG_DENIED:
+      out->kind = BX_CLIENT_DENIED;
+      out->message = bx_xstrdup (env->u.denied.text);
+      break;
+    default:
+      out->kind = BX_CLIENT_FAILED;
+      out->message = bx_xstrdup (env->u.failed.text);
+      break;
+    }
+}
+
+int
+bx_client_call (const struct bx_client_options *opts, const char *call, const char *session,
+                const char *tool, const json_t *arguments, struct bx_client_response *out,
+                bx_error *err)
+{
+  /* The caller's own mistakes: nothing has been sent, and no outage is logged. */
+  if (call == NULL || !bx_valid_id (call))
+    return bx_error_setc (err, EINVAL, "the call id must be 1 to %d of [A-Za-z0-9_.-]", BX_ID_MAX);
+  if (session == NULL || !bx_valid_id (session))
+    return bx_error_setc (err, EINVAL, "the session id must be 1 to %d of [A-Za-z0-9_.-]",
+                          BX_ID_MAX);
+  if (tool == NULL || *tool == '\0')
+    return bx_error_setc (err, EINVAL, "no tool named");
+  if (!json_is_object (arguments))
+    return bx_error_setc (err, EINVAL, "the arguments must be a JSON object");
+
+  memset (out, 0, sizeof *out);
+  const char *path = opts->socket ? opts->socket : BX_CLIENT_DEFAULT_SOCKET;
+  cleanup_error bx_error e = NULL;
+
+  /* exit 1: the first deadline, taken before connecting, does not fit the clock. */
+  int64_t deadline = checked_deadline (bx_now_ms (), opts->timeout_ms);
+  if (deadline < 0)
+    return unavailable (opts, out, 1, "the timeout is too large (%llu ms)",
+                        (unsigned long long)opts->timeout_ms);
+
+  int stage = 0;
+  cleanup_close int fd = connect_broker (path, deadline, &stage, &e);
+  /* exit 2: the connection cannot be made (no socket, nobody listening, no permission, a
+   * queue that stayed full until the deadline, a path too long). */
+  if (fd < 0 && stage == 2)
+    return unavailable (opts, out, 2, "cannot connect to %s: %s", path, bx_error_msg (e));
+  /* exit 3: the socket cannot be given its timeout (setsockopt/fcntl failed). */
+  if (fd < 0)
+    return unavailable (opts, out, 3, "cannot set a timeout: %s", bx_error_msg (e));
+  /* exit 3 too: a zero timeout cannot be set (seed 002: set_write_timeout refuses zero); the
+   * call would be over before it started. */
+  if (opts->timeout_ms == 0)
+    return unavailable (opts, out, 3, "cannot set a timeout: the timeout is zero");
+
+  json_auto_t *request = bx_msg_tool_request (call, session, tool, arguments);
+  if (bx_frame_write (fd, request, deadline, &e) < 0)
+    {
+      /* exit 4: the request does not fit in a frame.  The broker is fine: the caller gets a
+       * failure it can act on (send less) and nothing is logged. */
+      if (bx_error_code (e) == BX_FRAME_TOO_LARGE)
+        {
+          out->kind = BX_CLIENT_FAILED;
+          out->exit = 4;
+          out->message = bx_xstrdup (BX_CLIENT_TOO_LARGE);
+          return 0;
+        }
+      /* exit 4 too: any other write error (the broker closed, the deadline passed). */
+      return unavailable (opts, out, 4, "cannot send the request: %s", bx_error_msg (e));
+    }
+
+  bool seen_pending = false;
+  for (;;)
+    {
+      json_auto_t *frame = NULL;
+      struct bx_envelope env;
+
+      /* exit 5: no frame could be read: closed before a frame began, the deadline passed,
+       * or anything else (cut inside a frame, oversize or zero header, not one JSON
+       * object, a malformed envelope, another protocol version). */
+      if (bx_frame_read (fd, deadline, &frame, &e) < 0)
+        {
+          int code = bx_error_code (e);
+          if (code == BX_FRAME_CLOSED)
+            return unavailable (opts, out, 5, "the connection closed before the final answer");
+          if (code == BX_FRAME_TIMED_OUT)
+            return unavailable (opts, out, 5, "no answer in time");
+          return unavailable (opts, out, 5, "bad frame: %s", bx_error_msg (e));
+        }
+      if (bx_envelope_parse (frame, &env, &e) < 0)
+        return unavailable (opts, out, 5, "bad frame: %s", bx_error_msg (e));
+      if (env.v != BX_PROTOCOL_VERSION)
+        return unavailable (opts, out, 5, "bad frame: protocol version %lld, not %d",
+                            (long long)env.v, BX_PROTOCOL_VERSION);
+
+      /* exit 6: an answer to some other request.  An error with an empty id is brokerd
+       * refusing a request it could not read: that is exit 7's report, not a mix-up. */
+      bool refusal = env.type == BX_MSG_ERROR && env.id[0] == '\0';
+      if (strcmp (env.id, call) != 0 && !refusal)
+        return unavailable (opts, out, 6, "an answer for request %s, not %s", env.id, call);
+
+      /* exit 7: brokerd reports an error, or sends a message that is no answer at all. */
+      if (env.type == BX_MSG_ERROR)
+        return unavailable (opts, out, 7, "the broker reported an error: %s", env.u.error.text);
+      if (env.type == BX_MSG_TOOL_REQUEST)
+        return unavailable (opts, out, 7, "an unexpected message");
+
+      if (env.type == BX_MSG_PENDING_APPROVAL)
+        {
+          /* exit 8: a pending frame can never be the last one. */
+          if (env.final)
+            return unavailable (opts, out, 8, "a pending frame marked final");
+          /* exit 10: only one pending frame per call. */
+          if (seen_pending)
+            return unavailable (opts, out, 10, "a second pending frame");
+          /* exit 10 too: the new deadline is expires + timeout.  expires comes from the
+           * peer: an expiry in the past leaves the timeout, and no addition may overflow. */
+          int64_t unix_now = unix_now_ms ();
+          uint64_t wait = env.u.pending.expires > unix_now
+                              ? (uint64_t)env.u.pending.expires - (uint64_t)unix_now
+                              : 0;
+          int64_t waited = checked_deadline (bx_now_ms (), wait);
+          int64_t next = waited < 0 ? -1 : checked_deadline (waited, opts->timeout_ms);
+          if (next < 0)
+            return unavailable (opts, out, 10, "an expiry too far away");
+          seen_pending = true;
+          deadline = next;
+          if (opts->on_pending != NULL)
+            {
+              struct bx_client_pending p
+                  = { .approval = env.u.pending.approval, .expires = env.u.pending.expires };
+              opts->on_pending (&p, opts->data);
+            }
+          continue; /* exits 5 to 10 apply to the next frame exactly as to the first */
+        }
+
+      /* exit 9: a result, failed or denied that is not marked final. */
+      if (!env.final)
+        return unavailable (opts, out, 9, "an answer not marked final");
+
+      /* exit 11: brokerd's answer, returned unchanged.  Nothing is logged: a denial or a
+       * failed tool is not an outage. */
+      take_answer (&env, out);
+      return 0;
+    }
+}
+
+void
+bx_client_response_free (struct bx_client_response *resp)
+{
+  if (resp == NULL)
+    return;
+  free (resp->content);
+  free (resp->class);
+  free (resp->message);
+  memset (resp, 0, sizeof *resp);
+}

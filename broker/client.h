@@ -1,0 +1,91 @@
+/* The client side of brokerd's protocol (seed 002's BrokerPort, in C).
+ *
+ * One connection per call, one frame out (a tool_request), then brokerd's answer: optionally
+ * one pending_approval frame (final false), then exactly one result, failed or denied (final
+ * true).  The timeout is a deadline for the whole call, taken before connecting, not a
+ * timeout per read: a broker that sends one byte now and then cannot hold the caller for
+ * ever.
+ *
+ * Whatever goes wrong on the way, the caller gets a plain answer and can go on: every way the
+ * call can end is one of the eleven exits listed in client.c, and each ends in a response.
+ * An outage is "failed" with BX_CLIENT_UNAVAILABLE and exactly one log line; a denial or a
+ * failure that brokerd sent is returned as it came and logs nothing.  docs/client.md. */
+#ifndef BX_CLIENT_H
+#define BX_CLIENT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bx/error.h"
+
+#define BX_CLIENT_DEFAULT_SOCKET     "/run/boxmaker/broker.sock"
+#define BX_CLIENT_DEFAULT_TIMEOUT_MS 120000
+
+/* The fixed sentences a caller (and the model behind it) sees. */
+#define BX_CLIENT_UNAVAILABLE "the tool broker is unavailable"
+#define BX_CLIENT_TOO_LARGE   "the request is too large for the tool broker"
+#define BX_CLIENT_POINTER     "see docs/runbook.md#broker-unavailable"
+
+/* What brokerd said while the call waits for a person's approval. */
+struct bx_client_pending
+{
+  const char *approval; /* what the person is asked to approve */
+  int64_t expires;      /* Unix time in ms, as brokerd sent it */
+};
+
+struct bx_client_options
+{
+  const char *socket;  /* NULL: BX_CLIENT_DEFAULT_SOCKET */
+  uint64_t timeout_ms; /* the whole call; 0 is refused (exit 3), huge values too (exit 1) */
+  /* Called exactly once per unavailable call with the line
+   * "the tool broker is unavailable: <why>; see docs/runbook.md#broker-unavailable"
+   * (no newline).  NULL: the line goes to standard error. */
+  void (*log) (const char *line, void *data);
+  /* Called once when brokerd sends a pending_approval frame; the strings live only during
+   * the call.  NULL: ignored. */
+  void (*on_pending) (const struct bx_client_pending *pending, void *data);
+  void *data; /* handed to log and on_pending */
+};
+
+enum bx_client_kind
+{
+  BX_CLIENT_RESULT,
+  BX_CLIENT_FAILED,
+  BX_CLIENT_DENIED,
+};
+
+struct bx_client_response
+{
+  enum bx_client_kind kind;
+  /* true when the call ended at an unavailable exit (kind is then FAILED and message is
+   * BX_CLIENT_UNAVAILABLE): the broker could not be reached or misbehaved. */
+  bool unavailable;
+  int exit; /* which exit of client.c ended the call, 1 to 11 */
+
+  /* RESULT: the content (may hold NUL; content[content_len] is a NUL), its labels. */
+  char *content;
+  size_t content_len;
+  char *class;
+  bool untrusted;
+  bool truncated;
+
+  /* FAILED: the message; DENIED: the reason. */
+  char *message;
+};
+
+/* Sends one tool call to brokerd and waits for the answer.  CALL and SESSION must be valid
+ * ids (bx_valid_id), TOOL a non-empty name, ARGUMENTS a JSON object.
+ *
+ * Returns 0 with *out filled for every answer, outages included (see above).  Returns -1
+ * with *err only when the caller's own input is wrong (a bad id, no tool, arguments that are
+ * not an object); nothing is sent then.  Free *out with bx_client_response_free. */
+int bx_client_call (const struct bx_client_options *opts, const char *call, const char *session,
+                    const char *tool, const json_t *arguments, struct bx_client_response *out,
+                    bx_error *err);
+
+/* Frees the strings and zeroes the struct; safe to call twice. */
+void bx_client_response_free (struct bx_client_response *resp);
+
+#endif

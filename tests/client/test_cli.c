@@ -1,0 +1,359 @@
+/* The boxmaker CLI as a program: what it prints and each exit status (0 result, 1 denied or
+ * failed, 2 usage, 3 broker unavailable), against the scripted fake brokerd. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+#include "bx/message.h"
+
+#include "fake_server.h"
+
+extern char **environ;
+
+struct run
+{
+  int status; /* exit status, or -1 when killed by a signal */
+  char out[65536];
+  size_t out_len;
+  char err[65536];
+};
+
+static struct run run;
+
+/* Runs boxmaker with ARGS (NULL-terminated, without argv[0]) and collects everything. */
+static void
+run_cli (const char *const *args)
+{
+  const char *argv[32] = { BOXMAKER_PATH };
+  for (int i = 0; args[i] != NULL; i++)
+    argv[i + 1] = args[i];
+  int out[2], err[2];
+  ck_assert_int_eq (pipe2 (out, O_CLOEXEC), 0);
+  ck_assert_int_eq (pipe2 (err, O_CLOEXEC), 0);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init (&fa);
+  posix_spawn_file_actions_adddup2 (&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2 (&fa, err[1], 2);
+  pid_t pid;
+  ck_assert_int_eq (posix_spawn (&pid, BOXMAKER_PATH, &fa, NULL, (char **)argv, environ), 0);
+  posix_spawn_file_actions_destroy (&fa);
+  close (out[1]);
+  close (err[1]);
+
+  memset (&run, 0, sizeof run);
+  size_t err_len = 0;
+  struct pollfd pfd[2] = { { .fd = out[0], .events = POLLIN }, { .fd = err[0], .events = POLLIN } };
+  int open_fds = 2;
+  while (open_fds > 0)
+    {
+      if (poll (pfd, 2, 10000) <= 0)
+        break;
+      for (int i = 0; i < 2; i++)
+        {
+          if (pfd[i].fd < 0 || pfd[i].revents == 0)
+            continue;
+          char *buf = i == 0 ? run.out + run.out_len : run.err + err_len;
+          size_t room = (i == 0 ? sizeof run.out - run.out_len : sizeof run.err - err_len) - 1;
+          ssize_t n = read (pfd[i].fd, buf, room);
+          if (n <= 0)
+            {
+              close (pfd[i].fd);
+              pfd[i].fd = -1;
+              open_fds--;
+              continue;
+            }
+          if (i == 0)
+            run.out_len += (size_t)n;
+          else
+            err_len += (size_t)n;
+        }
+    }
+  int st;
+  ck_assert_int_eq (waitpid (pid, &st, 0), pid);
+  run.status = WIFEXITED (st) ? WEXITSTATUS (st) : -1;
+}
+
+#define ASSERT_STATUS(n)                                                                           \
+  ck_assert_msg (run.status == (n), "status %d, stderr: %s", run.status, run.err)
+
+/* ARG: the JSON text of one frame to answer with after reading the request. */
+static void
+script_answer (struct fake_server *s, int fd)
+{
+  fake_read_request (s, fd);
+  for (const char *const *step = s->arg; *step != NULL; step++)
+    fake_send_json (fd, *step);
+  fake_wait_close (s, fd);
+}
+
+static struct fake_server srv;
+
+static void
+teardown (void)
+{
+  fake_server_stop (&srv);
+}
+
+/* The id in the request the fake server received. */
+static const char *
+request_field (const char *field)
+{
+  fake_server_join (&srv);
+  ck_assert_ptr_nonnull (srv.request);
+  if (strcmp (field, "id") == 0)
+    return json_string_value (json_object_get (srv.request, "id"));
+  return json_string_value (json_object_get (json_object_get (srv.request, "msg"), field));
+}
+
+static const char *const result_frame[]
+    = { "{\"v\":1,\"id\":\"ID\",\"final\":true,\"msg\":{\"type\":\"result\",\"content\":"
+        "\"hello\\nworld\\n\",\"class\":\"private\",\"untrusted\":false,\"truncated\":false}}",
+        NULL };
+
+/* The fake answers with the id it was given; the CLI's generated id is not known in advance,
+ * so these tests pass --call ID. */
+START_TEST (test_a_result_prints_the_content_on_stdout_and_exits_0)
+{
+  fake_server_start (&srv, script_answer, result_frame);
+  run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--socket", srv.path,
+                             "--call", "ID", NULL });
+  ASSERT_STATUS (0);
+  ck_assert_uint_eq (run.out_len, 12);
+  ck_assert_str_eq (run.out, "hello\nworld\n");
+  ck_assert_str_eq (run.err, "boxmaker: result: class=private untrusted=false truncated=false\n");
+  ck_assert_str_eq (request_field ("tool"), "read_file");
+  ck_assert_str_eq (request_field ("session"), "cli");
+}
+END_TEST
+
+START_TEST (test_json_output_prints_the_whole_answer)
+{
+  fake_server_start (&srv, script_answer, result_frame);
+  run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--socket=", NULL });
+  ASSERT_STATUS (2); /* an empty --socket is a usage error */
+  cleanup_free char *sock = bx_xasprintf ("--socket=%s", srv.path);
+  run_cli ((const char *[]){ "call", "--json", "read_file", "{\"path\":\"/x\"}", sock, "--call=ID",
+                             NULL });
+  ASSERT_STATUS (0);
+  ck_assert_str_eq (run.out, "{\"type\":\"result\",\"content\":\"hello\\nworld\\n\",\"class\":"
+                             "\"private\",\"untrusted\":false,\"truncated\":false}\n");
+  ck_assert_str_eq (run.err, "");
+}
+END_TEST
+
+START_TEST (test_the_generated_call_id_is_valid_and_the_session_is_passed)
+{
+  /* The fake's answer carries another id, so the call ends unavailable (exit 6); what is
+   * checked here is the request. */
+  fake_server_start (&srv, script_answer, result_frame);
+  run_cli ((const char *[]){ "call", "shell", "{\"command\":\"ls\"}", "--socket", srv.path,
+                             "--session", "agent-7", NULL });
+  ASSERT_STATUS (3);
+  const char *id = request_field ("id");
+  ck_assert_msg (bx_valid_id (id), "id %s", id);
+  ck_assert_msg (strncmp (id, "cli-", 4) == 0, "id %s", id);
+  ck_assert_str_eq (request_field ("call"), id);
+  ck_assert_str_eq (request_field ("session"), "agent-7");
+  ck_assert_str_eq (request_field ("tool"), "shell");
+  ck_assert_ptr_nonnull (strstr (run.err, "an answer for request ID, not cli-"));
+}
+END_TEST
+
+START_TEST (test_a_denial_exits_1_with_the_reason_on_stderr)
+{
+  static const char *const denied[]
+      = { "{\"v\":1,\"id\":\"ID\",\"final\":true,\"msg\":{\"type\":\"denied\",\"reason\":"
+          "\"read_file: /etc/passwd is outside every granted folder\"}}",
+          NULL };
+  fake_server_start (&srv, script_answer, denied);
+  run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/etc/passwd\"}", "--socket",
+                             srv.path, "--call", "ID", NULL });
+  ASSERT_STATUS (1);
+  ck_assert_str_eq (run.out, "");
+  ck_assert_str_eq (run.err,
+                    "boxmaker: denied: read_file: /etc/passwd is outside every granted folder\n");
+}
+END_TEST
+
+START_TEST (test_a_failure_exits_1_with_the_message_on_stderr)
+{
+  static const char *const failed[]
+      = { "{\"v\":1,\"id\":\"ID\",\"final\":true,\"msg\":{\"type\":\"failed\",\"message\":"
+          "\"the tool did not finish in time\"}}",
+          NULL };
+  fake_server_start (&srv, script_answer, failed);
+  run_cli ((const char *[]){ "call", "shell", "{\"command\":\"sleep 99\"}", "--socket", srv.path,
+                             "--call", "ID", NULL });
+  ASSERT_STATUS (1);
+  ck_assert_str_eq (run.err, "boxmaker: failed: the tool did not finish in time\n");
+}
+END_TEST
+
+START_TEST (test_a_pending_frame_is_shown_while_waiting)
+{
+  char *pending = fake_format ("{\"v\":1,\"id\":\"ID\",\"final\":false,\"msg\":{\"type\":"
+                               "\"pending_approval\",\"approval\":\"run ls?\",\"expires\":0}}");
+  const char *const steps[] = { pending, result_frame[0], NULL };
+  fake_server_start (&srv, script_answer, steps);
+  run_cli ((const char *[]){ "call", "shell", "{\"command\":\"ls\"}", "--socket", srv.path,
+                             "--call", "ID", NULL });
+  ASSERT_STATUS (0);
+  ck_assert_ptr_nonnull (
+      strstr (run.err, "boxmaker: waiting for approval: run ls? (expires 1970-01-01T00:00:00Z)\n"));
+  free (pending);
+}
+END_TEST
+
+/* ---- 3: unavailable ------------------------------------------------------------------------ */
+
+static void
+assert_unavailable_line (const char *why)
+{
+  ASSERT_STATUS (3);
+  ck_assert_str_eq (run.out, "");
+  cleanup_free char *want = bx_xasprintf ("boxmaker: the tool broker is unavailable: %s", why);
+  ck_assert_msg (strncmp (run.err, want, strlen (want)) == 0, "stderr: %s", run.err);
+  ck_assert_msg (strstr (run.err, "; see docs/runbook.md#broker-unavailable\n") != NULL
+                     && strchr (run.err, '\n') == run.err + strlen (run.err) - 1,
+                 "stderr: %s", run.err);
+}
+
+START_TEST (test_no_broker_exits_3)
+{
+  fake_server_start (&srv, NULL, NULL);
+  cleanup_free char *missing = bx_xasprintf ("%s/none.sock", srv.dir);
+  run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--socket", missing, NULL });
+  cleanup_free char *why = bx_xasprintf ("cannot connect to %s", missing);
+  assert_unavailable_line (why);
+}
+END_TEST
+
+START_TEST (test_a_broker_sending_garbage_exits_3)
+{
+  static const char *const garbage[] = { "this is not json", NULL };
+  fake_server_start (&srv, script_answer, garbage);
+  run_cli (
+      (const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--socket", srv.path, NULL });
+  assert_unavailable_line ("bad frame: ");
+}
+END_TEST
+
+START_TEST (test_a_silent_broker_exits_3_at_the_timeout)
+{
+  static const char *const nothing[] = { NULL };
+  fake_server_start (&srv, script_answer, nothing);
+  run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--socket", srv.path,
+                             "--timeout-ms", "200", NULL });
+  assert_unavailable_line ("no answer in time");
+}
+END_TEST
+
+START_TEST (test_a_zero_or_huge_timeout_exits_3)
+{
+  static const char *const nothing[] = { NULL };
+  fake_server_start (&srv, script_answer, nothing);
+  run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--socket", srv.path,
+                             "--timeout-ms", "0", NULL });
+  assert_unavailable_line ("cannot set a timeout: the timeout is zero");
+  run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--socket", srv.path,
+                             "--timeout-ms", "18446744073709551615", NULL });
+  assert_unavailable_line ("the timeout is too large");
+}
+END_TEST
+
+/* ---- 2: usage ----------------------------------------------------------------------------- */
+
+static void
+assert_usage (const char *const *args, const char *msg)
+{
+  run_cli (args);
+  ASSERT_STATUS (2);
+  ck_assert_str_eq (run.out, "");
+  ck_assert_msg (strstr (run.err, msg) != NULL, "stderr: %s", run.err);
+}
+
+START_TEST (test_usage_errors_exit_2_and_say_what_is_wrong)
+{
+  assert_usage ((const char *[]){ NULL }, "usage: boxmaker call TOOL");
+  assert_usage ((const char *[]){ "frobnicate", NULL }, "unknown command 'frobnicate'");
+  assert_usage ((const char *[]){ "call", NULL }, "call needs a TOOL and its JSON arguments");
+  assert_usage ((const char *[]){ "call", "read_file", NULL }, "call needs the tool's JSON");
+  assert_usage ((const char *[]){ "call", "read_file", "{}", "extra", NULL },
+                "unexpected argument 'extra'");
+  assert_usage ((const char *[]){ "call", "read_file", "{}", "--sockets", "x", NULL },
+                "unknown option '--sockets'");
+  assert_usage ((const char *[]){ "call", "read_file", "{}", "-x", NULL }, "unknown option '-x'");
+  assert_usage ((const char *[]){ "call", "read_file", "{}", "--socket", NULL },
+                "--socket needs a value");
+  assert_usage ((const char *[]){ "call", "read_file", "{\"path\":", NULL },
+                "the arguments are not valid JSON");
+  assert_usage ((const char *[]){ "call", "read_file", "{\"a\":1,\"a\":2}", NULL },
+                "the arguments are not valid JSON: duplicate object key");
+  assert_usage ((const char *[]){ "call", "read_file", "[\"/x\"]", NULL },
+                "the arguments must be a JSON object");
+  assert_usage ((const char *[]){ "call", "read_file", "\"/x\"", NULL },
+                "the arguments are not valid JSON");
+  assert_usage ((const char *[]){ "call", "read_file", "{}", "--timeout-ms", "abc", NULL },
+                "--timeout-ms must be a whole number of milliseconds, not 'abc'");
+  assert_usage ((const char *[]){ "call", "read_file", "{}", "--timeout-ms", "-5", NULL },
+                "--timeout-ms must be a whole number");
+  assert_usage (
+      (const char *[]){ "call", "read_file", "{}", "--timeout-ms", "99999999999999999999", NULL },
+      "--timeout-ms must be a whole number");
+  assert_usage ((const char *[]){ "call", "read_file", "{}", "--call", "a/b", NULL },
+                "--call must be 1 to 64 of [A-Za-z0-9_.-], not 'a/b'");
+  assert_usage ((const char *[]){ "call", "read_file", "{}", "--session", "", NULL },
+                "--session must be 1 to 64");
+}
+END_TEST
+
+START_TEST (test_help_and_version_exit_0)
+{
+  run_cli ((const char *[]){ "--help", NULL });
+  ASSERT_STATUS (0);
+  ck_assert_ptr_nonnull (strstr (run.out, "Exit status: 0 result, 1 denied or failed"));
+  run_cli ((const char *[]){ "--version", NULL });
+  ASSERT_STATUS (0);
+  ck_assert_msg (strncmp (run.out, "boxmaker ", 9) == 0, "stdout: %s", run.out);
+}
+END_TEST
+
+static Suite *
+cli_suite (void)
+{
+  Suite *s = suite_create ("cli");
+  TCase *tc = tcase_create ("cli");
+  tcase_add_checked_fixture (tc, NULL, teardown);
+  tcase_set_timeout (tc, 30);
+  tcase_add_test (tc, test_a_result_prints_the_content_on_stdout_and_exits_0);
+  tcase_add_test (tc, test_json_output_prints_the_whole_answer);
+  tcase_add_test (tc, test_the_generated_call_id_is_valid_and_the_session_is_passed);
+  tcase_add_test (tc, test_a_denial_exits_1_with_the_reason_on_stderr);
+  tcase_add_test (tc, test_a_failure_exits_1_with_the_message_on_stderr);
+  tcase_add_test (tc, test_a_pending_frame_is_shown_while_waiting);
+  tcase_add_test (tc, test_no_broker_exits_3);
+  tcase_add_test (tc, test_a_broker_sending_garbage_exits_3);
+  tcase_add_test (tc, test_a_silent_broker_exits_3_at_the_timeout);
+  tcase_add_test (tc, test_a_zero_or_huge_timeout_exits_3);
+  tcase_add_test (tc, test_usage_errors_exit_2_and_say_what_is_wrong);
+  tcase_add_test (tc, test_help_and_version_exit_0);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *sr = srunner_create (cli_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
