@@ -527,13 +527,12 @@ parse_grants (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
   }
 }
 
+/* The same rule as the module loader's: a name never climbs out of the runtimes folder. */
 static bool
 valid_module_name (const char *s)
 {
-  for (const char *p = s; *p; p++)
-    if (!isalnum ((unsigned char)*p) && *p != '_' && *p != '-')
-      return false;
-  return *s != '\0';
+  size_t n = strlen (s);
+  return n > 0 && n <= 64 && strspn (s, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
 }
 
 static void
@@ -614,7 +613,7 @@ parse_runtime (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
         {
           if (m[0] == '/' ? file_problem (m) != NULL : !valid_module_name (m))
             problem (w, v[0],
-                     "module \"%s\" is not valid: expected a name (letters, digits, '-', '_') "
+                     "module \"%s\" is not valid: expected a name of [a-z0-9_-] "
                      "or an absolute path to a .so",
                      m);
           else

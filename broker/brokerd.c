@@ -1,0 +1,234 @@
+/* brokerd: the daemon that decides a model's tool calls against the owner's grants and runs
+ * the allowed ones through a runtime module.
+ *
+ *   brokerd --config FILE [--runtimedir DIR]        serve
+ *   brokerd --check-config FILE [--runtimedir DIR]  load the config and the module, print a
+ *                                                   summary, exit 0; or print errors, exit 1
+ *
+ * Exit status: 0 served and stopped on SIGTERM/SIGINT (or the config is valid), 1 a config,
+ * module or socket error, 2 a usage error.  The config is read once: a restart applies a
+ * new one (there is no live reload). */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+
+#include "audit.h"
+#include "config.h"
+#include "host_services.h"
+#include "module_loader.h"
+#include "server.h"
+
+#ifndef BX_RUNTIMEDIR
+#error "BX_RUNTIMEDIR must be defined by the build"
+#endif
+#ifndef BX_VERSION
+#define BX_VERSION "unknown"
+#endif
+
+static void
+usage (FILE *to)
+{
+  fputs ("usage: brokerd --config FILE [--runtimedir DIR]\n"
+         "       brokerd --check-config FILE [--runtimedir DIR]\n"
+         "\n"
+         "  --config FILE        serve with the config in FILE\n"
+         "  --check-config FILE  check FILE and the runtime module it names, print a summary\n"
+         "  --runtimedir DIR     where runtime modules are found by name (default " BX_RUNTIMEDIR
+         ")\n"
+         "  --debug              also log the runtime module's debug lines\n"
+         "  --help, --version\n",
+         to);
+}
+
+/* A module's log line goes to standard error with its name, in one write so lines from
+ * concurrent runs do not interleave. */
+static void
+log_line (void *ctx, const char *module, enum bx_log_level level, const char *line)
+{
+  const bool *debug = ctx;
+  if (level >= BX_LOG_DEBUG && !*debug)
+    return;
+  cleanup_free char *s
+      = bx_xasprintf ("brokerd: %s: %s: %s\n", module, bx_log_level_name (level), line);
+  if (write (STDERR_FILENO, s, strlen (s)) < 0)
+    return; /* nowhere else to say it */
+}
+
+/* Config errors already start with FILE:LINE:COLUMN and go out as they are; the others get
+ * the program's name. */
+static void
+print_error (const char *prefix, bx_error err)
+{
+  fprintf (stderr, "%s%s\n", prefix, bx_error_msg (err));
+}
+
+static void
+print_summary (const struct bx_config *cfg, struct bx_module *module)
+{
+  unsigned major = 0, minor = 0;
+  bx_module_version (module, &major, &minor);
+  printf ("%s: valid\n", cfg->file);
+  printf ("runtime: %s (%s, ABI %u.%u)\n", bx_module_name (module), bx_module_path (module), major,
+          minor);
+  printf ("socket: %s (mode %04o), home: %s, audit: %s\n", cfg->socket, cfg->socket_mode, cfg->home,
+          cfg->audit);
+  printf ("limits: max_connections %u, request_timeout_ms %lld, grace_ms %lld\n",
+          cfg->max_connections, (long long)cfg->request_timeout_ms, (long long)cfg->grace_ms);
+  if (cfg->n_grants == 0)
+    printf ("no grants: every call is denied\n");
+  for (size_t i = 0; i < cfg->n_grants; i++)
+    {
+      const struct bx_grant *g = &cfg->grants[i];
+      printf ("grant %zu (line %u): ", i + 1, g->line);
+      const char *sep = "";
+      for (int t = 0; t < BX_TOOL_COUNT; t++)
+        if (bx_grant_lists (g, (enum bx_tool)t))
+          {
+            printf ("%s%s", sep, bx_tool_name ((enum bx_tool)t));
+            sep = ", ";
+          }
+      if (g->n_paths > 0)
+        {
+          printf (" in");
+          for (size_t k = 0; k < g->n_paths; k++)
+            printf ("%s %s", k ? "," : "", g->paths[k]);
+        }
+      if (g->n_hosts > 0)
+        {
+          printf (" from");
+          for (size_t k = 0; k < g->n_hosts; k++)
+            printf ("%s %s", k ? "," : "", g->hosts[k]);
+        }
+      printf ("; class %s, %s\n", bx_class_name (g->class), g->untrusted ? "untrusted" : "trusted");
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  static const struct option longopts[] = {
+    { "config", required_argument, NULL, 'c' },
+    { "check-config", required_argument, NULL, 'C' },
+    { "runtimedir", required_argument, NULL, 'r' },
+    { "help", no_argument, NULL, 'h' },
+    { "debug", no_argument, NULL, 'd' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 },
+  };
+  const char *config_file = NULL;
+  const char *runtimedir = BX_RUNTIMEDIR;
+  bool check = false;
+  bool debug = false;
+  int opt;
+  while ((opt = getopt_long (argc, argv, "", longopts, NULL)) != -1)
+    switch (opt)
+      {
+      case 'c':
+      case 'C':
+        if (config_file != NULL)
+          {
+            fputs ("brokerd: give one of --config and --check-config, once\n", stderr);
+            return 2;
+          }
+        config_file = optarg;
+        check = opt == 'C';
+        break;
+      case 'r':
+        runtimedir = optarg;
+        break;
+      case 'd':
+        debug = true;
+        break;
+      case 'h':
+        usage (stdout);
+        return 0;
+      case 'V':
+        printf ("brokerd %s\n", BX_VERSION);
+        return 0;
+      default:
+        usage (stderr);
+        return 2;
+      }
+  if (optind < argc || config_file == NULL)
+    {
+      if (optind < argc)
+        fprintf (stderr, "brokerd: unexpected argument \"%s\"\n", argv[optind]);
+      usage (stderr);
+      return 2;
+    }
+
+  /* Signals first, before any thread exists (a module's create() may start some): every
+   * thread inherits the mask, and the server reads the signals from a signalfd, so there is
+   * no handler and no global.  SIGHUP too: there is no live reload, and the server says so
+   * rather than dying. */
+  sigset_t mask;
+  sigemptyset (&mask);
+  sigaddset (&mask, SIGTERM);
+  sigaddset (&mask, SIGINT);
+  sigaddset (&mask, SIGHUP);
+  if (!check)
+    pthread_sigmask (SIG_BLOCK, &mask, NULL);
+  signal (SIGPIPE, SIG_IGN);
+
+  cleanup_error bx_error err = NULL;
+  struct bx_config *cfg = NULL;
+  if (bx_config_load (config_file, &cfg, &err) < 0)
+    {
+      print_error ("", err);
+      return 1;
+    }
+  const char *name = cfg->runtime_module ? cfg->runtime_module : BX_REFUSING_MODULE;
+  struct bx_module *module = NULL;
+  if (bx_module_load (name, runtimedir, &module, &err) < 0
+      || bx_module_create (module, cfg->runtime_options, cfg->home, log_line, &debug, &err) < 0)
+    {
+      print_error ("brokerd: ", err);
+      bx_config_free (cfg);
+      return 1;
+    }
+  if (check)
+    {
+      print_summary (cfg, module);
+      bx_module_destroy (module);
+      bx_config_free (cfg);
+      return 0;
+    }
+
+  struct bx_audit *audit = NULL;
+  int listen_fd = -1;
+  sigset_t only;
+  sigemptyset (&only);
+  sigaddset (&only, SIGTERM);
+  sigaddset (&only, SIGINT);
+  sigaddset (&only, SIGHUP);
+  int sfd = signalfd (-1, &only, SFD_CLOEXEC);
+  if (sfd < 0)
+    bx_error_set (&err, errno, "signalfd");
+  if (sfd < 0 || bx_audit_open (cfg->audit, &audit, &err) < 0
+      || bx_server_listen (cfg, &listen_fd, &err) < 0)
+    {
+      print_error ("brokerd: ", err);
+      bx_module_destroy (module);
+      bx_config_free (cfg);
+      return 1;
+    }
+  fprintf (stderr, "brokerd: listening on %s with runtime %s, %zu grant(s)\n", cfg->socket,
+           bx_module_name (module), cfg->n_grants);
+  int left = bx_server_run (cfg, module, audit, listen_fd, sfd);
+  close (sfd);
+  if (left == 0)
+    {
+      bx_module_destroy (module);
+      bx_audit_close (audit);
+      bx_config_free (cfg);
+    }
+  return 0;
+}

@@ -1,0 +1,469 @@
+/* The socket server.  See server.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+#include "bx/deadline.h"
+#include "bx/frame.h"
+#include "bx/message.h"
+#include "bx/tool_args.h"
+
+#include "policy.h"
+#include "runner.h"
+#include "server.h"
+
+/* How long a refusal or an error frame may take to write: the socket buffer of a fresh
+ * connection holds it at once, so this only matters for a client that does not read. */
+#define SHORT_WRITE_MS 200
+
+static const char busy_detail[] = "brokerd is busy";
+
+struct server
+{
+  const struct bx_config *config;
+  struct bx_module *module;
+  struct bx_audit *audit;
+  pthread_mutex_t lock;
+  pthread_cond_t idle; /* signalled when active drops */
+  unsigned active;     /* connections being served */
+};
+
+struct conn
+{
+  struct server *server;
+  int fd;
+};
+
+/* ---- The socket. --------------------------------------------------------------------- */
+
+static int
+fill_addr (const char *path, struct sockaddr_un *addr, bx_error *err)
+{
+  memset (addr, 0, sizeof *addr);
+  addr->sun_family = AF_UNIX;
+  if (strlen (path) >= sizeof addr->sun_path)
+    return bx_error_setc (err, ENAMETOOLONG, "socket %s: the path is too long", path);
+  strcpy (addr->sun_path, path);
+  return 0;
+}
+
+/* A socket file at PATH: refuse when a brokerd answers on it, remove it when nobody does. */
+static int
+clear_stale (const char *path, const struct sockaddr_un *addr, bx_error *err)
+{
+  struct stat st;
+  if (lstat (path, &st) < 0)
+    {
+      if (errno == ENOENT)
+        return 0;
+      return bx_error_set (err, errno, "socket %s", path);
+    }
+  if (!S_ISSOCK (st.st_mode))
+    return bx_error_setc (err, EEXIST,
+                          "socket %s: the path exists and is not a socket; "
+                          "refusing to replace it",
+                          path);
+  cleanup_close int probe = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (probe < 0)
+    return bx_error_set (err, errno, "socket %s: cannot make a probe socket", path);
+  if (connect (probe, (const struct sockaddr *)addr, sizeof *addr) == 0)
+    return bx_error_setc (err, EADDRINUSE, "socket %s: another brokerd is already listening on it",
+                          path);
+  if (errno != ECONNREFUSED)
+    return bx_error_set (err, errno, "socket %s: cannot tell whether it is in use", path);
+  /* Nobody listens: a brokerd that died without cleaning up left it. */
+  if (unlink (path) < 0 && errno != ENOENT)
+    return bx_error_set (err, errno, "socket %s: cannot remove the stale socket", path);
+  return 0;
+}
+
+int
+bx_server_listen (const struct bx_config *cfg, int *out, bx_error *err)
+{
+  const char *path = cfg->socket;
+  struct sockaddr_un addr;
+  if (fill_addr (path, &addr, err) < 0)
+    return -1;
+  /* The folder: systemd's RuntimeDirectory makes it; by hand, one missing level is made. */
+  cleanup_free char *dir = bx_xstrdup (path);
+  char *slash = strrchr (dir, '/');
+  if (slash != NULL && slash != dir)
+    {
+      *slash = '\0';
+      if (mkdir (dir, 0755) < 0 && errno != EEXIST)
+        return bx_error_set (err, errno, "socket %s: cannot make its folder %s", path, dir);
+    }
+  if (clear_stale (path, &addr, err) < 0)
+    return -1;
+  cleanup_close int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return bx_error_set (err, errno, "socket %s: cannot make a socket", path);
+  /* Bind with a tight umask so the socket never exists with looser permissions than the
+   * config asks for, then set the exact mode.  brokerd is single-threaded here. */
+  mode_t old = umask (0177);
+  int r = bind (fd, (const struct sockaddr *)&addr, sizeof addr);
+  int bind_errno = errno;
+  umask (old);
+  if (r < 0)
+    return bx_error_set (err, bind_errno, "socket %s: cannot bind", path);
+  if (chmod (path, cfg->socket_mode) < 0)
+    {
+      int e = errno;
+      unlink (path);
+      return bx_error_set (err, e, "socket %s: cannot set its mode %04o", path, cfg->socket_mode);
+    }
+  if (listen (fd, SOMAXCONN) < 0)
+    {
+      int e = errno;
+      unlink (path);
+      return bx_error_set (err, e, "socket %s: cannot listen", path);
+    }
+  *out = steal_fd (&fd);
+  return 0;
+}
+
+/* ---- One call. ----------------------------------------------------------------------- */
+
+struct call
+{
+  struct server *server;
+  int fd;
+  int64_t started;
+  struct bx_audit_record rec;
+};
+
+/* Sends FRAME (taking it) and logs the call. */
+static void
+finish (struct call *c, json_t *frame, int64_t deadline)
+{
+  cleanup_error bx_error err = NULL;
+  if (frame != NULL && bx_frame_write (c->fd, frame, deadline, &err) < 0
+      && bx_error_code (err) == BX_FRAME_TOO_LARGE)
+    {
+      /* The runner keeps results under the frame limit; this is the last line of defence. */
+      json_t *failed = bx_msg_failed (json_string_value (json_object_get (frame, "id")),
+                                      "the tool's output is too large to send");
+      bx_error_free (&err);
+      bx_frame_write (c->fd, failed, deadline, &err);
+      json_decref (failed);
+      c->rec.outcome = "failed";
+      c->rec.output_bytes = 0;
+    }
+  json_decref (frame);
+  c->rec.duration_ms = bx_now_ms () - c->started;
+  bx_audit_write (c->server->audit, &c->rec);
+}
+
+/* Answers a request brokerd could not take with an `error` frame and logs it. */
+static void
+refuse (struct call *c, const char *id, const char *detail)
+{
+  c->rec.decision = "error";
+  c->rec.outcome = "error";
+  c->rec.reason = detail;
+  finish (c, bx_msg_error (id, detail), bx_deadline_in (SHORT_WRITE_MS));
+}
+
+/* A request that names a tool we do not have, or arguments the parser refuses: the model
+ * wrote them, so the answer is `denied` with the reason, which it can act on. */
+static void
+deny_request (struct call *c, const char *id, const char *reason)
+{
+  c->rec.decision = "error";
+  c->rec.outcome = "denied";
+  c->rec.reason = reason;
+  finish (c, bx_msg_denied (id, reason), bx_deadline_in (c->server->config->request_timeout_ms));
+}
+
+static void
+serve_call (struct server *s, int fd)
+{
+  struct call c = {
+    .server = s,
+    .fd = fd,
+    .started = bx_now_ms (),
+    .rec = { .content_bytes = -1 },
+  };
+  const struct bx_config *cfg = s->config;
+  cleanup_error bx_error err = NULL;
+  json_t *frame = NULL;
+  if (bx_frame_read (fd, bx_deadline_in (cfg->request_timeout_ms), &frame, &err) < 0)
+    {
+      cleanup_free char *detail = NULL;
+      switch (bx_error_code (err))
+        {
+        case BX_FRAME_CLOSED:
+          /* Connected and left without a byte: a probe (another brokerd checking whether
+           * this socket is live), not a call. */
+          return;
+        case BX_FRAME_TIMED_OUT:
+          detail = bx_xasprintf ("no complete request within %lld ms",
+                                 (long long)cfg->request_timeout_ms);
+          break;
+        case BX_FRAME_TOO_LARGE:
+          detail = bx_xasprintf ("bad frame: %s (at most %u bytes)", bx_error_msg (err),
+                                 (unsigned)BX_FRAME_MAX);
+          break;
+        default:
+          detail = bx_xasprintf ("bad frame: %s", bx_error_msg (err));
+          break;
+        }
+      refuse (&c, NULL, detail);
+      return;
+    }
+
+  /* The version first: a later version may shape its messages differently, and the client
+   * deserves to hear that it speaks the wrong one rather than what failed to parse. */
+  json_t *v = json_object_get (frame, "v");
+  if (json_is_integer (v) && json_integer_value (v) != BX_PROTOCOL_VERSION)
+    {
+      const char *vid = json_string_value (json_object_get (frame, "id"));
+      cleanup_free char *detail
+          = bx_xasprintf ("unsupported protocol version %lld: this brokerd speaks %d",
+                          (long long)json_integer_value (v), BX_PROTOCOL_VERSION);
+      refuse (&c, vid != NULL && bx_valid_id (vid) ? vid : NULL, detail);
+      json_decref (frame);
+      return;
+    }
+  struct bx_envelope env;
+  if (bx_envelope_parse (frame, &env, &err) < 0)
+    {
+      /* Answer with the id when there is a usable one, so the client can match it. */
+      const char *id = json_string_value (json_object_get (frame, "id"));
+      cleanup_free char *detail = bx_xasprintf ("bad message: %s", bx_error_msg (err));
+      refuse (&c, id != NULL && bx_valid_id (id) ? id : NULL, detail);
+      json_decref (frame);
+      return;
+    }
+  const char *id = bx_valid_id (env.id) ? env.id : NULL;
+  cleanup_free char *detail = NULL;
+  if (env.v != BX_PROTOCOL_VERSION)
+    detail = bx_xasprintf ("unsupported protocol version %lld: this brokerd speaks %d",
+                           (long long)env.v, BX_PROTOCOL_VERSION);
+  else if (id == NULL)
+    detail = bx_xstrdup ("bad id: expected 1 to 64 of [A-Za-z0-9_.-]");
+  else if (env.type != BX_MSG_TOOL_REQUEST)
+    detail = bx_xstrdup ("unexpected message: expected a tool_request");
+  else if (!env.final)
+    detail = bx_xstrdup ("a tool_request must be final");
+  else if (!bx_valid_id (env.u.request.call))
+    detail = bx_xstrdup ("bad call id: expected 1 to 64 of [A-Za-z0-9_.-]");
+  else if (!bx_valid_id (env.u.request.session))
+    detail = bx_xstrdup ("bad session id: expected 1 to 64 of [A-Za-z0-9_.-]");
+  if (detail != NULL)
+    {
+      refuse (&c, id, detail);
+      json_decref (frame);
+      return;
+    }
+
+  c.rec.call = env.u.request.call;
+  c.rec.session = env.u.request.session;
+  c.rec.tool = env.u.request.tool;
+  enum bx_tool tool;
+  if (bx_tool_from_name (env.u.request.tool, &tool) < 0)
+    {
+      cleanup_free char *reason = bx_xasprintf (
+          "unknown tool \"%.64s\": expected read_file, write_file, shell or http_fetch",
+          env.u.request.tool);
+      deny_request (&c, id, reason);
+      json_decref (frame);
+      return;
+    }
+  struct bx_tool_args args = { 0 };
+  if (bx_tool_args_from_json (tool, env.u.request.arguments, &args, &err) < 0)
+    {
+      bx_tool_args_clear (&args);
+      deny_request (&c, id, bx_error_msg (err));
+      json_decref (frame);
+      return;
+    }
+  if (tool == BX_TOOL_WRITE_FILE && args.content != NULL)
+    c.rec.content_bytes = (ssize_t)strlen (args.content);
+
+  struct bx_decision d;
+  bx_policy_decide (cfg, &args, &d);
+  struct bx_run_report report;
+  json_t *answer
+      = bx_runner_respond (s->module, &d, id, env.u.request.call, env.u.request.session, &report);
+  c.rec.decision = d.verdict == BX_ALLOWED ? "allowed" : "denied";
+  c.rec.grant = d.verdict == BX_ALLOWED ? (ssize_t)d.grant_index + 1 : 0;
+  c.rec.reason = d.reason;
+  c.rec.outcome = report.outcome;
+  c.rec.output_bytes = report.output_bytes;
+  c.rec.truncated = report.truncated;
+  /* The client may read a large answer slowly; it gets a fresh deadline of its own. */
+  finish (&c, answer, bx_deadline_in (cfg->request_timeout_ms));
+  bx_decision_clear (&d);
+  json_decref (frame);
+}
+
+static void *
+conn_main (void *arg)
+{
+  struct conn *conn = arg;
+  struct server *s = conn->server;
+  serve_call (s, conn->fd);
+  close (conn->fd);
+  free (conn);
+  pthread_mutex_lock (&s->lock);
+  s->active--;
+  pthread_cond_broadcast (&s->idle);
+  pthread_mutex_unlock (&s->lock);
+  return NULL;
+}
+
+/* Past max_connections: say so at once and close, so the client never hangs. */
+static void
+refuse_busy (struct server *s, int fd)
+{
+  struct call c = {
+    .server = s,
+    .fd = fd,
+    .started = bx_now_ms (),
+    .rec = { .content_bytes = -1 },
+  };
+  refuse (&c, NULL, busy_detail);
+}
+
+static void
+accept_one (struct server *s, int listen_fd)
+{
+  int fd = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC);
+  if (fd < 0)
+    {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+        {
+          fprintf (stderr, "brokerd: cannot accept a connection: %s\n", strerror (errno));
+          /* Out of descriptors: do not spin on a listen socket that stays readable. */
+          struct timespec ts = { 0, 50 * 1000 * 1000 };
+          nanosleep (&ts, NULL);
+        }
+      return;
+    }
+  pthread_mutex_lock (&s->lock);
+  bool full = s->active >= s->config->max_connections;
+  if (!full)
+    s->active++;
+  pthread_mutex_unlock (&s->lock);
+  if (full)
+    {
+      refuse_busy (s, fd);
+      close (fd);
+      return;
+    }
+  struct conn *conn = bx_xmalloc (sizeof *conn);
+  conn->server = s;
+  conn->fd = fd;
+  pthread_attr_t attr;
+  pthread_attr_init (&attr);
+  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+  pthread_t t;
+  int r = pthread_create (&t, &attr, conn_main, conn);
+  pthread_attr_destroy (&attr);
+  if (r != 0)
+    {
+      free (conn);
+      refuse_busy (s, fd);
+      close (fd);
+      pthread_mutex_lock (&s->lock);
+      s->active--;
+      pthread_mutex_unlock (&s->lock);
+    }
+}
+
+int
+bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_audit *audit,
+               int listen_fd, int signal_fd)
+{
+  /* On the heap: when calls outlive the grace period, their threads still point at it. */
+  struct server *s = bx_xzalloc (sizeof *s);
+  s->config = cfg;
+  s->module = module;
+  s->audit = audit;
+  pthread_mutex_init (&s->lock, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init (&ca);
+  pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
+  pthread_cond_init (&s->idle, &ca);
+  pthread_condattr_destroy (&ca);
+
+  int signo = 0;
+  while (signo == 0)
+    {
+      struct pollfd p[2]
+          = { { .fd = listen_fd, .events = POLLIN }, { .fd = signal_fd, .events = POLLIN } };
+      if (poll (p, 2, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          fprintf (stderr, "brokerd: poll: %s\n", strerror (errno));
+          break;
+        }
+      if (p[1].revents & POLLIN)
+        {
+          struct signalfd_siginfo si;
+          if (read (signal_fd, &si, sizeof si) == (ssize_t)sizeof si)
+            signo = (int)si.ssi_signo;
+          if (signo == SIGHUP)
+            {
+              fputs ("brokerd: SIGHUP: there is no live reload; restart brokerd to apply a new "
+                     "config\n",
+                     stderr);
+              signo = 0;
+            }
+          continue;
+        }
+      if (p[0].revents & POLLIN)
+        accept_one (s, listen_fd);
+    }
+
+  /* Stop accepting and remove the socket at once: a client now gets "connection refused"
+   * rather than waiting, and a new brokerd started during the grace period keeps its
+   * socket. */
+  close (listen_fd);
+  if (unlink (cfg->socket) < 0 && errno != ENOENT)
+    fprintf (stderr, "brokerd: cannot remove %s: %s\n", cfg->socket, strerror (errno));
+  fprintf (stderr, "brokerd: %s: stopping\n", signo ? strsignal (signo) : "error");
+
+  struct timespec until;
+  clock_gettime (CLOCK_MONOTONIC, &until);
+  until.tv_sec += cfg->grace_ms / 1000;
+  until.tv_nsec += (cfg->grace_ms % 1000) * 1000000;
+  if (until.tv_nsec >= 1000000000)
+    {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000;
+    }
+  pthread_mutex_lock (&s->lock);
+  while (s->active > 0)
+    if (pthread_cond_timedwait (&s->idle, &s->lock, &until) == ETIMEDOUT)
+      break;
+  unsigned left = s->active;
+  pthread_mutex_unlock (&s->lock);
+  if (left > 0)
+    {
+      fprintf (stderr, "brokerd: %u call(s) still running after %lld ms; exiting anyway\n", left,
+               (long long)cfg->grace_ms);
+      /* The threads still use the server: it is left allocated, and the process is about
+       * to end. */
+      return (int)left;
+    }
+  pthread_cond_destroy (&s->idle);
+  pthread_mutex_destroy (&s->lock);
+  free (s);
+  return 0;
+}

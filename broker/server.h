@@ -1,0 +1,35 @@
+/* The socket server: one request per connection, a thread per connection.
+ *
+ *   - A connection must deliver its whole request frame within request_timeout_ms (one
+ *     deadline for the frame, not one per read): a client that stalls is cut off without
+ *     holding anything else up.
+ *   - Up to max_connections are served at once; past that a connection gets an `error`
+ *     frame "brokerd is busy" at once and is closed, never left waiting.
+ *   - A wrong protocol version, a bad frame, an id that is not 1 to 64 of [A-Za-z0-9_.-]:
+ *     an `error` frame, and the connection closes.
+ *   - This brokerd never sends pending_approval (it has no approvals to ask for); the
+ *     protocol allows one before the final answer, and clients handle it.
+ *
+ * Signals: the caller blocks SIGTERM and SIGINT in every thread and hands a signalfd for
+ * them, so no handler and no global flag exist.  On either signal the server stops
+ * accepting, removes the socket, and waits up to grace_ms for running calls. */
+#ifndef BX_BROKER_SERVER_H
+#define BX_BROKER_SERVER_H
+
+#include "bx/error.h"
+
+#include "audit.h"
+#include "config.h"
+#include "module_loader.h"
+
+/* Binds CONFIG's socket with its mode and listens.  A live brokerd already on the path, or
+ * something that is not a socket there, is a refusal; a stale socket file is replaced. */
+int bx_server_listen (const struct bx_config *config, int *fd, bx_error *err);
+
+/* Serves on LISTEN_FD (which it closes) until SIGNAL_FD is readable.  Returns the number
+ * of calls still running when the grace period ended (0 when all finished): with more than
+ * 0, MODULE, AUDIT and CONFIG are still in use and must not be freed. */
+int bx_server_run (const struct bx_config *config, struct bx_module *module, struct bx_audit *audit,
+                   int listen_fd, int signal_fd);
+
+#endif
