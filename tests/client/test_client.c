@@ -76,6 +76,8 @@ call_server (struct fake_server *s, fake_script script, const void *arg, uint64_
 {
   fake_server_start (s, script, arg);
   call_with (s->path, timeout, NULL);
+  /* The script may still be reading ARG (the caller's stack) until it sees the close. */
+  fake_server_join (s);
 }
 
 /* The shape every unavailable exit must have: failed with the fixed sentence, one log line
