@@ -1,0 +1,364 @@
+#!/bin/bash
+# packaging/test-packages.sh: build the Debian packages, install them, check them as an
+# installed user would, and remove them again.
+#
+# Run as root on a Debian 12 machine (it installs and removes packages):
+#
+#   packaging/test-packages.sh [--keep]
+#
+# --keep leaves the built packages in the work folder (printed) instead of deleting it.
+# Every check prints one PASS, FAIL or SKIP line (a SKIP says why); the exit status is 1 when
+# any check failed, 0 otherwise.
+#
+# What it needs from apt: the package build's Build-Depends, dpkg-dev, lintian, man-db, and
+# gcc/pkgconf for the out-of-tree module.  Missing ones are installed first (the Debian
+# archive only).  The packages' own dependencies (podman, runc, slirp4netns, uidmap,
+# busybox-static, curl, ca-certificates, systemd) come with `apt-get install ./…deb`.
+set -u
+
+NEEDED_PACKAGES="build-essential dpkg-dev debhelper cmake pkgconf libjansson-dev libyaml-dev
+scdoc lintian man-db systemd"
+
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+KEEP=0
+for arg in "$@"; do
+  case "$arg" in
+    --keep) KEEP=1 ;;
+    *) echo "usage: $0 [--keep]" >&2; exit 2 ;;
+  esac
+done
+
+FAILURES=0
+pass () { echo "PASS: $*"; }
+fail () { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
+skip () { echo "SKIP: $*"; }
+# check NAME COMMAND...: PASS when COMMAND succeeds; otherwise FAIL with its output.
+check () {
+  local name=$1 out
+  shift
+  if out=$("$@" 2>&1); then
+    pass "$name"
+  else
+    fail "$name"
+    printf '%s\n' "$out" | sed 's/^/    /' | tail -n 30
+  fi
+}
+finish () {
+  echo
+  if [ "$FAILURES" -eq 0 ]; then
+    echo "test-packages: all checks passed"
+    exit 0
+  fi
+  echo "test-packages: $FAILURES check(s) failed"
+  exit 1
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "FAIL: test-packages.sh installs packages: run it as root"
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+MISSING=
+for p in $NEEDED_PACKAGES; do
+  dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' \
+    || MISSING="$MISSING $p"
+done
+if [ -n "$MISSING" ]; then
+  echo "installing:$MISSING"
+  apt-get install -y --no-install-recommends $MISSING >/dev/null \
+    || { echo "FAIL: apt-get install$MISSING"; exit 1; }
+fi
+
+ARCH=$(dpkg-architecture -qDEB_HOST_ARCH)
+TRIPLET=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+RUNTIMEDIR=/usr/lib/$TRIPLET/boxmaker/runtimes
+PACKAGES="boxmaker boxmaker-runtime-podman boxmaker-dev"
+
+WORK=$(mktemp -d /tmp/boxmaker-packages.XXXXXX)
+chmod 755 "$WORK"
+cleanup () {
+  if [ "$KEEP" -eq 1 ]; then
+    echo "packages kept in $WORK"
+  else
+    rm -rf "$WORK"
+  fi
+}
+trap cleanup EXIT
+
+# Leftovers of an earlier run would hide what this one installs.
+for p in $PACKAGES; do
+  if dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -qv '^unknown ok not-installed'; then
+    apt-get purge -y $PACKAGES >/dev/null 2>&1
+    break
+  fi
+done
+
+# ---- Build ------------------------------------------------------------------------------
+# dpkg-buildpackage wants debian/ at the top of the source: build in a copy of the tree with
+# packaging/debian placed there.  The copy holds what git tracks plus new files it does not
+# ignore (no build folders).
+TREE=$WORK/boxmaker-0.1.0
+mkdir -p "$TREE"
+if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
+  (cd "$SRC" && git ls-files -z --cached --others --exclude-standard \
+     | tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -xf - -C "$TREE"
+else
+  (cd "$SRC" && tar --exclude='./build*' --exclude='./obj-*' -cf - .) | tar -xf - -C "$TREE"
+fi
+rm -rf "$TREE/debian"
+cp -a "$TREE/packaging/debian" "$TREE/debian"
+
+echo "building the packages (log: $WORK/build.log)"
+start=$(date +%s)
+if (cd "$TREE" && DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage -b -us -uc) \
+     >"$WORK/build.log" 2>&1; then
+  pass "dpkg-buildpackage -b -us -uc ($(($(date +%s) - start)) s)"
+else
+  fail "dpkg-buildpackage -b -us -uc"
+  tail -n 40 "$WORK/build.log" | sed 's/^/    /'
+  finish
+fi
+
+CHANGES=$(ls "$WORK"/boxmaker_*_"$ARCH".changes)
+DEBS=
+for p in $PACKAGES; do
+  deb=$(ls "$WORK"/"$p"_*_"$ARCH".deb 2>/dev/null | head -n 1)
+  if [ -z "$deb" ]; then
+    fail "package $p was built"
+    finish
+  fi
+  DEBS="$DEBS $deb"
+done
+pass "built:$(for d in $DEBS; do printf ' %s' "$(basename "$d")"; done)"
+
+# What each package must hold, and what none may.
+contents () { dpkg-deb -c "$1" | awk '{print $6}' | sed 's#^\./#/#'; }
+has_files () {
+  local deb=$1 f
+  shift
+  for f in "$@"; do
+    contents "$deb" | grep -qx -- "$f" || { echo "missing $f"; return 1; }
+  done
+}
+DEB_DAEMON=$(ls "$WORK"/boxmaker_*_"$ARCH".deb)
+DEB_PODMAN=$(ls "$WORK"/boxmaker-runtime-podman_*_"$ARCH".deb)
+DEB_DEV=$(ls "$WORK"/boxmaker-dev_*_"$ARCH".deb)
+check "boxmaker holds brokerd, the CLI, refusing.so, the config, the unit, man pages" \
+  has_files "$DEB_DAEMON" /usr/sbin/brokerd /usr/bin/boxmaker "$RUNTIMEDIR/refusing.so" \
+  /etc/boxmaker/brokerd.yaml /lib/systemd/system/brokerd.service \
+  /usr/lib/sysusers.d/boxmaker.conf /usr/lib/tmpfiles.d/boxmaker.conf \
+  /usr/share/man/man8/brokerd.8.gz /usr/share/man/man1/boxmaker.1.gz \
+  /usr/share/man/man5/brokerd.yaml.5.gz
+check "boxmaker-runtime-podman holds podman.so, toolkit and the image build" \
+  has_files "$DEB_PODMAN" "$RUNTIMEDIR/podman.so" /usr/libexec/boxmaker/toolkit \
+  /usr/share/boxmaker/image/
+check "boxmaker-dev holds runtime.h, boxmaker-runtime.pc and boxmaker-runtime(7)" \
+  has_files "$DEB_DEV" /usr/include/boxmaker/runtime.h \
+  "/usr/lib/$TRIPLET/pkgconfig/boxmaker-runtime.pc" /usr/share/man/man7/boxmaker-runtime.7.gz
+no_test_pieces () {
+  local deb
+  for deb in "$WORK"/*.deb; do
+    if contents "$deb" | grep -E 'fake|/tests?/'; then
+      echo "in $(basename "$deb")"
+      return 1
+    fi
+  done
+}
+check "no package carries fake.so or another test-only piece" no_test_pieces
+check "/etc/boxmaker/brokerd.yaml is a conffile" \
+  sh -c "dpkg-deb --ctrl-tarfile '$DEB_DAEMON' | tar -xOf - ./conffiles | grep -qx /etc/boxmaker/brokerd.yaml"
+
+# ---- lintian ----------------------------------------------------------------------------
+# Errors fail; warnings are printed (packaging/debian/README explains the ones left).
+# lintian advises against running as root: run it as nobody when possible.
+LINTIAN="lintian"
+if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+  LINTIAN="setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=$WORK lintian"
+fi
+lintian_out=$(cd "$WORK" && $LINTIAN --fail-on error --tag-display-limit 0 "$CHANGES" 2>&1)
+lintian_rc=$?
+if [ $lintian_rc -eq 0 ]; then
+  pass "lintian: no errors ($(printf '%s\n' "$lintian_out" | grep -c '^W:') warnings)"
+else
+  fail "lintian reports errors"
+fi
+printf '%s\n' "$lintian_out" | grep -E '^[EW]:' | sed 's/^/    /'
+
+# ---- Install ----------------------------------------------------------------------------
+if apt-get install -y $DEBS >"$WORK/install.log" 2>&1; then
+  pass "apt-get install ./boxmaker*.deb"
+else
+  fail "apt-get install ./boxmaker*.deb"
+  tail -n 30 "$WORK/install.log" | sed 's/^/    /'
+  finish
+fi
+
+# ---- As an installed user would ---------------------------------------------------------
+check "the service user boxmaker exists (sysusers)" getent passwd boxmaker
+owned_by_boxmaker () { [ -d "$1" ] && [ "$(stat -c %U:%G "$1")" = boxmaker:boxmaker ]; }
+check "/run/boxmaker and /var/lib/boxmaker exist, owned by boxmaker (tmpfiles)" \
+  sh -c "$(declare -f owned_by_boxmaker); owned_by_boxmaker /run/boxmaker && owned_by_boxmaker /var/lib/boxmaker"
+check "brokerd --check-config /etc/boxmaker/brokerd.yaml passes (root)" \
+  brokerd --check-config /etc/boxmaker/brokerd.yaml
+check "brokerd --check-config /etc/boxmaker/brokerd.yaml passes (as the service user)" \
+  setpriv --reuid=boxmaker --regid=boxmaker --init-groups \
+  brokerd --check-config /etc/boxmaker/brokerd.yaml
+
+# The unit as installed, with the real programs and man pages in place.
+if command -v systemd-analyze >/dev/null; then
+  check "systemd-analyze verify brokerd.service" \
+    systemd-analyze verify --man=no /lib/systemd/system/brokerd.service
+else
+  skip "systemd-analyze verify: systemd-analyze is not installed"
+fi
+echo "NOTE: systemd is not PID 1 here, so the service is not started; brokerd is run by hand below"
+
+# Man pages.  Docker's Debian images tell dpkg to drop /usr/share/man: then read the pages
+# from the package itself and say so.
+man_renders () {
+  local page=$1 section=$2 out
+  out=$(MANWIDTH=80 man -P cat "$section" "$page" 2>&1) || { echo "$out"; return 1; }
+  printf '%s\n' "$out" | grep -q "^NAME" || { echo "$out" | head; return 1; }
+}
+man_renders_from_deb () {
+  local deb=$1 file=$2 tmp
+  tmp=$(mktemp -d)
+  dpkg-deb -x "$deb" "$tmp"
+  MANWIDTH=80 man -P cat -l "$tmp$file" 2>&1 | grep -q "^NAME"
+  local rc=$?
+  rm -rf "$tmp"
+  return $rc
+}
+if [ -f /usr/share/man/man8/brokerd.8.gz ]; then
+  check "man brokerd renders" man_renders brokerd 8
+  check "man 1 boxmaker renders" man_renders boxmaker 1
+  check "man brokerd.yaml renders" man_renders brokerd.yaml 5
+  check "man boxmaker-runtime renders" man_renders boxmaker-runtime 7
+else
+  skip "man brokerd: dpkg on this machine excludes /usr/share/man (path-exclude in /etc/dpkg/dpkg.cfg.d); the pages are read from the packages instead"
+  check "brokerd(8) renders from the package" man_renders_from_deb "$DEB_DAEMON" /usr/share/man/man8/brokerd.8.gz
+  check "boxmaker(1) renders from the package" man_renders_from_deb "$DEB_DAEMON" /usr/share/man/man1/boxmaker.1.gz
+  check "brokerd.yaml(5) renders from the package" man_renders_from_deb "$DEB_DAEMON" /usr/share/man/man5/brokerd.yaml.5.gz
+  check "boxmaker-runtime(7) renders from the package" man_renders_from_deb "$DEB_DEV" /usr/share/man/man7/boxmaker-runtime.7.gz
+fi
+
+# brokerd serves with the shipped config's runtime (refusing) on a socket of our own, and
+# the CLI reaches it: no grant, so a call is denied (exit 1); SIGTERM stops it cleanly.
+SERVE=$WORK/serve
+mkdir -p "$SERVE"
+cat >"$SERVE/brokerd.yaml" <<EOF
+socket: $SERVE/broker.sock
+home: $SERVE/home
+runtime:
+  module: refusing
+grants: []
+EOF
+mkdir -p "$SERVE/home"
+serve_and_call () {
+  brokerd --config "$SERVE/brokerd.yaml" >"$SERVE/brokerd.log" 2>&1 &
+  local pid=$! i rc out
+  for i in $(seq 50); do [ -S "$SERVE/broker.sock" ] && break; sleep 0.1; done
+  out=$(boxmaker call read_file '{"path":"/etc/hostname"}' --socket "$SERVE/broker.sock" 2>&1)
+  rc=$?
+  kill -TERM $pid
+  wait $pid
+  local brc=$?
+  echo "boxmaker call: exit $rc: $out"
+  echo "brokerd: exit $brc"; cat "$SERVE/brokerd.log"
+  [ $rc -eq 1 ] && [ $brc -eq 0 ] && [ ! -e "$SERVE/broker.sock" ]
+}
+check "installed brokerd serves; boxmaker call is denied without a grant; SIGTERM exits 0" \
+  serve_and_call
+
+# An out-of-tree module, built with nothing but the installed -dev package, loads from
+# runtimedir.
+MODULE=$WORK/module
+mkdir -p "$MODULE"
+ECHO_SRC=
+for f in "$SRC"/docs/examples/echo.c "$SRC"/docs/examples/*/echo.c; do
+  [ -f "$f" ] && { ECHO_SRC=$f; break; }
+done
+if [ -z "$ECHO_SRC" ]; then
+  fail "the echo module example (docs/examples/echo.c) exists"
+else
+  cp "$ECHO_SRC" "$MODULE/echo.c"
+  check "pkg-config --variable=runtimedir boxmaker-runtime is $RUNTIMEDIR" \
+    test "$(pkg-config --variable=runtimedir boxmaker-runtime)" = "$RUNTIMEDIR"
+  check "echo.c compiles with only pkg-config --cflags boxmaker-runtime" \
+    sh -c "cd '$MODULE' && cc -shared -fPIC \$(pkg-config --cflags boxmaker-runtime) echo.c -o echo.so"
+  if [ -f "$MODULE/echo.so" ]; then
+    install -m 644 "$MODULE/echo.so" "$(pkg-config --variable=runtimedir boxmaker-runtime)/"
+    cat >"$MODULE/brokerd.yaml" <<EOF
+socket: $MODULE/broker.sock
+home: $MODULE
+runtime:
+  module: echo
+grants: []
+EOF
+    check "brokerd --check-config loads echo.so from runtimedir by name" \
+      brokerd --check-config "$MODULE/brokerd.yaml"
+    rm -f "$RUNTIMEDIR/echo.so"
+  fi
+fi
+
+# ---- Remove -----------------------------------------------------------------------------
+# After `apt-get remove`, only what Debian keeps until purge may remain: the conffile and
+# the service's enablement state (deb-systemd-helper keeps it so a reinstall restores it).
+if apt-get remove -y $PACKAGES >"$WORK/remove.log" 2>&1; then
+  pass "apt-get remove $PACKAGES"
+else
+  fail "apt-get remove $PACKAGES"
+  tail -n 20 "$WORK/remove.log" | sed 's/^/    /'
+fi
+
+# Every file on the machine whose name says boxmaker or brokerd, but for dpkg's own records
+# of a removed package and this script's work folder.
+leftovers () {
+  find /etc /usr /var /opt /srv /run \( -path /var/lib/dpkg/info -o -path /var/tmp \
+       -o -path /var/cache -o -path /var/log -o -path "$WORK" -o -path "$SRC" \) -prune \
+       -o \( -name '*boxmaker*' -o -name '*brokerd*' \) -print 2>/dev/null
+  [ -e /lib/systemd/system/brokerd.service ] && echo /lib/systemd/system/brokerd.service
+  return 0
+}
+EXPECTED_AFTER_REMOVE='^(/etc/boxmaker|/etc/boxmaker/brokerd\.yaml|/etc/systemd/system/brokerd\.service|/etc/systemd/system/multi-user\.target\.wants/brokerd\.service|/var/lib/systemd/deb-systemd-helper-(enabled|masked)(/.*)?brokerd\.service.*)$'
+after_remove () {
+  local bad
+  bad=$(leftovers | grep -Ev "$EXPECTED_AFTER_REMOVE" | grep -v "^/var/lib/systemd/deb-systemd-helper-enabled/multi-user.target.wants$")
+  [ -z "$bad" ] || { echo "left behind:"; echo "$bad"; return 1; }
+  [ -f /etc/boxmaker/brokerd.yaml ] || { echo "the conffile is gone"; return 1; }
+  local p
+  for p in boxmaker-runtime-podman boxmaker-dev; do
+    case $(dpkg-query -W -f '${db:Status-Status}' "$p" 2>/dev/null) in
+      ''|not-installed|config-files) ;;
+      *) echo "$p is still installed"; return 1 ;;
+    esac
+  done
+  # dpkg's list of the removed daemon package: the conffile and its folder only.
+  local listed
+  listed=$(dpkg -L boxmaker 2>/dev/null | grep -v -x -e /etc -e /etc/boxmaker -e /etc/boxmaker/brokerd.yaml -e '/.')
+  [ -z "$listed" ] || { echo "dpkg -L boxmaker still lists:"; echo "$listed"; return 1; }
+}
+check "after remove: nothing left but the conffile (and the service's enablement, kept until purge)" \
+  after_remove
+leftovers | sed 's/^/    left: /'
+
+# dpkg forgets a removed package that had no conffiles; purge the ones it still knows.
+KNOWN=
+for p in $PACKAGES; do
+  dpkg-query -W "$p" >/dev/null 2>&1 && KNOWN="$KNOWN $p"
+done
+if [ -z "$KNOWN" ] || dpkg --purge $KNOWN >"$WORK/purge.log" 2>&1; then
+  pass "dpkg --purge$KNOWN"
+else
+  fail "dpkg --purge$KNOWN"
+  tail -n 20 "$WORK/purge.log" | sed 's/^/    /'
+fi
+after_purge () {
+  local bad
+  bad=$(leftovers)
+  [ -z "$bad" ] || { echo "left behind:"; echo "$bad"; return 1; }
+}
+check "after purge: nothing left at all (the boxmaker user stays, as Debian's users do)" after_purge
+
+finish
