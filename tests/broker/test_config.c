@@ -1,0 +1,377 @@
+/* brokerd's config: the error table (each mistake with its line and column) and what a
+ * valid file gives. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+#include "config.h"
+#include "options.h"
+
+static struct bx_config *
+parse_ok (const char *text)
+{
+  struct bx_config *cfg = NULL;
+  cleanup_error bx_error err = NULL;
+  int r = bx_config_parse (text, strlen (text), "t.yaml", &cfg, &err);
+  ck_assert_msg (r == 0, "expected a valid config, got: %s", bx_error_msg (err));
+  return cfg;
+}
+
+/* The errors of TEXT, one per line. */
+static char *
+parse_errors (const char *text)
+{
+  struct bx_config *cfg = NULL;
+  cleanup_error bx_error err = NULL;
+  int r = bx_config_parse (text, strlen (text), "t.yaml", &cfg, &err);
+  ck_assert_msg (r < 0, "expected an error for:\n%s", text);
+  ck_assert_ptr_null (cfg);
+  return bx_xstrdup (bx_error_msg (err));
+}
+
+/* Grants with valid tools and paths, to put one broken field next to. */
+#define G_READ "grants:\n  - tools: [read_file]\n"
+
+struct bad
+{
+  const char *name;
+  const char *yaml;
+  const char *expected; /* a whole line of the errors */
+};
+
+/* One byte more than sun_path holds with its NUL. */
+#define LONG_SOCKET                                                                                \
+  "/"                                                                                              \
+  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"                                         \
+  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
+static const struct bad bad_table[] = {
+  { "unknown top-level key", "socket: /run/b.sock\nsockt: /x\n",
+    "t.yaml:2:1: unknown key \"sockt\" in the config: expected one of socket, socket_mode, home, "
+    "max_connections, grace_ms, request_timeout_ms, runtime, grants, audit" },
+  { "duplicate top-level key", "socket: /a/b.sock\nhome: /h\nsocket: /c/d.sock\n",
+    "t.yaml:3:1: duplicate key \"socket\" in the config (first at line 1)" },
+  { "root is a list", "- a\n- b\n", "t.yaml:1:1: the config is a list: expected a mapping" },
+  { "grants is a mapping", "grants: {}\n",
+    "t.yaml:1:9: \"grants\" is a mapping: expected a list of grants, such as [grants]" },
+  { "grant is a scalar", "grants: [read_file]\n",
+    "t.yaml:1:10: grant 1 is a scalar: expected a mapping" },
+  { "unknown key in a grant", G_READ "    paths: [/a]\n    path: [/b]\n",
+    "t.yaml:4:5: unknown key \"path\" in grant 1: expected one of tools, paths, hosts, class, "
+    "untrusted" },
+  { "duplicate key in a grant", G_READ "    paths: [/a]\n    tools: [shell]\n",
+    "t.yaml:4:5: duplicate key \"tools\" in grant 1 (first at line 2)" },
+  { "relative path", G_READ "    paths: [notes]\n",
+    "t.yaml:3:13: path \"notes\" is relative: expected an absolute folder" },
+  { "path with a colon", G_READ "    paths: [\"/home/me/a:b\"]\n",
+    "t.yaml:3:13: path \"/home/me/a:b\" cannot be mounted: it contains ':' or ','" },
+  { "path with a comma", G_READ "    paths:\n      - /home/me/a,ro\n",
+    "t.yaml:4:9: path \"/home/me/a,ro\" cannot be mounted: it contains ':' or ','" },
+  { "path with a dot component", G_READ "    paths: [/home/./me]\n",
+    "t.yaml:3:13: path \"/home/./me\" has a '.' or '..' component: expected a clean absolute "
+    "folder" },
+  { "path with a dot-dot component", G_READ "    paths: [/home/me/..]\n",
+    "t.yaml:3:13: path \"/home/me/..\" has a '.' or '..' component: expected a clean absolute "
+    "folder" },
+  { "path with a trailing slash", G_READ "    paths: [/home/me/]\n",
+    "t.yaml:3:13: path \"/home/me/\" ends with '/': expected a clean absolute folder" },
+  { "path with a double slash", G_READ "    paths: [/home//me]\n",
+    "t.yaml:3:13: path \"/home//me\" has an empty component ('//'): expected a clean absolute "
+    "folder" },
+  { "the root folder", G_READ "    paths: [/]\n",
+    "t.yaml:3:13: path \"/\" is the root folder: expected the folders to share, not all of them" },
+  { "path is a list", G_READ "    paths: [[/a]]\n",
+    "t.yaml:3:13: \"paths\" is a list: expected an absolute folder" },
+  { "paths is a string", G_READ "    paths: /a\n",
+    "t.yaml:3:12: \"paths\" is a scalar: expected a list of absolute folders, such as [absolute "
+    "folders]" },
+  { "unknown tool", "grants:\n  - tools: [read_file, reed_file]\n    paths: [/a]\n",
+    "t.yaml:2:24: unknown tool \"reed_file\": expected read_file, write_file, shell or "
+    "http_fetch" },
+  { "tool listed twice", "grants:\n  - tools: [shell, shell]\n",
+    "t.yaml:2:20: tool \"shell\" is listed twice" },
+  { "empty tools", "grants:\n  - tools: []\n    paths: [/a]\n",
+    "t.yaml:2:12: \"tools\" is an empty list: expected at least one of read_file, write_file, "
+    "shell, http_fetch" },
+  { "tools is a string", "grants:\n  - tools: read_file\n    paths: [/a]\n",
+    "t.yaml:2:12: \"tools\" is a scalar: expected a list of tools, such as [tools]" },
+  { "no tools", "grants:\n  - paths: [/a]\n",
+    "t.yaml:2:5: grant 1 has no \"tools\": expected a list of read_file, write_file, shell, "
+    "http_fetch" },
+  { "read_file without paths", "grants:\n  - tools: [read_file]\n    class: public\n",
+    "t.yaml:2:5: grant 1 lists read_file or write_file but no \"paths\": expected the absolute "
+    "folders they may use" },
+  { "paths without a folder tool",
+    "grants:\n  - tools: [http_fetch]\n    hosts: [example.com]\n    paths: [/a]\n",
+    "t.yaml:4:5: \"paths\" has no effect: grant 1 lists none of read_file, write_file, shell" },
+  { "http_fetch without hosts", "grants:\n  - tools: [http_fetch]\n",
+    "t.yaml:2:5: grant 1 lists http_fetch but no \"hosts\": expected the host patterns it may "
+    "fetch from" },
+  { "hosts without http_fetch", "grants:\n  - tools: [shell]\n    hosts: [example.com]\n",
+    "t.yaml:3:5: \"hosts\" has no effect: grant 1 does not list http_fetch" },
+  { "host pattern with a scheme",
+    "grants:\n  - tools: [http_fetch]\n    hosts: [\"https://example.com\"]\n",
+    "t.yaml:3:13: host pattern \"https://example.com\" is not valid: expected a host name such as "
+    "example.com or *.example.com (no scheme, port, path or IP address)" },
+  { "host pattern that is an address", "grants:\n  - tools: [http_fetch]\n    hosts: [10.0.0.1]\n",
+    "t.yaml:3:13: host pattern \"10.0.0.1\" is not valid: expected a host name such as "
+    "example.com or *.example.com (no scheme, port, path or IP address)" },
+  { "host pattern with a port",
+    "grants:\n  - tools: [http_fetch]\n    hosts: [\"example.com:443\"]\n",
+    "t.yaml:3:13: host pattern \"example.com:443\" is not valid: expected a host name such as "
+    "example.com or *.example.com (no scheme, port, path or IP address)" },
+  { "host localhost", "grants:\n  - tools: [http_fetch]\n    hosts: [example.com, localhost]\n",
+    "t.yaml:3:26: host \"localhost\" can never be reached: the egress proxy connects only to "
+    "public addresses" },
+  { "host under localhost", "grants:\n  - tools: [http_fetch]\n    hosts: [\"*.localhost\"]\n",
+    "t.yaml:3:13: host \"*.localhost\" can never be reached: the egress proxy connects only to "
+    "public addresses" },
+  { "unknown class", G_READ "    paths: [/a]\n    class: topsecret\n",
+    "t.yaml:4:12: unknown class \"topsecret\": expected public, internal, private or secret" },
+  { "untrusted not a bool", G_READ "    paths: [/a]\n    untrusted: maybe\n",
+    "t.yaml:4:16: \"untrusted\" is \"maybe\": expected true or false" },
+  { "socket relative", "socket: broker.sock\n",
+    "t.yaml:1:9: socket \"broker.sock\" is relative: expected an absolute path" },
+  { "socket too long", "socket: " LONG_SOCKET "\n",
+    "t.yaml:1:9: socket \"" LONG_SOCKET "\" is too long: expected at most 107 bytes" },
+  { "socket_mode not octal", "socket_mode: 0689\n",
+    "t.yaml:1:14: \"socket_mode\" is \"0689\": expected an octal mode from 0600 to 0777" },
+  { "socket_mode too open", "socket_mode: 01777\n",
+    "t.yaml:1:14: \"socket_mode\" is \"01777\": expected an octal mode from 0600 to 0777" },
+  { "max_connections zero", "max_connections: 0\n",
+    "t.yaml:1:18: \"max_connections\" is \"0\": expected an integer from 1 to 4096" },
+  { "max_connections a list", "max_connections: [1]\n",
+    "t.yaml:1:18: \"max_connections\" is a list: expected an integer from 1 to 4096" },
+  { "grace_ms negative", "grace_ms: -5\n",
+    "t.yaml:1:11: \"grace_ms\" is \"-5\": expected an integer from 0 to 3600000" },
+  { "request_timeout_ms empty", "request_timeout_ms:\n",
+    "t.yaml:1:20: \"request_timeout_ms\" is empty: expected an integer from 10 to 3600000" },
+  { "home with a colon", "home: /var/lib/a:b\n",
+    "t.yaml:1:7: home \"/var/lib/a:b\" cannot be mounted: it contains ':' or ','" },
+  { "audit relative", "audit: audit.log\n",
+    "t.yaml:1:8: audit \"audit.log\" is relative: expected an absolute path (or \"stderr\")" },
+  { "unknown key in runtime", "runtime:\n  modul: podman\n",
+    "t.yaml:2:3: unknown key \"modul\" in runtime: expected one of module, options" },
+  { "module with a slash", "runtime:\n  module: ../podman\n",
+    "t.yaml:2:11: module \"../podman\" is not valid: expected a name of [a-z0-9_-] or an absolute "
+    "path to a .so" },
+  { "option is a mapping", "runtime:\n  module: fake\n  options:\n    mode: {a: b}\n",
+    "t.yaml:4:11: \"mode\" is a mapping: expected a string or a list of strings" },
+  { "option list holds a mapping", "runtime:\n  options:\n    args: [a, {b: c}]\n",
+    "t.yaml:3:15: \"args\" is a mapping: expected a string" },
+  { "duplicate option", "runtime:\n  options:\n    mode: echo\n    mode: fixed\n",
+    "t.yaml:4:5: duplicate option \"mode\" (first at line 3)" },
+  { "options is a list", "runtime:\n  options: [a]\n",
+    "t.yaml:2:12: \"options\" is a list: expected a mapping of the module's options" },
+  { "an alias", "home: &h /var/lib/x\naudit: *h\n",
+    "t.yaml:1:7: anchors and aliases are not supported: write the value out" },
+  { "two documents", "home: /a\n---\nhome: /b\n",
+    "t.yaml:3:1: a second YAML document: expected exactly one" },
+  { "invalid YAML", "grants: [\n  - tools: [read_file\n",
+    "t.yaml:2:3: invalid YAML: did not find expected node content while parsing a flow node" },
+};
+
+START_TEST (test_config_error_names_line_and_column)
+{
+  const struct bad *b = &bad_table[_i];
+  cleanup_free char *errors = parse_errors (b->yaml);
+  bool found = false;
+  for (char *line = errors; line != NULL && *line;)
+    {
+      char *nl = strchr (line, '\n');
+      size_t n = nl ? (size_t)(nl - line) : strlen (line);
+      if (n == strlen (b->expected) && strncmp (line, b->expected, n) == 0)
+        found = true;
+      line = nl ? nl + 1 : NULL;
+    }
+  ck_assert_msg (found, "%s: expected the line\n  %s\ngot\n  %s", b->name, b->expected, errors);
+}
+END_TEST
+
+START_TEST (test_config_collects_several_errors)
+{
+  cleanup_free char *errors = parse_errors ("sockt: /x\n"
+                                            "grants:\n"
+                                            "  - tools: [reed_file]\n"
+                                            "  - tools: [shell]\n"
+                                            "    paths: [rel]\n");
+  ck_assert_ptr_nonnull (strstr (errors, "t.yaml:1:1: unknown key \"sockt\""));
+  ck_assert_ptr_nonnull (strstr (errors, "t.yaml:3:13: unknown tool \"reed_file\""));
+  ck_assert_ptr_nonnull (strstr (errors, "t.yaml:5:13: path \"rel\" is relative"));
+}
+END_TEST
+
+START_TEST (test_config_caps_a_flood_of_errors)
+{
+  char text[8192] = "grants:\n  - tools: [shell]\n    paths: [";
+  for (int i = 0; i < 80; i++)
+    strcat (text, i ? ", r" : "r");
+  strcat (text, "]\n");
+  cleanup_free char *errors = parse_errors (text);
+  ck_assert_ptr_nonnull (strstr (errors, "t.yaml: 30 more problems not shown"));
+}
+END_TEST
+
+START_TEST (test_config_empty_file_gives_defaults)
+{
+  struct bx_config *cfg = parse_ok ("");
+  ck_assert_str_eq (cfg->socket, "/run/boxmaker/broker.sock");
+  ck_assert_uint_eq (cfg->socket_mode, 0660);
+  ck_assert_str_eq (cfg->home, "/var/lib/boxmaker");
+  ck_assert_uint_eq (cfg->max_connections, BX_DEFAULT_MAX_CONNECTIONS);
+  ck_assert_int_eq (cfg->grace_ms, BX_DEFAULT_GRACE_MS);
+  ck_assert_int_eq (cfg->request_timeout_ms, BX_DEFAULT_REQUEST_TIMEOUT_MS);
+  ck_assert_ptr_null (cfg->runtime_module);
+  ck_assert_uint_eq (bx_options_count (cfg->runtime_options), 0);
+  ck_assert_uint_eq (cfg->n_grants, 0);
+  ck_assert_str_eq (cfg->audit, "stderr");
+  bx_config_free (cfg);
+}
+END_TEST
+
+START_TEST (test_config_reads_every_key)
+{
+  struct bx_config *cfg = parse_ok ("socket: /run/bx/b.sock\n"
+                                    "socket_mode: 0600\n"
+                                    "home: /srv/bx\n"
+                                    "max_connections: 8\n"
+                                    "grace_ms: 2500\n"
+                                    "request_timeout_ms: 750\n"
+                                    "audit: /var/log/bx/audit.log\n"
+                                    "runtime:\n"
+                                    "  module: podman\n"
+                                    "  options:\n"
+                                    "    image: \"localhost/tools@sha256:ab\"\n"
+                                    "    memory: 512m\n"
+                                    "    podman_args: [--runtime, runc]\n"
+                                    "grants:\n"
+                                    "  - tools: [read_file, write_file]\n"
+                                    "    paths: [/home/me/notes, /srv/docs]\n"
+                                    "  - tools: [http_fetch]\n"
+                                    "    hosts: [Example.COM, \"*.wikipedia.org\"]\n"
+                                    "    class: public\n"
+                                    "  - tools: [shell]\n"
+                                    "    paths: [/home/me/work]\n"
+                                    "    class: secret\n"
+                                    "    untrusted: true\n"
+                                    "  - tools: [http_fetch]\n"
+                                    "    hosts: [example.org]\n"
+                                    "    untrusted: false\n");
+  ck_assert_str_eq (cfg->socket, "/run/bx/b.sock");
+  ck_assert_uint_eq (cfg->socket_mode, 0600);
+  ck_assert_str_eq (cfg->home, "/srv/bx");
+  ck_assert_uint_eq (cfg->max_connections, 8);
+  ck_assert_int_eq (cfg->grace_ms, 2500);
+  ck_assert_int_eq (cfg->request_timeout_ms, 750);
+  ck_assert_str_eq (cfg->audit, "/var/log/bx/audit.log");
+  ck_assert_str_eq (cfg->runtime_module, "podman");
+  ck_assert_str_eq (bx_options_string (cfg->runtime_options, "image"), "localhost/tools@sha256:ab");
+  ck_assert_str_eq (bx_options_string (cfg->runtime_options, "memory"), "512m");
+  ck_assert_ptr_null (bx_options_string (cfg->runtime_options, "podman_args")); /* a list */
+  ck_assert_uint_eq (bx_options_count (cfg->runtime_options), 3);
+  ck_assert_uint_eq (cfg->n_grants, 4);
+
+  const struct bx_grant *g = &cfg->grants[0];
+  ck_assert (bx_grant_lists (g, BX_TOOL_READ_FILE) && bx_grant_lists (g, BX_TOOL_WRITE_FILE));
+  ck_assert (!bx_grant_lists (g, BX_TOOL_SHELL) && !bx_grant_lists (g, BX_TOOL_HTTP_FETCH));
+  ck_assert_uint_eq (g->n_paths, 2);
+  ck_assert_str_eq (g->paths[0], "/home/me/notes");
+  ck_assert_str_eq (g->paths[1], "/srv/docs");
+  ck_assert_int_eq (g->class, BX_CLASS_PRIVATE); /* the default class */
+  ck_assert (!g->untrusted);                     /* no http_fetch: trusted by default */
+  ck_assert_uint_eq (g->line, 15);
+
+  g = &cfg->grants[1];
+  ck_assert_uint_eq (g->n_hosts, 2);
+  ck_assert_str_eq (g->hosts[0], "example.com"); /* lowercased */
+  ck_assert_str_eq (g->hosts[1], "*.wikipedia.org");
+  ck_assert_int_eq (g->class, BX_CLASS_PUBLIC);
+  ck_assert (g->untrusted); /* http_fetch: untrusted by default */
+
+  g = &cfg->grants[2];
+  ck_assert_int_eq (g->class, BX_CLASS_SECRET);
+  ck_assert (g->untrusted);
+  ck_assert (!cfg->grants[3].untrusted); /* said explicitly */
+  bx_config_free (cfg);
+}
+END_TEST
+
+START_TEST (test_config_accepts_a_module_by_absolute_path)
+{
+  struct bx_config *cfg = parse_ok ("runtime:\n  module: /opt/bx/my-runtime.so\n");
+  ck_assert_str_eq (cfg->runtime_module, "/opt/bx/my-runtime.so");
+  bx_config_free (cfg);
+}
+END_TEST
+
+START_TEST (test_config_load_names_a_missing_file)
+{
+  struct bx_config *cfg = NULL;
+  cleanup_error bx_error err = NULL;
+  ck_assert_int_lt (bx_config_load ("/nonexistent/brokerd.yaml", &cfg, &err), 0);
+  ck_assert_str_eq (bx_error_msg (err),
+                    "cannot open /nonexistent/brokerd.yaml: No such file or directory");
+}
+END_TEST
+
+START_TEST (test_config_load_reads_a_file)
+{
+  char path[] = "/tmp/bx-config-XXXXXX";
+  int fd = mkstemp (path);
+  ck_assert_int_ge (fd, 0);
+  const char *text = "grants:\n  - tools: [shell]\n    paths: [/x]\n    clas: public\n";
+  ck_assert_int_eq (write (fd, text, strlen (text)), (ssize_t)strlen (text));
+  close (fd);
+  struct bx_config *cfg = NULL;
+  cleanup_error bx_error err = NULL;
+  ck_assert_int_lt (bx_config_load (path, &cfg, &err), 0);
+  cleanup_free char *want = bx_xasprintf ("%s:4:5: unknown key \"clas\"", path);
+  ck_assert_msg (strncmp (bx_error_msg (err), want, strlen (want)) == 0, "got %s",
+                 bx_error_msg (err));
+  unlink (path);
+}
+END_TEST
+
+START_TEST (test_path_helpers)
+{
+  ck_assert (bx_path_is_clean ("/a"));
+  ck_assert (bx_path_is_clean ("/a/b.c/..d/.e"));
+  ck_assert (!bx_path_is_clean ("/"));
+  ck_assert (!bx_path_is_clean (""));
+  ck_assert (!bx_path_is_clean ("a/b"));
+  ck_assert (!bx_path_is_clean ("/a/"));
+  ck_assert (!bx_path_is_clean ("/a//b"));
+  ck_assert (!bx_path_is_clean ("/a/./b"));
+  ck_assert (!bx_path_is_clean ("/a/.."));
+  ck_assert (bx_path_inside ("/home/me/notes", "/home/me/notes"));
+  ck_assert (bx_path_inside ("/home/me/notes/a", "/home/me/notes"));
+  ck_assert (!bx_path_inside ("/home/me/notes2", "/home/me/notes"));
+  ck_assert (!bx_path_inside ("/home/me", "/home/me/notes"));
+}
+END_TEST
+
+int
+main (void)
+{
+  Suite *s = suite_create ("broker_config");
+  TCase *tc = tcase_create ("config");
+  tcase_add_loop_test (tc, test_config_error_names_line_and_column, 0,
+                       (int)(sizeof bad_table / sizeof bad_table[0]));
+  tcase_add_test (tc, test_config_collects_several_errors);
+  tcase_add_test (tc, test_config_caps_a_flood_of_errors);
+  tcase_add_test (tc, test_config_empty_file_gives_defaults);
+  tcase_add_test (tc, test_config_reads_every_key);
+  tcase_add_test (tc, test_config_accepts_a_module_by_absolute_path);
+  tcase_add_test (tc, test_config_load_names_a_missing_file);
+  tcase_add_test (tc, test_config_load_reads_a_file);
+  tcase_add_test (tc, test_path_helpers);
+  suite_add_tcase (s, tc);
+  SRunner *sr = srunner_create (s);
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
