@@ -126,10 +126,7 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
           status = fail (sentence, SENTENCE_TIME_LIMIT, BX_RUN_FAILED);
         }
       else
-        {
-          host->output_set_truncated (result);
-          deliver = true;
-        }
+        deliver = true;
       break;
     case BX_PODMAN_SIGNALED:
       host->log (host, BX_LOG_WARNING, "%s: podman died of signal %d: %s", call->name, o.signal,
@@ -170,6 +167,9 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
     }
 
   if (deliver && o.out_len > 0 && host->output_append (result, o.out, o.out_len) < 0)
+    host->output_set_truncated (result);
+  /* After the bytes: a host may take no more once a result is marked. */
+  if (deliver && o.end == BX_PODMAN_CAPPED)
     host->output_set_truncated (result);
   bx_podman_outcome_clear (&o);
   return status;

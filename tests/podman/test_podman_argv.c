@@ -1,0 +1,195 @@
+/* podman.so's argument lists (seed 000 section 6) against golden files. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "podman.h"
+#include "golden.h"
+
+static const char *const root_globals[] = { "--runtime", "runc" };
+static const char *const root_run[]
+    = { "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024" };
+
+/* This kind of host: podman as root, runc, explicit ulimits, no keep-id. */
+static struct bx_podman_config
+root_config (void)
+{
+  struct bx_podman_config cfg = {
+    .podman = "/usr/bin/podman",
+    .image = "localhost/boxmaker-tools@sha256:"
+             "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    .egress_network = "slirp4netns",
+    .output_cap = 262144,
+    .memory = "512m",
+    .pids = 128,
+    .limit_ms = { 30000, 30000, 100000, 60000 },
+    .global_options = root_globals,
+    .global_count = 2,
+    .run_options = root_run,
+    .run_count = 4,
+    .userns_keep_id = false,
+  };
+  return cfg;
+}
+
+/* The seed's own list: rootless, keep-id, no extra options. */
+static struct bx_podman_config
+rootless_config (void)
+{
+  struct bx_podman_config cfg = root_config ();
+  cfg.podman = "podman";
+  cfg.global_options = NULL;
+  cfg.global_count = 0;
+  cfg.run_options = NULL;
+  cfg.run_count = 0;
+  cfg.userns_keep_id = true;
+  cfg.egress_network = "pasta";
+  return cfg;
+}
+
+#define NAME "boxmaker-s1-c1-0-0123456789ab"
+
+static void
+check_tool (const char *golden, struct bx_podman_config cfg, const char *tool,
+            const struct bx_podman_mount *mounts, size_t count, const char *egress)
+{
+  struct bx_podman_call call = {
+    .name = NAME, .tool = tool, .mounts = mounts, .mount_count = count, .egress_dir = egress
+  };
+  char **argv = bx_podman_argv_tool (&cfg, &call);
+  golden_check (golden, argv, NULL);
+  bx_podman_argv_free (argv);
+}
+
+START_TEST (test_read_file_mounts_the_matched_path_read_only)
+{
+  struct bx_podman_mount m[] = { { "/home/me/notes", false } };
+  check_tool ("read_file.argv", root_config (), "read_file", m, 1, NULL);
+}
+END_TEST
+
+START_TEST (test_write_file_mounts_the_matched_path_writable)
+{
+  struct bx_podman_mount m[] = { { "/home/me/notes", true } };
+  check_tool ("write_file.argv", root_config (), "write_file", m, 1, NULL);
+}
+END_TEST
+
+START_TEST (test_shell_mounts_every_path_in_order)
+{
+  struct bx_podman_mount m[] = { { "/srv/a", true }, { "/srv/b b", true }, { "/srv/c", true } };
+  check_tool ("shell.argv", root_config (), "shell", m, 3, NULL);
+}
+END_TEST
+
+START_TEST (test_shell_without_mounts_has_no_volume)
+{
+  check_tool ("shell_no_mounts.argv", root_config (), "shell", NULL, 0, NULL);
+}
+END_TEST
+
+START_TEST (test_http_fetch_mounts_only_the_egress_folder)
+{
+  check_tool ("http_fetch.argv", root_config (), "http_fetch", NULL, 0,
+              "/var/lib/boxmaker/run/egress/" NAME);
+}
+END_TEST
+
+START_TEST (test_rootless_list_is_the_seeds_own)
+{
+  struct bx_podman_mount m[] = { { "/home/me/notes", false } };
+  check_tool ("rootless_read_file.argv", rootless_config (), "read_file", m, 1, NULL);
+}
+END_TEST
+
+START_TEST (test_proxy_joins_the_hosts_with_commas)
+{
+  struct bx_podman_config cfg = root_config ();
+  const char *hosts[] = { "example.com", "*.wikipedia.org" };
+  char **argv = bx_podman_argv_proxy (&cfg, NAME, "/var/lib/boxmaker/run/egress/" NAME, hosts, 2);
+  golden_check ("proxy.argv", argv, NULL);
+  bx_podman_argv_free (argv);
+}
+END_TEST
+
+START_TEST (test_rootless_proxy_uses_the_configured_network)
+{
+  struct bx_podman_config cfg = rootless_config ();
+  const char *hosts[] = { "example.com" };
+  char **argv = bx_podman_argv_proxy (&cfg, NAME, "/var/lib/boxmaker/run/egress/" NAME, hosts, 1);
+  golden_check ("rootless_proxy.argv", argv, NULL);
+  bx_podman_argv_free (argv);
+}
+END_TEST
+
+START_TEST (test_kill_and_rm_take_the_global_options)
+{
+  struct bx_podman_config cfg = root_config ();
+  char **argv = bx_podman_argv_kill (&cfg, NAME);
+  golden_check ("kill.argv", argv, NULL);
+  bx_podman_argv_free (argv);
+  argv = bx_podman_argv_rm (&cfg, NAME);
+  golden_check ("rm.argv", argv, NULL);
+  bx_podman_argv_free (argv);
+}
+END_TEST
+
+START_TEST (test_argument_lists_are_pure)
+{
+  struct bx_podman_config cfg = root_config ();
+  struct bx_podman_mount m[] = { { "/srv/a", false } };
+  struct bx_podman_call call = { .name = NAME, .tool = "read_file", .mounts = m, .mount_count = 1 };
+  char **a = bx_podman_argv_tool (&cfg, &call);
+  char **b = bx_podman_argv_tool (&cfg, &call);
+  size_t i = 0;
+  for (; a[i] != NULL; i++)
+    ck_assert_str_eq (a[i], b[i]);
+  ck_assert_ptr_null (b[i]);
+  bx_podman_argv_free (a);
+  bx_podman_argv_free (b);
+}
+END_TEST
+
+START_TEST (test_names_carry_session_call_counter_and_token)
+{
+  char token[BX_PODMAN_TOKEN_LEN + 1];
+  ck_assert_int_eq (bx_podman_token (token), 0);
+  ck_assert_uint_eq (strlen (token), BX_PODMAN_TOKEN_LEN);
+  ck_assert_uint_eq (strspn (token, "0123456789abcdef"), BX_PODMAN_TOKEN_LEN);
+  char *name = bx_podman_name ("sess", "call-1", 41, token);
+  char *want = NULL;
+  ck_assert_int_ge (asprintf (&want, "boxmaker-sess-call-1-41-%s", token), 0);
+  ck_assert_str_eq (name, want);
+  free (want);
+  free (name);
+
+  char other[BX_PODMAN_TOKEN_LEN + 1];
+  ck_assert_int_eq (bx_podman_token (other), 0);
+  ck_assert_str_ne (token, other);
+}
+END_TEST
+
+int
+main (void)
+{
+  Suite *s = suite_create ("podman_argv");
+  TCase *tc = tcase_create ("argv");
+  tcase_add_test (tc, test_read_file_mounts_the_matched_path_read_only);
+  tcase_add_test (tc, test_write_file_mounts_the_matched_path_writable);
+  tcase_add_test (tc, test_shell_mounts_every_path_in_order);
+  tcase_add_test (tc, test_shell_without_mounts_has_no_volume);
+  tcase_add_test (tc, test_http_fetch_mounts_only_the_egress_folder);
+  tcase_add_test (tc, test_rootless_list_is_the_seeds_own);
+  tcase_add_test (tc, test_proxy_joins_the_hosts_with_commas);
+  tcase_add_test (tc, test_rootless_proxy_uses_the_configured_network);
+  tcase_add_test (tc, test_kill_and_rm_take_the_global_options);
+  tcase_add_test (tc, test_argument_lists_are_pure);
+  tcase_add_test (tc, test_names_carry_session_call_counter_and_token);
+  suite_add_tcase (s, tc);
+  SRunner *sr = srunner_create (s);
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
