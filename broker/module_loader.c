@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -35,10 +36,33 @@ struct bx_module
    * older module does not have reads as NULL. */
   struct bx_runtime table;
   struct bx_host_services services;
-  bx_options *empty_options;
+  bx_options *options; /* the module's own copy: see bx_options_copy */
   void *instance;
   bool created;
 };
+
+/* NAME for a message: printable ASCII kept, anything else as \xNN, at most 80 bytes shown,
+ * so a refusal stays one readable line whatever the config held. */
+static char *
+printable (const char *name)
+{
+  size_t n = strlen (name);
+  size_t shown = n > 80 ? 80 : n;
+  char *out = bx_xmalloc (shown * 4 + 4);
+  char *p = out;
+  for (size_t i = 0; i < shown; i++)
+    {
+      unsigned char c = (unsigned char)name[i];
+      if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
+        p += sprintf (p, "\\x%02x", c);
+      else
+        *p++ = (char)c;
+    }
+  if (shown < n)
+    p += sprintf (p, "...");
+  *p = '\0';
+  return out;
+}
 
 static bool
 valid_name (const char *name)
@@ -59,15 +83,28 @@ module_file (const char *name_or_path, const char *runtimedir, bx_error *err)
       return NULL;
     }
   if (name_or_path[0] == '/')
-    return bx_xstrdup (name_or_path);
+    {
+      /* Every refusal names the file in one line: a path that would break the line is
+       * refused before it is printed raw. */
+      for (const char *p = name_or_path; *p != '\0'; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+          {
+            cleanup_free char *shown = printable (name_or_path);
+            bx_error_setc (err, EINVAL, "runtime module \"%s\": a path with control characters",
+                           shown);
+            return NULL;
+          }
+      return bx_xstrdup (name_or_path);
+    }
   if (!valid_name (name_or_path))
     {
       /* A relative path would depend on brokerd's working folder; a name with a slash could
        * climb out of the runtimes folder. */
+      cleanup_free char *shown = printable (name_or_path);
       bx_error_setc (err, EINVAL,
                      "runtime module \"%s\": a module is a name of [a-z0-9_-] (up to %d) or "
                      "an absolute path to a .so",
-                     name_or_path, NAME_MAX_LEN);
+                     shown, NAME_MAX_LEN);
       return NULL;
     }
   if (runtimedir == NULL || runtimedir[0] == '\0')
@@ -227,16 +264,12 @@ bx_module_create (struct bx_module *module, const bx_options *options, const cha
     return bx_error_setc (err, EALREADY, "runtime module %s: already started", module->path);
   bx_host_services_clear (&module->services);
   bx_host_services_init (&module->services, module->name, home, log, log_ctx);
-  if (options == NULL)
-    {
-      if (module->empty_options == NULL)
-        module->empty_options = bx_options_new ();
-      options = module->empty_options;
-    }
+  bx_options_free (module->options);
+  module->options = bx_options_copy (options);
 
   struct bx_error_sink sink = { NULL };
   void *instance = NULL;
-  int r = module->table.create (&module->services.host, options, &instance, &sink);
+  int r = module->table.create (&module->services.host, module->options, &instance, &sink);
   if (r != 0)
     {
       bx_error_setc (err, EINVAL, "runtime module %s: options rejected: %s", module->path,
@@ -320,7 +353,7 @@ bx_module_destroy (struct bx_module *module)
   if (module->created)
     module->table.destroy (module->instance);
   bx_host_services_clear (&module->services);
-  bx_options_free (module->empty_options);
+  bx_options_free (module->options);
   free (module->name);
   free (module->path);
   /* module->handle stays open: see the top of this file. */

@@ -103,6 +103,21 @@ bx_options_add_list (bx_options *options, const char *key, const char *const *it
   e->count = count;
 }
 
+bx_options *
+bx_options_copy (const bx_options *options)
+{
+  bx_options *copy = bx_options_new ();
+  for (size_t i = 0; i < bx_options_count (options); i++)
+    {
+      const struct option_entry *e = &options->entries[i];
+      if (e->is_list)
+        bx_options_add_list (copy, e->key, (const char *const *)e->items, e->count);
+      else
+        bx_options_add_string (copy, e->key, e->items[0]);
+    }
+  return copy;
+}
+
 size_t
 bx_options_count (const bx_options *options)
 {

@@ -11,6 +11,9 @@
 
 bx_options *bx_options_new (void);
 void bx_options_free (bx_options *options);
+/* A deep copy (the loader keeps one per module, so what a module reads stays valid for as
+ * long as the module lives, whatever the caller does with its own). */
+bx_options *bx_options_copy (const bx_options *options);
 
 /* Adds KEY with a string value, or with a list of strings.  The caller (the config parser)
  * has already refused duplicate keys with a file:line:column message; adding a key twice

@@ -1,0 +1,72 @@
+#!/bin/sh
+# The walk of docs/writing-a-runtime.md, done for real: install the dev and daemon parts
+# into a fresh prefix, build the doc's echo module outside the tree with exactly the
+# documented command, install it in the runtimes folder pkg-config names, and load and run
+# it through a host linked with the loader (as brokerd is).
+# usage: walk.sh CMAKE BUILD_DIR LIBDIR ECHO_SOURCE WALK_HOST
+set -eu
+cmake=$1
+build=$2
+libdir=$3
+example=$4
+host=$5
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail () {
+  echo "FAIL: $*"
+  exit 1
+}
+
+prefix="$tmp/prefix"
+"$cmake" --install "$build" --prefix "$prefix" --component dev >"$tmp/install.log" 2>&1 \
+  || { cat "$tmp/install.log"; fail "installing the dev component"; }
+"$cmake" --install "$build" --prefix "$prefix" --component daemon >>"$tmp/install.log" 2>&1 \
+  || { cat "$tmp/install.log"; fail "installing the daemon component"; }
+
+pcdir="$prefix/$libdir/pkgconfig"
+[ -f "$pcdir/boxmaker-runtime.pc" ] || fail "no $pcdir/boxmaker-runtime.pc"
+[ -f "$prefix/include/boxmaker/runtime.h" ] || fail "no installed boxmaker/runtime.h"
+cflags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags boxmaker-runtime)
+echo "pkg-config --cflags: $cflags"
+case "$cflags" in
+  *"-I$prefix/include"*) ;;
+  *) fail "Cflags do not point into the prefix: $cflags" ;;
+esac
+runtimedir=$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable=runtimedir boxmaker-runtime)
+echo "pkg-config --variable=runtimedir: $runtimedir"
+[ "$runtimedir" = "$prefix/$libdir/boxmaker/runtimes" ] || fail "runtimedir is $runtimedir"
+[ -f "$runtimedir/refusing.so" ] || fail "refusing.so is not installed in $runtimedir"
+[ ! -e "$runtimedir/fake.so" ] || fail "fake.so is installed, but it is for tests only"
+
+# Outside the tree: only the installed header is in reach.
+mkdir "$tmp/src"
+cp "$example" "$tmp/src/echo.c"
+cd "$tmp/src"
+cc -shared -fPIC $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags boxmaker-runtime) echo.c -o echo.so
+install -m 644 echo.so "$runtimedir/"
+
+"$host" "$runtimedir" echo prefix=walk >"$tmp/echo.out" || { cat "$tmp/echo.out"; fail "echo"; }
+cat "$tmp/echo.out"
+cat >"$tmp/echo.want" <<'WANT'
+log echo 2: ready, answering at most 65536 bytes a call
+module echo 1.0
+ok: walk: read_file {"path":"/home/me/notes/a.txt"}
+ro /home/me/notes/a.txt
+log echo 1: call call-2 wants the network
+failed: the echo runtime has no network
+WANT
+diff -u "$tmp/echo.want" "$tmp/echo.out" || fail "echo answered otherwise"
+
+# Its options are checked through the host's helpers, with messages naming the option.
+"$host" "$runtimedir" echo limit=12 >"$tmp/limit.out" || { cat "$tmp/limit.out"; fail "limit"; }
+grep -qx 'ok (truncated): echo: read_f' "$tmp/limit.out" || { cat "$tmp/limit.out"; fail "limit"; }
+if "$host" "$runtimedir" echo limit=lots >"$tmp/bad.out"; then fail "limit=lots was accepted"; fi
+grep -qx "refused: runtime module $runtimedir/echo.so: options rejected: option \"limit\": expected a size such as 512m, got \"lots\"" "$tmp/bad.out" \
+  || { cat "$tmp/bad.out"; fail "limit=lots message"; }
+
+# The installed default runtime loads from the same folder by name and refuses every call.
+"$host" "$runtimedir" refusing >"$tmp/refusing.out" || { cat "$tmp/refusing.out"; fail "refusing"; }
+grep -qx 'unavailable: no tool runtime is configured: every call is refused' "$tmp/refusing.out" \
+  || { cat "$tmp/refusing.out"; fail "refusing answered otherwise"; }
+echo "ok: the out-of-tree echo module built from $prefix and ran"
