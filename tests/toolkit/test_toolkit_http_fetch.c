@@ -314,6 +314,60 @@ START_TEST (test_installed_toolkit_ignores_the_test_curl)
 }
 END_TEST
 
+START_TEST (test_installed_toolkit_runs_bin_curl_with_the_fixed_arguments)
+{
+  /* The installed program's curl is /bin/curl: put the fake there, in a mount namespace of
+   * this test's own, and compare what it records with the same golden file. */
+  if (access ("/usr/bin/unshare", X_OK) != 0 || access ("/bin/curl", F_OK) != 0)
+    {
+      printf ("skipped test_installed_toolkit_runs_bin_curl_with_the_fixed_arguments: "
+              "no /usr/bin/unshare or no /bin/curl to mount over\n");
+      fflush (stdout);
+      return;
+    }
+  struct fake f;
+  fake_init (&f);
+  fake_answer (&f, "STDOUT", TEXT ("ok\n[http 200]"));
+  char *json = fetch_json (ODD_URL);
+  const char *argv[] = { "/usr/bin/unshare",
+                         "--mount",
+                         "--propagation",
+                         "private",
+                         "/bin/sh",
+                         "-c",
+                         "mount --bind \"$0\" /bin/curl && exec \"$1\" http_fetch",
+                         FAKE_CURL_PATH,
+                         TOOLKIT_PATH,
+                         NULL };
+  struct run_opts opts = { .env = (const char *const *)f.env };
+  struct run_result r;
+  run_program (argv, json, strlen (json), &opts, &r);
+  if (access (f.argv_file, F_OK) != 0 && !(WIFEXITED (r.status) && WEXITSTATUS (r.status) == 0))
+    {
+      /* No CAP_SYS_ADMIN here (an unprivileged CI container): nothing was run. */
+      printf ("skipped test_installed_toolkit_runs_bin_curl_with_the_fixed_arguments: cannot "
+              "mount over /bin/curl in a namespace: %s\n",
+              r.err);
+      fflush (stdout);
+    }
+  else
+    {
+      assert_text (&r, 0, "ok\n[http 200]");
+      size_t len;
+      char *record = read_bytes (f.argv_file, &len);
+      ck_assert_msg (record != NULL, "the fake at /bin/curl was not run");
+      ck_assert_str_eq (record, "/bin/curl");
+      char *golden = argv_as_golden (record, len, "/bin/curl");
+      assert_golden ("http_fetch.argv", golden);
+      free (golden);
+      free (record);
+    }
+  run_result_free (&r);
+  free (json);
+  fake_free (&f);
+}
+END_TEST
+
 /* ---- against the real curl, through an HTTPS server on loopback ---- */
 
 struct server
@@ -495,6 +549,7 @@ suite (void)
   tcase_add_test (tc, test_http_fetch_refuses_a_response_over_8_mib);
   tcase_add_test (tc, test_http_fetch_reports_a_curl_it_cannot_run);
   tcase_add_test (tc, test_installed_toolkit_ignores_the_test_curl);
+  tcase_add_test (tc, test_installed_toolkit_runs_bin_curl_with_the_fixed_arguments);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("real curl");
