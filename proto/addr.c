@@ -40,17 +40,19 @@ struct v6_range
   unsigned bits;
 };
 
-/* Seed 000 s5, then IANA's IPv6 special-purpose address registry (the entries not globally
- * reachable).  ::ffff:0:0/96, 64:ff9b::/96 and 2002::/16 never reach this table: they are
- * judged by their IPv4 address first. */
+/* IPv6 is public only inside 2000::/3, the global unicast space IANA allocates from, and
+ * there only outside the ranges below.  Everything else is reserved or local, so the rule
+ * alone keeps out seed 000 s5's ::/96 (::, ::1 and the deprecated IPv4-compatible form:
+ * never judged by its IPv4 part), fc00::/7, fe80::/10 and ff00::/8, and IANA's 64:ff9b:1::/48
+ * (local-use NAT64), 100::/64 (discard-only), 100:0:0:1::/64 (dummy prefix, RFC 9780),
+ * 5f00::/16 (segment routing SIDs, RFC 9602) and fec0::/10 (deprecated site local), as well as
+ * ::ffff:0:0:0/96 (IPv4-translated) and any unallocated prefix a local network might have
+ * borrowed.  ::ffff:0:0/96, 64:ff9b::/96 and 2002::/16 never reach this test: they are judged
+ * by their IPv4 address first.
+ *
+ * Inside 2000::/3, seed 000 s5 and IANA's IPv6 special-purpose address registry (the entries
+ * not globally reachable) give: */
 static const struct v6_range v6_not_public[] = {
-  /* ::/8, reserved by the IETF: it holds ::/128, ::1/128 and the deprecated IPv4-compatible
-   * ::/96 (all three not public by the seed), the IPv4-translated ::ffff:0:0:0/96, the
-   * local-use NAT64 prefix 64:ff9b:1::/48, and nothing routable. */
-  { { 0x00 }, 8 },
-  { { 0x00, 0x64, 0xff, 0x9b, 0x00, 0x01 }, 48 }, /* 64:ff9b:1::/48 local-use NAT64 */
-  { { 0x01, 0x00 }, 64 },                         /* 100::/64 discard-only */
-  { { 0x01, 0x00, 0, 0, 0, 0, 0, 1 }, 64 },       /* 100:0:0:1::/64 dummy prefix (RFC 9780) */
   /* 2001::/23 IETF protocol assignments, Teredo (2001::/32) included.  A few sub-blocks are
    * globally reachable anycast or identifier space (PCP and TURN anycast, AMT, AS112,
    * ORCHIDv2, drone remote ID); nothing an agent fetches over HTTPS lives there, so the whole
@@ -58,11 +60,6 @@ static const struct v6_range v6_not_public[] = {
   { { 0x20, 0x01, 0x00, 0x00 }, 23 },
   { { 0x20, 0x01, 0x0d, 0xb8 }, 32 }, /* 2001:db8::/32 documentation */
   { { 0x3f, 0xff }, 20 },             /* 3fff::/20 documentation (RFC 9637) */
-  { { 0x5f, 0x00 }, 16 },             /* 5f00::/16 segment routing SIDs (RFC 9602) */
-  { { 0xfc }, 7 },                    /* fc00::/7 unique local */
-  { { 0xfe, 0x80 }, 10 },             /* fe80::/10 link local */
-  { { 0xfe, 0xc0 }, 10 },             /* fec0::/10 deprecated site local */
-  { { 0xff }, 8 },                    /* ff00::/8 multicast */
 };
 
 static bool
@@ -123,6 +120,9 @@ bx_is_public_v6 (const struct in6_addr *a)
   if (b[0] == 0x20 && b[1] == 0x02)
     return public_v4_host_order (be32 (b + 2));
 
+  /* Outside 2000::/3: reserved, local or multicast. */
+  if ((b[0] & 0xe0) != 0x20)
+    return false;
   for (size_t i = 0; i < sizeof v6_not_public / sizeof v6_not_public[0]; i++)
     if (v6_in (b, &v6_not_public[i]))
       return false;

@@ -74,6 +74,9 @@ bx_read_full (int fd, void *buf, size_t len, int64_t deadline, bx_error *err)
 {
   char *p = buf;
   size_t got = 0;
+  /* poll() skips a negative descriptor and would wait out the deadline. */
+  if (fd < 0 && len > 0)
+    return bx_error_set (err, EBADF, "read");
   while (got < len)
     {
       if (wait_for (fd, POLLIN, deadline, err) < 0)
@@ -98,6 +101,8 @@ bx_write_full (int fd, const void *buf, size_t len, int64_t deadline, bx_error *
   const char *p = buf;
   size_t done = 0;
   bool is_socket = true;
+  if (fd < 0 && len > 0)
+    return bx_error_set (err, EBADF, "write");
   while (done < len)
     {
       if (wait_for (fd, POLLOUT, deadline, err) < 0)

@@ -210,14 +210,15 @@ bx_tool_args_parse (enum bx_tool tool, const char *json, size_t len, struct bx_t
     json = "";
 
   json_error_t jerr;
-  /* No JSON_ALLOW_NUL: \u0000 in a string is refused by the parser itself. */
-  json_t *obj = json_loadb (json, len, JSON_REJECT_DUPLICATES, &jerr);
+  /* JSON_ALLOW_NUL so that a \u0000 reaches bx_tool_args_from_json, which refuses it with
+   * the field's name; JSON_DECODE_ANY so that "[]" or "1" is "not an object" rather than a
+   * parse error. */
+  json_t *obj
+      = json_loadb (json, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
   if (obj == NULL)
     {
       if (json_error_code (&jerr) == json_error_duplicate_key)
         return duplicate_key_error (tname, &jerr, err);
-      if (json_error_code (&jerr) == json_error_null_character)
-        return bx_error_setc (err, EINVAL, "%s: the arguments must not contain a NUL byte", tname);
       return bx_error_setc (err, EINVAL, "%s: the arguments are not valid JSON: %s (at byte %d)",
                             tname, jerr.text, jerr.position);
     }

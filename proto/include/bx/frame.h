@@ -9,6 +9,7 @@
 #ifndef BX_FRAME_H
 #define BX_FRAME_H
 
+#include <errno.h> /* the BX_FRAME_* codes below are errno values */
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,11 +20,11 @@
 
 /* The codes a failed read or write leaves in bx_error_code (err), so callers can tell them
  * apart: */
-#define BX_FRAME_CLOSED     ENODATA    /* the peer closed before the first byte of a frame */
-#define BX_FRAME_TRUNCATED  ECONNRESET /* the peer closed inside a frame */
-#define BX_FRAME_TOO_LARGE  EMSGSIZE   /* the header says more than BX_FRAME_MAX (or 0) */
-#define BX_FRAME_TIMED_OUT  ETIMEDOUT  /* the deadline passed */
-#define BX_FRAME_BAD        EBADMSG    /* not one JSON object, or duplicate keys */
+#define BX_FRAME_CLOSED    ENODATA    /* the peer closed before the first byte of a frame */
+#define BX_FRAME_TRUNCATED ECONNRESET /* the peer closed inside a frame */
+#define BX_FRAME_TOO_LARGE EMSGSIZE   /* the header says more than BX_FRAME_MAX (or 0) */
+#define BX_FRAME_TIMED_OUT ETIMEDOUT  /* the deadline passed */
+#define BX_FRAME_BAD       EBADMSG    /* not one JSON object, or duplicate keys */
 /* Any other code is the errno of a failed read or write. */
 
 /* Reads one frame's JSON object from FD before DEADLINE (bx/deadline.h).  0 and *out (a new

@@ -1,0 +1,385 @@
+/* The arguments of the four tools (bx/tool_args.h): what a model may write, what each gives,
+ * and the canonical JSON toolkit reads. */
+#include <check.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bx/error.h"
+#include "bx/tool_args.h"
+
+#define N(a) (sizeof (a) / sizeof (a)[0])
+
+#define RF BX_TOOL_READ_FILE
+#define WF BX_TOOL_WRITE_FILE
+#define SH BX_TOOL_SHELL
+#define HF BX_TOOL_HTTP_FETCH
+
+/* A row: TOOL reads JSON; WANT is the canonical JSON when it parses, or the exact error
+ * message when OK is false. */
+static const struct
+{
+  enum bx_tool tool;
+  const char *json;
+  bool ok;
+  const char *want;
+} table[] = {
+  /* read_file */
+  { RF, "{\"path\":\"/tmp/x\"}", true, "{\"path\":\"/tmp/x\"}" },
+  { RF, " {\n \"path\" : \"a\" \t}\n", true, "{\"path\":\"a\"}" },
+  { RF, "{\"path\":\"\"}", true, "{\"path\":\"\"}" },
+  { RF, "{}", false, "read_file: missing field \"path\"" },
+  { RF, "{\"path\":1}", false, "read_file: \"path\" must be a string" },
+  { RF, "{\"path\":1.5}", false, "read_file: \"path\" must be a string" },
+  { RF, "{\"path\":null}", false, "read_file: \"path\" must be a string" },
+  { RF, "{\"path\":true}", false, "read_file: \"path\" must be a string" },
+  { RF, "{\"path\":[\"a\"]}", false, "read_file: \"path\" must be a string" },
+  { RF, "{\"path\":{\"a\":\"b\"}}", false, "read_file: \"path\" must be a string" },
+  { RF, "{\"path\":\"a\",\"extra\":1}", false, "read_file: unknown field \"extra\"" },
+  { RF, "{\"Path\":\"a\"}", false, "read_file: unknown field \"Path\"" },
+  { RF, "{\"path\":\"a\",\"content\":\"b\"}", false, "read_file: unknown field \"content\"" },
+  { RF, "{\"p\\u00e4th\":\"a\"}", false, "read_file: unknown field \"p\\xc3\\xa4th\"" },
+  { RF, "{\"a\\\"b\":\"a\"}", false, "read_file: unknown field \"a\\x22b\"" },
+  { RF, "{\"\":\"a\"}", false, "read_file: unknown field \"\"" },
+  { RF, "{\"path\":\"a\",\"path\":\"b\"}", false, "read_file: duplicate field \"path\"" },
+  { RF, "{\"path\":\"a\",\"path\":\"a\"}", false, "read_file: duplicate field \"path\"" },
+  { RF, "{\"path\":\"a\\u0000b\"}", false, "read_file: \"path\" must not contain a NUL byte" },
+  { RF, "{\"path\":\"\\u0000\"}", false, "read_file: \"path\" must not contain a NUL byte" },
+  { RF, "[]", false, "read_file: the arguments must be a JSON object" },
+  { RF, "[{\"path\":\"a\"}]", false, "read_file: the arguments must be a JSON object" },
+  { RF, "\"path\"", false, "read_file: the arguments must be a JSON object" },
+  { RF, "null", false, "read_file: the arguments must be a JSON object" },
+  { RF, "1", false, "read_file: the arguments must be a JSON object" },
+  /* write_file */
+  { WF, "{\"path\":\"a\",\"content\":\"hi\"}", true, "{\"path\":\"a\",\"content\":\"hi\"}" },
+  { WF, "{\"content\":\"hi\",\"path\":\"a\"}", true, "{\"path\":\"a\",\"content\":\"hi\"}" },
+  { WF, "{\"path\":\"a\",\"content\":\"\"}", true, "{\"path\":\"a\",\"content\":\"\"}" },
+  { WF, "{\"path\":\"a\"}", false, "write_file: missing field \"content\"" },
+  { WF, "{\"content\":\"a\"}", false, "write_file: missing field \"path\"" },
+  { WF, "{\"path\":\"a\",\"content\":5}", false, "write_file: \"content\" must be a string" },
+  { WF, "{\"path\":5,\"content\":\"a\"}", false, "write_file: \"path\" must be a string" },
+  { WF, "{\"path\":\"a\",\"content\":\"x\\u0000y\"}", false,
+    "write_file: \"content\" must not contain a NUL byte" },
+  { WF, "{\"path\":\"a\",\"content\":\"b\",\"mode\":\"0644\"}", false,
+    "write_file: unknown field \"mode\"" },
+  { WF, "{\"path\":\"a\",\"content\":\"b\",\"content\":\"c\"}", false,
+    "write_file: duplicate field \"content\"" },
+  /* shell */
+  { SH, "{\"command\":\"ls\"}", true, "{\"command\":\"ls\"}" },
+  { SH, "{\"command\":\"ls\",\"cwd\":\"/tmp\"}", true, "{\"command\":\"ls\",\"cwd\":\"/tmp\"}" },
+  { SH, "{\"cwd\":\"/tmp\",\"command\":\"ls\"}", true, "{\"command\":\"ls\",\"cwd\":\"/tmp\"}" },
+  { SH, "{\"command\":\"ls\",\"cwdd\":\"/tmp\"}", false, "shell: unknown field \"cwdd\"" },
+  { SH, "{\"command\":\"ls\",\"cwd\":null}", false, "shell: \"cwd\" must be a string" },
+  { SH, "{\"command\":\"ls\",\"cwd\":1}", false, "shell: \"cwd\" must be a string" },
+  { SH, "{\"cwd\":\"/tmp\"}", false, "shell: missing field \"command\"" },
+  { SH, "{\"command\":[\"ls\",\"-l\"]}", false, "shell: \"command\" must be a string" },
+  { SH, "{\"command\":\"ls\",\"cwd\":\"/\\u0000\"}", false,
+    "shell: \"cwd\" must not contain a NUL byte" },
+  { SH, "{\"command\":\"ls\",\"timeout\":5}", false, "shell: unknown field \"timeout\"" },
+  /* http_fetch */
+  { HF, "{\"url\":\"https://example.com/a?b=c\"}", true,
+    "{\"url\":\"https://example.com/a?b=c\"}" },
+  { HF, "{\"url\":\"https:\\/\\/example.com\\/\"}", true, "{\"url\":\"https://example.com/\"}" },
+  { HF, "{}", false, "http_fetch: missing field \"url\"" },
+  { HF, "{\"url\":1}", false, "http_fetch: \"url\" must be a string" },
+  { HF, "{\"url\":\"https://x.example\",\"method\":\"POST\"}", false,
+    "http_fetch: unknown field \"method\"" },
+  { HF, "{\"path\":\"a\"}", false, "http_fetch: unknown field \"path\"" },
+  /* Unicode and escapes come back as UTF-8 and jansson's short escapes. */
+  { WF, "{\"path\":\"caf\\u00e9\",\"content\":\"\\ud834\\udd1e \\u20ac\"}", true,
+    "{\"path\":\"caf\xc3\xa9\",\"content\":\"\xf0\x9d\x84\x9e \xe2\x82\xac\"}" },
+  { WF, "{\"path\":\"a\",\"content\":\"q\\\"b\\\\s\\/n\\nt\\tr\\rf\\fb\\b\\u001f\\u007f\"}", true,
+    "{\"path\":\"a\",\"content\":\"q\\\"b\\\\s/n\\nt\\tr\\rf\\fb\\b\\u001F\x7f\"}" },
+  { SH, "{\"command\":\"echo \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80\"}", true,
+    "{\"command\":\"echo \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80\"}" },
+  { RF, "{\"path\":\"</script>\"}", true, "{\"path\":\"</script>\"}" },
+};
+
+START_TEST (test_tool_args_parse_follows_the_table)
+{
+  struct bx_tool_args args;
+  bx_error err = NULL;
+  int r = bx_tool_args_parse (table[_i].tool, table[_i].json, strlen (table[_i].json), &args, &err);
+  if (!table[_i].ok)
+    {
+      ck_assert_msg (r < 0, "%s should fail", table[_i].json);
+      ck_assert_str_eq (bx_error_msg (err), table[_i].want);
+      bx_error_free (&err);
+      return;
+    }
+  ck_assert_msg (r == 0, "%s: %s", table[_i].json, bx_error_msg (err));
+  ck_assert_int_eq (args.tool, table[_i].tool);
+  size_t len = 0;
+  char *json = bx_tool_args_to_json (&args, &len);
+  ck_assert_str_eq (json, table[_i].want);
+  ck_assert_uint_eq (len, strlen (json));
+
+  /* The canonical form parses back to the same arguments and the same text. */
+  struct bx_tool_args again;
+  ck_assert_int_eq (bx_tool_args_parse (table[_i].tool, json, len, &again, &err), 0);
+  char *json2 = bx_tool_args_to_json (&again, NULL);
+  ck_assert_str_eq (json2, json);
+#define SAME(f) ck_assert ((args.f == NULL && again.f == NULL) || strcmp (args.f, again.f) == 0)
+  SAME (path);
+  SAME (content);
+  SAME (command);
+  SAME (cwd);
+  SAME (url);
+#undef SAME
+  free (json);
+  free (json2);
+  bx_tool_args_clear (&args);
+  bx_tool_args_clear (&again);
+}
+END_TEST
+
+/* Documents a parser must refuse as JSON, whatever the tool. */
+static const char *const not_json[] = {
+  "",
+  " ",
+  "{",
+  "{\"path\":\"a\"",
+  "{\"path\":\"a\",}",
+  "{\"path\":'a'}",
+  "{path:\"a\"}",
+  "{\"path\":\"a\"} {}",
+  "{\"path\":\"a\"} x",
+  "{\"path\":\"a\"}\n{\"path\":\"b\"}",
+  "{\"path\":\"\\ud800\"}",
+  "{\"path\":\"\\x41\"}",
+  "{\"path\":\"a\nb\"}",
+  "{\"path\":\"\xff\"}",
+  "{\"path\":\"\xc0\xaf\"}",
+  "{\"path\":\"\xed\xa0\x80\"}",
+  "{\"pa\\u0000th\":\"a\"}",
+  "{\"path\":NaN}",
+};
+
+START_TEST (test_tool_args_parse_refuses_what_is_not_json)
+{
+  for (int t = 0; t < BX_TOOL_COUNT; t++)
+    {
+      struct bx_tool_args args;
+      bx_error err = NULL;
+      const char *doc = not_json[_i];
+      ck_assert_msg (bx_tool_args_parse ((enum bx_tool)t, doc, strlen (doc), &args, &err) < 0, "%s",
+                     doc);
+      /* The message starts with the tool's name. */
+      const char *name = bx_tool_name ((enum bx_tool)t);
+      ck_assert_msg (strncmp (bx_error_msg (err), name, strlen (name)) == 0, "%s",
+                     bx_error_msg (err));
+      bx_error_free (&err);
+    }
+}
+END_TEST
+
+START_TEST (test_tool_args_parse_refuses_a_raw_nul_in_the_text)
+{
+  static const char doc[] = "{\"path\":\"a\0b\"}";
+  struct bx_tool_args args;
+  bx_error err = NULL;
+  ck_assert_int_lt (bx_tool_args_parse (RF, doc, sizeof doc - 1, &args, &err), 0);
+  bx_error_free (&err);
+  /* Only LEN bytes are read: a valid document followed by bytes beyond LEN parses. */
+  static const char doc2[] = "{\"path\":\"a\"}GARBAGE";
+  ck_assert_int_eq (bx_tool_args_parse (RF, doc2, 12, &args, &err), 0);
+  ck_assert_str_eq (args.path, "a");
+  bx_tool_args_clear (&args);
+}
+END_TEST
+
+/* A write_file document of exactly TOTAL bytes: {"path":"a","content":"xxx..."} */
+static char *
+document_of (size_t total)
+{
+  static const char head[] = "{\"path\":\"a\",\"content\":\"";
+  static const char tail[] = "\"}";
+  size_t fill = total - (sizeof head - 1) - (sizeof tail - 1);
+  char *doc = malloc (total + 1);
+  memcpy (doc, head, sizeof head - 1);
+  memset (doc + sizeof head - 1, 'x', fill);
+  memcpy (doc + sizeof head - 1 + fill, tail, sizeof tail);
+  return doc;
+}
+
+START_TEST (test_tool_args_parse_accepts_exactly_the_limit)
+{
+  char *doc = document_of (BX_TOOL_ARGS_MAX);
+  struct bx_tool_args args;
+  bx_error err = NULL;
+  ck_assert_msg (bx_tool_args_parse (WF, doc, BX_TOOL_ARGS_MAX, &args, &err) == 0, "%s",
+                 bx_error_msg (err));
+  size_t len;
+  char *json = bx_tool_args_to_json (&args, &len);
+  ck_assert_uint_eq (len, BX_TOOL_ARGS_MAX);
+  free (json);
+  bx_tool_args_clear (&args);
+  free (doc);
+}
+END_TEST
+
+START_TEST (test_tool_args_parse_refuses_one_byte_over_the_limit_before_parsing)
+{
+  struct bx_tool_args args;
+  bx_error err = NULL;
+  char *doc = document_of (BX_TOOL_ARGS_MAX + 1);
+  ck_assert_int_lt (bx_tool_args_parse (WF, doc, BX_TOOL_ARGS_MAX + 1, &args, &err), 0);
+  ck_assert_int_eq (bx_error_code (err), EMSGSIZE);
+  ck_assert_str_eq (bx_error_msg (err), "write_file: the arguments are larger than 2097152 bytes");
+  bx_error_free (&err);
+  free (doc);
+  /* Before parsing: the bytes are not even looked at (a huge length and a short buffer). */
+  ck_assert_int_lt (bx_tool_args_parse (RF, "{}", (size_t)1 << 40, &args, &err), 0);
+  ck_assert_int_eq (bx_error_code (err), EMSGSIZE);
+  bx_error_free (&err);
+}
+END_TEST
+
+START_TEST (test_tool_args_from_json_refuses_canonical_json_over_the_limit)
+{
+  /* A frame may carry arguments larger than toolkit reads; the object must not get through. */
+  char *big = malloc (BX_TOOL_ARGS_MAX + 1);
+  memset (big, 'x', BX_TOOL_ARGS_MAX);
+  big[BX_TOOL_ARGS_MAX] = '\0';
+  json_t *obj = json_pack ("{s:s, s:s}", "path", "a", "content", big);
+  struct bx_tool_args args;
+  bx_error err = NULL;
+  ck_assert_int_lt (bx_tool_args_from_json (WF, obj, &args, &err), 0);
+  ck_assert_int_eq (bx_error_code (err), EMSGSIZE);
+  bx_error_free (&err);
+  json_decref (obj);
+  free (big);
+}
+END_TEST
+
+START_TEST (test_tool_args_from_json_refuses_nul_from_a_permissive_parser)
+{
+  /* The frame reader parses with JSON_ALLOW_NUL; the arguments it hands on may hold NUL. */
+  static const char doc[] = "{\"command\":\"ls\",\"cwd\":\"/tmp\\u0000/etc\"}";
+  json_error_t jerr;
+  json_t *obj = json_loads (doc, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &jerr);
+  ck_assert_ptr_nonnull (obj);
+  struct bx_tool_args args;
+  bx_error err = NULL;
+  ck_assert_int_lt (bx_tool_args_from_json (SH, obj, &args, &err), 0);
+  ck_assert_str_eq (bx_error_msg (err), "shell: \"cwd\" must not contain a NUL byte");
+  bx_error_free (&err);
+  json_decref (obj);
+
+  /* A key with a NUL inside is not the field whose name is its prefix. */
+  obj = json_object ();
+  json_object_setn_new (obj, "path\0x", 6, json_string ("a"));
+  ck_assert_int_lt (bx_tool_args_from_json (RF, obj, &args, &err), 0);
+  ck_assert_str_eq (bx_error_msg (err), "read_file: unknown field \"path\\x00x\"");
+  bx_error_free (&err);
+  json_decref (obj);
+}
+END_TEST
+
+START_TEST (test_tool_args_from_json_refuses_what_is_not_an_object)
+{
+  struct bx_tool_args args;
+  bx_error err = NULL;
+  ck_assert_int_lt (bx_tool_args_from_json (RF, NULL, &args, &err), 0);
+  ck_assert_str_eq (bx_error_msg (err), "read_file: the arguments must be a JSON object");
+  json_t *arr = json_array ();
+  ck_assert_int_lt (bx_tool_args_from_json (HF, arr, &args, &err), 0);
+  ck_assert_str_eq (bx_error_msg (err), "http_fetch: the arguments must be a JSON object");
+  json_decref (arr);
+  json_t *obj = json_pack ("{s:s}", "path", "a");
+  ck_assert_int_lt (bx_tool_args_from_json ((enum bx_tool)9, obj, &args, &err), 0);
+  ck_assert_int_lt (bx_tool_args_parse ((enum bx_tool) - 1, "{}", 2, &args, &err), 0);
+  json_decref (obj);
+  bx_error_free (&err);
+}
+END_TEST
+
+START_TEST (test_tool_args_round_trip_through_the_object_form)
+{
+  struct bx_tool_args a = { .tool = SH };
+  a.command = strdup ("printf '%s\\n' \"$HOME\" | tr a-z A-Z\t# \xc3\xa9");
+  a.cwd = strdup ("/work/d\xc3\xa9j\xc3\xa0 vu");
+  json_t *obj = bx_tool_args_to_object (&a);
+  ck_assert_ptr_nonnull (obj);
+  struct bx_tool_args b;
+  bx_error err = NULL;
+  ck_assert_int_eq (bx_tool_args_from_json (SH, obj, &b, &err), 0);
+  ck_assert_str_eq (b.command, a.command);
+  ck_assert_str_eq (b.cwd, a.cwd);
+  ck_assert_ptr_null (b.path);
+  json_decref (obj);
+  bx_tool_args_clear (&a);
+  bx_tool_args_clear (&b);
+}
+END_TEST
+
+START_TEST (test_tool_args_to_json_refuses_what_toolkit_could_not_read)
+{
+  /* A required field missing, and text that is not UTF-8: no JSON at all. */
+  struct bx_tool_args a = { .tool = WF, .path = (char *)"a" };
+  ck_assert_ptr_null (bx_tool_args_to_json (&a, NULL));
+  a.content = (char *)"\xff";
+  ck_assert_ptr_null (bx_tool_args_to_json (&a, NULL));
+  ck_assert_ptr_null (bx_tool_args_to_object (NULL));
+  struct bx_tool_args bad = { .tool = (enum bx_tool)7 };
+  ck_assert_ptr_null (bx_tool_args_to_object (&bad));
+}
+END_TEST
+
+START_TEST (test_tool_args_clear_is_safe_twice)
+{
+  struct bx_tool_args a = { .tool = HF, .url = strdup ("https://example.com") };
+  bx_tool_args_clear (&a);
+  ck_assert_ptr_null (a.url);
+  ck_assert_int_eq (a.tool, HF);
+  bx_tool_args_clear (&a);
+  bx_tool_args_clear (NULL);
+}
+END_TEST
+
+START_TEST (test_tool_names_round_trip)
+{
+  static const char *names[] = { "read_file", "write_file", "shell", "http_fetch" };
+  for (int t = 0; t < BX_TOOL_COUNT; t++)
+    {
+      enum bx_tool got;
+      ck_assert_str_eq (bx_tool_name ((enum bx_tool)t), names[t]);
+      ck_assert_int_eq (bx_tool_from_name (names[t], &got), 0);
+      ck_assert_int_eq (got, t);
+    }
+  enum bx_tool got;
+  ck_assert_int_lt (bx_tool_from_name ("Read_file", &got), 0);
+  ck_assert_int_lt (bx_tool_from_name ("read_file ", &got), 0);
+  ck_assert_int_lt (bx_tool_from_name ("", &got), 0);
+  ck_assert_int_lt (bx_tool_from_name ("exec", &got), 0);
+  ck_assert_int_lt (bx_tool_from_name (NULL, &got), 0);
+}
+END_TEST
+
+int
+main (void)
+{
+  Suite *s = suite_create ("proto_tool_args");
+  TCase *tc = tcase_create ("tool_args");
+  tcase_set_timeout (tc, 60);
+  tcase_add_loop_test (tc, test_tool_args_parse_follows_the_table, 0, N (table));
+  tcase_add_loop_test (tc, test_tool_args_parse_refuses_what_is_not_json, 0, N (not_json));
+  tcase_add_test (tc, test_tool_args_parse_refuses_a_raw_nul_in_the_text);
+  tcase_add_test (tc, test_tool_args_parse_accepts_exactly_the_limit);
+  tcase_add_test (tc, test_tool_args_parse_refuses_one_byte_over_the_limit_before_parsing);
+  tcase_add_test (tc, test_tool_args_from_json_refuses_canonical_json_over_the_limit);
+  tcase_add_test (tc, test_tool_args_from_json_refuses_nul_from_a_permissive_parser);
+  tcase_add_test (tc, test_tool_args_from_json_refuses_what_is_not_an_object);
+  tcase_add_test (tc, test_tool_args_round_trip_through_the_object_form);
+  tcase_add_test (tc, test_tool_args_to_json_refuses_what_toolkit_could_not_read);
+  tcase_add_test (tc, test_tool_args_clear_is_safe_twice);
+  tcase_add_test (tc, test_tool_names_round_trip);
+  suite_add_tcase (s, tc);
+  SRunner *sr = srunner_create (s);
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
