@@ -1,0 +1,115 @@
+#!/bin/sh
+# The real curl through the proxy (with the fake Dial) to a local HTTPS server: the granted
+# name gives the body; a name not granted, another port, an IP literal and a name that
+# resolves only to private addresses each give curl's error.
+#   curl_end_to_end.sh EGRESS_FAKE_PROXY CURL OPENSSL
+set -u
+proxy_bin=$1
+curl=$2
+openssl=$3
+
+work=$(mktemp -d /tmp/bx-egress-e2e-XXXXXX)
+server_pid=
+proxy_pid=
+cleanup () {
+  [ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
+  wait 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+failures=0
+fail () {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# A certificate for allowed.example, and the body the server gives.
+"$openssl" req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=allowed.example \
+  -addext subjectAltName=DNS:allowed.example \
+  -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null || { echo "cannot make a certificate"; exit 1; }
+mkdir "$work/www"
+echo "hello through the egress proxy" > "$work/www/index.txt"
+
+# The HTTPS server on a free loopback port (the first of a few that binds).
+port=
+for p in 24443 25443 26443 27443 28443 29443; do
+  (cd "$work/www" && exec "$openssl" s_server -quiet -WWW -accept "127.0.0.1:$p" \
+     -cert "$work/cert.pem" -key "$work/key.pem") >"$work/server.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 50); do
+    if ! kill -0 "$server_pid" 2>/dev/null; then break; fi
+    if "$curl" -s -o /dev/null --max-time 1 -k "https://127.0.0.1:$p/" 2>/dev/null; then
+      port=$p
+      break
+    fi
+    sleep 0.1
+  done
+  [ -n "$port" ] && break
+  kill "$server_pid" 2>/dev/null
+  server_pid=
+done
+[ -n "$port" ] || { echo "the HTTPS server did not start"; cat "$work/server.log"; exit 1; }
+
+sock="$work/egress.sock"
+"$proxy_bin" --socket "$sock" --allow "allowed.example,private.example" --target "$port" \
+  --map allowed.example=93.184.216.34 --map private.example=10.0.0.1+127.0.0.1 \
+  2>"$work/proxy.log" &
+proxy_pid=$!
+for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+[ -S "$sock" ] || { echo "the proxy never listened"; cat "$work/proxy.log"; exit 1; }
+
+# run_curl URL: sets $code, $out, $err
+run_curl () {
+  "$curl" -sS --max-time 20 --proxy "socks5h://localhost$sock" --cacert "$work/cert.pem" \
+    "$1" >"$work/out" 2>"$work/err"
+  code=$?
+  out=$(cat "$work/out")
+  err=$(cat "$work/err")
+}
+
+# expect_refused URL EXIT TEXT: curl exits EXIT and its message holds TEXT.
+expect_refused () {
+  run_curl "$1"
+  if [ "$code" != "$2" ]; then
+    fail "$1: curl exit $code, expected $2 ($err)"
+  elif ! printf '%s' "$err" | grep -qF "$3"; then
+    fail "$1: curl said \"$err\", expected \"$3\""
+  else
+    echo "ok: $1 -> exit $code: $err"
+  fi
+}
+
+run_curl "https://allowed.example/index.txt"
+if [ "$code" = 0 ] && [ "$out" = "hello through the egress proxy" ]; then
+  echo "ok: https://allowed.example/index.txt -> the body"
+else
+  fail "allowed.example: exit $code, body \"$out\", error \"$err\""
+fi
+# The name without regard to case.
+run_curl "https://ALLOWED.example/index.txt"
+[ "$code" = 0 ] && [ "$out" = "hello through the egress proxy" ] \
+  && echo "ok: https://ALLOWED.example/index.txt -> the body" \
+  || fail "ALLOWED.example: exit $code, \"$err\""
+
+# curl 7.88 ends a SOCKS5 refusal with exit 97 and the reply code in its message:
+# "Can't complete SOCKS5 connection to NAME. (CODE)".
+expect_refused "https://other.example/" 97 "Can't complete SOCKS5 connection to other.example. (2)"
+expect_refused "https://allowed.example:8443/" 97 \
+  "Can't complete SOCKS5 connection to allowed.example. (2)"
+expect_refused "https://private.example/" 97 \
+  "Can't complete SOCKS5 connection to private.example. (4)"
+# IP literals: curl sends them as address type 1 or 4 (normalising 0x7f000001 first), and
+# the proxy refuses the type.
+expect_refused "https://127.0.0.1/" 97 "Can't complete SOCKS5 connection to 127.0.0.1. (8)"
+expect_refused "https://0x7f000001/" 97 "Can't complete SOCKS5 connection to 127.0.0.1. (8)"
+expect_refused "https://127.1/" 97 "Can't complete SOCKS5 connection to 127.0.0.1. (8)"
+expect_refused "https://[::1]/" 97 "Can't complete SOCKS5 connection to ::1. (8)"
+
+kill -0 "$proxy_pid" 2>/dev/null || fail "the proxy died"
+if [ "$failures" -ne 0 ]; then
+  echo "proxy log:"; cat "$work/proxy.log"
+  exit 1
+fi
+echo "all curl checks passed"

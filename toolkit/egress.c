@@ -1,0 +1,558 @@
+/* The egress proxy: handshake, copy, serve.  Everything read during the handshake comes from
+ * the untrusted side (a sandbox a model steers): it reads exactly the bytes the protocol
+ * gives, never more, under one deadline for the whole handshake, and never indexes or
+ * allocates by a number it has not checked (every length here is one byte, so the buffers
+ * are fixed). */
+#include "egress.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bx/addr.h"
+#include "bx/cleanup.h"
+#include "bx/deadline.h"
+#include "bx/hosts.h"
+
+/* ---- the allow list ---- */
+
+struct bx_allow
+{
+  size_t n;
+  char **patterns;
+};
+
+void
+bx_allow_free (struct bx_allow *allow)
+{
+  if (allow == NULL)
+    return;
+  for (size_t i = 0; i < allow->n; i++)
+    free (allow->patterns[i]);
+  free (allow->patterns);
+  free (allow);
+}
+
+int
+bx_allow_parse (const char *list, struct bx_allow **out, bx_error *err)
+{
+  struct bx_allow *allow = bx_xzalloc (sizeof *allow);
+  size_t pieces = 1;
+  for (const char *c = list; *c; c++)
+    pieces += *c == ',';
+  allow->patterns = bx_xzalloc (pieces * sizeof *allow->patterns);
+
+  const char *start = list;
+  for (;;)
+    {
+      const char *end = strchrnul (start, ',');
+      if (end == start)
+        {
+          bx_allow_free (allow);
+          if (*list == '\0')
+            return bx_error_setc (err, EINVAL, "no host pattern");
+          return bx_error_setc (err, EINVAL, "an empty host pattern in \"%s\"", list);
+        }
+      char *piece = bx_xstrndup (start, end - start);
+      allow->patterns[allow->n++] = piece;
+      if (!bx_valid_host_pattern (piece))
+        {
+          int r = bx_error_setc (err, EINVAL, "not a host pattern: \"%s\"", piece);
+          bx_allow_free (allow);
+          return r;
+        }
+      if (*end == '\0')
+        break;
+      start = end + 1;
+    }
+  *out = allow;
+  return 0;
+}
+
+bool
+bx_allow_permits (const struct bx_allow *allow, const char *host)
+{
+  if (!bx_valid_host (host))
+    return false;
+  for (size_t i = 0; i < allow->n; i++)
+    if (bx_host_matches (allow->patterns[i], host))
+      return true;
+  return false;
+}
+
+/* ---- the proxy ---- */
+
+struct bx_egress
+{
+  struct bx_allow *allow;
+  const struct bx_dial *dial;
+  struct bx_egress_config config;
+  atomic_int active;
+};
+
+struct bx_egress_config
+bx_egress_default_config (void)
+{
+  /* splice wins over a 64 KiB buffer on 1 GiB each way through the proxy, Unix socket to
+   * loopback TCP (bench/egress/run.sh, 2 cores): splice 1.9-2.1 GB/s, buffer 1.4-1.6 GB/s
+   * per direction with both directions at once.  See bench/README.md. */
+  return (struct bx_egress_config){ .handshake_ms = BX_EGRESS_HANDSHAKE_MS,
+                                    .connect_ms = BX_EGRESS_CONNECT_MS,
+                                    .copy = BX_EGRESS_COPY_SPLICE };
+}
+
+struct bx_egress *
+bx_egress_new (struct bx_allow *allow, const struct bx_dial *dial,
+               const struct bx_egress_config *config)
+{
+  struct bx_egress *proxy = bx_xzalloc (sizeof *proxy);
+  proxy->allow = allow;
+  proxy->dial = dial;
+  proxy->config = config ? *config : bx_egress_default_config ();
+  atomic_init (&proxy->active, 0);
+  return proxy;
+}
+
+void
+bx_egress_free (struct bx_egress *proxy)
+{
+  if (proxy == NULL)
+    return;
+  bx_allow_free (proxy->allow);
+  free (proxy);
+}
+
+int
+bx_egress_active (struct bx_egress *proxy)
+{
+  return atomic_load (&proxy->active);
+}
+
+/* Small stacks: the proxy's threads hold no big frames (the copy buffers are on the heap),
+ * and 8 connections' worth of default 8 MiB stacks is address space for nothing. */
+#define THREAD_STACK (256 * 1024)
+/* getaddrinfo and the NSS modules under it want more than that. */
+#define RESOLVER_STACK (1024 * 1024)
+
+static int
+start_thread (pthread_t *thread, size_t stack, bool detached, void *(*fn) (void *), void *arg)
+{
+  pthread_attr_t attr;
+  if (pthread_attr_init (&attr) != 0)
+    return -1;
+  pthread_attr_setstacksize (&attr, stack);
+  if (detached)
+    pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+  int r = pthread_create (thread, &attr, fn, arg);
+  pthread_attr_destroy (&attr);
+  return r == 0 ? 0 : -1;
+}
+
+/* ---- resolution bounded by the handshake's deadline ----
+ *
+ * The Dial's resolve may block (getaddrinfo has no timeout of its own, and a resolver can
+ * hang), so it runs on a detached thread; the handler waits for it until the deadline and
+ * then walks away.  The job is shared by the two and freed by whichever lets go last. */
+
+/* Resolver threads still running after their handler walked away are bounded, so clients
+ * that keep asking for names whose resolver hangs cannot pile up threads. */
+#define MAX_RESOLVER_THREADS 64
+static atomic_int resolver_threads;
+
+struct resolve_job
+{
+  atomic_int refs;
+  pthread_mutex_t lock;
+  pthread_cond_t done_cond;
+  bool done;
+  const struct bx_dial *dial;
+  char host[BX_HOST_MAX + 1];
+  uint16_t port;
+  int64_t deadline;
+  int rc;
+  struct bx_dial_addrs addrs;
+};
+
+static void
+resolve_job_unref (struct resolve_job *job)
+{
+  if (atomic_fetch_sub (&job->refs, 1) != 1)
+    return;
+  pthread_mutex_destroy (&job->lock);
+  pthread_cond_destroy (&job->done_cond);
+  free (job);
+}
+
+static void *
+resolve_thread (void *arg)
+{
+  struct resolve_job *job = arg;
+  cleanup_error bx_error err = NULL;
+  struct bx_dial_addrs addrs;
+  addrs.n = 0;
+  int rc = job->dial->resolve (job->dial->ctx, job->host, job->port, job->deadline, &addrs, &err);
+  pthread_mutex_lock (&job->lock);
+  job->rc = rc;
+  if (rc == 0)
+    job->addrs = addrs;
+  job->done = true;
+  pthread_cond_signal (&job->done_cond);
+  pthread_mutex_unlock (&job->lock);
+  resolve_job_unref (job);
+  atomic_fetch_sub (&resolver_threads, 1);
+  return NULL;
+}
+
+/* 0 with OUT filled, or -1 (failure, timeout, or no thread to run it on). */
+static int
+resolve_before (const struct bx_dial *dial, const char *host, uint16_t port, int64_t deadline,
+                struct bx_dial_addrs *out)
+{
+  if (atomic_fetch_add (&resolver_threads, 1) >= MAX_RESOLVER_THREADS)
+    {
+      atomic_fetch_sub (&resolver_threads, 1);
+      return -1;
+    }
+  struct resolve_job *job = bx_xzalloc (sizeof *job);
+  atomic_init (&job->refs, 2);
+  pthread_mutex_init (&job->lock, NULL);
+  pthread_condattr_t cattr;
+  pthread_condattr_init (&cattr);
+  pthread_condattr_setclock (&cattr, CLOCK_MONOTONIC);
+  pthread_cond_init (&job->done_cond, &cattr);
+  pthread_condattr_destroy (&cattr);
+  job->dial = dial;
+  size_t host_len = strnlen (host, BX_HOST_MAX);
+  memcpy (job->host, host, host_len);
+  job->host[host_len] = '\0';
+  job->port = port;
+  job->deadline = deadline;
+
+  pthread_t thread;
+  if (start_thread (&thread, RESOLVER_STACK, true, resolve_thread, job) < 0)
+    {
+      atomic_fetch_sub (&resolver_threads, 1);
+      job->refs = 1;
+      resolve_job_unref (job);
+      return -1;
+    }
+
+  /* bx_now_ms is CLOCK_MONOTONIC in ms, the clock the condition waits on. */
+  struct timespec until = { .tv_sec = deadline / 1000, .tv_nsec = (deadline % 1000) * 1000000 };
+  int rc = -1;
+  pthread_mutex_lock (&job->lock);
+  while (!job->done)
+    if (pthread_cond_timedwait (&job->done_cond, &job->lock, &until) == ETIMEDOUT)
+      break;
+  if (job->done && job->rc == 0)
+    {
+      *out = job->addrs;
+      rc = 0;
+    }
+  pthread_mutex_unlock (&job->lock);
+  resolve_job_unref (job);
+  return rc;
+}
+
+/* ---- the handshake ---- */
+
+/* "Refuse with CODE": the reply, then the caller closes.  The reply is ten bytes on a socket
+ * nobody has written to yet: it fits the socket buffer, so it never waits, and a failure
+ * changes nothing (the connection closes either way). */
+static int
+refuse (int client, uint8_t code)
+{
+  const uint8_t reply[10] = { 5, code, 0, 1, 0, 0, 0, 0, 0, 0 };
+  (void)!send (client, reply, sizeof reply, MSG_NOSIGNAL | MSG_DONTWAIT);
+  return -1;
+}
+
+/* Reads exactly LEN bytes before DEADLINE; false when the peer closed, the read failed or
+ * the deadline passed (each means: stop without a reply). */
+static bool
+read_exact (int fd, void *buf, size_t len, int64_t deadline)
+{
+  cleanup_error bx_error err = NULL;
+  if (len == 0)
+    return true;
+  return bx_read_full (fd, buf, len, deadline, &err) == (ssize_t)len;
+}
+
+/* The handshake, seed 003's steps 1 to 11.  Returns the connected server socket, or -1
+ * when the connection must close (after a refusal, or silently). */
+static int
+handshake (struct bx_egress *proxy, int client)
+{
+  const int64_t deadline = bx_deadline_in (proxy->config.handshake_ms);
+  uint8_t head[4];
+
+  /* 1. version, count of methods. */
+  if (!read_exact (client, head, 2, deadline) || head[0] != 5)
+    return -1;
+  /* 2. the methods: 0 (no authentication) must be among them. */
+  uint8_t methods[255];
+  size_t n_methods = head[1];
+  if (!read_exact (client, methods, n_methods, deadline))
+    return -1;
+  if (memchr (methods, 0, n_methods) == NULL)
+    {
+      cleanup_error bx_error err = NULL;
+      const uint8_t no[2] = { 5, 0xff };
+      bx_write_full (client, no, sizeof no, deadline, &err);
+      return -1;
+    }
+  {
+    cleanup_error bx_error err = NULL;
+    const uint8_t yes[2] = { 5, 0 };
+    if (bx_write_full (client, yes, sizeof yes, deadline, &err) < 0)
+      return -1;
+  }
+
+  /* 3. version, command, reserved, address type. */
+  if (!read_exact (client, head, 4, deadline) || head[0] != 5 || head[2] != 0)
+    return -1;
+  /* 4. CONNECT only. */
+  if (head[1] != 1)
+    return refuse (client, BX_SOCKS_COMMAND_NOT_SUPPORTED);
+  /* 5. a domain name only: an IP literal (1, 4) is refused without reading it. */
+  if (head[3] != 3)
+    return refuse (client, BX_SOCKS_ADDRESS_TYPE_NOT_SUPPORTED);
+  /* 6. the name's length. */
+  uint8_t len;
+  if (!read_exact (client, &len, 1, deadline))
+    return -1;
+  if (len == 0)
+    return refuse (client, BX_SOCKS_NOT_ALLOWED);
+  /* 7. the name and the port. */
+  char name[256];
+  uint8_t port_be[2];
+  if (!read_exact (client, name, len, deadline) || !read_exact (client, port_be, 2, deadline))
+    return -1;
+  name[len] = '\0';
+  uint16_t port = (uint16_t)(port_be[0] << 8 | port_be[1]);
+  /* 8. a host name (bx_valid_host_n refuses a NUL, bytes outside host syntax and every
+   * numeric form glibc would read as an address, before any lookup), port 443, granted. */
+  if (!bx_valid_host_n (name, len) || port != BX_EGRESS_PORT
+      || !bx_allow_permits (proxy->allow, name))
+    return refuse (client, BX_SOCKS_NOT_ALLOWED);
+
+  /* 9. resolve before the deadline; the first public address, the others never tried. */
+  struct bx_dial_addrs addrs;
+  if (resolve_before (proxy->dial, name, port, deadline, &addrs) < 0)
+    return refuse (client, BX_SOCKS_HOST_UNREACHABLE);
+  const struct bx_dial_addr *chosen = NULL;
+  for (size_t i = 0; i < addrs.n && i < BX_DIAL_MAX_ADDRS && chosen == NULL; i++)
+    if (bx_is_public ((const struct sockaddr *)&addrs.a[i].ss))
+      chosen = &addrs.a[i];
+  if (chosen == NULL)
+    return refuse (client, BX_SOCKS_HOST_UNREACHABLE);
+
+  /* 10. connect, with its own timeout. */
+  cleanup_error bx_error err = NULL;
+  cleanup_close int server
+      = proxy->dial->connect (proxy->dial->ctx, (const struct sockaddr *)&chosen->ss, chosen->len,
+                              proxy->config.connect_ms, &err);
+  if (server < 0)
+    return refuse (client, BX_SOCKS_CONNECTION_REFUSED);
+
+  /* 11. success. */
+  const uint8_t ok[10] = { 5, BX_SOCKS_SUCCEEDED, 0, 1, 0, 0, 0, 0, 0, 0 };
+  if (bx_write_full (client, ok, sizeof ok, bx_deadline_in (proxy->config.connect_ms), &err) < 0)
+    return -1;
+  return steal_fd (&server);
+}
+
+/* ---- the copy ---- */
+
+#define COPY_CHUNK (64 * 1024)
+
+struct direction
+{
+  int from, to;
+  enum bx_egress_copy mode;
+};
+
+static bool
+copy_buffer (int from, int to)
+{
+  cleanup_free char *buf = bx_xmalloc (COPY_CHUNK);
+  for (;;)
+    {
+      ssize_t n = read (from, buf, COPY_CHUNK);
+      if (n == 0)
+        return true;
+      if (n < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return false;
+        }
+      for (ssize_t off = 0; off < n;)
+        {
+          ssize_t w = send (to, buf + off, n - off, MSG_NOSIGNAL);
+          if (w < 0)
+            {
+              if (errno == EINTR)
+                continue;
+              return false;
+            }
+          off += w;
+        }
+    }
+}
+
+static bool
+copy_splice (int from, int to)
+{
+  int pipe_fds[2];
+  if (pipe2 (pipe_fds, O_CLOEXEC) < 0)
+    return copy_buffer (from, to);
+  cleanup_close int rd = pipe_fds[0];
+  cleanup_close int wr = pipe_fds[1];
+  /* No SPLICE_F_MORE: it corks the TCP side, and TLS's small handshake records would wait. */
+  for (;;)
+    {
+      ssize_t n = splice (from, NULL, wr, NULL, COPY_CHUNK, SPLICE_F_MOVE);
+      if (n == 0)
+        return true;
+      if (n < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return false;
+        }
+      while (n > 0)
+        {
+          ssize_t w = splice (rd, NULL, to, NULL, n, SPLICE_F_MOVE);
+          if (w < 0)
+            {
+              if (errno == EINTR)
+                continue;
+              return false;
+            }
+          n -= w;
+        }
+    }
+}
+
+/* One direction to its end, then the half-close passed on.  When the write side failed, the
+ * source is shut for reading too, so its writer learns at once instead of filling buffers
+ * nobody reads. */
+static void
+run_direction (const struct direction *d)
+{
+  bool ok = d->mode == BX_EGRESS_COPY_SPLICE ? copy_splice (d->from, d->to)
+                                             : copy_buffer (d->from, d->to);
+  shutdown (d->to, SHUT_WR);
+  if (!ok)
+    shutdown (d->from, SHUT_RD);
+}
+
+static void *
+direction_thread (void *arg)
+{
+  run_direction (arg);
+  return NULL;
+}
+
+void
+bx_egress_handle (struct bx_egress *proxy, int client_fd)
+{
+  cleanup_close int client = client_fd;
+  cleanup_close int server = handshake (proxy, client);
+  if (server < 0)
+    return;
+
+  struct direction up = { client, server, proxy->config.copy };
+  struct direction down = { server, client, proxy->config.copy };
+  pthread_t thread;
+  if (start_thread (&thread, THREAD_STACK, false, direction_thread, &up) < 0)
+    return;
+  run_direction (&down);
+  pthread_join (thread, NULL);
+}
+
+/* ---- serve ---- */
+
+struct handler_arg
+{
+  struct bx_egress *proxy;
+  int client;
+};
+
+static void *
+handler_thread (void *arg)
+{
+  struct handler_arg a = *(struct handler_arg *)arg;
+  free (arg);
+  bx_egress_handle (a.proxy, a.client);
+  atomic_fetch_sub (&a.proxy->active, 1);
+  return NULL;
+}
+
+int
+bx_egress_serve (struct bx_egress *proxy, int listener, bx_error *err)
+{
+  for (;;)
+    {
+      int client = accept4 (listener, NULL, NULL, SOCK_CLOEXEC);
+      if (client < 0)
+        {
+          if (errno == EINTR || errno == ECONNABORTED)
+            continue;
+          return bx_error_set (err, errno, "accept");
+        }
+      /* Only the accept loop adds, so a load then an add cannot overshoot the limit. */
+      if (atomic_load (&proxy->active) >= BX_EGRESS_MAX_CONNECTIONS)
+        {
+          close (client);
+          continue;
+        }
+      atomic_fetch_add (&proxy->active, 1);
+      struct handler_arg *arg = bx_xmalloc (sizeof *arg);
+      arg->proxy = proxy;
+      arg->client = client;
+      pthread_t thread;
+      /* Detached and never joined: the loop goes straight back to accept. */
+      if (start_thread (&thread, THREAD_STACK, true, handler_thread, arg) < 0)
+        {
+          free (arg);
+          close (client);
+          atomic_fetch_sub (&proxy->active, 1);
+        }
+    }
+}
+
+int
+bx_egress_listen (const char *path, bx_error *err)
+{
+  struct sockaddr_un sun = { .sun_family = AF_UNIX };
+  size_t len = strlen (path);
+  /* An empty path would autobind in the abstract namespace: not a file anyone can find. */
+  if (len == 0)
+    return bx_error_set (err, ENOENT, "cannot listen on %s", path);
+  if (len >= sizeof sun.sun_path)
+    return bx_error_set (err, ENAMETOOLONG, "cannot listen on %s", path);
+  memcpy (sun.sun_path, path, len);
+
+  cleanup_close int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return bx_error_set (err, errno, "cannot listen on %s", path);
+  /* bind fails with EADDRINUSE on an existing file: a file already there is a mistake, and
+   * it is never removed. */
+  if (bind (fd, (struct sockaddr *)&sun, offsetof (struct sockaddr_un, sun_path) + len + 1) < 0
+      || listen (fd, 64) < 0)
+    return bx_error_set (err, errno, "cannot listen on %s", path);
+  return steal_fd (&fd);
+}

@@ -1,0 +1,73 @@
+/* The egress proxy: the part of SOCKS5 (RFC 1928) that `curl --proxy socks5h://` speaks,
+ * over a Unix socket.  It lets a connection through only to a granted name, on port 443, at
+ * a public address, and then copies bytes both ways without looking at them (TLS runs end
+ * to end between curl and the server).  Seed 003 is the step-by-step contract. */
+#ifndef BX_TOOLKIT_EGRESS_H
+#define BX_TOOLKIT_EGRESS_H
+
+#include <stdbool.h>
+
+#include "bx/error.h"
+#include "dial.h"
+
+#define BX_EGRESS_HANDSHAKE_MS    10000
+#define BX_EGRESS_CONNECT_MS      10000
+#define BX_EGRESS_MAX_CONNECTIONS 8
+#define BX_EGRESS_PORT            443
+
+/* The SOCKS5 reply codes the proxy sends. */
+#define BX_SOCKS_SUCCEEDED                  0
+#define BX_SOCKS_NOT_ALLOWED                2
+#define BX_SOCKS_HOST_UNREACHABLE           4
+#define BX_SOCKS_CONNECTION_REFUSED         5
+#define BX_SOCKS_COMMAND_NOT_SUPPORTED      7
+#define BX_SOCKS_ADDRESS_TYPE_NOT_SUPPORTED 8
+
+/* The --allow list: one or more host patterns separated by ','.  Every piece must pass
+ * bx_valid_host_pattern; an empty piece ("", ",", "a.com,") is an error. */
+struct bx_allow;
+int bx_allow_parse (const char *list, struct bx_allow **out, bx_error *err);
+/* HOST is a valid host and some pattern matches it (without regard to case). */
+bool bx_allow_permits (const struct bx_allow *allow, const char *host);
+void bx_allow_free (struct bx_allow *allow);
+
+enum bx_egress_copy
+{
+  BX_EGRESS_COPY_SPLICE, /* splice(2) through a pipe per direction */
+  BX_EGRESS_COPY_BUFFER, /* read and write through a 64 KiB buffer per direction */
+};
+
+struct bx_egress_config
+{
+  int handshake_ms; /* the whole handshake's deadline: BX_EGRESS_HANDSHAKE_MS */
+  int connect_ms;   /* the connect timeout: BX_EGRESS_CONNECT_MS */
+  enum bx_egress_copy copy;
+};
+
+/* The production settings. */
+struct bx_egress_config bx_egress_default_config (void);
+
+struct bx_egress;
+/* Takes ALLOW.  DIAL (and its context) must outlive the proxy and any resolution it
+ * started. */
+struct bx_egress *bx_egress_new (struct bx_allow *allow, const struct bx_dial *dial,
+                                 const struct bx_egress_config *config);
+/* Only once no connection is being handled. */
+void bx_egress_free (struct bx_egress *proxy);
+
+/* One connection, from the greeting to the end of the copy; closes CLIENT. */
+void bx_egress_handle (struct bx_egress *proxy, int client);
+
+/* Accepts on LISTENER for ever: each connection on its own thread, at most
+ * BX_EGRESS_MAX_CONNECTIONS at once, more closed at once; never waits for a handler.
+ * Returns -1 with *err on an accept error.  The process must ignore SIGPIPE. */
+int bx_egress_serve (struct bx_egress *proxy, int listener, bx_error *err);
+
+/* How many connections are being handled right now. */
+int bx_egress_active (struct bx_egress *proxy);
+
+/* A listening Unix socket at PATH; an existing file there is an error (never removed).
+ * The message is "cannot listen on PATH: <reason>". */
+int bx_egress_listen (const char *path, bx_error *err);
+
+#endif

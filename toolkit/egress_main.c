@@ -1,0 +1,49 @@
+/* toolkit egress-proxy --socket <path> --allow <pattern>[,<pattern>...] */
+#include "egress_main.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+#include "dial.h"
+#include "egress.h"
+
+int
+bx_egress_proxy_main (int argc, char **argv)
+{
+  /* Exactly this form, in this order; any other list starting with egress-proxy is not the
+   * proxy's, and is answered as the tool form answers a name it does not know. */
+  if (argc != 6 || strcmp (argv[1], "egress-proxy") != 0 || strcmp (argv[2], "--socket") != 0
+      || strcmp (argv[4], "--allow") != 0)
+    {
+      fprintf (stderr, "toolkit: unknown tool \"%s\"\n", argc > 1 ? argv[1] : "");
+      return 2;
+    }
+  const char *path = argv[3];
+
+  cleanup_error bx_error err = NULL;
+  struct bx_allow *allow = NULL;
+  if (bx_allow_parse (argv[5], &allow, &err) < 0)
+    {
+      fprintf (stderr, "toolkit: egress-proxy: --allow: %s\n", bx_error_msg (err));
+      return 2;
+    }
+  cleanup_close int listener = bx_egress_listen (path, &err);
+  if (listener < 0)
+    {
+      bx_allow_free (allow);
+      fprintf (stderr, "toolkit: egress-proxy: %s\n", bx_error_msg (err));
+      return 2;
+    }
+
+  /* A peer that goes away mid-copy must be an error on that connection, not the end of the
+   * proxy. */
+  signal (SIGPIPE, SIG_IGN);
+  struct bx_egress *proxy = bx_egress_new (allow, bx_dial_system (), NULL);
+  bx_egress_serve (proxy, listener, &err);
+  fprintf (stderr, "toolkit: egress-proxy: %s\n", bx_error_msg (err));
+  /* Handlers may still run on their threads: the proxy is not freed under them. */
+  return 2;
+}
