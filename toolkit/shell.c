@@ -135,6 +135,19 @@ bx_toolkit_shell (const struct bx_tool_args *args, int out_fd)
         return bx_toolkit_refuse (out_fd, "shell", cwd, reason);
       return bx_toolkit_refuse (out_fd, "shell", "/bin/sh", reason);
     }
+  /* When the container runs out of memory the kernel should rather stop toolkit, the
+   * container's pid 1, so the whole container ends (podman exit 137: the fixed sentence
+   * "ran out of memory or was killed") instead of losing one process of the command.  The
+   * shell was forked with the old value; raising one's own score needs no privilege. */
+  int adj = open ("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+  if (adj >= 0)
+    {
+      if (write (adj, "1000", 4) < 0)
+        {
+          /* Not fatal: an out-of-memory kill then takes a process of the command only. */
+        }
+      close (adj);
+    }
   /* Only the shell and its children hold the write end now: EOF means they all let go. */
   close (steal_fd (&out_w));
 
