@@ -224,6 +224,15 @@ START_TEST (test_read_file_refuses_an_unreadable_file)
   ck_assert_int_eq (chmod (path, 0), 0);
   /* Root reads anything: run toolkit as nobody, in a folder nobody may pass through. */
   struct run_opts opts = { 0 };
+  /* A copy of toolkit in the open temporary folder: the build tree may sit where nobody
+   * cannot reach it. */
+  char *program = str_printf ("%s/toolkit", dir);
+  size_t plen;
+  char *bytes = read_bytes (TOOLKIT_PATH, &plen);
+  ck_assert_ptr_nonnull (bytes);
+  write_bytes (program, bytes, plen);
+  free (bytes);
+  ck_assert_int_eq (chmod (program, 0755), 0);
   if (geteuid () == 0)
     {
       ck_assert_int_eq (chmod (dir, 0755), 0);
@@ -232,7 +241,7 @@ START_TEST (test_read_file_refuses_an_unreadable_file)
     }
   struct bx_tool_args a = { .tool = BX_TOOL_READ_FILE, .path = path };
   char *json = bx_tool_args_to_json (&a, NULL);
-  const char *argv[] = { TOOLKIT_PATH, "read_file", NULL };
+  const char *argv[] = { program, "read_file", NULL };
   struct run_result r;
   run_program (argv, json, strlen (json), &opts, &r);
   char *want = str_printf ("read_file: %s: permission denied", path);
@@ -240,6 +249,7 @@ START_TEST (test_read_file_refuses_an_unreadable_file)
   run_result_free (&r);
   free (want);
   free (json);
+  free (program);
   free (path);
 }
 END_TEST
