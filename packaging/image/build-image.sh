@@ -122,11 +122,15 @@ tag=$(sha256sum "$tar" | cut -c1-12)
 id=$(podman import --quiet --change 'CMD ["/bin/toolkit"]' --change 'WORKDIR /tmp' \
        --message "boxmaker tools image" "$tar" "$name:$tag")
 id=${id#sha256:}
+# By digest, as the config should name it: a tag can be moved, a digest cannot.
+digest=$(podman image inspect --format '{{.Digest}}' "$id")
+ref="$name@$digest"
 size=$(du -sk "$root" | cut -f1)
 end=$(date +%s.%N)
-say "built $name:$tag (image $id): ${size} KiB unpacked, $(echo "$end - $start" | bc 2>/dev/null || echo "?") s"
+say "built $name:$tag (image ${id%"${id#????????????}"}), ${size} KiB unpacked," \
+    "in $(awk "BEGIN { printf \"%.1f\", $end - $start }") s"
 say "put this in brokerd's config, under runtime.options:"
 say ""
-say "    image: $id"
+say "    image: $ref"
 say ""
-echo "$id"
+echo "$ref"
