@@ -6,7 +6,8 @@
 #
 #   packaging/test-packages.sh [--keep]
 #
-# --keep leaves the built packages in the work folder (printed) instead of deleting it.
+# --keep leaves the built packages in the work folder (printed) instead of deleting it;
+# BX_VERBOSE=1 also prints what the passing checks printed.
 # Every check prints one PASS, FAIL or SKIP line (a SKIP says why); the exit status is 1 when
 # any check failed, 0 otherwise.
 #
@@ -38,6 +39,7 @@ check () {
   shift
   if out=$("$@" 2>&1); then
     pass "$name"
+    [ -z "${BX_VERBOSE:-}" ] || printf '%s\n' "$out" | sed 's/^/    /' | tail -n 30
   else
     fail "$name"
     printf '%s\n' "$out" | sed 's/^/    /' | tail -n 30
@@ -276,11 +278,11 @@ check "installed brokerd serves; boxmaker call is denied without a grant; SIGTER
 MODULE=$WORK/module
 mkdir -p "$MODULE"
 ECHO_SRC=
-for f in "$SRC"/docs/examples/echo.c "$SRC"/docs/examples/*/echo.c; do
+for f in "$SRC"/docs/examples/echo-runtime.c "$SRC"/docs/examples/echo.c; do
   [ -f "$f" ] && { ECHO_SRC=$f; break; }
 done
 if [ -z "$ECHO_SRC" ]; then
-  fail "the echo module example (docs/examples/echo.c) exists"
+  fail "the echo module example (docs/examples/echo-runtime.c) exists"
 else
   cp "$ECHO_SRC" "$MODULE/echo.c"
   check "pkg-config --variable=runtimedir boxmaker-runtime is $RUNTIMEDIR" \
@@ -289,15 +291,35 @@ else
     sh -c "cd '$MODULE' && cc -shared -fPIC \$(pkg-config --cflags boxmaker-runtime) echo.c -o echo.so"
   if [ -f "$MODULE/echo.so" ]; then
     install -m 644 "$MODULE/echo.so" "$(pkg-config --variable=runtimedir boxmaker-runtime)/"
+    mkdir -p "$MODULE/granted"
     cat >"$MODULE/brokerd.yaml" <<EOF
 socket: $MODULE/broker.sock
 home: $MODULE
 runtime:
   module: echo
-grants: []
+grants:
+  - tools: [read_file]
+    paths: [$MODULE/granted]
+    class: private
 EOF
     check "brokerd --check-config loads echo.so from runtimedir by name" \
-      brokerd --check-config "$MODULE/brokerd.yaml"
+      sh -c "brokerd --check-config '$MODULE/brokerd.yaml' | grep -F 'runtime: echo ($RUNTIMEDIR/echo.so'"
+    echo_call () {
+      brokerd --config "$MODULE/brokerd.yaml" >"$MODULE/brokerd.log" 2>&1 &
+      local pid=$! i rc out
+      for i in $(seq 50); do [ -S "$MODULE/broker.sock" ] && break; sleep 0.1; done
+      out=$(boxmaker call read_file "{\"path\":\"$MODULE/granted/notes.txt\"}" \
+              --socket "$MODULE/broker.sock" 2>&1)
+      rc=$?
+      kill -TERM $pid
+      wait $pid
+      echo "boxmaker call: exit $rc: $out"
+      cat "$MODULE/brokerd.log"
+      [ $rc -eq 0 ] && printf '%s' "$out" | grep -q "read_file" \
+        && printf '%s' "$out" | grep -qF "$MODULE/granted"
+    }
+    check "brokerd runs a call through the installed echo.so; boxmaker call prints its answer" \
+      echo_call
     rm -f "$RUNTIMEDIR/echo.so"
   fi
 fi
