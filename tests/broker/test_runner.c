@@ -1,2 +1,328 @@
+/* The runner: the spec each decision becomes (seed 001's table, read back through fake.so in
+ * echo mode), the labels on a result, failure sentences passed through unchanged, and output
+ * made safe for a frame (valid UTF-8, within the frame limit). */
+#include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
-int main(void){return 0;}
+#include <string.h>
+
+#include "bx/cleanup.h"
+#include "bx/frame.h"
+#include "bx/message.h"
+#include "bx/utf8.h"
+#include "config.h"
+#include "module_loader.h"
+#include "options.h"
+#include "policy.h"
+#include "runner.h"
+
+static const char grants_yaml[] = "grants:\n"
+                                  "  - tools: [read_file, write_file]\n"
+                                  "    paths: [/home/me/notes, /srv/docs]\n"
+                                  "    class: internal\n"
+                                  "  - tools: [shell]\n"
+                                  "    paths: [/home/me/work, /home/me/scratch, /srv/docs]\n"
+                                  "  - tools: [http_fetch]\n"
+                                  "    hosts: [example.com, \"*.wikipedia.org\"]\n"
+                                  "    class: public\n";
+
+static void
+quiet (void *ctx, const char *module, enum bx_log_level level, const char *line)
+{
+}
+
+/* fake.so with OPTIONS (key, value pairs, NULL-terminated). */
+static struct bx_module *
+fake_with (const char *const *kv)
+{
+  cleanup_error bx_error err = NULL;
+  struct bx_module *m = NULL;
+  ck_assert_msg (bx_module_load ("fake", BX_TEST_RUNTIMEDIR, &m, &err) == 0, "%s",
+                 bx_error_msg (err));
+  bx_options *opts = bx_options_new ();
+  for (size_t i = 0; kv[i] != NULL; i += 2)
+    bx_options_add_string (opts, kv[i], kv[i + 1]);
+  ck_assert_msg (bx_module_create (m, opts, "/var/lib/bxtest", quiet, NULL, &err) == 0, "%s",
+                 bx_error_msg (err));
+  /* The options live as long as the process, as they do in brokerd. */
+  return m;
+}
+
+static struct bx_config *
+config (void)
+{
+  struct bx_config *cfg = NULL;
+  cleanup_error bx_error err = NULL;
+  ck_assert_msg (bx_config_parse (grants_yaml, strlen (grants_yaml), "t.yaml", &cfg, &err) == 0,
+                 "%s", bx_error_msg (err));
+  return cfg;
+}
+
+static void
+decide (struct bx_config *cfg, enum bx_tool tool, const char *a, const char *b,
+        struct bx_decision *d)
+{
+  struct bx_tool_args args = { .tool = tool };
+  switch (tool)
+    {
+    case BX_TOOL_READ_FILE:
+      args.path = bx_xstrdup (a);
+      break;
+    case BX_TOOL_WRITE_FILE:
+      args.path = bx_xstrdup (a);
+      args.content = bx_xstrdup (b);
+      break;
+    case BX_TOOL_SHELL:
+      args.command = bx_xstrdup (a);
+      args.cwd = b ? bx_xstrdup (b) : NULL;
+      break;
+    case BX_TOOL_HTTP_FETCH:
+      args.url = bx_xstrdup (a);
+      break;
+    }
+  bx_policy_decide (cfg, &args, d);
+}
+
+/* The response's msg, checked to be a result labelled CLASS and UNTRUSTED. */
+static const json_t *
+result_msg (json_t *frame, const char *class, bool untrusted)
+{
+  const json_t *msg = json_object_get (frame, "msg");
+  ck_assert_str_eq (json_string_value (json_object_get (msg, "type")), "result");
+  ck_assert_str_eq (json_string_value (json_object_get (frame, "id")), "c1");
+  ck_assert (json_is_true (json_object_get (frame, "final")));
+  ck_assert_str_eq (json_string_value (json_object_get (msg, "class")), class);
+  ck_assert (json_boolean_value (json_object_get (msg, "untrusted")) == untrusted);
+  return msg;
+}
+
+struct spec_row
+{
+  enum bx_tool tool;
+  const char *a, *b;
+  const char *class;
+  bool untrusted;
+  const char *mounts; /* the echo's "mounts", as compact JSON */
+  const char *egress; /* the echo's "egress" */
+  const char *arguments_text;
+};
+
+static const struct spec_row spec_table[] = {
+  { BX_TOOL_READ_FILE, "/srv/docs/a/b.txt", NULL, "internal", false,
+    "[{\"path\":\"/srv/docs\",\"writable\":false}]", "null", "{\"path\":\"/srv/docs/a/b.txt\"}" },
+  { BX_TOOL_WRITE_FILE, "/home/me/notes/n.md", "hello", "internal", false,
+    "[{\"path\":\"/home/me/notes\",\"writable\":true}]", "null",
+    "{\"path\":\"/home/me/notes/n.md\",\"content\":\"hello\"}" },
+  { BX_TOOL_SHELL, "ls -l", "/home/me/scratch", "private", false,
+    "[{\"path\":\"/home/me/work\",\"writable\":true},{\"path\":\"/home/me/scratch\",\"writable\":"
+    "true},{\"path\":\"/srv/docs\",\"writable\":true}]",
+    "null", "{\"command\":\"ls -l\",\"cwd\":\"/home/me/scratch\"}" },
+  { BX_TOOL_SHELL, "id", NULL, "private", false,
+    "[{\"path\":\"/home/me/work\",\"writable\":true},{\"path\":\"/home/me/scratch\",\"writable\":"
+    "true},{\"path\":\"/srv/docs\",\"writable\":true}]",
+    "null", "{\"command\":\"id\"}" },
+  { BX_TOOL_HTTP_FETCH, "https://En.Wikipedia.org/wiki/C", NULL, "public", true, "[]",
+    "[\"example.com\",\"*.wikipedia.org\"]", "{\"url\":\"https://En.Wikipedia.org/wiki/C\"}" },
+};
+
+START_TEST (test_runner_spec_table)
+{
+#if !BX_HAVE_FAKE
+  puts ("skipped: fake.so is built only with BX_TEST_HOOKS");
+  return;
+#endif
+  const struct spec_row *r = &spec_table[_i];
+  static const char *const kv[] = { "mode", "echo", NULL };
+  struct bx_module *m = fake_with (kv);
+  struct bx_config *cfg = config ();
+  struct bx_decision d;
+  decide (cfg, r->tool, r->a, r->b, &d);
+  ck_assert_msg (d.verdict == BX_ALLOWED, "%s", d.reason);
+  struct bx_run_report report;
+  json_t *frame = bx_runner_respond (m, &d, "c1", "call-1", "sess.A", &report);
+  const json_t *msg = result_msg (frame, r->class, r->untrusted);
+  ck_assert_str_eq (report.outcome, "result");
+  ck_assert (!report.truncated);
+  const char *content = json_string_value (json_object_get (msg, "content"));
+  ck_assert_uint_eq (report.output_bytes, strlen (content));
+  json_t *echo = json_loads (content, 0, NULL);
+  ck_assert_ptr_nonnull (echo);
+  ck_assert_str_eq (json_string_value (json_object_get (echo, "tool")), bx_tool_name (r->tool));
+  ck_assert_str_eq (json_string_value (json_object_get (echo, "call")), "call-1");
+  ck_assert_str_eq (json_string_value (json_object_get (echo, "session")), "sess.A");
+  ck_assert_str_eq (json_string_value (json_object_get (echo, "arguments_text")),
+                    r->arguments_text);
+  char *mounts = json_dumps (json_object_get (echo, "mounts"), JSON_COMPACT);
+  char *egress = json_dumps (json_object_get (echo, "egress"), JSON_COMPACT | JSON_ENCODE_ANY);
+  ck_assert_str_eq (mounts, r->mounts);
+  ck_assert_str_eq (egress, r->egress);
+  free (mounts);
+  free (egress);
+  json_decref (echo);
+  json_decref (frame);
+  bx_decision_clear (&d);
+  bx_config_free (cfg);
+}
+END_TEST
+
+START_TEST (test_runner_builds_no_spec_for_a_denial)
+{
+  struct bx_config *cfg = config ();
+  struct bx_decision d;
+  decide (cfg, BX_TOOL_READ_FILE, "/etc/passwd", NULL, &d);
+  ck_assert_ptr_null (bx_runner_spec (&d, "c", "s"));
+  /* No module is needed (or touched) to answer a denial. */
+  struct bx_run_report report;
+  json_t *frame = bx_runner_respond (NULL, &d, "c1", "c", "s", &report);
+  const json_t *msg = json_object_get (frame, "msg");
+  ck_assert_str_eq (json_string_value (json_object_get (msg, "type")), "denied");
+  ck_assert_str_eq (json_string_value (json_object_get (msg, "reason")),
+                    "read_file: /etc/passwd is outside every granted folder");
+  ck_assert_str_eq (report.outcome, "denied");
+  json_decref (frame);
+  bx_decision_clear (&d);
+  bx_config_free (cfg);
+}
+END_TEST
+
+/* A run error's sentence reaches the model unchanged, as failed. */
+static void
+expect_failed (const char *mode, const char *sentence)
+{
+  const char *const kv[] = { "mode", mode, NULL };
+  struct bx_module *m = fake_with (kv);
+  struct bx_config *cfg = config ();
+  struct bx_decision d;
+  decide (cfg, BX_TOOL_SHELL, "id", NULL, &d);
+  struct bx_run_report report;
+  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", &report);
+  const json_t *msg = json_object_get (frame, "msg");
+  ck_assert_str_eq (json_string_value (json_object_get (msg, "type")), "failed");
+  ck_assert_str_eq (json_string_value (json_object_get (msg, "message")), sentence);
+  ck_assert_str_eq (report.outcome, "failed");
+  ck_assert_uint_eq (report.output_bytes, 0);
+  json_decref (frame);
+  bx_decision_clear (&d);
+  bx_config_free (cfg);
+}
+
+START_TEST (test_runner_passes_a_failure_sentence_unchanged)
+{
+#if !BX_HAVE_FAKE
+  puts ("skipped: fake.so is built only with BX_TEST_HOOKS");
+  return;
+#endif
+  expect_failed ("failed", "the fake runtime was told to fail");
+}
+END_TEST
+
+START_TEST (test_runner_passes_unavailable_as_failed)
+{
+#if !BX_HAVE_FAKE
+  puts ("skipped: fake.so is built only with BX_TEST_HOOKS");
+  return;
+#endif
+  expect_failed ("unavailable", "the fake runtime was told to be unavailable");
+}
+END_TEST
+
+START_TEST (test_runner_labels_output_and_keeps_truncated)
+{
+#if !BX_HAVE_FAKE
+  puts ("skipped: fake.so is built only with BX_TEST_HOOKS");
+  return;
+#endif
+  static const char *const kv[] = { "mode", "fixed", "content", "page", "truncated", "true", NULL };
+  struct bx_module *m = fake_with (kv);
+  struct bx_config *cfg = config ();
+  struct bx_decision d;
+  decide (cfg, BX_TOOL_HTTP_FETCH, "https://example.com/", NULL, &d);
+  struct bx_run_report report;
+  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", &report);
+  const json_t *msg = result_msg (frame, "public", true);
+  ck_assert_str_eq (json_string_value (json_object_get (msg, "content")), "page");
+  ck_assert (json_is_true (json_object_get (msg, "truncated")));
+  ck_assert (report.truncated);
+  json_decref (frame);
+  bx_decision_clear (&d);
+  bx_config_free (cfg);
+}
+END_TEST
+
+START_TEST (test_runner_replaces_invalid_utf8_in_output)
+{
+#if !BX_HAVE_FAKE
+  puts ("skipped: fake.so is built only with BX_TEST_HOOKS");
+  return;
+#endif
+  /* Raw bytes that are not UTF-8: a file's content, a program's output. */
+  static const char *const kv[] = { "mode", "fixed", "content", "ok \xff\xfe end", NULL };
+  struct bx_module *m = fake_with (kv);
+  struct bx_config *cfg = config ();
+  struct bx_decision d;
+  decide (cfg, BX_TOOL_READ_FILE, "/home/me/notes/bin", NULL, &d);
+  struct bx_run_report report;
+  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", &report);
+  const json_t *msg = result_msg (frame, "internal", false);
+  const char *content = json_string_value (json_object_get (msg, "content"));
+  ck_assert_ptr_nonnull (content);
+  ck_assert (bx_utf8_valid (content, strlen (content)));
+  ck_assert_ptr_nonnull (strstr (content, "ok "));
+  ck_assert_ptr_nonnull (strstr (content, "\xef\xbf\xbd")); /* U+FFFD */
+  ck_assert_ptr_nonnull (strstr (content, " end"));
+  json_decref (frame);
+  bx_decision_clear (&d);
+  bx_config_free (cfg);
+}
+END_TEST
+
+START_TEST (test_runner_keeps_a_huge_output_within_one_frame)
+{
+#if !BX_HAVE_FAKE
+  puts ("skipped: fake.so is built only with BX_TEST_HOOKS");
+  return;
+#endif
+  /* 1 MiB of a control byte is 6 MiB once escaped as \u0001: more than a frame holds. */
+  static const char *const kv[]
+      = { "mode", "fixed", "content", "\x01\x01\x01\x01", "repeat", "262144", NULL };
+  struct bx_module *m = fake_with (kv);
+  struct bx_config *cfg = config ();
+  struct bx_decision d;
+  decide (cfg, BX_TOOL_READ_FILE, "/home/me/notes/big", NULL, &d);
+  struct bx_run_report report;
+  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", &report);
+  const json_t *msg = result_msg (frame, "internal", false);
+  ck_assert (json_is_true (json_object_get (msg, "truncated")));
+  ck_assert (report.truncated);
+  ck_assert_uint_lt (report.output_bytes, 1u << 20);
+  ck_assert_uint_gt (report.output_bytes, 500000);
+  char *text = json_dumps (frame, JSON_COMPACT);
+  ck_assert_uint_le (strlen (text), BX_FRAME_MAX);
+  free (text);
+  json_decref (frame);
+  bx_decision_clear (&d);
+  bx_config_free (cfg);
+}
+END_TEST
+
+int
+main (void)
+{
+  Suite *s = suite_create ("broker_runner");
+  TCase *tc = tcase_create ("runner");
+  tcase_set_timeout (tc, 30);
+  tcase_add_loop_test (tc, test_runner_spec_table, 0,
+                       (int)(sizeof spec_table / sizeof spec_table[0]));
+  tcase_add_test (tc, test_runner_builds_no_spec_for_a_denial);
+  tcase_add_test (tc, test_runner_passes_a_failure_sentence_unchanged);
+  tcase_add_test (tc, test_runner_passes_unavailable_as_failed);
+  tcase_add_test (tc, test_runner_labels_output_and_keeps_truncated);
+  tcase_add_test (tc, test_runner_replaces_invalid_utf8_in_output);
+  tcase_add_test (tc, test_runner_keeps_a_huge_output_within_one_frame);
+  suite_add_tcase (s, tc);
+  SRunner *sr = srunner_create (s);
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
