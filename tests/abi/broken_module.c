@@ -5,7 +5,7 @@
 
 #include <boxmaker/runtime.h>
 
-static int
+static int __attribute__ ((unused))
 broken_create (const struct bx_host *host, const bx_options *options, void **instance,
                bx_error_sink *sink)
 {
@@ -37,8 +37,7 @@ broken_run (void *instance, const bx_run_spec *spec, bx_run_result *result, cons
   return BX_RUN_OK;
 }
 
-static void
-broken_destroy (void *instance)
+static void __attribute__ ((unused)) broken_destroy (void *instance)
 {
 }
 
@@ -66,11 +65,15 @@ static const struct bx_runtime broken_table = {
 #ifndef BROKEN_NO_NAME
   .name = BROKEN_NAME,
 #endif
+#ifndef BROKEN_NULL_CREATE
   .create = broken_create,
+#endif
 #ifndef BROKEN_NULL_RUN
   .run = broken_run,
 #endif
+#ifndef BROKEN_NULL_DESTROY
   .destroy = broken_destroy,
+#endif
 };
 
 #ifdef BROKEN_UNDEFINED_SYMBOL

@@ -76,7 +76,9 @@ check bad_magic "$broken/badmagic.so" "runtime module $broken/badmagic.so: bad m
 check other_major "$broken/major.so" "runtime module $broken/major.so: module built for runtime ABI 2.0, this brokerd speaks 1.0" exact
 check newer_minor "$broken/minor.so" "runtime module $broken/minor.so: module built for runtime ABI 1.3, this brokerd speaks 1.0" exact
 check table_too_small "$broken/small.so" "runtime module $broken/small.so: table too small: 24 bytes, runtime ABI 1.0 needs at least " prefix
+check null_create "$broken/nullcreate.so" "runtime module $broken/nullcreate.so: required function create is missing (NULL)" exact
 check null_run "$broken/nullrun.so" "runtime module $broken/nullrun.so: required function run is missing (NULL)" exact
+check null_destroy "$broken/nulldestroy.so" "runtime module $broken/nulldestroy.so: required function destroy is missing (NULL)" exact
 check undefined_symbol "$broken/undefined.so" "runtime module $broken/undefined.so: cannot be loaded: " prefix
 check options_missing "$broken/rejects.so" "runtime module $broken/rejects.so: options rejected: option \"flavour\" is required" exact
 check options_bad_size "$broken/rejects.so" "runtime module $broken/rejects.so: options rejected: option \"memory\": expected a size such as 512m, got \"lots\"" exact "    memory: lots"

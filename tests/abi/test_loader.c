@@ -153,7 +153,9 @@ END_TEST
 
 START_TEST (test_load_refuses_a_missing_required_function_by_name)
 {
+  assert_refusal ("nullcreate.so", "required function create is missing (NULL)");
   assert_refusal ("nullrun.so", "required function run is missing (NULL)");
+  assert_refusal ("nulldestroy.so", "required function destroy is missing (NULL)");
 }
 END_TEST
 

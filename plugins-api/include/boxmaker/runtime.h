@@ -104,7 +104,8 @@ struct bx_host
   void (*log) (const struct bx_host *host, enum bx_log_level level, const char *fmt, ...)
       __attribute__ ((format (printf, 3, 4)));
 
-  /* The spec.  Strings live as long as the spec, i.e. until run() returns. */
+  /* The spec.  Strings live as long as the spec, i.e. until run() returns.  An index out of
+   * range reads as NULL (or 0). */
   const char *(*spec_tool) (const bx_run_spec *spec); /* "read_file", ..., "http_fetch" */
   /* The tool's arguments as canonical JSON text (what toolkit reads on standard input);
    * *len gets its length when len is not NULL. */
@@ -133,7 +134,8 @@ struct bx_host
       __attribute__ ((format (printf, 2, 3)));
 
   /* Options.  Each helper returns 0 and sets *out (to FALLBACK when the key is absent), or
-   * returns -1 and puts a message naming the option into SINK. */
+   * returns -1 and puts a message naming the option into SINK.  Strings read from the
+   * options (and the options themselves) stay valid until destroy() returns. */
   /* Fails for any key not in KNOWN (a NULL-terminated list), naming it: a typo must not pass
    * silently. */
   int (*option_check_known) (const bx_options *options, const char *const *known,
@@ -153,8 +155,7 @@ struct bx_host
   /* true/false (also yes/no). */
   int (*option_bool) (const bx_options *options, const char *name, int fallback, int *out,
                       bx_error_sink *sink);
-  /* A list of strings (a single string counts as a list of one).  Absent: *count is 0.
-   * The strings live as long as the options, i.e. for the life of the process. */
+  /* A list of strings (a single string counts as a list of one).  Absent: *count is 0. */
   int (*option_list) (const bx_options *options, const char *name, const char *const **items,
                       size_t *count, bx_error_sink *sink);
 
