@@ -4,6 +4,7 @@
 #include <check.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -668,6 +669,60 @@ START_TEST (test_toolkit_is_statically_linked)
       ck_assert_msg (ph[i].p_type != PT_DYNAMIC, "toolkit has a dynamic section");
     }
   free (elf);
+
+  /* What a person would check, where file(1) is installed. */
+  if (access ("/usr/bin/file", X_OK) == 0)
+    {
+      const char *argv[] = { "/usr/bin/file", "-L", TOOLKIT_PATH, NULL };
+      struct run_result r;
+      run_program (argv, "", 0, NULL, &r);
+      ck_assert_msg (strstr (r.out, "statically linked") != NULL, "file says: %s", r.out);
+      run_result_free (&r);
+    }
+  else
+    {
+      printf ("test_toolkit_is_statically_linked: no /usr/bin/file, the ELF check alone\n");
+      fflush (stdout);
+    }
+}
+END_TEST
+
+START_TEST (test_egress_proxy_is_part_of_toolkit)
+{
+#if !TOOLKIT_HAS_EGRESS
+  printf ("skipped test_egress_proxy_is_part_of_toolkit: the egress proxy is not in this "
+          "build\n");
+  fflush (stdout);
+  return;
+#endif
+  /* toolkit egress-proxy reaches the proxy: it binds its socket and serves. */
+  char *sock = str_printf ("%s/egress.sock", dir);
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    {
+      int null = open ("/dev/null", O_RDWR);
+      dup2 (null, 0);
+      dup2 (null, 1);
+      execl (TOOLKIT_PATH, TOOLKIT_PATH, "egress-proxy", "--socket", sock, "--allow", "example.com",
+             NULL);
+      _exit (121);
+    }
+  bool bound = false;
+  for (int i = 0; i < 500 && !bound; i++)
+    {
+      struct stat st;
+      bound = stat (sock, &st) == 0 && S_ISSOCK (st.st_mode);
+      if (!bound)
+        usleep (10000);
+    }
+  int status;
+  pid_t ended = waitpid (pid, &status, WNOHANG);
+  kill (pid, SIGKILL);
+  waitpid (pid, NULL, 0);
+  ck_assert_msg (ended == 0, "toolkit egress-proxy ended (status %#x)", status);
+  ck_assert_msg (bound, "toolkit egress-proxy did not bind %s", sock);
+  free (sock);
 }
 END_TEST
 
@@ -731,7 +786,10 @@ suite (void)
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("program");
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_set_timeout (tc, 30);
   tcase_add_test (tc, test_toolkit_is_statically_linked);
+  tcase_add_test (tc, test_egress_proxy_is_part_of_toolkit);
   suite_add_tcase (s, tc);
   return s;
 }
