@@ -7,6 +7,28 @@
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The options of each loaded module: the ABI says they live as long as the module, so they
+ * are freed only when a test unloads it. */
+#define MAX_LOADED 16
+static struct
+{
+  struct bx_module *module;
+  bx_options *options;
+} loaded[MAX_LOADED];
+
+void
+test_podman_unload (struct bx_module *m)
+{
+  bx_module_destroy (m);
+  for (size_t i = 0; i < MAX_LOADED; i++)
+    if (loaded[i].module == m)
+      {
+        bx_options_free (loaded[i].options);
+        loaded[i].module = NULL;
+        loaded[i].options = NULL;
+      }
+}
+
 static void
 capture (void *ctx, const char *module, enum bx_log_level level, const char *line)
 {
@@ -74,7 +96,6 @@ test_podman_load (const char *const *options, const char *home, struct test_log 
       else
         bx_options_add_string (o, options[i], options[i + 1]);
     }
-  /* The options live as long as the process says the ABI; tests keep them until exit. */
   if (bx_module_create (m, o, home, capture, log, &err) < 0)
     {
       *error = strdup (bx_error_msg (err));
@@ -83,7 +104,14 @@ test_podman_load (const char *const *options, const char *home, struct test_log 
       bx_options_free (o);
       return NULL;
     }
-  return m;
+  for (size_t i = 0; i < MAX_LOADED; i++)
+    if (loaded[i].module == NULL)
+      {
+        loaded[i].module = m;
+        loaded[i].options = o;
+        return m;
+      }
+  abort (); /* a test holding more than MAX_LOADED modules at once */
 }
 
 bx_run_spec *

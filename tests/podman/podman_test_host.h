@@ -23,6 +23,9 @@ struct test_log
 struct bx_module *test_podman_load (const char *const *options, const char *home,
                                     struct test_log *log, char **error);
 
+/* Destroys M and frees the options it was created with. */
+void test_podman_unload (struct bx_module *m);
+
 /* A spec: TOOL with ARGUMENTS_JSON, call and session ids, and mounts "ro:/path" or
  * "rw:/path" (NULL-terminated, may be NULL). */
 bx_run_spec *test_spec (enum bx_tool tool, const char *arguments_json, const char *call,

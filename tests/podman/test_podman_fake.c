@@ -232,7 +232,7 @@ START_TEST (test_exit_0_answers_the_output_and_feeds_the_arguments)
   ck_assert_str_eq (log, "0 run read_file\n");
   free (log);
   bx_run_output_clear (&out);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -245,7 +245,7 @@ START_TEST (test_exit_1_is_a_result_the_model_reads)
   ck_assert_int_eq (run (m, BX_TOOL_READ_FILE, READ_JSON, notes_ro, &out, &sentence), BX_RUN_OK);
   ck_assert_str_eq (out.content, "read_file: /srv/x: no such file");
   bx_run_output_clear (&out);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -269,7 +269,7 @@ expect_failure (const char *fixture, enum bx_run_status want, const char *want_s
   if (want_in_log)
     ck_assert_msg (strstr (log, want_in_log) != NULL, "no \"%s\" in: %s", want_in_log, log);
   bx_run_output_clear (&out);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 
 START_TEST (test_exit_2_is_the_tool_could_not_run)
@@ -331,7 +331,7 @@ START_TEST (test_podman_missing_is_unavailable_with_the_runbook_pointer)
   ck_assert_str_eq (sentence, SENT_UNAVAILABLE);
   ck_assert_ptr_nonnull (strstr (test_log_text (&log_capture), POINTER));
   ck_assert_ptr_nonnull (strstr (test_log_text (&log_capture), "No such file"));
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -362,7 +362,7 @@ START_TEST (test_output_past_the_cap_is_truncated_and_the_container_removed)
   free (want);
   free (name);
   bx_run_output_clear (&out);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -385,7 +385,7 @@ START_TEST (test_output_of_exactly_the_cap_is_not_truncated)
   ck_assert_str_eq (log, "0 run read_file\n"); /* no kill, no rm */
   free (log);
   bx_run_output_clear (&out);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -422,7 +422,7 @@ START_TEST (test_past_the_time_limit_kills_then_removes_by_name)
   golden_check ("fake_rm.argv", argv, name);
   free_argv (argv);
   free (name);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -439,7 +439,7 @@ START_TEST (test_each_tool_has_its_own_time_limit)
                     BX_RUN_FAILED);
   ck_assert_str_eq (sentence, SENT_TIME_LIMIT);
   ck_assert (seconds_since (t0) < 5);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -467,7 +467,7 @@ START_TEST (test_two_mebibytes_of_arguments_reach_standard_input_whole)
   free (got);
   free (json);
   bx_run_output_clear (&out);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -483,7 +483,7 @@ START_TEST (test_a_mount_podman_would_split_is_refused)
   char *log = calls_log ();
   ck_assert_str_eq (log, ""); /* podman never ran */
   free (log);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -499,12 +499,12 @@ START_TEST (test_names_differ_across_instances_and_calls)
   bx_run_output_clear (&out);
   ck_assert_int_eq (run (a, BX_TOOL_READ_FILE, READ_JSON, notes_ro, &out, &sentence), BX_RUN_OK);
   bx_run_output_clear (&out);
-  bx_module_destroy (a);
+  test_podman_unload (a);
   /* A restarted brokerd: same session, same call, counter from 0 again. */
   struct bx_module *b = load (NULL);
   ck_assert_int_eq (run (b, BX_TOOL_READ_FILE, READ_JSON, notes_ro, &out, &sentence), BX_RUN_OK);
   bx_run_output_clear (&out);
-  bx_module_destroy (b);
+  test_podman_unload (b);
 
   char *n0 = recorded_name (0), *n1 = recorded_name (1), *n2 = recorded_name (2);
   ck_assert_str_ne (n0, n1);
@@ -567,7 +567,7 @@ START_TEST (test_concurrent_calls_each_get_their_own_container)
       ck_assert_str_ne (names[i], names[j]);
   for (int i = 0; i < N; i++)
     free (names[i]);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -628,7 +628,7 @@ START_TEST (test_keep_id_defaults_to_rootless_only)
   ck_assert_int_eq (keep_id, geteuid () != 0);
   free_argv (argv);
   bx_run_output_clear (&out);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -685,7 +685,7 @@ START_TEST (test_http_fetch_runs_proxy_then_tool_then_removes_both)
   free (proxy);
   free (tool);
   bx_run_output_clear (&out);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -703,7 +703,7 @@ START_TEST (test_http_fetch_proxy_that_never_makes_its_socket_is_cleaned_up)
   ck_assert_msg (took >= 5 && took < 9, "waited %.1f s for the socket", took);
   ck_assert_ptr_nonnull (strstr (test_log_text (&log_capture), POINTER));
   expect_egress_cleanup ("", 1);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -718,7 +718,7 @@ START_TEST (test_http_fetch_proxy_that_fails_to_start_is_cleaned_up)
   ck_assert_ptr_nonnull (strstr (test_log_text (&log_capture), POINTER));
   ck_assert_ptr_nonnull (strstr (test_log_text (&log_capture), "fake proxy failure"));
   expect_egress_cleanup ("", 1);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -731,7 +731,7 @@ START_TEST (test_http_fetch_tool_failure_still_removes_the_proxy)
   ck_assert_int_eq (run_fetch (m, &out, &sentence), BX_RUN_FAILED);
   ck_assert_str_eq (sentence, SENT_COULD_NOT_RUN);
   expect_egress_cleanup ("1 run http_fetch\n", 2);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -750,7 +750,7 @@ START_TEST (test_http_fetch_tool_past_its_limit_removes_tool_and_proxy)
   expect_egress_cleanup (line, 4);
   free (line);
   free (tool);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -766,7 +766,7 @@ START_TEST (test_http_fetch_without_podman_leaves_no_folder)
   ck_assert_str_eq (sentence, SENT_UNAVAILABLE);
   ck_assert_ptr_nonnull (strstr (test_log_text (&log_capture), POINTER));
   ck_assert_int_eq (egress_entries (), 0);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 

@@ -177,7 +177,7 @@ START_TEST (test_real_read_file_reads_the_granted_file)
   bx_run_output_clear (&out);
   free (json);
   free (mount);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -195,7 +195,7 @@ START_TEST (test_real_a_file_outside_the_mount_is_not_there)
   bx_run_output_clear (&out);
   free (json);
   free (mount);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -221,7 +221,7 @@ START_TEST (test_real_write_file_writes_through_a_writable_mount)
   bx_run_output_clear (&out);
   free (json);
   free (mount);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -236,7 +236,7 @@ START_TEST (test_real_shell_runs_with_a_read_only_root)
   ck_assert_msg (strstr (out.content, "Read-only file system") != NULL, "got: %s", out.content);
   ck_assert_msg (strstr (out.content, "[exit 0]") != NULL, "got: %s", out.content);
   bx_run_output_clear (&out);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -269,7 +269,7 @@ START_TEST (test_real_shell_cannot_reach_the_hosts_loopback)
   close (l);
   free (json);
   bx_run_output_clear (&out);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -286,7 +286,7 @@ START_TEST (test_real_a_command_over_the_memory_limit_is_stopped)
   enum bx_run_status st = run_spec (m, spec_for (BX_TOOL_SHELL, json, NULL), &out, &sentence);
   ck_assert_msg (st == BX_RUN_FAILED, "status %d, output: %s", st, out.content ? out.content : "");
   ck_assert_str_eq (sentence, SENT_STOPPED);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -310,7 +310,7 @@ START_TEST (test_real_a_process_over_the_memory_limit_is_stopped)
       ck_assert_ptr_null (strstr (out.content, "200000000"));
       bx_run_output_clear (&out);
     }
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -329,7 +329,7 @@ START_TEST (test_real_a_command_past_its_time_limit_is_killed)
   ck_assert_str_eq (sentence, SENT_TIME_LIMIT);
   double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   ck_assert_msg (took >= 1.5 && took < 8, "took %.1f s", took);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -345,7 +345,7 @@ START_TEST (test_real_output_over_the_cap_is_truncated)
   ck_assert_uint_eq (out.len, 1000);
   ck_assert (strncmp (out.content, "abcdefghi\nabcdefghi\n", 20) == 0);
   bx_run_output_clear (&out);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -373,7 +373,7 @@ START_TEST (test_real_http_fetch_to_a_host_outside_the_grant_is_refused_by_the_p
   ck_assert_msg (strncmp (out.content, "http_fetch: https://other.example/: curl: ", 41) == 0,
                  "got: %s", out.content);
   bx_run_output_clear (&out);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -388,7 +388,7 @@ START_TEST (test_real_http_fetch_to_an_allowed_name_that_does_not_resolve_is_ref
                      == 0,
                  "got: %s", out.content);
   bx_run_output_clear (&out);
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
@@ -411,7 +411,7 @@ START_TEST (test_real_an_image_that_is_not_there_is_unavailable)
       BX_RUN_UNAVAILABLE);
   ck_assert_str_eq (sentence, SENT_UNAVAILABLE);
   ck_assert_ptr_nonnull (strstr (test_log_text (&log_capture), POINTER));
-  bx_module_destroy (m);
+  test_podman_unload (m);
 }
 END_TEST
 
