@@ -255,6 +255,26 @@ START_TEST (test_read_file_refuses_an_unreadable_file)
 }
 END_TEST
 
+START_TEST (test_read_file_reads_past_a_zero_st_size)
+{
+  /* /proc files say they are empty; the content is still there. */
+  size_t len;
+  char *want = read_bytes ("/proc/version", &len);
+  if (want == NULL)
+    {
+      printf ("skipped test_read_file_reads_past_a_zero_st_size: no /proc/version\n");
+      fflush (stdout);
+      return;
+    }
+  ck_assert_uint_gt (len, 0);
+  struct run_result r;
+  read_file ("/proc/version", &r);
+  assert_result (&r, 0, want, len);
+  run_result_free (&r);
+  free (want);
+}
+END_TEST
+
 /* ---- write_file ---- */
 
 START_TEST (test_write_file_creates_a_file_and_counts_bytes)
@@ -443,15 +463,21 @@ START_TEST (test_a_wrong_type_names_the_field)
 }
 END_TEST
 
+static const char *const unknown_tools[] = {
+  "delete_everything", "", "READ_FILE", "read-file", "read_file ", "shell\n", "egress_proxy",
+};
+
 START_TEST (test_unknown_tool_is_exit_2)
 {
-  const char *argv[] = { TOOLKIT_PATH, "delete_everything", NULL };
+  const char *argv[] = { TOOLKIT_PATH, unknown_tools[_i], NULL };
   struct run_result r;
-  run_program (argv, "{}", 2, NULL, &r);
+  run_program (argv, "{\"path\":\"/etc/hostname\"}", 24, NULL, &r);
   assert_exit (&r, 2);
   ck_assert_uint_eq (r.out_len, 0);
-  ck_assert_ptr_nonnull (strstr (r.err, "toolkit: unknown tool \"delete_everything\"\n"));
+  char *want = str_printf ("toolkit: unknown tool \"%s\"\n", unknown_tools[_i]);
+  ck_assert_msg (strncmp (r.err, want, strlen (want)) == 0, "stderr: %s", r.err);
   run_result_free (&r);
+  free (want);
 }
 END_TEST
 
@@ -579,6 +605,25 @@ START_TEST (test_shell_passes_large_output_through)
   ck_assert_uint_eq (r.out_len, 3000 * 100 + strlen ("\n[exit 0]"));
   ck_assert_mem_eq (r.out + 2999 * 100, "0000", 4);
   ck_assert_str_eq (r.out + 3000 * 100, "\n[exit 0]");
+  run_result_free (&r);
+}
+END_TEST
+
+START_TEST (test_shell_keeps_output_of_children_it_waited_for)
+{
+  struct run_result r;
+  shell ("(sleep 0.1; echo late) & echo early; wait", NULL, &r);
+  assert_text (&r, 0, "early\nlate\n\n[exit 0]");
+  run_result_free (&r);
+}
+END_TEST
+
+START_TEST (test_shell_ends_children_it_did_not_wait_for)
+{
+  /* The command's time ends with its shell: a child that would print later never does. */
+  struct run_result r;
+  shell ("(sleep 0.3; echo late) & echo early", NULL, &r);
+  assert_text (&r, 0, "early\n\n[exit 0]");
   run_result_free (&r);
 }
 END_TEST
@@ -742,6 +787,7 @@ suite (void)
   tcase_add_test (tc, test_read_file_refuses_a_directory);
   tcase_add_test (tc, test_read_file_refuses_a_missing_file);
   tcase_add_test (tc, test_read_file_refuses_an_unreadable_file);
+  tcase_add_test (tc, test_read_file_reads_past_a_zero_st_size);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("write_file");
@@ -762,7 +808,8 @@ suite (void)
   tcase_add_loop_test (tc, test_malformed_input_is_exit_2_with_a_reason, 0,
                        sizeof malformed / sizeof malformed[0]);
   tcase_add_test (tc, test_a_wrong_type_names_the_field);
-  tcase_add_test (tc, test_unknown_tool_is_exit_2);
+  tcase_add_loop_test (tc, test_unknown_tool_is_exit_2, 0,
+                       sizeof unknown_tools / sizeof unknown_tools[0]);
   tcase_add_test (tc, test_no_tool_is_exit_2);
   tcase_add_test (tc, test_a_command_line_argument_after_the_tool_is_exit_2);
   tcase_add_test (tc, test_egress_proxy_with_a_wrong_form_is_exit_2);
@@ -780,6 +827,8 @@ suite (void)
   tcase_add_test (tc, test_shell_refuses_a_cwd_that_is_a_file);
   tcase_add_test (tc, test_shell_gives_the_command_empty_stdin);
   tcase_add_test (tc, test_shell_passes_large_output_through);
+  tcase_add_test (tc, test_shell_keeps_output_of_children_it_waited_for);
+  tcase_add_test (tc, test_shell_ends_children_it_did_not_wait_for);
   tcase_add_test (tc, test_shell_background_child_does_not_hold_toolkit);
   tcase_add_test (tc, test_shell_child_that_left_the_group_is_killed_too);
   tcase_add_test (tc, test_shell_output_of_a_command_that_closed_its_output_still_waits_for_it);
