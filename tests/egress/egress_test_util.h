@@ -42,7 +42,7 @@ test_read (int fd, void *buf, size_t len, int timeout_ms, bool *closed)
         break;
       if (r < 0)
         continue;
-      ssize_t n = recv (fd, (char *)buf + got, len - got, MSG_DONTWAIT);
+      ssize_t n = read (fd, (char *)buf + got, len - got);
       if (n == 0 || (n < 0 && errno == ECONNRESET))
         {
           *closed = true;
