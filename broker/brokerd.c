@@ -191,6 +191,7 @@ main (int argc, char **argv)
       || bx_module_create (module, cfg->runtime_options, cfg->home, log_line, &debug, &err) < 0)
     {
       print_error ("brokerd: ", err);
+      bx_module_destroy (module);
       bx_config_free (cfg);
       return 1;
     }
@@ -216,6 +217,9 @@ main (int argc, char **argv)
       || bx_server_listen (cfg, &listen_fd, &err) < 0)
     {
       print_error ("brokerd: ", err);
+      if (sfd >= 0)
+        close (sfd);
+      bx_audit_close (audit);
       bx_module_destroy (module);
       bx_config_free (cfg);
       return 1;

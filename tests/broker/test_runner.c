@@ -44,7 +44,7 @@ fake_with (const char *const *kv)
     bx_options_add_string (opts, kv[i], kv[i + 1]);
   ck_assert_msg (bx_module_create (m, opts, "/var/lib/bxtest", quiet, NULL, &err) == 0, "%s",
                  bx_error_msg (err));
-  /* The options live as long as the process, as they do in brokerd. */
+  bx_options_free (opts); /* the module keeps its own copy */
   return m;
 }
 
@@ -162,6 +162,7 @@ START_TEST (test_runner_spec_table)
   json_decref (frame);
   bx_decision_clear (&d);
   bx_config_free (cfg);
+  bx_module_destroy (m);
 }
 END_TEST
 
@@ -204,6 +205,7 @@ expect_failed (const char *mode, const char *sentence)
   json_decref (frame);
   bx_decision_clear (&d);
   bx_config_free (cfg);
+  bx_module_destroy (m);
 }
 
 START_TEST (test_runner_passes_a_failure_sentence_unchanged)
@@ -246,6 +248,7 @@ START_TEST (test_runner_labels_output_and_keeps_truncated)
   json_decref (frame);
   bx_decision_clear (&d);
   bx_config_free (cfg);
+  bx_module_destroy (m);
 }
 END_TEST
 
@@ -273,6 +276,7 @@ START_TEST (test_runner_replaces_invalid_utf8_in_output)
   json_decref (frame);
   bx_decision_clear (&d);
   bx_config_free (cfg);
+  bx_module_destroy (m);
 }
 END_TEST
 
@@ -302,6 +306,7 @@ START_TEST (test_runner_keeps_a_huge_output_within_one_frame)
   json_decref (frame);
   bx_decision_clear (&d);
   bx_config_free (cfg);
+  bx_module_destroy (m);
 }
 END_TEST
 
