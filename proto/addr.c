@@ -44,7 +44,7 @@ struct v6_range
  * there only outside the ranges below.  Everything else is reserved or local, so the rule
  * alone keeps out seed 000 s5's ::/96 (::, ::1 and the deprecated IPv4-compatible form:
  * never judged by its IPv4 part), fc00::/7, fe80::/10 and ff00::/8, and IANA's 64:ff9b:1::/48
- * (local-use NAT64), 100::/64 (discard-only), 100:0:0:1::/64 (dummy prefix, RFC 9780),
+ * (local-use NAT64), 100::/64 (discard-only), 100:0:0:1::/64 (dummy prefix),
  * 5f00::/16 (segment routing SIDs, RFC 9602) and fec0::/10 (deprecated site local), as well as
  * ::ffff:0:0:0/96 (IPv4-translated) and any unallocated prefix a local network might have
  * borrowed.  ::ffff:0:0/96, 64:ff9b::/96 and 2002::/16 never reach this test: they are judged

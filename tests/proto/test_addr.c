@@ -317,6 +317,7 @@ main (void)
 {
   Suite *s = suite_create ("proto_addr");
   TCase *tc = tcase_create ("addr");
+  tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_is_public_v4_follows_the_table);
   tcase_add_test (tc, test_is_public_v6_follows_the_table);
   tcase_add_test (tc, test_is_public_refuses_other_families_and_null);

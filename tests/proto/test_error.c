@@ -146,6 +146,7 @@ main (void)
 {
   Suite *s = suite_create ("proto_error");
   TCase *tc = tcase_create ("error");
+  tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_error_set_appends_strerror);
   tcase_add_test (tc, test_error_set_with_code_zero_has_no_suffix);
   tcase_add_test (tc, test_error_setc_keeps_the_code_without_strerror);

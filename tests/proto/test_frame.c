@@ -581,7 +581,7 @@ main (void)
 {
   Suite *s = suite_create ("proto_frame");
   TCase *tc = tcase_create ("frame");
-  tcase_set_timeout (tc, 30);
+  tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_frame_decode_follows_the_body_table);
   tcase_add_test (tc, test_frame_decode_checks_the_length_against_the_bytes);
   tcase_add_test (tc, test_frame_round_trips_over_a_socket);

@@ -371,6 +371,7 @@ main (void)
 {
   Suite *s = suite_create ("proto_hosts");
   TCase *tc = tcase_create ("hosts");
+  tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_valid_host_follows_the_table);
   tcase_add_test (tc, test_valid_host_refuses_null);
   tcase_add_test (tc, test_valid_host_n_refuses_an_embedded_nul);

@@ -383,6 +383,7 @@ main (void)
 {
   Suite *s = suite_create ("proto_message");
   TCase *tc = tcase_create ("message");
+  tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_valid_id_follows_the_table);
   tcase_add_test (tc, test_valid_id_takes_64_characters_and_not_65);
   tcase_add_test (tc, test_envelope_parse_refuses_the_table_with_named_fields);

@@ -192,6 +192,7 @@ main (void)
 {
   Suite *s = suite_create ("proto_utf8");
   TCase *tc = tcase_create ("utf8");
+  tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_utf8_valid_follows_the_table);
   tcase_add_test (tc, test_utf8_sanitize_replaces_maximal_subparts);
   tcase_add_test (tc, test_utf8_sanitize_output_is_always_valid);
