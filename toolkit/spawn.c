@@ -51,9 +51,12 @@ static void __attribute__ ((noreturn)) child (const struct bx_toolkit_spawn *spa
   int in = spawn->stdin_fd;
   if (in < 0)
     {
-      in = open ("/dev/null", O_RDONLY | O_CLOEXEC);
-      if (in < 0)
+      /* Empty input is a pipe with no writer: it needs no /dev in the sandbox. */
+      int empty[2];
+      if (pipe2 (empty, O_CLOEXEC) < 0)
         child_fail (report_fd, BX_TOOLKIT_SPAWN_EXEC);
+      close (empty[1]);
+      in = empty[0];
     }
   /* Every descriptor given is close-on-exec and above 2 (main makes sure 0-2 are open), so
    * dup2 leaves clean copies and nothing else leaks into the program. */

@@ -73,7 +73,7 @@ struct bx_toolkit_spawn
 {
   const char *const *argv; /* argv[0] is the path run (no PATH search) */
   const char *cwd;         /* NULL: toolkit's own */
-  int stdin_fd;            /* -1: /dev/null */
+  int stdin_fd;            /* -1: empty */
   int stdout_fd;
   int stderr_fd;
   bool own_group; /* the child leads a new process group, so it can be killed whole */
