@@ -5,7 +5,9 @@
 #include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -101,6 +103,7 @@ bx_write_full (int fd, const void *buf, size_t len, int64_t deadline, bx_error *
   const char *p = buf;
   size_t done = 0;
   bool is_socket = true;
+  size_t chunk_max = PIPE_BUF;
   if (fd < 0 && len > 0)
     return bx_error_set (err, EBADF, "write");
   while (done < len)
@@ -117,13 +120,16 @@ bx_write_full (int fd, const void *buf, size_t len, int64_t deadline, bx_error *
           if (n < 0 && errno == ENOTSOCK)
             {
               is_socket = false;
+              struct stat st;
+              chunk_max = fstat (fd, &st) == 0 && S_ISREG (st.st_mode) ? SIZE_MAX : PIPE_BUF;
               continue;
             }
         }
       else
         {
-          /* A pipe that poll calls writable takes at least PIPE_BUF bytes without blocking. */
-          size_t chunk = len - done < PIPE_BUF ? len - done : PIPE_BUF;
+          /* A pipe that poll calls writable takes at least PIPE_BUF bytes without blocking;
+           * a regular file never blocks for long, so it takes everything at once. */
+          size_t chunk = len - done < chunk_max ? len - done : chunk_max;
           n = write (fd, p + done, chunk);
         }
       if (n < 0)

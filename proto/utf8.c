@@ -1,6 +1,7 @@
 /* Strict UTF-8 (RFC 3629 / Unicode table 3-7) and the standard replacement: see bx/utf8.h. */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bx/cleanup.h"
@@ -90,9 +91,9 @@ bx_utf8_sanitize (const char *s, size_t len, size_t *out_len)
 {
   const unsigned char *p = (const unsigned char *)s;
   /* Each invalid byte becomes at most 3 bytes (EF BF BD); a maximal subpart of 1 byte is the
-   * worst case, so 3 * len + 1 always fits.  Guard the multiplication. */
+   * worst case, so 3 * len + 1 always fits.  No buffer that large can exist. */
   if (len > (SIZE_MAX - 1) / 3)
-    len = (SIZE_MAX - 1) / 3;
+    abort ();
   char *out = bx_xmalloc (len * 3 + 1);
   size_t o = 0, i = 0;
   while (i < len)

@@ -538,6 +538,33 @@ START_TEST (test_frame_write_falls_back_to_write_on_a_pipe)
 }
 END_TEST
 
+START_TEST (test_frame_round_trips_through_a_regular_file)
+{
+  char path[] = "/tmp/bx-frame-XXXXXX";
+  int fd = mkstemp (path);
+  ck_assert_int_ge (fd, 0);
+  unlink (path);
+  char *big = malloc (100000);
+  memset (big, 'z', 99999);
+  big[99999] = '\0';
+  json_t *obj = json_pack ("{s:s, s:i}", "content", big, "n", 7);
+  bx_error err = NULL;
+  ck_assert_int_eq (bx_frame_write (fd, obj, bx_deadline_in (2000), &err), 0);
+  ck_assert_int_eq (lseek (fd, 0, SEEK_SET), 0);
+  json_t *got = NULL;
+  ck_assert_int_eq (bx_frame_read (fd, bx_deadline_in (2000), &got, &err), 0);
+  ck_assert (json_equal (got, obj));
+  /* The end of the file is a peer that closed before the next frame. */
+  json_decref (got);
+  ck_assert_int_lt (bx_frame_read (fd, bx_deadline_in (2000), &got, &err), 0);
+  ck_assert_int_eq (bx_error_code (err), BX_FRAME_CLOSED);
+  bx_error_free (&err);
+  json_decref (obj);
+  free (big);
+  close (fd);
+}
+END_TEST
+
 /* ---- the deadline arithmetic ---- */
 
 START_TEST (test_deadline_arithmetic_saturates_and_caps)
@@ -597,6 +624,7 @@ main (void)
   tcase_add_test (tc, test_frame_write_refuses_an_oversized_object_and_sends_nothing);
   tcase_add_test (tc, test_frame_write_stops_at_the_deadline_when_nobody_reads);
   tcase_add_test (tc, test_frame_write_falls_back_to_write_on_a_pipe);
+  tcase_add_test (tc, test_frame_round_trips_through_a_regular_file);
   tcase_add_test (tc, test_deadline_arithmetic_saturates_and_caps);
   tcase_add_test (tc, test_read_full_returns_a_short_count_when_the_peer_closes);
   suite_add_tcase (s, tc);
