@@ -335,6 +335,24 @@ START_TEST (test_config_load_reads_a_file)
 }
 END_TEST
 
+START_TEST (test_config_example_files_are_valid)
+{
+  static const char *const files[] = { BX_EXAMPLE_CONFIG, BX_PACKAGED_CONFIG };
+  for (size_t i = 0; i < 2; i++)
+    {
+      if (access (files[i], F_OK) != 0)
+        {
+          printf ("skipped %s: not in this tree\n", files[i]);
+          continue;
+        }
+      struct bx_config *cfg = NULL;
+      cleanup_error bx_error err = NULL;
+      ck_assert_msg (bx_config_load (files[i], &cfg, &err) == 0, "%s", bx_error_msg (err));
+      bx_config_free (cfg);
+    }
+}
+END_TEST
+
 START_TEST (test_path_helpers)
 {
   ck_assert (bx_path_is_clean ("/a"));
@@ -367,6 +385,7 @@ main (void)
   tcase_add_test (tc, test_config_accepts_a_module_by_absolute_path);
   tcase_add_test (tc, test_config_load_names_a_missing_file);
   tcase_add_test (tc, test_config_load_reads_a_file);
+  tcase_add_test (tc, test_config_example_files_are_valid);
   tcase_add_test (tc, test_path_helpers);
   suite_add_tcase (s, tc);
   SRunner *sr = srunner_create (s);
