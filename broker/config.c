@@ -80,9 +80,15 @@ struct walk
   yaml_document_t *doc;
   unsigned char *visited; /* one byte per node: a node reached twice came through an alias */
   size_t n_nodes;
-  char *problems; /* one problem per line */
-  size_t len;
-  unsigned count;
+  struct problem *problems; /* the first MAX_PROBLEMS, in the order they were found */
+  unsigned count;           /* all of them */
+};
+
+struct problem
+{
+  size_t line, column; /* 0-based, as libyaml counts */
+  unsigned seq;
+  char *text; /* FILE:LINE:COLUMN: what */
 };
 
 static void __attribute__ ((format (printf, 3, 4)))
@@ -97,14 +103,51 @@ problem_at (struct walk *w, const yaml_mark_t *mark, const char *fmt, ...)
   if (vasprintf (&msg, fmt, ap) < 0)
     abort ();
   va_end (ap);
-  char *line = bx_xasprintf ("%s%s:%zu:%zu: %s", w->len ? "\n" : "", w->file, mark->line + 1,
-                             mark->column + 1, msg);
+  if (w->problems == NULL)
+    w->problems = bx_xzalloc (MAX_PROBLEMS * sizeof *w->problems);
+  struct problem *p = &w->problems[w->count - 1];
+  p->line = mark->line;
+  p->column = mark->column;
+  p->seq = w->count;
+  p->text = bx_xasprintf ("%s:%zu:%zu: %s", w->file, mark->line + 1, mark->column + 1, msg);
   free (msg);
-  size_t n = strlen (line);
-  w->problems = bx_xrealloc (w->problems, w->len + n + 1);
-  memcpy (w->problems + w->len, line, n + 1);
-  w->len += n;
-  free (line);
+}
+
+/* Problems are found walking the tree (a grant's keys before its values' meaning); they are
+ * reported in file order, which is how the owner reads them. */
+static int
+problem_cmp (const void *a, const void *b)
+{
+  const struct problem *x = a, *y = b;
+  if (x->line != y->line)
+    return x->line < y->line ? -1 : 1;
+  if (x->column != y->column)
+    return x->column < y->column ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* All problems, one per line, in file order; frees them. */
+static char *
+problems_text (struct walk *w)
+{
+  unsigned shown = w->count < MAX_PROBLEMS ? w->count : MAX_PROBLEMS;
+  qsort (w->problems, shown, sizeof *w->problems, problem_cmp);
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&out, &len);
+  if (f == NULL)
+    abort ();
+  for (unsigned i = 0; i < shown; i++)
+    {
+      fprintf (f, "%s%s", i ? "\n" : "", w->problems[i].text);
+      free (w->problems[i].text);
+    }
+  if (w->count > MAX_PROBLEMS)
+    fprintf (f, "\n%s: %u more problems not shown", w->file, w->count - MAX_PROBLEMS);
+  fclose (f);
+  free (w->problems);
+  w->problems = NULL;
+  return out;
 }
 
 #define problem(w, node, ...) problem_at ((w), &(node)->start_mark, __VA_ARGS__)
@@ -786,18 +829,9 @@ bx_config_parse (const char *text, size_t len, const char *name, struct bx_confi
   yaml_parser_delete (&parser);
   if (w.count > 0)
     {
-      if (w.count > MAX_PROBLEMS)
-        {
-          cleanup_free char *more
-              = bx_xasprintf ("\n%s: %u more problems not shown", name, w.count - MAX_PROBLEMS);
-          size_t n = strlen (more);
-          w.problems = bx_xrealloc (w.problems, w.len + n + 1);
-          memcpy (w.problems + w.len, more, n + 1);
-        }
+      cleanup_free char *text = problems_text (&w);
       bx_config_free (cfg);
-      bx_error_setc (err, EINVAL, "%s", w.problems);
-      free (w.problems);
-      return -1;
+      return bx_error_setc (err, EINVAL, "%s", text);
     }
   *out = cfg;
   return 0;

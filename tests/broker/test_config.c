@@ -204,6 +204,20 @@ START_TEST (test_config_collects_several_errors)
 }
 END_TEST
 
+START_TEST (test_config_reports_errors_in_file_order)
+{
+  cleanup_free char *errors = parse_errors ("grants:\n"
+                                            "  - tools: [shell]\n"
+                                            "    class: topsecret\n"
+                                            "    extra: 1\n");
+  ck_assert_str_eq (errors,
+                    "t.yaml:3:12: unknown class \"topsecret\": expected public, internal, private "
+                    "or secret\n"
+                    "t.yaml:4:5: unknown key \"extra\" in grant 1: expected one of tools, paths, "
+                    "hosts, class, untrusted");
+}
+END_TEST
+
 START_TEST (test_config_caps_a_flood_of_errors)
 {
   char text[8192] = "grants:\n  - tools: [shell]\n    paths: [";
@@ -379,6 +393,7 @@ main (void)
   tcase_add_loop_test (tc, test_config_error_names_line_and_column, 0,
                        (int)(sizeof bad_table / sizeof bad_table[0]));
   tcase_add_test (tc, test_config_collects_several_errors);
+  tcase_add_test (tc, test_config_reports_errors_in_file_order);
   tcase_add_test (tc, test_config_caps_a_flood_of_errors);
   tcase_add_test (tc, test_config_empty_file_gives_defaults);
   tcase_add_test (tc, test_config_reads_every_key);
