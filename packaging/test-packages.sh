@@ -187,6 +187,20 @@ else
 fi
 printf '%s\n' "$lintian_out" | grep -E '^[EW]:' | sed 's/^/    /'
 
+# Every file on the machine whose name says boxmaker or brokerd, but for dpkg's own records
+# of a removed package, this script's work folder, and what was there before the install
+# (a developer's machine may hold a `cmake --install` of its own).
+all_named () {
+  find /etc /usr /var /opt /srv /run \( -path /var/lib/dpkg/info -o -path /var/tmp \
+       -o -path /var/cache -o -path /var/log -o -path "$WORK" -o -path "$SRC" \) -prune \
+       -o \( -name '*boxmaker*' -o -name '*brokerd*' \) -print 2>/dev/null
+  [ -e /lib/systemd/system/brokerd.service ] && echo /lib/systemd/system/brokerd.service
+  return 0
+}
+leftovers () { all_named | grep -vxF -f "$WORK/baseline" || true; }
+all_named | sort > "$WORK/baseline"
+[ -s "$WORK/baseline" ] && sed 's/^/NOTE: there before the install, not checked: /' "$WORK/baseline"
+
 # ---- Install ----------------------------------------------------------------------------
 if apt-get install -y $DEBS >"$WORK/install.log" 2>&1; then
   pass "apt-get install ./boxmaker*.deb"
@@ -324,6 +338,64 @@ EOF
   fi
 fi
 
+# The podman runtime as installed: build the tools image with the installed build-image.sh
+# and toolkit, then run a call through brokerd, podman.so and a real container.  Podman
+# as root on this kind of host needs runc and explicit ulimits (the config's example says
+# so too).  When podman cannot run containers here this says why and skips (a failure with
+# BX_REQUIRE_PODMAN=1).
+PODMAN=$WORK/podman
+mkdir -p "$PODMAN/granted"
+echo "hello from the host" > "$PODMAN/granted/notes.txt"
+podman_unusable () {
+  if [ "${BX_REQUIRE_PODMAN:-0}" = 1 ]; then
+    fail "podman runtime end to end: $*"
+  else
+    skip "podman runtime end to end: $*"
+  fi
+}
+IMAGE=
+if ! command -v podman >/dev/null; then
+  podman_unusable "podman is not installed"
+elif ! IMAGE=$(/usr/share/boxmaker/image/build-image.sh --quiet 2>"$PODMAN/build-image.log"); then
+  podman_unusable "the installed build-image.sh failed: $(tail -n 3 "$PODMAN/build-image.log")"
+  IMAGE=
+else
+  IMAGE=$(printf '%s\n' "$IMAGE" | tail -n 1)
+  pass "the installed build-image.sh builds the tools image from the installed toolkit"
+  cat >"$PODMAN/brokerd.yaml" <<EOF
+socket: $PODMAN/broker.sock
+home: $PODMAN/home
+runtime:
+  module: podman
+  options:
+    image: $IMAGE
+    global_options: ["--runtime", "runc"]
+    run_options: ["--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024", "--pull=never"]
+grants:
+  - tools: [read_file]
+    paths: [$PODMAN/granted]
+    class: private
+EOF
+  mkdir -p "$PODMAN/home"
+  check "brokerd --check-config loads the installed podman.so" \
+    sh -c "brokerd --check-config '$PODMAN/brokerd.yaml' | grep -F 'runtime: podman ($RUNTIMEDIR/podman.so'"
+  podman_call () {
+    brokerd --config "$PODMAN/brokerd.yaml" >"$PODMAN/brokerd.log" 2>&1 &
+    local pid=$! i rc out
+    for i in $(seq 50); do [ -S "$PODMAN/broker.sock" ] && break; sleep 0.1; done
+    out=$(boxmaker call read_file "{\"path\":\"$PODMAN/granted/notes.txt\"}" \
+            --socket "$PODMAN/broker.sock" --timeout-ms 60000 2>&1)
+    rc=$?
+    kill -TERM $pid
+    wait $pid
+    echo "boxmaker call: exit $rc: $out"
+    cat "$PODMAN/brokerd.log"
+    [ $rc -eq 0 ] && printf '%s' "$out" | grep -q "hello from the host"
+  }
+  check "a read_file call runs in a podman container through the installed packages" podman_call
+  podman rmi -f "$IMAGE" >/dev/null 2>&1 || true
+fi
+
 # ---- Remove -----------------------------------------------------------------------------
 # After `apt-get remove`, only what Debian keeps until purge may remain: the conffile and
 # the service's enablement state (deb-systemd-helper keeps it so a reinstall restores it).
@@ -334,15 +406,6 @@ else
   tail -n 20 "$WORK/remove.log" | sed 's/^/    /'
 fi
 
-# Every file on the machine whose name says boxmaker or brokerd, but for dpkg's own records
-# of a removed package and this script's work folder.
-leftovers () {
-  find /etc /usr /var /opt /srv /run \( -path /var/lib/dpkg/info -o -path /var/tmp \
-       -o -path /var/cache -o -path /var/log -o -path "$WORK" -o -path "$SRC" \) -prune \
-       -o \( -name '*boxmaker*' -o -name '*brokerd*' \) -print 2>/dev/null
-  [ -e /lib/systemd/system/brokerd.service ] && echo /lib/systemd/system/brokerd.service
-  return 0
-}
 EXPECTED_AFTER_REMOVE='^(/etc/boxmaker|/etc/boxmaker/brokerd\.yaml|/etc/systemd/system/brokerd\.service|/etc/systemd/system/multi-user\.target\.wants/brokerd\.service|/var/lib/systemd/deb-systemd-helper-(enabled|masked)(/.*)?brokerd\.service.*)$'
 after_remove () {
   local bad
