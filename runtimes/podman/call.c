@@ -114,11 +114,12 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
     case BX_PODMAN_TIMED_OUT:
     case BX_PODMAN_CAPPED:
       /* Past the time limit, or past the cap: the rest is not wanted, and nothing may
-       * outlive the call.  Then `podman run` itself ends; if it does not, it is killed,
-       * and the container removed once more in case podman was still creating it. */
+       * outlive the call.  Then `podman run` itself ends (or is killed), and the container
+       * is removed once more: the first rm can race with podman still creating it, or
+       * with conmon's own clean-up of the killed container. */
       kill_and_remove (inst, call->name);
-      if (bx_podman_reap (child, REAP_GRACE_MS))
-        helper_quiet (inst, bx_podman_argv_rm (&inst->cfg, call->name));
+      bx_podman_reap (child, REAP_GRACE_MS);
+      helper_quiet (inst, bx_podman_argv_rm (&inst->cfg, call->name));
       if (o.end == BX_PODMAN_TIMED_OUT)
         {
           host->log (host, BX_LOG_WARNING, "%s: past its time limit of %llu ms; killed", call->name,

@@ -355,7 +355,8 @@ START_TEST (test_output_past_the_cap_is_truncated_and_the_container_removed)
 
   char *name = recorded_name (0);
   char *want = NULL;
-  ck_assert_int_ge (asprintf (&want, "0 run shell\n1 kill %s\n2 rm %s\n", name, name), 0);
+  ck_assert_int_ge (
+      asprintf (&want, "0 run shell\n1 kill %s\n2 rm %s\n3 rm %s\n", name, name, name), 0);
   char *log = calls_log ();
   ck_assert_str_eq (log, want);
   free (log);
@@ -408,7 +409,8 @@ START_TEST (test_past_the_time_limit_kills_then_removes_by_name)
 
   char *name = recorded_name (0);
   char *want = NULL;
-  ck_assert_int_ge (asprintf (&want, "0 run read_file\n1 kill %s\n2 rm %s\n", name, name), 0);
+  ck_assert_int_ge (
+      asprintf (&want, "0 run read_file\n1 kill %s\n2 rm %s\n3 rm %s\n", name, name, name), 0);
   char *log = calls_log ();
   ck_assert_str_eq (log, want);
   free (log);
@@ -746,8 +748,9 @@ START_TEST (test_http_fetch_tool_past_its_limit_removes_tool_and_proxy)
   ck_assert_str_eq (sentence, SENT_TIME_LIMIT);
   char *tool = recorded_name (1);
   char *line = NULL;
-  ck_assert_int_ge (asprintf (&line, "1 run http_fetch\n2 kill %s\n3 rm %s\n", tool, tool), 0);
-  expect_egress_cleanup (line, 4);
+  ck_assert_int_ge (
+      asprintf (&line, "1 run http_fetch\n2 kill %s\n3 rm %s\n4 rm %s\n", tool, tool, tool), 0);
+  expect_egress_cleanup (line, 5);
   free (line);
   free (tool);
   test_podman_unload (m);

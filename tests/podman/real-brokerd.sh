@@ -1,0 +1,143 @@
+#!/bin/sh
+# End to end through brokerd and `boxmaker call`, with podman.so and the tools image that
+# real-setup.sh built: each tool; a read outside the grant denied; no way from a shell to
+# a listener on the host's loopback; the memory and time limits and the output cap with
+# their fixed sentences; http_fetch outside the grant denied and to an allowed name that
+# does not resolve refused with curl's error text.  After every call: no container of this
+# test and no egress folder left.
+#
+#   real-brokerd.sh BROKERD BOXMAKER RUNTIMEDIR IMAGE_REF_FILE
+set -u
+brokerd=$1 boxmaker=$2 runtimedir=$3 ref_file=$4
+
+image=$(cat "$ref_file" 2>/dev/null || true)
+case $image in
+  "") echo "SKIP brokerd with real podman: no image reference (its setup test did not run)"
+      [ "${BX_REQUIRE_PODMAN:-0}" = 1 ] && exit 1; exit 77 ;;
+  unusable:*) echo "SKIP brokerd with real podman: podman is $image"; exit 77 ;;
+esac
+
+work=$(mktemp -d /tmp/bx-brokerd-real.XXXXXX)
+chmod 0755 "$work"
+pids=
+cleanup () {
+  for p in $pids; do kill "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+failures=0
+fail () { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass () { echo "ok: $*"; }
+
+mkdir -p "$work/grant" "$work/outside" "$work/home"
+echo "hello through brokerd" > "$work/grant/hello.txt"
+echo "the secret" > "$work/outside/secret.txt"
+session=brokerdreal-$$
+
+# One brokerd with the defaults, one with tight limits.
+start_brokerd () { # name, extra options (YAML lines)
+  cat > "$work/$1.yaml" <<YAML
+socket: $work/$1.sock
+home: $work/home
+runtime:
+  module: podman
+  options:
+    image: $image
+    global_options: [--runtime, runc]
+    run_options: [--ulimit, nofile=1024:1024, --ulimit, nproc=1024:1024, --pull=never]
+$2
+grants:
+  - tools: [read_file, write_file, shell]
+    paths: [$work/grant]
+    class: private
+  - tools: [http_fetch]
+    hosts: [example.com, "*.invalid"]
+    class: public
+YAML
+  "$brokerd" --config "$work/$1.yaml" --runtimedir "$runtimedir" 2> "$work/$1.log" &
+  pids="$pids $!"
+  i=0
+  while [ ! -S "$work/$1.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+  [ -S "$work/$1.sock" ] || { echo "brokerd $1 did not start:"; cat "$work/$1.log"; exit 1; }
+}
+start_brokerd plain ""
+start_brokerd tight "    memory: 32m
+    shell_ms: 2000
+    output_cap: 1000"
+
+n=0
+# call SOCKET TOOL JSON: sets $out (standard output), $err (standard error), $rc
+call () {
+  n=$((n + 1))
+  "$boxmaker" call "$2" "$3" --socket "$work/$1.sock" --session "$session" --call "c$n" \
+    > "$work/out" 2> "$work/err"
+  rc=$?
+  out=$(cat "$work/out") err=$(cat "$work/err")
+  left=$(podman ps -a --filter label=boxmaker --format '{{.Names}}' | grep -- "-$session-" || true)
+  [ -z "$left" ] || fail "containers left after call $n: $left"
+  [ -z "$(ls -A "$work/home/run/egress" 2>/dev/null)" ] || fail "egress folders left after call $n"
+}
+contains () { case $1 in *"$2"*) return 0 ;; esac; return 1; }
+
+call plain read_file "{\"path\":\"$work/grant/hello.txt\"}"
+[ $rc = 0 ] && [ "$out" = "hello through brokerd" ] && pass "read_file in the grant" \
+  || fail "read_file in the grant: rc=$rc out=$out err=$err"
+
+call plain read_file "{\"path\":\"$work/outside/secret.txt\"}"
+[ $rc = 1 ] && contains "$err" "denied" && ! contains "$out" "secret" \
+  && pass "read_file outside the grant is denied" \
+  || fail "read_file outside the grant: rc=$rc out=$out err=$err"
+
+call plain write_file "{\"path\":\"$work/grant/new.txt\",\"content\":\"written\"}"
+[ $rc = 0 ] && [ "$(cat "$work/grant/new.txt" 2>/dev/null)" = written ] \
+  && pass "write_file in the grant" || fail "write_file: rc=$rc out=$out err=$err"
+
+call plain shell "{\"command\":\"cat hello.txt; ls\",\"cwd\":\"$work/grant\"}"
+[ $rc = 0 ] && contains "$out" "hello through brokerd" && contains "$out" "[exit 0]" \
+  && pass "shell in the grant" || fail "shell: rc=$rc out=$out err=$err"
+
+port=$((20000 + $$ % 20000))
+busybox nc -l -p "$port" > "$work/received" 2>&1 &
+listener=$!
+pids="$pids $listener"
+sleep 0.2
+call plain shell "{\"command\":\"echo reached | nc -w 2 127.0.0.1 $port; echo nc=\$?\"}"
+if [ $rc = 0 ] && contains "$out" "nc=1" && [ ! -s "$work/received" ] && kill -0 $listener 2>/dev/null; then
+  pass "shell cannot reach a listener on the host's loopback"
+else
+  fail "loopback listener: rc=$rc out=$out received=$(cat "$work/received")"
+fi
+kill $listener 2>/dev/null
+
+call tight shell '{"command":"head -c 60000000 /dev/zero > /tmp/fill; echo done"}'
+[ $rc = 1 ] && contains "$err" "the tool was stopped: it ran out of memory or was killed" \
+  && pass "over the memory limit: stopped with the fixed sentence" \
+  || fail "memory: rc=$rc out=$out err=$err"
+
+start=$(date +%s)
+call tight shell '{"command":"sleep 60"}'
+took=$(( $(date +%s) - start ))
+[ $rc = 1 ] && contains "$err" "the tool ran past its time limit" && [ $took -lt 10 ] \
+  && pass "past the time limit: killed in ${took} s with the fixed sentence" \
+  || fail "time limit: rc=$rc took=$took out=$out err=$err"
+
+call tight shell '{"command":"yes abcdefghi | head -c 10000000"}'
+[ $rc = 0 ] && [ ${#out} -le 1000 ] && contains "$err" "truncated=true" \
+  && pass "output over the cap is truncated (${#out} bytes kept)" \
+  || fail "cap: rc=$rc len=${#out} err=$err"
+
+call plain http_fetch '{"url":"https://other.example.org/"}'
+[ $rc = 1 ] && contains "$err" "denied" && pass "http_fetch outside the grant is denied" \
+  || fail "http_fetch outside the grant: rc=$rc out=$out err=$err"
+
+call plain http_fetch '{"url":"https://no-such-host.invalid/"}'
+contains "$out" "http_fetch: https://no-such-host.invalid/: curl: " \
+  && pass "http_fetch to an allowed name that does not resolve: $out" \
+  || fail "http_fetch unresolvable: rc=$rc out=$out err=$err"
+
+if [ $failures -ne 0 ]; then
+  echo "brokerd logs:"; cat "$work/plain.log" "$work/tight.log"
+  exit 1
+fi
+echo "all $n calls as expected"
