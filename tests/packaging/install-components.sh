@@ -1,15 +1,15 @@
 #!/bin/sh
-# install-components.sh BUILD_DIR: every file `cmake --install` puts down belongs to one of
+# install-components.sh CMAKE BUILD_DIR: every file `cmake --install` puts down belongs to one of
 # the components the Debian packages are made of (daemon, podman, dev), and none of them is
 # a test-only piece.  A file installed without a COMPONENT would otherwise land in no
 # package, or in the wrong one.
 set -eu
-build=$1
+cmake=$1 build=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cmake --install "$build" --prefix "$tmp/all" >/dev/null
+"$cmake" --install "$build" --prefix "$tmp/all" >/dev/null
 for c in daemon podman dev; do
-  cmake --install "$build" --prefix "$tmp/parts" --component "$c" >/dev/null
+  "$cmake" --install "$build" --prefix "$tmp/parts" --component "$c" >/dev/null
 done
 (cd "$tmp/all" && find . ! -type d | sort) > "$tmp/all.list"
 (cd "$tmp/parts" && find . ! -type d | sort) > "$tmp/parts.list"
