@@ -65,6 +65,9 @@ trap 'rm -rf "$root"' EXIT
 mkdir -p "$root/bin" "$root/etc/ssl/certs" "$root/tmp" "$root/run/egress" "$root/proc" \
          "$root/sys" "$root/dev" "$root/root"
 chmod 1777 "$root/tmp"
+# mktemp -d makes the folder 0700, and it becomes the image's /: a container whose process
+# is not root (rootless podman's --userns=keep-id) could not even reach /bin/toolkit.
+chmod 0755 "$root"
 
 cp "$busybox" "$root/bin/busybox"
 for applet in $("$busybox" --list); do
