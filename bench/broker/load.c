@@ -3,6 +3,10 @@
  * until CALLS calls are done.  Prints one line:
  *
  *   calls=N clients=C seconds=S calls_per_s=R p50_us=A p99_us=B max_us=M failures=F
+ *   client_cpu_us=U
+ *
+ * client_cpu_us is this process's CPU time (user + system) per call: with the clients on the
+ * same cores as the server, it bounds the throughput together with the server's.
  *
  * usage: bx_bench_broker SOCKET CALLS CLIENTS TOOL 'JSON' */
 #include <pthread.h>
@@ -10,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "bx/cleanup.h"

@@ -7,8 +7,12 @@
 # build-bench at the top of the tree), then, in one run:
 #   - brokerd with fake.so (mode fixed, no delay) and a read_file grant: read_file calls
 #     through the client library, one client at a time and 8 at once;
-#   - the same calls against a bare Unix-socket echo server speaking the same frames;
-#   - the ratios, and brokerd's resident memory at rest and after 100,000 calls.
+#   - the same calls against a bare Unix-socket echo server speaking the same frames (echo),
+#     and against the same server with a new thread per connection as brokerd has
+#     (echo+thr), which tells what that part of brokerd's design costs;
+#   - the ratios, each server's CPU time per call (from /proc/PID/stat: less noisy than wall
+#     time on a shared machine), and brokerd's resident memory at rest and after 100,000
+#     calls.
 # Knobs (environment): BENCH_SEQ (sequential calls, 10000), BENCH_PAR (calls with 8 clients,
 # 89000), BENCH_CLIENTS (8).  Warm-up (1000) + SEQ + PAR = the calls before the last RSS.
 set -eu
@@ -27,9 +31,12 @@ cmake --build "$build" --target brokerd fake_runtime bx_bench_broker bx_bench_ec
 work=$(mktemp -d /tmp/bx-bench.XXXXXX)
 broker_pid=
 echo_pid=
+thr_pid=
 cleanup () {
-  [ -n "$broker_pid" ] && kill "$broker_pid" 2>/dev/null && wait "$broker_pid" 2>/dev/null
-  [ -n "$echo_pid" ] && kill "$echo_pid" 2>/dev/null && wait "$echo_pid" 2>/dev/null
+  set +e # a killed server's status must not stop the cleanup half-way
+  for p in $broker_pid $echo_pid $thr_pid; do
+    kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+  done
   [ -n "${BENCH_KEEP:-}" ] || rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
@@ -68,12 +75,24 @@ rss_kb () {
   awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"
 }
 
-# bench NAME SOCKET: warm-up, sequential, then CLIENTS at once; leaves the figures in
-# $work/NAME.seq and $work/NAME.par.
+cpu_ticks () { # user + system time of a process, in clock ticks
+  awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+hz=$(getconf CLK_TCK)
+
+# bench NAME SOCKET PID: warm-up, sequential, then CLIENTS at once; leaves the figures in
+# $work/NAME.seq and $work/NAME.par, each with the server's CPU us per call appended.
 bench () {
   "$load" "$2" "$warm" "$clients" read_file "$args" >/dev/null
-  "$load" "$2" "$seq_calls" 1 read_file "$args" > "$work/$1.seq"
-  "$load" "$2" "$par_calls" "$clients" read_file "$args" > "$work/$1.par"
+  for kind in seq par; do
+    if [ $kind = seq ]; then n=$seq_calls c=1; else n=$par_calls c=$clients; fi
+    t0=$(cpu_ticks "$3")
+    "$load" "$2" "$n" "$c" read_file "$args" > "$work/$1.$kind"
+    t1=$(cpu_ticks "$3")
+    awk -v t="$((t1 - t0))" -v hz="$hz" -v n="$n" \
+      'BEGIN { printf " server_cpu_us=%.1f\n", t * 1e6 / hz / n }' >> "$work/$1.$kind"
+    tr -d '\n' < "$work/$1.$kind" > "$work/tmp" && mv "$work/tmp" "$work/$1.$kind"
+  done
 }
 
 field () { # field FILE NAME
@@ -90,23 +109,32 @@ rss_rest=$(rss_kb "$broker_pid")
 "$build/broker/bx_bench_echo" "$work/echo.sock" &
 echo_pid=$!
 wait_socket "$work/echo.sock"
+"$build/broker/bx_bench_echo" "$work/thr.sock" --thread &
+thr_pid=$!
+wait_socket "$work/thr.sock"
 
-bench brokerd "$work/broker.sock"
+bench brokerd "$work/broker.sock" "$broker_pid"
 rss_after=$(rss_kb "$broker_pid")
 total=$((warm + $(field "$work/brokerd.seq" calls) + $(field "$work/brokerd.par" calls)))
-bench echo "$work/echo.sock"
+bench echo "$work/echo.sock" "$echo_pid"
+bench echo+thr "$work/thr.sock" "$thr_pid"
+# 50,000 more: memory that only grew with the first calls (arenas, caches) stays put now.
+"$load" "$work/broker.sock" 50000 "$clients" read_file "$args" >/dev/null
 sleep 1
 rss_settled=$(rss_kb "$broker_pid")
 echo_rss=$(rss_kb "$echo_pid")
+uptime_load=$(cut -d' ' -f1-3 /proc/loadavg)
 
 echo
-printf '%-8s %-10s %9s %9s %9s %9s %8s\n' server clients calls/s p50_us p99_us max_us failed
-for name in brokerd echo; do
+printf '%-9s %7s %9s %9s %9s %9s %13s %13s %7s\n' server clients calls/s p50_us p99_us \
+  max_us server_cpu_us client_cpu_us failed
+for name in brokerd echo echo+thr; do
   for kind in seq par; do
     f="$work/$name.$kind"
-    printf '%-8s %-10s %9s %9s %9s %9s %8s\n' "$name" "$(field "$f" clients)" \
+    printf '%-9s %7s %9s %9s %9s %9s %13s %13s %7s\n' "$name" "$(field "$f" clients)" \
       "$(field "$f" calls_per_s)" "$(field "$f" p50_us)" "$(field "$f" p99_us)" \
-      "$(field "$f" max_us)" "$(field "$f" failures)"
+      "$(field "$f" max_us)" "$(field "$f" server_cpu_us)" "$(field "$f" client_cpu_us)" \
+      "$(field "$f" failures)"
   done
 done
 echo
@@ -115,13 +143,24 @@ for kind in seq par; do
     -v bt="$(field "$work/brokerd.$kind" calls_per_s)" -v et="$(field "$work/echo.$kind" calls_per_s)" \
     -v b50="$(field "$work/brokerd.$kind" p50_us)" -v e50="$(field "$work/echo.$kind" p50_us)" \
     -v b99="$(field "$work/brokerd.$kind" p99_us)" -v e99="$(field "$work/echo.$kind" p99_us)" \
-    'BEGIN { printf "ratio brokerd/echo (%s): calls/s %.2f, p50 %.2fx, p99 %.2fx\n", \
-             k, bt / et, b50 / e50, b99 / e99 }'
+    -v bc="$(field "$work/brokerd.$kind" server_cpu_us)" \
+    -v ec="$(field "$work/echo.$kind" server_cpu_us)" \
+    -v tc="$(field "$work/echo+thr.$kind" server_cpu_us)" \
+    'BEGIN { printf "ratio brokerd/echo (%s): calls/s %.2f, p50 %.2fx, p99 %.2fx, " \
+             "server CPU per call %.2fx (a thread per connection alone: %.2fx)\n", \
+             k, bt / et, b50 / e50, b99 / e99, bc / ec, tc / ec }'
+done
+for name in brokerd echo; do
+  awk -v n="$name" -v cpus="$(nproc)" -v s="$(field "$work/$name.par" server_cpu_us)" \
+    -v c="$(field "$work/$name.par" client_cpu_us)" \
+    'BEGIN { printf "%s: %.0f us of CPU per call (server %.0f + client %.0f): at most %.0f " \
+             "calls/s on %d idle CPUs\n", n, s + c, s, c, cpus * 1e6 / (s + c), cpus }'
 done
 echo
 echo "brokerd RSS: at rest ${rss_rest} kB, after $total calls ${rss_after} kB," \
-  "1 s later ${rss_settled} kB (echo server: ${echo_rss} kB)"
-echo "audit lines: $(wc -l < "$work/audit.log")"
+  "after $((total + 50000)) calls ${rss_settled} kB (echo server: ${echo_rss} kB)"
+echo "audit lines: $(wc -l < "$work/audit.log") (one per call); load average at the end: $uptime_load" \
+  "on $(nproc) CPUs (other work on the machine skews wall-clock figures)"
 par_rate=$(field "$work/brokerd.par" calls_per_s)
 par_p99=$(field "$work/brokerd.par" p99_us)
 awk -v r="$par_rate" -v p="$par_p99" -v c="$clients" 'BEGIN {
