@@ -31,20 +31,24 @@
 
 static const char busy_detail[] = "brokerd is busy";
 
+/* Connections are served by a pool of worker threads, started as they are first needed (up
+ * to max_connections) and then kept: starting a thread per call costs more than the rest of
+ * brokerd's work on a call.  The accepting thread hands each connection over through a
+ * small queue. */
 struct server
 {
   const struct bx_config *config;
   struct bx_module *module;
   struct bx_audit *audit;
   pthread_mutex_t lock;
-  pthread_cond_t idle; /* signalled when active drops */
-  unsigned active;     /* connections being served */
-};
-
-struct conn
-{
-  struct server *server;
-  int fd;
+  pthread_cond_t work; /* signalled when a connection is queued, or on stopping */
+  pthread_cond_t done; /* signalled when active or workers drop */
+  int *queue;          /* accepted connections no worker has taken yet (a ring) */
+  unsigned head, queued;
+  unsigned active;  /* connections queued or being served: at most max_connections */
+  unsigned workers; /* worker threads alive */
+  unsigned idle;    /* of which waiting for work */
+  bool stopping;
 };
 
 /* ---- The socket. --------------------------------------------------------------------- */
@@ -312,16 +316,32 @@ serve_call (struct server *s, int fd)
 }
 
 static void *
-conn_main (void *arg)
+worker_main (void *arg)
 {
-  struct conn *conn = arg;
-  struct server *s = conn->server;
-  serve_call (s, conn->fd);
-  close (conn->fd);
-  free (conn);
+  struct server *s = arg;
   pthread_mutex_lock (&s->lock);
-  s->active--;
-  pthread_cond_broadcast (&s->idle);
+  for (;;)
+    {
+      while (s->queued == 0 && !s->stopping)
+        {
+          s->idle++;
+          pthread_cond_wait (&s->work, &s->lock);
+          s->idle--;
+        }
+      if (s->queued == 0)
+        break; /* stopping, and nothing left to serve */
+      int fd = s->queue[s->head];
+      s->head = (s->head + 1) % s->config->max_connections;
+      s->queued--;
+      pthread_mutex_unlock (&s->lock);
+      serve_call (s, fd);
+      close (fd);
+      pthread_mutex_lock (&s->lock);
+      s->active--;
+      pthread_cond_broadcast (&s->done);
+    }
+  s->workers--;
+  pthread_cond_broadcast (&s->done);
   pthread_mutex_unlock (&s->lock);
   return NULL;
 }
@@ -355,34 +375,37 @@ accept_one (struct server *s, int listen_fd)
       return;
     }
   pthread_mutex_lock (&s->lock);
-  bool full = s->active >= s->config->max_connections;
-  if (!full)
-    s->active++;
-  pthread_mutex_unlock (&s->lock);
-  if (full)
+  if (s->active >= s->config->max_connections)
     {
+      pthread_mutex_unlock (&s->lock);
       refuse_busy (s, fd);
       close (fd);
       return;
     }
-  struct conn *conn = bx_xmalloc (sizeof *conn);
-  conn->server = s;
-  conn->fd = fd;
-  pthread_attr_t attr;
-  pthread_attr_init (&attr);
-  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
-  pthread_t t;
-  int r = pthread_create (&t, &attr, conn_main, conn);
-  pthread_attr_destroy (&attr);
-  if (r != 0)
+  /* A worker for it: an idle one, or a new one.  Each queued connection has a worker of its
+   * own, since active (queued + served) never exceeds the workers that can exist. */
+  if (s->idle < s->queued + 1)
     {
-      free (conn);
-      refuse_busy (s, fd);
-      close (fd);
-      pthread_mutex_lock (&s->lock);
-      s->active--;
-      pthread_mutex_unlock (&s->lock);
+      pthread_attr_t attr;
+      pthread_attr_init (&attr);
+      pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+      pthread_t t;
+      int r = pthread_create (&t, &attr, worker_main, s);
+      pthread_attr_destroy (&attr);
+      if (r != 0)
+        {
+          pthread_mutex_unlock (&s->lock);
+          refuse_busy (s, fd);
+          close (fd);
+          return;
+        }
+      s->workers++;
     }
+  s->active++;
+  s->queue[(s->head + s->queued) % s->config->max_connections] = fd;
+  s->queued++;
+  pthread_cond_signal (&s->work);
+  pthread_mutex_unlock (&s->lock);
 }
 
 int
@@ -394,11 +417,13 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   s->config = cfg;
   s->module = module;
   s->audit = audit;
+  s->queue = bx_xzalloc (cfg->max_connections * sizeof *s->queue);
   pthread_mutex_init (&s->lock, NULL);
+  pthread_cond_init (&s->work, NULL);
   pthread_condattr_t ca;
   pthread_condattr_init (&ca);
   pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
-  pthread_cond_init (&s->idle, &ca);
+  pthread_cond_init (&s->done, &ca);
   pthread_condattr_destroy (&ca);
 
   int signo = 0;
@@ -448,11 +473,15 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
       until.tv_sec++;
       until.tv_nsec -= 1000000000;
     }
+  /* Running calls finish; idle workers leave; then nothing uses the server any more. */
   pthread_mutex_lock (&s->lock);
-  while (s->active > 0)
-    if (pthread_cond_timedwait (&s->idle, &s->lock, &until) == ETIMEDOUT)
+  s->stopping = true;
+  pthread_cond_broadcast (&s->work);
+  while (s->active > 0 || s->workers > 0)
+    if (pthread_cond_timedwait (&s->done, &s->lock, &until) == ETIMEDOUT)
       break;
   unsigned left = s->active;
+  bool clear = s->workers == 0;
   pthread_mutex_unlock (&s->lock);
   if (left > 0)
     {
@@ -462,8 +491,12 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
        * to end. */
       return (int)left;
     }
-  pthread_cond_destroy (&s->idle);
+  if (!clear)
+    return 0; /* a worker is just leaving: the process ends first, harmlessly */
+  pthread_cond_destroy (&s->work);
+  pthread_cond_destroy (&s->done);
   pthread_mutex_destroy (&s->lock);
+  free (s->queue);
   free (s);
   return 0;
 }
