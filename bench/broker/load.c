@@ -123,12 +123,17 @@ main (int argc, char **argv)
     pthread_join (t[i], NULL);
   double seconds = (double)(now_ns () - start) / 1e9;
 
+  struct rusage ru;
+  getrusage (RUSAGE_SELF, &ru);
+  double cpu_us = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6
+                  + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+
   qsort (all, (size_t)calls, sizeof *all, cmp_i64);
   printf ("calls=%ld clients=%d seconds=%.3f calls_per_s=%.0f p50_us=%.1f p99_us=%.1f "
-          "max_us=%.1f failures=%ld\n",
+          "max_us=%.1f failures=%ld client_cpu_us=%.1f\n",
           calls, clients, seconds, (double)calls / seconds, (double)all[calls / 2] / 1e3,
           (double)all[calls * 99 / 100] / 1e3, (double)all[calls - 1] / 1e3,
-          (long)atomic_load (&sh.failures));
+          (long)atomic_load (&sh.failures), cpu_us / (double)calls);
   json_decref (sh.arguments);
   free (all);
   free (w);
