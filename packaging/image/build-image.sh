@@ -125,6 +125,8 @@ tag=$(sha256sum "$tar" | cut -c1-12)
 id=$(podman import --quiet --change 'CMD ["/bin/toolkit"]' --change 'WORKDIR /tmp' \
        --message "boxmaker tools image" "$tar" "$name:$tag")
 id=${id#sha256:}
+# Also :latest, for configs that name the image by tag (the digest below is the safer name).
+podman tag "$id" "$name:latest" >/dev/null
 # By digest, as the config should name it: a tag can be moved, a digest cannot.
 digest=$(podman image inspect --format '{{.Digest}}' "$id")
 ref="$name@$digest"
