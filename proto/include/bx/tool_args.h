@@ -53,9 +53,11 @@ int bx_tool_args_parse (enum bx_tool tool, const char *json, size_t len, struct 
 int bx_tool_args_from_json (enum bx_tool tool, const json_t *obj, struct bx_tool_args *out,
                             bx_error *err);
 /* The canonical JSON text toolkit reads: keys in the order above, compact, no "cwd" when it
- * is absent.  Newly allocated, NUL-terminated; *len (if not NULL) gets its length. */
+ * is absent.  Newly allocated, NUL-terminated; *len (if not NULL) gets its length.  NULL when
+ * a required field is NULL or a string is not valid UTF-8 (never the case for arguments that
+ * came from bx_tool_args_parse or bx_tool_args_from_json). */
 char *bx_tool_args_to_json (const struct bx_tool_args *args, size_t *len);
-/* The same as a jansson object (new reference). */
+/* The same as a jansson object (new reference), or NULL in the same cases. */
 json_t *bx_tool_args_to_object (const struct bx_tool_args *args);
 /* Frees the strings and zeroes the struct; safe to call twice. */
 void bx_tool_args_clear (struct bx_tool_args *args);
