@@ -31,23 +31,28 @@
 
 static const char busy_detail[] = "brokerd is busy";
 
-/* Connections are served by a pool of worker threads, started as they are first needed (up
- * to max_connections) and then kept: starting a thread per call costs more than the rest of
- * brokerd's work on a call.  The accepting thread hands each connection over through a
- * small queue. */
+/* Connections are served by a pool of worker threads that accept them themselves: each
+ * idle worker waits in accept(), so a call wakes one thread and no hand-over is needed
+ * (starting a thread per call, or handing connections from an accepting thread, costs more
+ * than the rest of brokerd's work on a call).  Workers are started as they are first needed
+ * and then kept.
+ *
+ * There are never fewer workers than calls being served plus one, so someone is always
+ * there to accept; with max_connections busy, that one more worker (max_connections + 1 in
+ * all) answers "brokerd is busy", so a client past the limit is told at once instead of
+ * waiting in the listen backlog.  So the number of threads follows the peak number of
+ * calls at once, plus one, and stays there. */
 struct server
 {
   const struct bx_config *config;
   struct bx_module *module;
   struct bx_audit *audit;
+  int listen_fd;
   pthread_mutex_t lock;
-  pthread_cond_t work; /* signalled when a connection is queued, or on stopping */
   pthread_cond_t done; /* signalled when active or workers drop */
-  int *queue;          /* accepted connections no worker has taken yet (a ring) */
-  unsigned head, queued;
-  unsigned active;  /* connections queued or being served: at most max_connections */
-  unsigned workers; /* worker threads alive */
-  unsigned idle;    /* of which waiting for work */
+  unsigned active;     /* connections being served: at most max_connections */
+  unsigned workers;    /* worker threads alive */
+  unsigned accepting;  /* of which waiting in accept() */
   bool stopping;
 };
 
@@ -112,7 +117,7 @@ bx_server_listen (const struct bx_config *cfg, int *out, bx_error *err)
     }
   if (clear_stale (path, &addr, err) < 0)
     return -1;
-  cleanup_close int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  cleanup_close int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return bx_error_set (err, errno, "socket %s: cannot make a socket", path);
   /* Bind with a tight umask so the socket never exists with looser permissions than the
@@ -315,37 +320,6 @@ serve_call (struct server *s, int fd)
   json_decref (frame);
 }
 
-static void *
-worker_main (void *arg)
-{
-  struct server *s = arg;
-  pthread_mutex_lock (&s->lock);
-  for (;;)
-    {
-      while (s->queued == 0 && !s->stopping)
-        {
-          s->idle++;
-          pthread_cond_wait (&s->work, &s->lock);
-          s->idle--;
-        }
-      if (s->queued == 0)
-        break; /* stopping, and nothing left to serve */
-      int fd = s->queue[s->head];
-      s->head = (s->head + 1) % s->config->max_connections;
-      s->queued--;
-      pthread_mutex_unlock (&s->lock);
-      serve_call (s, fd);
-      close (fd);
-      pthread_mutex_lock (&s->lock);
-      s->active--;
-      pthread_cond_broadcast (&s->done);
-    }
-  s->workers--;
-  pthread_cond_broadcast (&s->done);
-  pthread_mutex_unlock (&s->lock);
-  return NULL;
-}
-
 /* Past max_connections: say so at once and close, so the client never hangs. */
 static void
 refuse_busy (struct server *s, int fd)
@@ -359,53 +333,76 @@ refuse_busy (struct server *s, int fd)
   refuse (&c, NULL, busy_detail);
 }
 
+static void *worker_main (void *arg);
+
+/* Starts one more worker; S's lock is held. */
 static void
-accept_one (struct server *s, int listen_fd)
+spawn_worker (struct server *s)
 {
-  int fd = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC);
-  if (fd < 0)
-    {
-      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-        {
-          fprintf (stderr, "brokerd: cannot accept a connection: %s\n", strerror (errno));
-          /* Out of descriptors: do not spin on a listen socket that stays readable. */
-          struct timespec ts = { 0, 50 * 1000 * 1000 };
-          nanosleep (&ts, NULL);
-        }
-      return;
-    }
+  pthread_attr_t attr;
+  pthread_attr_init (&attr);
+  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+  pthread_t t;
+  int r = pthread_create (&t, &attr, worker_main, s);
+  pthread_attr_destroy (&attr);
+  if (r != 0)
+    /* The workers there are go on; the next to finish a call accepts again. */
+    fprintf (stderr, "brokerd: cannot start a worker thread: %s\n", strerror (r));
+  else
+    s->workers++;
+}
+
+static void *
+worker_main (void *arg)
+{
+  struct server *s = arg;
   pthread_mutex_lock (&s->lock);
-  if (s->active >= s->config->max_connections)
+  while (!s->stopping)
     {
+      s->accepting++;
       pthread_mutex_unlock (&s->lock);
-      refuse_busy (s, fd);
-      close (fd);
-      return;
-    }
-  /* A worker for it: an idle one, or a new one.  Each queued connection has a worker of its
-   * own, since active (queued + served) never exceeds the workers that can exist. */
-  if (s->idle < s->queued + 1)
-    {
-      pthread_attr_t attr;
-      pthread_attr_init (&attr);
-      pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
-      pthread_t t;
-      int r = pthread_create (&t, &attr, worker_main, s);
-      pthread_attr_destroy (&attr);
-      if (r != 0)
+      int fd = accept4 (s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+      int e = errno;
+      pthread_mutex_lock (&s->lock);
+      s->accepting--;
+      if (fd < 0)
+        {
+          if (!s->stopping && (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM))
+            {
+              pthread_mutex_unlock (&s->lock);
+              fprintf (stderr, "brokerd: cannot accept a connection: %s\n", strerror (e));
+              /* Out of descriptors: wait a little rather than spin. */
+              struct timespec ts = { 0, 50 * 1000 * 1000 };
+              nanosleep (&ts, NULL);
+              pthread_mutex_lock (&s->lock);
+            }
+          continue;
+        }
+      if (s->active >= s->config->max_connections)
         {
           pthread_mutex_unlock (&s->lock);
           refuse_busy (s, fd);
           close (fd);
-          return;
+          pthread_mutex_lock (&s->lock);
+          continue;
         }
-      s->workers++;
+      s->active++;
+      /* Keep someone in accept(): when every worker is serving a call (those between a
+       * call and accept() will be back at once), a new worker; under the limit it serves,
+       * at the limit it is the one spare that answers "busy". */
+      if (s->workers <= s->active && s->workers <= s->config->max_connections)
+        spawn_worker (s);
+      pthread_mutex_unlock (&s->lock);
+      serve_call (s, fd);
+      close (fd);
+      pthread_mutex_lock (&s->lock);
+      s->active--;
+      pthread_cond_broadcast (&s->done);
     }
-  s->active++;
-  s->queue[(s->head + s->queued) % s->config->max_connections] = fd;
-  s->queued++;
-  pthread_cond_signal (&s->work);
+  s->workers--;
+  pthread_cond_broadcast (&s->done);
   pthread_mutex_unlock (&s->lock);
+  return NULL;
 }
 
 int
@@ -417,49 +414,50 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   s->config = cfg;
   s->module = module;
   s->audit = audit;
-  s->queue = bx_xzalloc (cfg->max_connections * sizeof *s->queue);
+  s->listen_fd = listen_fd;
   pthread_mutex_init (&s->lock, NULL);
-  pthread_cond_init (&s->work, NULL);
   pthread_condattr_t ca;
   pthread_condattr_init (&ca);
   pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
   pthread_cond_init (&s->done, &ca);
   pthread_condattr_destroy (&ca);
 
+  pthread_mutex_lock (&s->lock);
+  spawn_worker (s);
+  pthread_mutex_unlock (&s->lock);
+
+  /* This thread only waits for signals. */
   int signo = 0;
   while (signo == 0)
     {
-      struct pollfd p[2]
-          = { { .fd = listen_fd, .events = POLLIN }, { .fd = signal_fd, .events = POLLIN } };
-      if (poll (p, 2, -1) < 0)
+      struct signalfd_siginfo si;
+      ssize_t n = read (signal_fd, &si, sizeof si);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n != (ssize_t)sizeof si)
         {
-          if (errno == EINTR)
-            continue;
-          fprintf (stderr, "brokerd: poll: %s\n", strerror (errno));
+          fprintf (stderr, "brokerd: reading signals: %s\n",
+                   n < 0 ? strerror (errno) : "short read");
           break;
         }
-      if (p[1].revents & POLLIN)
+      signo = (int)si.ssi_signo;
+      if (signo == SIGHUP)
         {
-          struct signalfd_siginfo si;
-          if (read (signal_fd, &si, sizeof si) == (ssize_t)sizeof si)
-            signo = (int)si.ssi_signo;
-          if (signo == SIGHUP)
-            {
-              fputs ("brokerd: SIGHUP: there is no live reload; restart brokerd to apply a new "
-                     "config\n",
-                     stderr);
-              signo = 0;
-            }
-          continue;
+          fputs ("brokerd: SIGHUP: there is no live reload; restart brokerd to apply a new "
+                 "config\n",
+                 stderr);
+          signo = 0;
         }
-      if (p[0].revents & POLLIN)
-        accept_one (s, listen_fd);
     }
 
   /* Stop accepting and remove the socket at once: a client now gets "connection refused"
    * rather than waiting, and a new brokerd started during the grace period keeps its
-   * socket. */
-  close (listen_fd);
+   * socket.  shutdown() wakes the workers waiting in accept(); the descriptor itself is
+   * closed only when no worker can be using it. */
+  pthread_mutex_lock (&s->lock);
+  s->stopping = true;
+  pthread_mutex_unlock (&s->lock);
+  shutdown (listen_fd, SHUT_RDWR);
   if (unlink (cfg->socket) < 0 && errno != ENOENT)
     fprintf (stderr, "brokerd: cannot remove %s: %s\n", cfg->socket, strerror (errno));
   fprintf (stderr, "brokerd: %s: stopping\n", signo ? strsignal (signo) : "error");
@@ -473,10 +471,8 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
       until.tv_sec++;
       until.tv_nsec -= 1000000000;
     }
-  /* Running calls finish; idle workers leave; then nothing uses the server any more. */
+  /* Running calls finish, the other workers leave; then nothing uses the server. */
   pthread_mutex_lock (&s->lock);
-  s->stopping = true;
-  pthread_cond_broadcast (&s->work);
   while (s->active > 0 || s->workers > 0)
     if (pthread_cond_timedwait (&s->done, &s->lock, &until) == ETIMEDOUT)
       break;
@@ -493,10 +489,9 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
     }
   if (!clear)
     return 0; /* a worker is just leaving: the process ends first, harmlessly */
-  pthread_cond_destroy (&s->work);
+  close (listen_fd);
   pthread_cond_destroy (&s->done);
   pthread_mutex_destroy (&s->lock);
-  free (s->queue);
   free (s);
   return 0;
 }

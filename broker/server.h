@@ -1,4 +1,5 @@
-/* The socket server: one request per connection, a thread per connection.
+/* The socket server: one request per connection, each served by one of a pool of worker
+ * threads (started as needed, up to max_connections + 1, and kept).
  *
  *   - A connection must deliver its whole request frame within request_timeout_ms (one
  *     deadline for the frame, not one per read): a client that stalls is cut off without
