@@ -603,6 +603,21 @@ START_TEST (test_brokerd_runs_many_calls_at_once)
   printf ("8 concurrent calls of 500 ms: %lld ms, up to %d in flight\n", (long long)total,
           max_in_flight);
   ck_assert_int_eq (broker_stop (&b), 0);
+  /* Eight whole audit lines, however the calls overlapped. */
+  cleanup_free char *log = read_text (b.audit);
+  int lines = 0;
+  for (char *line = log; *line;)
+    {
+      char *nl = strchr (line, '\n');
+      ck_assert_ptr_nonnull (nl);
+      *nl = '\0';
+      json_t *j = json_loads (line, 0, NULL);
+      ck_assert_msg (j != NULL, "not a JSON line: %s", line);
+      json_decref (j);
+      lines++;
+      line = nl + 1;
+    }
+  ck_assert_int_eq (lines, N);
 }
 END_TEST
 
@@ -1014,6 +1029,26 @@ START_TEST (test_brokerd_shows_a_module_option_refusal)
 }
 END_TEST
 
+START_TEST (test_brokerd_refuses_an_audit_log_it_cannot_open)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, NULL, NULL);
+  cleanup_free char *text = read_text (b.config);
+  cleanup_free char *bad = bx_xasprintf ("audit: %s/no/such/folder/audit.log\n", b.dir);
+  char *line = strstr (text, "audit: ");
+  ck_assert_ptr_nonnull (line);
+  char *end = strchr (line, '\n') + 1;
+  cleanup_free char *changed = bx_xasprintf ("%.*s%s%s", (int)(line - text), text, bad, end);
+  write_text (b.config, changed);
+  ck_assert_int_eq (broker_run (&b, "--config"), 1);
+  cleanup_free char *out = read_text (b.out);
+  ck_assert_msg (strstr (out, "brokerd: cannot open the audit log") != NULL, "got: %s", out);
+  struct stat st;
+  ck_assert_int_lt (stat (b.sock, &st), 0);
+}
+END_TEST
+
 START_TEST (test_brokerd_usage_errors_exit_2)
 {
   struct broker b;
@@ -1059,6 +1094,7 @@ main (void)
   tcase_add_test (tc, test_brokerd_check_config_prints_errors_and_fails);
   tcase_add_test (tc, test_brokerd_refuses_a_missing_module_before_listening);
   tcase_add_test (tc, test_brokerd_shows_a_module_option_refusal);
+  tcase_add_test (tc, test_brokerd_refuses_an_audit_log_it_cannot_open);
   tcase_add_test (tc, test_brokerd_usage_errors_exit_2);
   suite_add_tcase (s, tc);
   SRunner *sr = srunner_create (s);
