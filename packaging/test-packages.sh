@@ -79,7 +79,9 @@ PACKAGES="boxmaker boxmaker-runtime-podman boxmaker-dev"
 
 WORK=$(mktemp -d /tmp/boxmaker-packages.XXXXXX)
 chmod 755 "$WORK"
+ROOTLESS=
 cleanup () {
+  [ -z "$ROOTLESS" ] || rm -rf "$ROOTLESS"
   if [ "$KEEP" -eq 1 ]; then
     echo "packages kept in $WORK"
   else
@@ -394,6 +396,81 @@ EOF
   }
   check "a read_file call runs in a podman container through the installed packages" podman_call
   podman rmi -f "$IMAGE" >/dev/null 2>&1 || true
+
+  # The unit's way: brokerd as the service user boxmaker, so rootless podman, inside the
+  # unit's hardening (ProtectSystem=full, PrivateTmp=yes), rebuilt with a mount namespace
+  # since systemd is not PID 1 here.  It proves that the hardening the unit sets leaves
+  # rootless podman working, with subordinate ids as README.Debian says.
+  unit_sandbox_rootless () {
+    local unit=/lib/systemd/system/brokerd.service
+    grep -qx 'User=boxmaker' $unit && grep -qx 'ProtectSystem=full' $unit \
+      && grep -qx 'PrivateTmp=yes' $unit || { echo "the unit's settings changed: update this check"; return 1; }
+    mkdir -p "$ROOTLESS/granted"
+    echo "hello from the host" > "$ROOTLESS/granted/notes.txt"
+    usermod --add-subuids 1000000-1065535 --add-subgids 1000000-1065535 boxmaker || return 1
+    local image
+    image=$(cd /var/lib/boxmaker && $as_boxmaker /usr/share/boxmaker/image/build-image.sh --quiet 2>&1) \
+      || { echo "build-image.sh as boxmaker: $image"; return 1; }
+    image=$(printf '%s\n' "$image" | tail -n 1)
+    cat >"$ROOTLESS/brokerd.yaml" <<EOF
+socket: $ROOTLESS/broker.sock
+runtime:
+  module: podman
+  options:
+    image: $image
+    global_options: ["--runtime", "runc"]
+    run_options: ["--pull=never"]
+grants:
+  - tools: [read_file, shell]
+    paths: [$ROOTLESS/granted]
+EOF
+    chown -R boxmaker:boxmaker "$ROOTLESS"
+    unshare -m --propagation private sh -c '
+      set -e
+      for d in /usr /etc /boot; do
+        [ -d $d ] || continue
+        mount --bind $d $d && mount -o remount,bind,ro $d
+      done
+      mount -t tmpfs -o mode=1777 tmpfs /tmp
+      mount -t tmpfs -o mode=1777 tmpfs /var/tmp
+      if touch /etc/.bx-write-test 2>/dev/null; then echo "/etc is writable"; exit 1; fi
+      cd /var/lib/boxmaker
+      '"$as_boxmaker"' brokerd --check-config '"$ROOTLESS"'/brokerd.yaml >/dev/null 2>&1
+      '"$as_boxmaker"' brokerd --config '"$ROOTLESS"'/brokerd.yaml 2>'"$ROOTLESS"'/brokerd.log &
+      pid=$!
+      for i in $(seq 50); do [ -S '"$ROOTLESS"'/broker.sock ] && break; sleep 0.1; done
+      rc=0
+      boxmaker call read_file "{\"path\":\"'"$ROOTLESS"'/granted/notes.txt\"}" \
+        --socket '"$ROOTLESS"'/broker.sock --timeout-ms 60000 | grep -q "hello from the host" || rc=1
+      boxmaker call shell "{\"command\":\"echo written > '"$ROOTLESS"'/granted/out.txt\"}" \
+        --socket '"$ROOTLESS"'/broker.sock --timeout-ms 60000 >/dev/null || rc=1
+      kill -TERM $pid; wait $pid || rc=1
+      exit $rc'
+    local rc=$?
+    cat "$ROOTLESS/brokerd.log"
+    if [ $rc -eq 0 ] && [ "$(stat -c %U "$ROOTLESS/granted/out.txt" 2>/dev/null)" != boxmaker ]; then
+      echo "shell did not write out.txt as boxmaker"; rc=1
+    fi
+    return $rc
+  }
+  rootless_cleanup () {
+    # What an administrator does before removing: drop the user's podman storage from its
+    # home.  Rootless podman also leaves a pause process for the user; it is ours, end it by
+    # id.
+    (cd /var/lib/boxmaker && $as_boxmaker podman system reset --force >/dev/null 2>&1)
+    rm -rf /var/lib/boxmaker/.local /var/lib/boxmaker/.config /var/lib/boxmaker/.cache
+    local pid
+    for pid in $(ps -o pid= -u boxmaker 2>/dev/null); do kill "$pid" 2>/dev/null; done
+    sleep 0.5
+    usermod --del-subuids 1000000-1065535 --del-subgids 1000000-1065535 boxmaker 2>/dev/null
+    [ -n "${ROOTLESS:-}" ] && rm -rf "$ROOTLESS"
+    rm -rf /tmp/podman-run-"$(id -u boxmaker)" /tmp/containers-user-"$(id -u boxmaker)"
+  }
+  ROOTLESS=$(mktemp -d /srv/bx-rootless.XXXXXX) # not under /tmp: PrivateTmp hides it
+  as_boxmaker="setpriv --reuid=boxmaker --regid=boxmaker --init-groups env -i HOME=/var/lib/boxmaker PATH=/usr/sbin:/usr/bin:/sbin:/bin"
+  check "as the unit runs it (user boxmaker, rootless podman, ProtectSystem=full, PrivateTmp) a call runs" \
+    unit_sandbox_rootless
+  rootless_cleanup
 fi
 
 # ---- Remove -----------------------------------------------------------------------------
