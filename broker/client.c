@@ -214,7 +214,23 @@ bx_client_call (const struct bx_client_options *opts, const char *call, const ch
           out->message = bx_xstrdup (BX_CLIENT_TOO_LARGE);
           return 0;
         }
-      /* exit 4 too: any other write error (the broker closed, the deadline passed). */
+      /* exit 4 too: any other write error (the broker closed, the deadline passed).  A
+       * broker that refuses a connection at once ("brokerd is busy") may close before it
+       * reads the request; its error frame is then still waiting here, and says more than
+       * EPIPE.  The peer has closed, so this read cannot wait. */
+      const char *detail = NULL;
+      json_auto_t *late = NULL;
+      struct bx_envelope env;
+      cleanup_error bx_error ignored = NULL;
+      int code = bx_error_code (e);
+      if ((code == EPIPE || code == ECONNRESET)
+          && bx_frame_read (fd, deadline, &late, &ignored) == 0
+          && bx_envelope_parse (late, &env, &ignored) == 0 && env.type == BX_MSG_ERROR)
+        detail = env.u.error.text;
+      if (detail != NULL)
+        return unavailable (opts, out, 4,
+                            "cannot send the request: %s (the broker reported an error: %s)",
+                            bx_error_msg (e), detail);
       return unavailable (opts, out, 4, "cannot send the request: %s", bx_error_msg (e));
     }
 

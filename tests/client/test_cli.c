@@ -1,83 +1,22 @@
 /* The boxmaker CLI as a program: what it prints and each exit status (0 result, 1 denied or
  * failed, 2 usage, 3 broker unavailable), against the scripted fake brokerd. */
 #include <check.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bx/cleanup.h"
 #include "bx/message.h"
 
+#include "cli_run.h"
 #include "fake_server.h"
 
-extern char **environ;
+static struct cli_run run;
 
-struct run
-{
-  int status; /* exit status, or -1 when killed by a signal */
-  char out[65536];
-  size_t out_len;
-  char err[65536];
-};
-
-static struct run run;
-
-/* Runs boxmaker with ARGS (NULL-terminated, without argv[0]) and collects everything. */
 static void
 run_cli (const char *const *args)
 {
-  const char *argv[32] = { BOXMAKER_PATH };
-  for (int i = 0; args[i] != NULL; i++)
-    argv[i + 1] = args[i];
-  int out[2], err[2];
-  ck_assert_int_eq (pipe2 (out, O_CLOEXEC), 0);
-  ck_assert_int_eq (pipe2 (err, O_CLOEXEC), 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init (&fa);
-  posix_spawn_file_actions_adddup2 (&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2 (&fa, err[1], 2);
-  pid_t pid;
-  ck_assert_int_eq (posix_spawn (&pid, BOXMAKER_PATH, &fa, NULL, (char **)argv, environ), 0);
-  posix_spawn_file_actions_destroy (&fa);
-  close (out[1]);
-  close (err[1]);
-
-  memset (&run, 0, sizeof run);
-  size_t err_len = 0;
-  struct pollfd pfd[2] = { { .fd = out[0], .events = POLLIN }, { .fd = err[0], .events = POLLIN } };
-  int open_fds = 2;
-  while (open_fds > 0)
-    {
-      if (poll (pfd, 2, 10000) <= 0)
-        break;
-      for (int i = 0; i < 2; i++)
-        {
-          if (pfd[i].fd < 0 || pfd[i].revents == 0)
-            continue;
-          char *buf = i == 0 ? run.out + run.out_len : run.err + err_len;
-          size_t room = (i == 0 ? sizeof run.out - run.out_len : sizeof run.err - err_len) - 1;
-          ssize_t n = read (pfd[i].fd, buf, room);
-          if (n <= 0)
-            {
-              close (pfd[i].fd);
-              pfd[i].fd = -1;
-              open_fds--;
-              continue;
-            }
-          if (i == 0)
-            run.out_len += (size_t)n;
-          else
-            err_len += (size_t)n;
-        }
-    }
-  int st;
-  ck_assert_int_eq (waitpid (pid, &st, 0), pid);
-  run.status = WIFEXITED (st) ? WEXITSTATUS (st) : -1;
+  cli_run (BOXMAKER_PATH, args, &run);
 }
 
 #define ASSERT_STATUS(n)                                                                           \

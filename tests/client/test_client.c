@@ -350,6 +350,30 @@ START_TEST (test_exit4_a_broker_that_closes_before_reading_the_request_is_unavai
 }
 END_TEST
 
+static void
+script_refuse_at_once (struct fake_server *s, int fd)
+{
+  fake_send_json (fd, "{\"v\":1,\"id\":\"\",\"final\":true,\"msg\":{\"type\":\"error\","
+                      "\"detail\":\"brokerd is busy\"}}");
+}
+
+START_TEST (test_exit4_a_broker_refusing_before_reading_is_unavailable_with_its_detail)
+{
+  /* brokerd answers "busy" and closes without reading: the write fails, and the error frame
+   * waiting in the socket tells why. */
+  size_t n = 3 * 1024 * 1024;
+  cleanup_free char *big = bx_xmalloc (n + 1);
+  memset (big, 'x', n);
+  big[n] = '\0';
+  json_auto_t *args = json_pack ("{s:s, s:s}", "path", "/x", "content", big);
+  fake_server_start (&srv, script_refuse_at_once, NULL);
+  call_with (srv.path, 2000, args);
+  assert_unavailable (4, "cannot send the request: ");
+  ck_assert_msg (strstr (cap.line, "(the broker reported an error: brokerd is busy)") != NULL,
+                 "line: %s", cap.line);
+}
+END_TEST
+
 /* ---- Exit 5: no frame --------------------------------------------------------------------- */
 
 START_TEST (test_exit5_a_broker_that_closes_without_answering_is_unavailable)
@@ -643,6 +667,7 @@ client_suite (void)
   tcase_add_test (tc, test_exit3_a_zero_timeout_is_unavailable);
   tcase_add_test (tc, test_exit4_a_request_over_the_frame_limit_fails_quietly_and_sends_nothing);
   tcase_add_test (tc, test_exit4_a_broker_that_closes_before_reading_the_request_is_unavailable);
+  tcase_add_test (tc, test_exit4_a_broker_refusing_before_reading_is_unavailable_with_its_detail);
   tcase_add_test (tc, test_exit5_a_broker_that_closes_without_answering_is_unavailable);
   tcase_add_test (tc, test_exit5_a_broker_that_never_answers_is_cut_at_the_deadline);
   tcase_add_test (tc, test_exit5_a_trickling_broker_is_cut_at_the_deadline_for_the_whole_call);

@@ -1,0 +1,332 @@
+/* The client and the real brokerd agree: brokerd runs as a process with fake.so (echo mode)
+ * over a real socket, and the library and the boxmaker CLI call it: a result with its
+ * labels, a denial, bad arguments, many clients at once, brokerd's "busy" refusal (an error
+ * with an empty id), and brokerd gone. */
+#include <check.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+#include "bx/deadline.h"
+#include "client.h"
+
+#include "cli_run.h"
+
+extern char **environ;
+
+struct brokerd
+{
+  char dir[64];
+  char sock[128];
+  char data[128];
+  pid_t pid;
+};
+
+static struct brokerd bd;
+
+static bool
+can_connect (const char *path)
+{
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  snprintf (addr.sun_path, sizeof addr.sun_path, "%s", path);
+  bool ok = connect (fd, (struct sockaddr *)&addr, sizeof addr) == 0;
+  close (fd);
+  return ok;
+}
+
+/* Starts brokerd with fake.so in echo mode (EXTRA_OPTIONS: more fake options, indented) and
+ * a read_file/write_file grant on a scratch folder; MAX_CONNECTIONS as given. */
+static void
+start_brokerd (const char *extra_options, unsigned max_connections)
+{
+  memset (&bd, 0, sizeof bd);
+  strcpy (bd.dir, "/tmp/bx-client-brokerd-XXXXXX");
+  ck_assert_ptr_nonnull (mkdtemp (bd.dir));
+  snprintf (bd.sock, sizeof bd.sock, "%s/broker.sock", bd.dir);
+  snprintf (bd.data, sizeof bd.data, "%s/data", bd.dir);
+  ck_assert_int_eq (mkdir (bd.data, 0755), 0);
+  cleanup_free char *config = bx_xasprintf ("%s/brokerd.yaml", bd.dir);
+  FILE *f = fopen (config, "w");
+  ck_assert_ptr_nonnull (f);
+  fprintf (f,
+           "socket: %s\nhome: %s/home\nmax_connections: %u\naudit: %s/audit.log\n"
+           "runtime:\n  module: fake\n  options:\n    mode: echo\n%s"
+           "grants:\n  - tools: [read_file, write_file]\n    paths: [%s]\n    class: internal\n",
+           bd.sock, bd.dir, max_connections, bd.dir, extra_options, bd.data);
+  fclose (f);
+
+  cleanup_free char *log = bx_xasprintf ("%s/brokerd.log", bd.dir);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init (&fa);
+  posix_spawn_file_actions_addopen (&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const char *argv[]
+      = { BROKERD_PATH, "--config", config, "--runtimedir", BX_TEST_RUNTIMEDIR, NULL };
+  ck_assert_int_eq (posix_spawn (&bd.pid, BROKERD_PATH, &fa, NULL, (char **)argv, environ), 0);
+  posix_spawn_file_actions_destroy (&fa);
+
+  int64_t deadline = bx_deadline_in (10000);
+  while (!can_connect (bd.sock))
+    {
+      int st;
+      ck_assert_msg (waitpid (bd.pid, &st, WNOHANG) == 0, "brokerd exited before listening");
+      ck_assert_msg (bx_now_ms () < deadline, "brokerd did not listen within 10 s");
+      usleep (10 * 1000);
+    }
+}
+
+static void
+stop_brokerd (void)
+{
+  if (bd.pid > 0)
+    {
+      kill (bd.pid, SIGTERM);
+      waitpid (bd.pid, NULL, 0);
+      bd.pid = 0;
+    }
+}
+
+static void
+teardown (void)
+{
+  stop_brokerd ();
+  cleanup_free char *cmd = bx_xasprintf ("rm -rf '%s'", bd.dir);
+  if (bd.dir[0] != '\0' && system (cmd) != 0)
+    fprintf (stderr, "cannot remove %s\n", bd.dir);
+}
+
+static int logs;
+static char last_line[1024];
+
+static void
+count_log (const char *line, void *data)
+{
+  logs++;
+  snprintf (last_line, sizeof last_line, "%s", line);
+}
+
+static void
+call (const char *id, const char *tool, const char *args_json, struct bx_client_response *r)
+{
+  struct bx_client_options opts
+      = { .socket = bd.sock, .timeout_ms = 10000, .log = count_log, .data = NULL };
+  json_auto_t *args = json_loads (args_json, 0, NULL);
+  ck_assert_ptr_nonnull (args);
+  cleanup_error bx_error err = NULL;
+  ck_assert_int_eq (bx_client_call (&opts, id, "s1", tool, args, r, &err), 0);
+}
+
+START_TEST (test_a_granted_call_returns_brokerds_result_with_its_labels)
+{
+  start_brokerd ("", 16);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/notes.txt\"}", bd.data);
+  struct bx_client_response r;
+  logs = 0;
+  call ("c-1", "read_file", args, &r);
+  ck_assert_int_eq (r.exit, 11);
+  ck_assert_int_eq (r.kind, BX_CLIENT_RESULT);
+  ck_assert_str_eq (r.class, "internal");
+  ck_assert (!r.untrusted);
+  ck_assert (!r.truncated);
+  /* fake.so echoes the spec brokerd built from the call the client sent. */
+  json_auto_t *spec = json_loadb (r.content, r.content_len, 0, NULL);
+  ck_assert_ptr_nonnull (spec);
+  ck_assert_str_eq (json_string_value (json_object_get (spec, "call")), "c-1");
+  ck_assert_str_eq (json_string_value (json_object_get (spec, "session")), "s1");
+  ck_assert_str_eq (json_string_value (json_object_get (spec, "tool")), "read_file");
+  ck_assert_int_eq (logs, 0);
+  bx_client_response_free (&r);
+}
+END_TEST
+
+START_TEST (test_a_call_outside_the_grants_is_denied_and_not_logged)
+{
+  start_brokerd ("", 16);
+  struct bx_client_response r;
+  logs = 0;
+  call ("c-2", "read_file", "{\"path\":\"/etc/passwd\"}", &r);
+  ck_assert_int_eq (r.exit, 11);
+  ck_assert_int_eq (r.kind, BX_CLIENT_DENIED);
+  ck_assert_str_eq (r.message, "read_file: /etc/passwd is outside every granted folder");
+  ck_assert_int_eq (logs, 0);
+  bx_client_response_free (&r);
+}
+END_TEST
+
+START_TEST (test_bad_arguments_come_back_as_brokerds_answer_not_an_outage)
+{
+  start_brokerd ("", 16);
+  struct bx_client_response r;
+  logs = 0;
+  call ("c-3", "read_file", "{\"path\":5}", &r);
+  ck_assert_int_eq (r.exit, 11);
+  ck_assert (!r.unavailable);
+  ck_assert_int_ne (r.kind, BX_CLIENT_RESULT);
+  ck_assert_msg (strstr (r.message, "path") != NULL, "message: %s", r.message);
+  bx_client_response_free (&r);
+  call ("c-4", "format_disk", "{}", &r);
+  ck_assert_int_eq (r.exit, 11);
+  ck_assert (!r.unavailable);
+  ck_assert_int_ne (r.kind, BX_CLIENT_RESULT);
+  ck_assert_int_eq (logs, 0);
+  bx_client_response_free (&r);
+}
+END_TEST
+
+struct worker
+{
+  int index;
+  int results;
+};
+
+static void *
+many_calls (void *p)
+{
+  struct worker *w = p;
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/f\"}", bd.data);
+  json_auto_t *a = json_loads (args, 0, NULL);
+  struct bx_client_options opts = { .socket = bd.sock, .timeout_ms = 10000, .log = count_log };
+  for (int i = 0; i < 25; i++)
+    {
+      char id[32];
+      snprintf (id, sizeof id, "w%d-%d", w->index, i);
+      struct bx_client_response r;
+      bx_error err = NULL;
+      if (bx_client_call (&opts, id, "s1", "read_file", a, &r, &err) < 0)
+        {
+          bx_error_free (&err);
+          continue;
+        }
+      json_auto_t *spec = r.kind == BX_CLIENT_RESULT ? json_loads (r.content, 0, NULL) : NULL;
+      const char *echoed = json_string_value (json_object_get (spec, "call"));
+      if (echoed != NULL && strcmp (echoed, id) == 0)
+        w->results++;
+      bx_client_response_free (&r);
+    }
+  return NULL;
+}
+
+START_TEST (test_eight_clients_at_once_each_get_their_own_answers)
+{
+  start_brokerd ("", 64);
+  pthread_t t[8];
+  struct worker w[8];
+  for (int i = 0; i < 8; i++)
+    {
+      w[i] = (struct worker){ .index = i };
+      ck_assert_int_eq (pthread_create (&t[i], NULL, many_calls, &w[i]), 0);
+    }
+  for (int i = 0; i < 8; i++)
+    {
+      pthread_join (t[i], NULL);
+      ck_assert_int_eq (w[i].results, 25);
+    }
+}
+END_TEST
+
+static void *
+slow_call (void *p)
+{
+  struct bx_client_response *r = p;
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/slow\"}", bd.data);
+  call ("slow", "read_file", args, r);
+  return NULL;
+}
+
+START_TEST (test_brokerd_busy_is_reported_with_its_detail)
+{
+  /* One connection at most, held by a call that takes 1 s: the next is refused at once
+   * with an error that carries no id (brokerd did not read the request). */
+  start_brokerd ("    delay_ms: 1000\n", 1);
+  usleep (200 * 1000); /* let brokerd finish with start_brokerd's probe connection */
+  struct bx_client_response slow, r;
+  pthread_t t;
+  ck_assert_int_eq (pthread_create (&t, NULL, slow_call, &slow), 0);
+  usleep (300 * 1000);
+  logs = 0;
+  int64_t start = bx_now_ms ();
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/fast\"}", bd.data);
+  call ("fast", "read_file", args, &r);
+  int64_t took = bx_now_ms () - start;
+  pthread_join (t, NULL);
+  ck_assert_msg (slow.kind == BX_CLIENT_RESULT, "the slow call: %s", slow.message);
+  ck_assert (r.unavailable);
+  /* 7 when the request was written before brokerd closed, 4 when brokerd closed first; the
+   * detail is there either way. */
+  ck_assert_msg (r.exit == 7 || r.exit == 4, "exit %d", r.exit);
+  ck_assert_int_eq (logs, 1);
+  ck_assert_msg (strstr (last_line, "the broker reported an error: brokerd is busy") != NULL,
+                 "line: %s", last_line);
+  ck_assert_msg (took < 500, "the refusal took %lld ms", (long long)took);
+  bx_client_response_free (&slow);
+  bx_client_response_free (&r);
+}
+END_TEST
+
+START_TEST (test_the_cli_against_brokerd_then_without_it)
+{
+  start_brokerd ("", 16);
+  struct cli_run run;
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/x\"}", bd.data);
+  cli_run (BOXMAKER_PATH, (const char *[]){ "call", "read_file", args, "--socket", bd.sock, NULL },
+           &run);
+  ck_assert_msg (run.status == 0, "status %d: %s", run.status, run.err);
+  ck_assert_str_eq (run.err, "boxmaker: result: class=internal untrusted=false truncated=false\n");
+  ck_assert_ptr_nonnull (strstr (run.out, "\"tool\":\"read_file\""));
+
+  cli_run (BOXMAKER_PATH,
+           (const char *[]){ "call", "write_file", "{\"path\":\"/etc/x\",\"content\":\"\"}",
+                             "--socket", bd.sock, NULL },
+           &run);
+  ck_assert_int_eq (run.status, 1);
+  ck_assert_str_eq (run.err,
+                    "boxmaker: denied: write_file: /etc/x is outside every granted folder\n");
+
+  stop_brokerd (); /* it removes its socket */
+  cli_run (BOXMAKER_PATH, (const char *[]){ "call", "read_file", args, "--socket", bd.sock, NULL },
+           &run);
+  ck_assert_int_eq (run.status, 3);
+  cleanup_free char *want
+      = bx_xasprintf ("boxmaker: the tool broker is unavailable: cannot connect to %s: connect: "
+                      "No such file or directory; see docs/runbook.md#broker-unavailable\n",
+                      bd.sock);
+  ck_assert_str_eq (run.err, want);
+}
+END_TEST
+
+static Suite *
+suite (void)
+{
+  Suite *s = suite_create ("client_brokerd");
+  TCase *tc = tcase_create ("brokerd");
+  tcase_add_checked_fixture (tc, NULL, teardown);
+  tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, test_a_granted_call_returns_brokerds_result_with_its_labels);
+  tcase_add_test (tc, test_a_call_outside_the_grants_is_denied_and_not_logged);
+  tcase_add_test (tc, test_bad_arguments_come_back_as_brokerds_answer_not_an_outage);
+  tcase_add_test (tc, test_eight_clients_at_once_each_get_their_own_answers);
+  tcase_add_test (tc, test_brokerd_busy_is_reported_with_its_detail);
+  tcase_add_test (tc, test_the_cli_against_brokerd_then_without_it);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *sr = srunner_create (suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
