@@ -2,7 +2,9 @@
 # packaging/test-packages.sh: build the Debian packages, install them, check them as an
 # installed user would, and remove them again.
 #
-# Run as root on a Debian 12 machine (it installs and removes packages):
+# Run as root on a Debian 12 machine: it installs and removes packages (purging any
+# boxmaker packages already installed first), and for the rootless check it gives the
+# service user subordinate ids and takes them back.
 #
 #   packaging/test-packages.sh [--keep]
 #
@@ -11,14 +13,14 @@
 # Every check prints one PASS, FAIL or SKIP line (a SKIP says why); the exit status is 1 when
 # any check failed, 0 otherwise.
 #
-# What it needs from apt: the package build's Build-Depends, dpkg-dev, lintian, man-db, and
-# gcc/pkgconf for the out-of-tree module.  Missing ones are installed first (the Debian
+# What it needs from apt: the package build's Build-Depends, dpkg-dev, lintian, man-db,
+# systemd (systemd-analyze), procps, and gcc/pkgconf for the out-of-tree module.  Missing ones are installed first (the Debian
 # archive only).  The packages' own dependencies (podman, runc, slirp4netns, uidmap,
 # busybox-static, curl, ca-certificates, systemd) come with `apt-get install ./…deb`.
 set -u
 
 NEEDED_PACKAGES="build-essential dpkg-dev debhelper cmake pkgconf libjansson-dev libyaml-dev
-scdoc lintian man-db systemd"
+scdoc lintian man-db systemd procps"
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 KEEP=0
