@@ -3,8 +3,9 @@
  * The rules are in docs/hosts.md; in short:
  *   - ASCII letters, digits and inner hyphens, labels of 1 to 63, at most 253 characters in
  *     all, no trailing dot; IDNs arrive as xn-- labels;
- *   - never an IP literal in any form: a name whose last label is all digits is not a host,
- *     nor is anything inet_aton or inet_pton would read as an address;
+ *   - never an IP literal in any form: a name whose last label is all digits, or "0x" and
+ *     hex digits (a URL parser reads it as a number), is not a host, nor is anything
+ *     inet_aton or inet_pton would read as an address;
  *   - compared without regard to case;
  *   - a pattern is a host, or "*." followed by a host; "*.example.com" matches every name
  *     below example.com at any depth, never example.com itself.
