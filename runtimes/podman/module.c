@@ -151,7 +151,8 @@ podman_create (const struct bx_host *host, const bx_options *options, void **ins
       free (inst);
       return -1;
     }
-  if (host->home != NULL)
+  /* The host passes "" without a home; a relative one would depend on brokerd's cwd. */
+  if (host->home != NULL && host->home[0] == '/')
     inst->egress_root = bx_podman_xasprintf ("%s/run/egress", host->home);
 
   /* Not fatal: podman may be installed after brokerd starts; each call says so again. */

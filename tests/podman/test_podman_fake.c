@@ -773,6 +773,30 @@ START_TEST (test_http_fetch_without_podman_leaves_no_folder)
 }
 END_TEST
 
+START_TEST (test_http_fetch_without_a_usable_home_is_unavailable)
+{
+  use_fixture ("ok");
+  const char *options[] = { "podman", FAKE_PODMAN, "image", "x", NULL };
+  const char *homes[] = { NULL, "/proc/no-such-folder" };
+  for (size_t i = 0; i < 2; i++)
+    {
+      char *error = NULL;
+      test_log_clear (&log_capture);
+      struct bx_module *m = test_podman_load (options, homes[i], &log_capture, &error);
+      ck_assert_ptr_nonnull (m);
+      struct bx_run_output out;
+      const char *sentence;
+      ck_assert_int_eq (run_fetch (m, &out, &sentence), BX_RUN_UNAVAILABLE);
+      ck_assert_str_eq (sentence, SENT_UNAVAILABLE);
+      ck_assert_ptr_nonnull (strstr (test_log_text (&log_capture), POINTER));
+      test_podman_unload (m);
+    }
+  char *log = calls_log ();
+  ck_assert_str_eq (log, ""); /* no proxy was started */
+  free (log);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -806,6 +830,7 @@ main (void)
   tcase_add_test (tc, test_http_fetch_tool_failure_still_removes_the_proxy);
   tcase_add_test (tc, test_http_fetch_tool_past_its_limit_removes_tool_and_proxy);
   tcase_add_test (tc, test_http_fetch_without_podman_leaves_no_folder);
+  tcase_add_test (tc, test_http_fetch_without_a_usable_home_is_unavailable);
   suite_add_tcase (s, tc);
   SRunner *sr = srunner_create (s);
   srunner_run_all (sr, CK_NORMAL);
