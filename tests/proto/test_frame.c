@@ -369,7 +369,7 @@ START_TEST (test_frame_read_cuts_off_a_peer_sending_a_byte_every_100_ms)
   ck_assert_int_eq (bx_error_code (err), BX_FRAME_TIMED_OUT);
   /* The whole frame would take 4.6 s; the read ends at the deadline. */
   ck_assert_int_ge (took, 990);
-  ck_assert_int_lt (took, 1500);
+  ck_assert_int_lt (took, 2500);
   bx_error_free (&err);
   shutdown (sv[1], SHUT_RDWR);
   pthread_join (th, NULL);
@@ -413,7 +413,7 @@ START_TEST (test_frame_read_times_out_on_a_silent_peer)
   int64_t took = bx_now_ms () - start;
   ck_assert_int_eq (bx_error_code (err), BX_FRAME_TIMED_OUT);
   ck_assert_int_ge (took, 190);
-  ck_assert_int_lt (took, 700);
+  ck_assert_int_lt (took, 1500);
   bx_error_free (&err);
 
   /* A deadline already passed fails at once, even with a whole frame waiting. */
@@ -486,7 +486,7 @@ START_TEST (test_frame_write_stops_at_the_deadline_when_nobody_reads)
   int64_t took = bx_now_ms () - start;
   ck_assert_int_eq (bx_error_code (err), BX_FRAME_TIMED_OUT);
   ck_assert_int_ge (took, 290);
-  ck_assert_int_lt (took, 1500);
+  ck_assert_int_lt (took, 2500);
   bx_error_free (&err);
   json_decref (obj);
   free (big);
