@@ -488,7 +488,9 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
       return (int)left;
     }
   if (!clear)
-    return 0; /* a worker is just leaving: the process ends first, harmlessly */
+    /* A worker has not left yet (it may have accepted a last connection as the grace
+     * period ended): keep everything it could touch, the process ends first. */
+    return 1;
   close (listen_fd);
   pthread_cond_destroy (&s->done);
   pthread_mutex_destroy (&s->lock);

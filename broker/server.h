@@ -27,9 +27,10 @@
  * something that is not a socket there, is a refusal; a stale socket file is replaced. */
 int bx_server_listen (const struct bx_config *config, int *fd, bx_error *err);
 
-/* Serves on LISTEN_FD (which it closes) until SIGNAL_FD is readable.  Returns the number
- * of calls still running when the grace period ended (0 when all finished): with more than
- * 0, MODULE, AUDIT and CONFIG are still in use and must not be freed. */
+/* Serves on LISTEN_FD until SIGNAL_FD says SIGTERM or SIGINT.  Returns 0 when every call
+ * finished and every worker left (LISTEN_FD is then closed), or the number of calls still
+ * running when the grace period ended (at least 1): then MODULE, AUDIT and CONFIG may still
+ * be in use and must not be freed. */
 int bx_server_run (const struct bx_config *config, struct bx_module *module, struct bx_audit *audit,
                    int listen_fd, int signal_fd);
 
