@@ -404,6 +404,31 @@ START_TEST (test_brokerd_decision_table_end_to_end)
 }
 END_TEST
 
+START_TEST (test_brokerd_denies_arguments_over_the_limit)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, NULL, NULL);
+  broker_start (&b);
+  /* 3 MiB of content: within a frame, over the arguments' 2 MiB. */
+  size_t n = 3u << 20;
+  char *content = bx_xmalloc (n + 1);
+  memset (content, 'a', n);
+  content[n] = '\0';
+  cleanup_free char *path = bx_xasprintf ("%s/notes/big", b.dir);
+  json_t *args = json_pack ("{s:s, s:s}", "path", path, "content", content);
+  free (content);
+  json_t *f = bx_msg_tool_request ("c1", "sess-1", "write_file", args);
+  json_decref (args);
+  json_t *r = exchange (b.sock, f);
+  ck_assert_str_eq (msg_type (r), "denied");
+  ck_assert_str_eq (msg_field (r, "reason"),
+                    "write_file: the arguments are larger than 2097152 bytes");
+  json_decref (r);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
 START_TEST (test_brokerd_passes_a_runtime_failure_as_failed)
 {
   SKIP_WITHOUT_FAKE ();
@@ -1075,6 +1100,7 @@ main (void)
   TCase *tc = tcase_create ("brokerd");
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_brokerd_decision_table_end_to_end);
+  tcase_add_test (tc, test_brokerd_denies_arguments_over_the_limit);
   tcase_add_test (tc, test_brokerd_passes_a_runtime_failure_as_failed);
   tcase_add_test (tc, test_brokerd_without_a_runtime_refuses_every_call);
   tcase_add_test (tc, test_brokerd_answers_every_malformed_frame_with_an_error);
