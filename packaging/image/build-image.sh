@@ -3,7 +3,11 @@
 # host, loads it into podman, and prints the reference to put in brokerd's config
 # (runtime.options.image).
 #
-#   build-image.sh [--toolkit PATH] [--name NAME] [--output-tar FILE] [--quiet]
+#   build-image.sh [--toolkit PATH] [--name NAME] [--extra-ca FILE] [--output-tar FILE]
+#                  [--quiet]
+#
+# --extra-ca FILE also trusts the PEM certificates in FILE (a private CA; the test suite
+# uses it for its own HTTPS server).
 #
 # The image holds exactly:
 #   /bin/busybox (busybox-static) and /bin/sh and its other applets as links to it
@@ -19,6 +23,7 @@ set -eu
 name=localhost/boxmaker-tools
 toolkit=${BX_TOOLKIT:-}
 out_tar=
+extra_ca=
 quiet=0
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -30,8 +35,9 @@ while [ $# -gt 0 ]; do
     --toolkit) toolkit=$2; shift 2 ;;
     --name) name=$2; shift 2 ;;
     --output-tar) out_tar=$2; shift 2 ;;
+    --extra-ca) extra_ca=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
 done
@@ -105,6 +111,10 @@ done
 
 cp "$here/nsswitch.conf" "$root/etc/nsswitch.conf"
 cp "$cacerts" "$root/etc/ssl/certs/ca-certificates.crt"
+if [ -n "$extra_ca" ]; then
+  grep -q 'BEGIN CERTIFICATE' "$extra_ca" || die "--extra-ca $extra_ca holds no PEM certificate"
+  cat "$extra_ca" >> "$root/etc/ssl/certs/ca-certificates.crt"
+fi
 printf '127.0.0.1 localhost\n::1 localhost\n' > "$root/etc/hosts"
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' \
   > "$root/etc/passwd"

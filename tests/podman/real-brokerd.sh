@@ -3,12 +3,16 @@
 # real-setup.sh built: each tool; a read outside the grant denied; no way from a shell to
 # a listener on the host's loopback; the memory and time limits and the output cap with
 # their fixed sentences; http_fetch outside the grant denied and to an allowed name that
-# does not resolve refused with curl's error text.  After every call: no container of this
-# test and no egress folder left.
+# does not resolve refused with curl's error text; and http_fetch reaching a granted HTTPS
+# server (in a network namespace of the test's own, at an address the proxy counts as
+# public) through slirp4netns and the proxy, with the body and "[http 200]".  After every
+# call: no container of this test and no egress folder left.
 #
 #   real-brokerd.sh BROKERD BOXMAKER RUNTIMEDIR IMAGE_REF_FILE
+# (real-setup.sh left the web server's certificate beside IMAGE_REF_FILE, in web/)
 set -u
 brokerd=$1 boxmaker=$2 runtimedir=$3 ref_file=$4
+web=$(dirname "$ref_file")/web
 
 image=$(cat "$ref_file" 2>/dev/null || true)
 case $image in
@@ -20,9 +24,11 @@ esac
 work=$(mktemp -d /tmp/bx-brokerd-real.XXXXXX)
 chmod 0755 "$work"
 pids=
+netns=
 cleanup () {
   for p in $pids; do kill "$p" 2>/dev/null; done
   wait 2>/dev/null
+  [ -z "$netns" ] || ip netns del "$netns" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -36,7 +42,9 @@ echo "the secret" > "$work/outside/secret.txt"
 session=brokerdreal-$$
 
 # One brokerd with the defaults, one with tight limits.
-start_brokerd () { # name, extra options (YAML lines)
+start_brokerd () { # name, extra options (YAML lines), extra run option, http_fetch host
+  extra_run=${3:+, $3}
+  fetch_host=${4:-example.com}
   cat > "$work/$1.yaml" <<YAML
 socket: $work/$1.sock
 home: $work/home
@@ -45,14 +53,14 @@ runtime:
   options:
     image: $image
     global_options: [--runtime, runc]
-    run_options: [--ulimit, nofile=1024:1024, --ulimit, nproc=1024:1024, --pull=never]
+    run_options: [--ulimit, nofile=1024:1024, --ulimit, nproc=1024:1024, --pull=never$extra_run]
 $2
 grants:
   - tools: [read_file, write_file, shell]
     paths: [$work/grant]
     class: private
   - tools: [http_fetch]
-    hosts: [example.com, "*.invalid"]
+    hosts: [$fetch_host, "*.invalid"]
     class: public
 YAML
   "$brokerd" --config "$work/$1.yaml" --runtimedir "$runtimedir" 2> "$work/$1.log" &
@@ -136,8 +144,51 @@ contains "$out" "http_fetch: https://no-such-host.invalid/: curl: " \
   && pass "http_fetch to an allowed name that does not resolve: $out" \
   || fail "http_fetch unresolvable: rc=$rc out=$out err=$err"
 
+# A granted HTTPS server, reached for real.  Its address must be public for the proxy, so
+# the test makes its own: a network namespace behind a veth pair on this host, at an
+# address in 45.45.0.0/16 that only this host routes, and only while the test runs.
+# podman's --add-host gives the proxy container the name.
+web_skip () {
+  echo "SKIP http_fetch to a granted server: $*"
+  [ "${BX_REQUIRE_PODMAN:-0}" = 1 ] && fail "http_fetch to a granted server cannot run: $*"
+}
+octet=$(( $$ % 250 + 1 ))
+host_ip=45.45.$octet.1 web_ip=45.45.$octet.2
+if [ ! -s "$web/cert.pem" ]; then
+  web_skip "no test certificate in $web"
+elif ! command -v ip >/dev/null; then
+  web_skip "no ip command (iproute2)"
+elif ! ip netns add "bxweb$$" 2>"$work/netns.log"; then
+  web_skip "cannot make a network namespace: $(cat "$work/netns.log")"
+else
+  netns=bxweb$$
+  ip link add "bxh$$" type veth peer name "bxn$$" &&
+    ip link set "bxn$$" netns "$netns" &&
+    ip addr add "$host_ip/30" dev "bxh$$" && ip link set "bxh$$" up &&
+    ip netns exec "$netns" ip addr add "$web_ip/30" dev "bxn$$" &&
+    ip netns exec "$netns" ip link set "bxn$$" up &&
+    ip netns exec "$netns" ip link set lo up || fail "cannot wire the namespace"
+  mkdir -p "$work/www"
+  echo "hello from the namespace" > "$work/www/index.txt"
+  (cd "$work/www" && exec ip netns exec "$netns" openssl s_server -quiet -WWW \
+     -accept "$web_ip:443" -cert "$web/cert.pem" -key "$web/key.pem") > "$work/server.log" 2>&1 &
+  pids="$pids $!"
+  i=0
+  until curl -s -o /dev/null --max-time 1 --cacert "$web/cert.pem" \
+          --resolve "web.bxtest.example:443:$web_ip" https://web.bxtest.example/index.txt; do
+    i=$((i + 1))
+    [ $i -lt 50 ] || break
+    sleep 0.1
+  done
+  start_brokerd web "" "--add-host=web.bxtest.example:$web_ip" web.bxtest.example
+  call web http_fetch '{"url":"https://web.bxtest.example/index.txt"}'
+  [ $rc = 0 ] && contains "$out" "hello from the namespace" && contains "$out" "[http 200]" \
+    && pass "http_fetch reaches a granted server through the proxy" \
+    || fail "http_fetch to a granted server: rc=$rc out=$out err=$err server=$(cat "$work/server.log")"
+fi
+
 if [ $failures -ne 0 ]; then
-  echo "brokerd logs:"; cat "$work/plain.log" "$work/tight.log"
+  echo "brokerd logs:"; cat "$work"/*.log
   exit 1
 fi
 echo "all $n calls as expected"

@@ -1,6 +1,8 @@
 #!/bin/sh
 # The real-podman tests' fixture: checks that podman can run a container here, builds the
-# tools image from TOOLKIT with build-image.sh, and writes its reference to OUT.  When
+# tools image from TOOLKIT with build-image.sh, and writes its reference to OUT.  The image
+# also trusts a self-signed certificate for web.bxtest.example, made here (in OUT's folder,
+# web/cert.pem and web/key.pem) for the HTTPS server real-brokerd.sh runs.  When
 # podman is unusable it writes "unusable: <why>" instead, and the tests say so on their
 # own line and skip; with BX_REQUIRE_PODMAN=1 (CI) that is a failure here instead.
 #
@@ -25,7 +27,16 @@ case $(file -b "$toolkit" 2>/dev/null) in
   *dynamically*) echo "note: toolkit is dynamically linked (sanitizer build); its libraries go in the image" ;;
 esac
 
-if ! ref=$("$build_image" --quiet --toolkit "$toolkit" --name localhost/boxmaker-tools-test 2>&1); then
+web=$(dirname "$out")/web
+mkdir -p "$web"
+if ! openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=web.bxtest.example \
+       -addext subjectAltName=DNS:web.bxtest.example \
+       -keyout "$web/key.pem" -out "$web/cert.pem" 2>"$web/openssl.log"; then
+  unusable "openssl cannot make the test certificate: $(cat "$web/openssl.log")"
+fi
+
+if ! ref=$("$build_image" --quiet --toolkit "$toolkit" --name localhost/boxmaker-tools-test \
+             --extra-ca "$web/cert.pem" 2>&1); then
   unusable "build-image.sh failed: $ref"
 fi
 ref=$(printf '%s\n' "$ref" | tail -n 1)
