@@ -23,6 +23,10 @@ static const char SENTENCE_UNEXPECTED[] = "the tool failed with an unexpected st
 
 #define RUNBOOK_POINTER "see docs/runbook.md#runner-unavailable"
 
+/* brokerd cuts a log line at 4096 bytes; podman's error is cut shorter in the line, so the
+ * runbook pointer after it always survives. */
+#define STDERR_IN_LOG "%.3500s"
+
 /* How long podman's own short commands (run -d, kill, rm -f) may take before the podman
  * process is killed, and how long `podman run` gets to exit after its container is
  * killed. */
@@ -63,8 +67,9 @@ helper_quiet (struct bx_podman_instance *inst, char **argv)
   struct bx_podman_outcome o;
   run_helper (inst, argv, &o);
   if (o.end != BX_PODMAN_EXITED || o.exit_code != 0)
-    inst->host->log (inst->host, BX_LOG_DEBUG, "podman %s %s: %s", argv[1 + inst->cfg.global_count],
-                     argv[1 + inst->cfg.global_count + 1], tool_stderr (&o));
+    inst->host->log (inst->host, BX_LOG_DEBUG, "podman %s %s: " STDERR_IN_LOG,
+                     argv[1 + inst->cfg.global_count], argv[1 + inst->cfg.global_count + 1],
+                     tool_stderr (&o));
   bx_podman_outcome_clear (&o);
   bx_podman_argv_free (argv);
 }
@@ -130,8 +135,8 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
         deliver = true;
       break;
     case BX_PODMAN_SIGNALED:
-      host->log (host, BX_LOG_WARNING, "%s: podman died of signal %d: %s", call->name, o.signal,
-                 tool_stderr (&o));
+      host->log (host, BX_LOG_WARNING, "%s: podman died of signal %d: " STDERR_IN_LOG, call->name,
+                 o.signal, tool_stderr (&o));
       status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
       break;
     case BX_PODMAN_EXITED:
@@ -142,15 +147,15 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
           deliver = true;
           break;
         case 2:
-          host->log (host, BX_LOG_WARNING, "%s: toolkit refused its input: %s", call->name,
-                     tool_stderr (&o));
+          host->log (host, BX_LOG_WARNING, "%s: toolkit refused its input: " STDERR_IN_LOG,
+                     call->name, tool_stderr (&o));
           status = fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
           break;
         case 125:
         case 126:
         case 127:
-          host->log (host, BX_LOG_ERROR, "%s: podman exited %d: %s; %s", call->name, o.exit_code,
-                     tool_stderr (&o), RUNBOOK_POINTER);
+          host->log (host, BX_LOG_ERROR, "%s: podman exited %d: " STDERR_IN_LOG "; %s", call->name,
+                     o.exit_code, tool_stderr (&o), RUNBOOK_POINTER);
           status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
           break;
         case 137:
@@ -159,8 +164,8 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
           status = fail (sentence, SENTENCE_STOPPED, BX_RUN_FAILED);
           break;
         default:
-          host->log (host, BX_LOG_WARNING, "%s: unexpected exit %d: %s", call->name, o.exit_code,
-                     tool_stderr (&o));
+          host->log (host, BX_LOG_WARNING, "%s: unexpected exit %d: " STDERR_IN_LOG, call->name,
+                     o.exit_code, tool_stderr (&o));
           status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
           break;
         }
@@ -270,8 +275,9 @@ start_proxy (struct bx_podman_instance *inst, const bx_run_spec *spec, const cha
     host->log (host, BX_LOG_ERROR, "%s-egress: cannot start \"%s\": %s; %s", name, inst->cfg.podman,
                strerror (o.spawn_errno), RUNBOOK_POINTER);
   else if (o.end != BX_PODMAN_EXITED || o.exit_code != 0)
-    host->log (host, BX_LOG_ERROR, "%s-egress: the egress proxy did not start (%s %d): %s; %s",
-               name, o.end == BX_PODMAN_EXITED ? "exit" : "ended", o.exit_code, tool_stderr (&o),
+    host->log (host, BX_LOG_ERROR,
+               "%s-egress: the egress proxy did not start (%s %d): " STDERR_IN_LOG "; %s", name,
+               o.end == BX_PODMAN_EXITED ? "exit" : "ended", o.exit_code, tool_stderr (&o),
                RUNBOOK_POINTER);
   else
     {

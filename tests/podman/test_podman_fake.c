@@ -315,6 +315,25 @@ START_TEST (test_podman_dying_of_a_signal_is_an_unexpected_status)
 }
 END_TEST
 
+START_TEST (test_a_flood_on_standard_error_is_drained_and_the_pointer_kept)
+{
+  use_fixture ("noisy125"); /* 1 MiB of "e" on standard error, then exit 125 */
+  struct bx_module *m = load (NULL);
+  struct bx_run_output out;
+  const char *sentence;
+  ck_assert_int_eq (run (m, BX_TOOL_READ_FILE, READ_JSON, notes_ro, &out, &sentence),
+                    BX_RUN_UNAVAILABLE);
+  ck_assert_str_eq (sentence, SENT_UNAVAILABLE);
+  const char *log = test_log_text (&log_capture);
+  const char *run_of_e = strstr (log, "eeee");
+  ck_assert_ptr_nonnull (run_of_e);
+  ck_assert_uint_le (strspn (run_of_e, "e"), 4096);
+  /* brokerd cuts long log lines: the pointer after podman's error must survive. */
+  ck_assert_msg (strstr (log, POINTER) != NULL, "no runbook pointer in the log");
+  test_podman_unload (m);
+}
+END_TEST
+
 START_TEST (test_podman_missing_is_unavailable_with_the_runbook_pointer)
 {
   const char *options[] = { "podman", "/nonexistent/podman", "image", "x", NULL };
@@ -813,6 +832,7 @@ main (void)
   tcase_add_test (tc, test_exit_137_is_stopped_and_the_output_is_dropped);
   tcase_add_test (tc, test_another_exit_is_an_unexpected_status);
   tcase_add_test (tc, test_podman_dying_of_a_signal_is_an_unexpected_status);
+  tcase_add_test (tc, test_a_flood_on_standard_error_is_drained_and_the_pointer_kept);
   tcase_add_test (tc, test_podman_missing_is_unavailable_with_the_runbook_pointer);
   tcase_add_test (tc, test_output_past_the_cap_is_truncated_and_the_container_removed);
   tcase_add_test (tc, test_output_of_exactly_the_cap_is_not_truncated);
