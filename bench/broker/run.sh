@@ -122,6 +122,7 @@ bench echo+thr "$work/thr.sock" "$thr_pid"
 "$load" "$work/broker.sock" 50000 "$clients" read_file "$args" >/dev/null
 sleep 1
 rss_settled=$(rss_kb "$broker_pid")
+threads=$(ls "/proc/$broker_pid/task" | wc -l)
 echo_rss=$(rss_kb "$echo_pid")
 uptime_load=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -158,7 +159,8 @@ for name in brokerd echo; do
 done
 echo
 echo "brokerd RSS: at rest ${rss_rest} kB, after $total calls ${rss_after} kB," \
-  "after $((total + 50000)) calls ${rss_settled} kB (echo server: ${echo_rss} kB)"
+  "after $((total + 50000)) calls ${rss_settled} kB with $threads threads" \
+  "(echo server: ${echo_rss} kB)"
 echo "audit lines: $(wc -l < "$work/audit.log") (one per call); load average at the end: $uptime_load" \
   "on $(nproc) CPUs (other work on the machine skews wall-clock figures)"
 par_rate=$(field "$work/brokerd.par" calls_per_s)
