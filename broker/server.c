@@ -154,26 +154,28 @@ struct call
   struct bx_audit_record rec;
 };
 
-/* Sends FRAME (taking it) and logs the call. */
+/* Logs the call, then sends FRAME (taking it).  The audit line comes first: it exists even
+ * when the client is gone, and once the answer is out the worker has nothing left to do but
+ * close, so the client's next call finds it free again. */
 static void
 finish (struct call *c, json_t *frame, int64_t deadline)
 {
+  c->rec.duration_ms = bx_now_ms () - c->started;
+  bx_audit_write (c->server->audit, &c->rec);
   cleanup_error bx_error err = NULL;
   if (frame != NULL && bx_frame_write (c->fd, frame, deadline, &err) < 0
       && bx_error_code (err) == BX_FRAME_TOO_LARGE)
     {
       /* The runner keeps results under the frame limit; this is the last line of defence. */
+      fprintf (stderr, "brokerd: call %s: the answer is too large for a frame\n",
+               c->rec.call ? c->rec.call : "?");
       json_t *failed = bx_msg_failed (json_string_value (json_object_get (frame, "id")),
                                       "the tool's output is too large to send");
       bx_error_free (&err);
       bx_frame_write (c->fd, failed, deadline, &err);
       json_decref (failed);
-      c->rec.outcome = "failed";
-      c->rec.output_bytes = 0;
     }
   json_decref (frame);
-  c->rec.duration_ms = bx_now_ms () - c->started;
-  bx_audit_write (c->server->audit, &c->rec);
 }
 
 /* Answers a request brokerd could not take with an `error` frame and logs it. */
