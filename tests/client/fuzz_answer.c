@@ -1,0 +1,103 @@
+/* Fuzzes what a broker can send back: the input is the bytes a fake broker writes on the
+ * connection before closing it.  Whatever they are, bx_client_call must return a response
+ * (never crash, never hang past its deadline) that keeps the contract of client.h: an exit
+ * from 1 to 11, an unavailable exit logged exactly once and answered "failed" with the fixed
+ * sentence, brokerd's own answer (exit 11) never logged. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "client.h"
+
+static char sock_path[108];
+static int listen_fd = -1;
+
+struct feed
+{
+  const uint8_t *data;
+  size_t size;
+};
+
+static void *
+serve (void *p)
+{
+  const struct feed *f = p;
+  int fd = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  size_t done = 0;
+  while (done < f->size)
+    {
+      ssize_t n = send (fd, f->data + done, f->size - done, MSG_NOSIGNAL);
+      if (n <= 0)
+        break; /* the client has its answer and left */
+      done += (size_t)n;
+    }
+  close (fd);
+  return NULL;
+}
+
+static void
+listen_once (void)
+{
+  if (listen_fd >= 0)
+    return;
+  char dir[] = "/tmp/bx-fuzz-client-XXXXXX";
+  if (mkdtemp (dir) == NULL)
+    abort ();
+  snprintf (sock_path, sizeof sock_path, "%s/broker.sock", dir);
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  strcpy (addr.sun_path, sock_path);
+  listen_fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listen_fd < 0 || bind (listen_fd, (struct sockaddr *)&addr, sizeof addr) < 0
+      || listen (listen_fd, 4) < 0)
+    abort ();
+}
+
+static void
+count (const char *line, void *data)
+{
+  ++*(int *)data;
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  listen_once ();
+  struct feed f = { data, size };
+  pthread_t t;
+  if (pthread_create (&t, NULL, serve, &f) != 0)
+    abort ();
+
+  int logs = 0;
+  struct bx_client_options opts
+      = { .socket = sock_path, .timeout_ms = 1000, .log = count, .data = &logs };
+  json_t *args = json_pack ("{s:s}", "path", "/x");
+  struct bx_client_response r;
+  bx_error err = NULL;
+  /* The id the seeds answer to. */
+  if (bx_client_call (&opts, "c1", "s1", "read_file", args, &r, &err) != 0)
+    abort ();
+  pthread_join (t, NULL);
+  json_decref (args);
+
+  if (r.exit < 1 || r.exit > 11)
+    abort ();
+  if (r.unavailable
+      && (r.kind != BX_CLIENT_FAILED || strcmp (r.message, BX_CLIENT_UNAVAILABLE) != 0
+          || logs != 1))
+    abort ();
+  if (!r.unavailable && logs != 0)
+    abort ();
+  if (r.exit == 11 && r.unavailable)
+    abort ();
+  if (r.kind == BX_CLIENT_RESULT && (r.content == NULL || r.class == NULL))
+    abort ();
+  bx_client_response_free (&r);
+  return 0;
+}
