@@ -1,0 +1,12 @@
+#!/bin/sh
+# podman.so exports one function, bx_runtime_entry: everything else is hidden, so nothing of
+# the module can clash with brokerd's own symbols or another module's.
+#   exports.sh PODMAN_SO
+set -u
+functions=$(nm -D --defined-only "$1" | awk '$2 == "T" || $2 == "i" { print $3 }')
+if [ "$functions" = bx_runtime_entry ]; then
+  echo "ok: $1 exports only bx_runtime_entry"
+else
+  echo "FAIL: $1 exports: $functions"
+  exit 1
+fi
