@@ -42,14 +42,25 @@ serve (void *p)
   return NULL;
 }
 
+static char sock_dir[32];
+
+static void
+remove_socket (void)
+{
+  unlink (sock_path);
+  rmdir (sock_dir);
+}
+
 static void
 listen_once (void)
 {
   if (listen_fd >= 0)
     return;
-  char dir[] = "/tmp/bx-fuzz-client-XXXXXX";
-  if (mkdtemp (dir) == NULL)
+  strcpy (sock_dir, "/tmp/bx-fuzz-client-XXXXXX");
+  char *dir = mkdtemp (sock_dir);
+  if (dir == NULL)
     abort ();
+  atexit (remove_socket);
   snprintf (sock_path, sizeof sock_path, "%s/broker.sock", dir);
   struct sockaddr_un addr = { .sun_family = AF_UNIX };
   strcpy (addr.sun_path, sock_path);

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -396,6 +397,7 @@ START_TEST (test_exit5_a_trickling_broker_is_cut_at_the_deadline_for_the_whole_c
   /* One byte every 100 ms: each read succeeds quickly, so only a deadline for the whole
    * call (not a timeout per read) stops it.  The frame would take over 15 s. */
   call_server (&srv, script_trickle, NULL, 500);
+  fprintf (stderr, "trickle: cut after %lld ms (deadline 500 ms)\n", (long long)elapsed_ms);
   assert_unavailable (5, "no answer in time");
   ck_assert_msg (elapsed_ms >= 490 && elapsed_ms < 900, "took %lld ms", (long long)elapsed_ms);
 }
