@@ -105,6 +105,24 @@ call plain shell "{\"command\":\"cat hello.txt; ls\",\"cwd\":\"$work/grant\"}"
 [ $rc = 0 ] && contains "$out" "hello through brokerd" && contains "$out" "[exit 0]" \
   && pass "shell in the grant" || fail "shell: rc=$rc out=$out err=$err"
 
+# Four calls at once: each its own container, every answer right, nothing left.
+cp "$work/grant/hello.txt" "$work/grant/h1.txt"
+par_pids=
+for k in 1 2 3 4; do
+  "$boxmaker" call shell "{\"command\":\"echo call $k; cat h1.txt\",\"cwd\":\"$work/grant\"}" \
+    --socket "$work/plain.sock" --session "$session" --call "par$k" > "$work/par$k" 2>&1 &
+  par_pids="$par_pids $!"
+done
+wait_ok=0
+for p in $par_pids; do wait "$p" || wait_ok=1; done
+all=1
+for k in 1 2 3 4; do
+  grep -q "^call $k\$" "$work/par$k" && grep -q "hello through brokerd" "$work/par$k" || all=0
+done
+left=$(podman ps -a --filter label=boxmaker --format '{{.Names}}' | grep -- "-$session-" || true)
+[ $wait_ok = 0 ] && [ $all = 1 ] && [ -z "$left" ] && pass "four calls at once" \
+  || fail "four calls at once: $(cat "$work"/par*) left=$left"
+
 port=$((20000 + $$ % 20000))
 busybox nc -l -p "$port" > "$work/received" 2>&1 &
 listener=$!
