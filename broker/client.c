@@ -52,6 +52,26 @@ log_line (const struct bx_client_options *opts, const char *line)
     fprintf (stderr, "%s\n", line);
 }
 
+/* The reason may quote the peer (an error's detail, an id): keep the log line one line of
+ * reasonable length whatever the peer sent.  Control bytes become '?', and the text is cut
+ * at WHY_MAX bytes, on a UTF-8 character boundary, with "...". */
+#define WHY_MAX 512
+
+static void
+tame (char *why)
+{
+  for (char *p = why; *p != '\0'; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      *p = '?';
+  size_t n = strlen (why);
+  if (n <= WHY_MAX)
+    return;
+  n = WHY_MAX - 3;
+  while (n > 0 && ((unsigned char)why[n] & 0xc0) == 0x80)
+    n--; /* do not cut a character in two */
+  memcpy (why + n, "...", 4);
+}
+
 /* The one helper every unavailable exit goes through: exactly one log line, a plain
  * failure for the caller.  The connection is closed by the caller's cleanup_close. */
 static int unavailable (const struct bx_client_options *opts, struct bx_client_response *out,
@@ -67,6 +87,8 @@ unavailable (const struct bx_client_options *opts, struct bx_client_response *ou
   if (vasprintf (&why, fmt, ap) < 0)
     why = NULL;
   va_end (ap);
+  if (why != NULL)
+    tame (why);
   cleanup_free char *line
       = bx_xasprintf ("%s: %s; %s", BX_CLIENT_UNAVAILABLE, why ? why : "(no memory for the reason)",
                       BX_CLIENT_POINTER);

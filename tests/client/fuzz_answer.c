@@ -2,7 +2,8 @@
  * connection before closing it.  Whatever they are, bx_client_call must return a response
  * (never crash, never hang past its deadline) that keeps the contract of client.h: an exit
  * from 1 to 11, an unavailable exit logged exactly once and answered "failed" with the fixed
- * sentence, brokerd's own answer (exit 11) never logged. */
+ * sentence in one log line of bounded length, brokerd's own answer (exit 11) never
+ * logged. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,10 +71,13 @@ listen_once (void)
     abort ();
 }
 
+/* Every log line is one line of bounded length, whatever the broker sent. */
 static void
 count (const char *line, void *data)
 {
   ++*(int *)data;
+  if (strlen (line) > 1024 || strpbrk (line, "\n\r") != NULL)
+    abort ();
 }
 
 int

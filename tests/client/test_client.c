@@ -492,6 +492,27 @@ START_TEST (test_exit7_an_error_message_is_unavailable_with_its_detail)
 }
 END_TEST
 
+START_TEST (test_exit7_a_hostile_error_detail_stays_one_short_log_line)
+{
+  /* A detail with a newline, an escape sequence and 5,000 bytes: the log line stays one
+   * line, without control bytes, cut to a readable length. */
+  cleanup_free char *long_text = bx_xmalloc (5001);
+  memset (long_text, 'e', 5000);
+  long_text[5000] = '\0';
+  cleanup_free char *frame
+      = fake_format ("{\"v\":1,\"id\":\"" CALL "\",\"final\":true,\"msg\":"
+                     "{\"type\":\"error\",\"detail\":\"line\\nforged\\u001b[31m%s\"}}",
+                     long_text);
+  const char *const steps[] = { frame, NULL };
+  call_server (&srv, script_play, steps, 2000);
+  assert_unavailable (7, "the broker reported an error: line?forged?[31meee");
+  for (const char *p = cap.line; *p != '\0'; p++)
+    ck_assert_msg ((unsigned char)*p >= 0x20 && *p != 0x7f, "control byte in the log line");
+  ck_assert_msg (strlen (cap.line) < 700, "log line of %zu bytes", strlen (cap.line));
+  ck_assert_ptr_nonnull (strstr (cap.line, "eee...; see docs/runbook.md"));
+}
+END_TEST
+
 START_TEST (test_exit7_an_error_for_an_unread_request_is_still_the_brokers_report)
 {
   static const char *const steps[] = { "{\"v\":1,\"id\":\"\",\"final\":true,\"msg\":"
@@ -682,6 +703,7 @@ client_suite (void)
   tcase_add_test (tc, test_exit5_another_protocol_version_is_unavailable);
   tcase_add_test (tc, test_exit6_an_answer_for_another_request_is_unavailable);
   tcase_add_test (tc, test_exit7_an_error_message_is_unavailable_with_its_detail);
+  tcase_add_test (tc, test_exit7_a_hostile_error_detail_stays_one_short_log_line);
   tcase_add_test (tc, test_exit7_an_error_for_an_unread_request_is_still_the_brokers_report);
   tcase_add_test (tc, test_exit7_a_request_sent_back_is_an_unexpected_message);
   tcase_add_test (tc, test_exit8_a_pending_frame_marked_final_is_unavailable);
