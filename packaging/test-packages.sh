@@ -152,6 +152,7 @@ DEB_PODMAN=$(ls "$WORK"/boxmaker-runtime-podman_*_"$ARCH".deb)
 DEB_DEV=$(ls "$WORK"/boxmaker-dev_*_"$ARCH".deb)
 check "boxmaker holds brokerd, the CLI, refusing.so, the config, the unit, man pages" \
   has_files "$DEB_DAEMON" /usr/sbin/brokerd /usr/bin/boxmaker "$RUNTIMEDIR/refusing.so" \
+  /usr/share/doc/boxmaker/examples/brokerd.yaml \
   /etc/boxmaker/brokerd.yaml /lib/systemd/system/brokerd.service \
   /usr/lib/sysusers.d/boxmaker.conf /usr/lib/tmpfiles.d/boxmaker.conf \
   /usr/share/man/man8/brokerd.8.gz /usr/share/man/man1/boxmaker.1.gz \
@@ -196,7 +197,7 @@ printf '%s\n' "$lintian_out" | grep -E '^[EW]:' | sed 's/^/    /'
 # (a developer's machine may hold a `cmake --install` of its own).
 all_named () {
   find /etc /usr /var /opt /srv /run \( -path /var/lib/dpkg/info -o -path /var/tmp \
-       -o -path /var/cache -o -path /var/log -o -path "$WORK" -o -path "$SRC" \) -prune \
+       -o -path /var/cache -o -path "$WORK" -o -path "$SRC" \) -prune \
        -o \( -name '*boxmaker*' -o -name '*brokerd*' \) -print 2>/dev/null
   [ -e /lib/systemd/system/brokerd.service ] && echo /lib/systemd/system/brokerd.service
   return 0
@@ -217,13 +218,22 @@ fi
 # ---- As an installed user would ---------------------------------------------------------
 check "the service user boxmaker exists (sysusers)" getent passwd boxmaker
 owned_by_boxmaker () { [ -d "$1" ] && [ "$(stat -c %U:%G "$1")" = boxmaker:boxmaker ]; }
-check "/run/boxmaker and /var/lib/boxmaker exist, owned by boxmaker (tmpfiles)" \
-  sh -c "$(declare -f owned_by_boxmaker); owned_by_boxmaker /run/boxmaker && owned_by_boxmaker /var/lib/boxmaker"
-check "brokerd --check-config /etc/boxmaker/brokerd.yaml passes (root)" \
-  brokerd --check-config /etc/boxmaker/brokerd.yaml
-check "brokerd --check-config /etc/boxmaker/brokerd.yaml passes (as the service user)" \
+check "/run/boxmaker, /var/lib/boxmaker and /var/log/boxmaker exist, owned by boxmaker (tmpfiles)" \
+  sh -c "$(declare -f owned_by_boxmaker); owned_by_boxmaker /run/boxmaker && owned_by_boxmaker /var/lib/boxmaker && owned_by_boxmaker /var/log/boxmaker"
+check "/usr/sbin/brokerd --check-config /etc/boxmaker/brokerd.yaml passes (root)" \
+  /usr/sbin/brokerd --check-config /etc/boxmaker/brokerd.yaml
+check "/usr/sbin/brokerd --check-config /etc/boxmaker/brokerd.yaml passes (as the service user)" \
   setpriv --reuid=boxmaker --regid=boxmaker --init-groups \
-  brokerd --check-config /etc/boxmaker/brokerd.yaml
+  /usr/sbin/brokerd --check-config /etc/boxmaker/brokerd.yaml
+
+# The commented example with every key, shipped as documentation, is valid as installed
+# (it names the podman runtime).  Docker's Debian images drop /usr/share/doc.
+EXAMPLE=/usr/share/doc/boxmaker/examples/brokerd.yaml
+if [ -f "$EXAMPLE" ]; then
+  check "/usr/sbin/brokerd --check-config $EXAMPLE passes" /usr/sbin/brokerd --check-config "$EXAMPLE"
+else
+  skip "/usr/sbin/brokerd --check-config $EXAMPLE: dpkg on this machine excludes /usr/share/doc"
+fi
 
 # The unit as installed, with the real programs and man pages in place.
 if command -v systemd-analyze >/dev/null; then
@@ -276,10 +286,10 @@ grants: []
 EOF
 mkdir -p "$SERVE/home"
 serve_and_call () {
-  brokerd --config "$SERVE/brokerd.yaml" >"$SERVE/brokerd.log" 2>&1 &
+  /usr/sbin/brokerd --config "$SERVE/brokerd.yaml" >"$SERVE/brokerd.log" 2>&1 &
   local pid=$! i rc out
   for i in $(seq 50); do [ -S "$SERVE/broker.sock" ] && break; sleep 0.1; done
-  out=$(boxmaker call read_file '{"path":"/etc/hostname"}' --socket "$SERVE/broker.sock" 2>&1)
+  out=$(/usr/bin/boxmaker call read_file '{"path":"/etc/hostname"}' --socket "$SERVE/broker.sock" 2>&1)
   rc=$?
   kill -TERM $pid
   wait $pid
@@ -288,12 +298,16 @@ serve_and_call () {
   echo "brokerd: exit $brc"; cat "$SERVE/brokerd.log"
   [ $rc -eq 1 ] && [ $brc -eq 0 ] && [ ! -e "$SERVE/broker.sock" ]
 }
-check "installed brokerd serves; boxmaker call is denied without a grant; SIGTERM exits 0" \
+check "installed brokerd serves; /usr/bin/boxmaker call is denied without a grant; SIGTERM exits 0" \
   serve_and_call
 
 # An out-of-tree module, built with nothing but the installed -dev package, loads from
 # runtimedir.
 MODULE=$WORK/module
+# Only the system's pkg-config folders: a boxmaker-runtime.pc a developer installed under
+# /usr/local must not stand in for the package's.  Likewise the programs are called by
+# their installed paths throughout, never through PATH.
+export PKG_CONFIG_LIBDIR=/usr/lib/$TRIPLET/pkgconfig:/usr/lib/pkgconfig:/usr/share/pkgconfig
 mkdir -p "$MODULE"
 ECHO_SRC=
 for f in "$SRC"/docs/examples/echo-runtime.c "$SRC"/docs/examples/echo.c; do
@@ -320,13 +334,13 @@ grants:
     paths: [$MODULE/granted]
     class: private
 EOF
-    check "brokerd --check-config loads echo.so from runtimedir by name" \
-      sh -c "brokerd --check-config '$MODULE/brokerd.yaml' | grep -F 'runtime: echo ($RUNTIMEDIR/echo.so'"
+    check "/usr/sbin/brokerd --check-config loads echo.so from runtimedir by name" \
+      sh -c "/usr/sbin/brokerd --check-config '$MODULE/brokerd.yaml' | grep -F 'runtime: echo ($RUNTIMEDIR/echo.so'"
     echo_call () {
-      brokerd --config "$MODULE/brokerd.yaml" >"$MODULE/brokerd.log" 2>&1 &
+      /usr/sbin/brokerd --config "$MODULE/brokerd.yaml" >"$MODULE/brokerd.log" 2>&1 &
       local pid=$! i rc out
       for i in $(seq 50); do [ -S "$MODULE/broker.sock" ] && break; sleep 0.1; done
-      out=$(boxmaker call read_file "{\"path\":\"$MODULE/granted/notes.txt\"}" \
+      out=$(/usr/bin/boxmaker call read_file "{\"path\":\"$MODULE/granted/notes.txt\"}" \
               --socket "$MODULE/broker.sock" 2>&1)
       rc=$?
       kill -TERM $pid
@@ -336,7 +350,7 @@ EOF
       [ $rc -eq 0 ] && printf '%s' "$out" | grep -q "read_file" \
         && printf '%s' "$out" | grep -qF "$MODULE/granted"
     }
-    check "brokerd runs a call through the installed echo.so; boxmaker call prints its answer" \
+    check "brokerd runs a call through the installed echo.so; /usr/bin/boxmaker call prints its answer" \
       echo_call
     rm -f "$RUNTIMEDIR/echo.so"
   fi
@@ -381,13 +395,13 @@ grants:
     class: private
 EOF
   mkdir -p "$PODMAN/home"
-  check "brokerd --check-config loads the installed podman.so" \
-    sh -c "brokerd --check-config '$PODMAN/brokerd.yaml' | grep -F 'runtime: podman ($RUNTIMEDIR/podman.so'"
+  check "/usr/sbin/brokerd --check-config loads the installed podman.so" \
+    sh -c "/usr/sbin/brokerd --check-config '$PODMAN/brokerd.yaml' | grep -F 'runtime: podman ($RUNTIMEDIR/podman.so'"
   podman_call () {
-    brokerd --config "$PODMAN/brokerd.yaml" >"$PODMAN/brokerd.log" 2>&1 &
+    /usr/sbin/brokerd --config "$PODMAN/brokerd.yaml" >"$PODMAN/brokerd.log" 2>&1 &
     local pid=$! i rc out
     for i in $(seq 50); do [ -S "$PODMAN/broker.sock" ] && break; sleep 0.1; done
-    out=$(boxmaker call read_file "{\"path\":\"$PODMAN/granted/notes.txt\"}" \
+    out=$(/usr/bin/boxmaker call read_file "{\"path\":\"$PODMAN/granted/notes.txt\"}" \
             --socket "$PODMAN/broker.sock" --timeout-ms 60000 2>&1)
     rc=$?
     kill -TERM $pid
@@ -437,14 +451,14 @@ EOF
       mount -t tmpfs -o mode=1777 tmpfs /var/tmp
       if touch /etc/.bx-write-test 2>/dev/null; then echo "/etc is writable"; exit 1; fi
       cd /var/lib/boxmaker
-      '"$as_boxmaker"' brokerd --check-config '"$ROOTLESS"'/brokerd.yaml >/dev/null 2>&1
-      '"$as_boxmaker"' brokerd --config '"$ROOTLESS"'/brokerd.yaml 2>'"$ROOTLESS"'/brokerd.log &
+      '"$as_boxmaker"' /usr/sbin/brokerd --check-config '"$ROOTLESS"'/brokerd.yaml >/dev/null 2>&1
+      '"$as_boxmaker"' /usr/sbin/brokerd --config '"$ROOTLESS"'/brokerd.yaml 2>'"$ROOTLESS"'/brokerd.log &
       pid=$!
       for i in $(seq 50); do [ -S '"$ROOTLESS"'/broker.sock ] && break; sleep 0.1; done
       rc=0
-      boxmaker call read_file "{\"path\":\"'"$ROOTLESS"'/granted/notes.txt\"}" \
+      /usr/bin/boxmaker call read_file "{\"path\":\"'"$ROOTLESS"'/granted/notes.txt\"}" \
         --socket '"$ROOTLESS"'/broker.sock --timeout-ms 60000 | grep -q "hello from the host" || rc=1
-      boxmaker call shell "{\"command\":\"echo written > '"$ROOTLESS"'/granted/out.txt\"}" \
+      /usr/bin/boxmaker call shell "{\"command\":\"echo written > '"$ROOTLESS"'/granted/out.txt\"}" \
         --socket '"$ROOTLESS"'/broker.sock --timeout-ms 60000 >/dev/null || rc=1
       kill -TERM $pid; wait $pid || rc=1
       exit $rc'

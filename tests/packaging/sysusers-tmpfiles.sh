@@ -18,7 +18,7 @@ home=$(echo "$line" | cut -d: -f6)
 [ "$home" = /var/lib/boxmaker ] || { echo "FAIL: boxmaker's home is $home"; exit 1; }
 grep -q "^boxmaker:x:$gid:" "$root/etc/group" || { echo "FAIL: no group boxmaker"; exit 1; }
 systemd-tmpfiles --root="$root" --create "$tmpfiles"
-for dir in /run/boxmaker /var/lib/boxmaker; do
+for dir in /run/boxmaker /var/lib/boxmaker /var/log/boxmaker; do
   got=$(stat -c '%u:%g %a' "$root$dir") || { echo "FAIL: $dir was not made"; exit 1; }
   [ "$got" = "$uid:$gid 750" ] || { echo "FAIL: $dir is $got, not $uid:$gid 750"; exit 1; }
 done
