@@ -760,6 +760,39 @@ START_TEST (test_brokerd_refuses_past_max_connections_at_once)
 }
 END_TEST
 
+START_TEST (test_brokerd_cuts_off_a_client_that_does_not_read_its_answer)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  /* One slot, and an answer of 3.2 MB: far more than a socket buffer holds. */
+  broker_init (&b, "request_timeout_ms: 500\nmax_connections: 1\n",
+               "runtime:\n  module: fake\n  options:\n    mode: fixed\n    content: xxxxxxxx\n"
+               "    repeat: \"400000\"\n");
+  broker_start (&b);
+  sleep_ms (200); /* broker_start's probe has left its slot */
+  int fd = connect_to (b.sock);
+  ck_assert_int_ge (fd, 0);
+  json_t *f = request ("c1", "shell", "{\"command\": \"cat big\"}");
+  cleanup_error bx_error err = NULL;
+  ck_assert_int_eq (bx_frame_write (fd, f, bx_deadline_in (1000), &err), 0);
+  json_decref (f);
+  /* Its worker is stuck writing: the one slot is taken. */
+  sleep_ms (200);
+  json_t *r = call (&b, "shell", "{\"command\": \"id\"}");
+  ck_assert_str_eq (msg_type (r), "error");
+  ck_assert_str_eq (msg_field (r, "detail"), "brokerd is busy");
+  json_decref (r);
+  /* Past the write deadline the slot is free again, and a reading client gets it all. */
+  sleep_ms (1000);
+  r = call (&b, "shell", "{\"command\": \"id\"}");
+  ck_assert_str_eq (msg_type (r), "result");
+  ck_assert_uint_eq (strlen (msg_field (r, "content")), 3200000);
+  json_decref (r);
+  close (fd);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
 /* ---- The socket's life. -------------------------------------------------------------------- */
 
 START_TEST (test_brokerd_replaces_a_stale_socket)
@@ -1108,6 +1141,7 @@ main (void)
   tcase_add_test (tc, test_brokerd_cuts_off_a_stalled_client_at_the_deadline);
   tcase_add_test (tc, test_brokerd_deadline_covers_the_whole_frame_not_each_read);
   tcase_add_test (tc, test_brokerd_refuses_past_max_connections_at_once);
+  tcase_add_test (tc, test_brokerd_cuts_off_a_client_that_does_not_read_its_answer);
   tcase_add_test (tc, test_brokerd_replaces_a_stale_socket);
   tcase_add_test (tc, test_brokerd_refuses_a_socket_a_live_brokerd_holds);
   tcase_add_test (tc, test_brokerd_refuses_a_path_that_is_not_a_socket);
