@@ -287,9 +287,15 @@ serve_call (struct server *s, int fd)
   enum bx_tool tool;
   if (bx_tool_from_name (env.u.request.tool, &tool) < 0)
     {
+      /* The name as sent, cut to 64 bytes at a character boundary (a JSON string must stay
+       * valid UTF-8). */
+      const char *name = env.u.request.tool;
+      size_t cut = strlen (name) > 64 ? 64 : strlen (name);
+      while (cut > 0 && ((unsigned char)name[cut] & 0xc0) == 0x80)
+        cut--;
       cleanup_free char *reason = bx_xasprintf (
-          "unknown tool \"%.64s\": expected read_file, write_file, shell or http_fetch",
-          env.u.request.tool);
+          "unknown tool \"%.*s\": expected read_file, write_file, shell or http_fetch", (int)cut,
+          name);
       deny_request (&c, id, reason);
       json_decref (frame);
       return;
