@@ -6,6 +6,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -75,6 +76,25 @@ read_text (const char *path)
   return buf;
 }
 
+/* The folders a test made, removed when its process exits (Check runs each test in a
+ * process of its own). */
+static char made[8][64];
+static int n_made;
+
+static int
+remove_one (const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+  remove (path);
+  return 0;
+}
+
+static void
+remove_made (void)
+{
+  for (int i = 0; i < n_made; i++)
+    nftw (made[i], remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* A config in a fresh folder: TOP is extra top-level keys, RUNTIME the runtime section
  * (NULL: fake in echo mode). */
 static void
@@ -83,6 +103,10 @@ broker_init (struct broker *b, const char *top, const char *runtime)
   memset (b, 0, sizeof *b);
   strcpy (b->dir, "/tmp/bxbrokerd-XXXXXX");
   ck_assert_ptr_nonnull (mkdtemp (b->dir));
+  if (n_made == 0)
+    atexit (remove_made);
+  if (n_made < 8)
+    strcpy (made[n_made++], b->dir);
   snprintf (b->config, sizeof b->config, "%s/brokerd.yaml", b->dir);
   snprintf (b->sock, sizeof b->sock, "%s/b.sock", b->dir);
   snprintf (b->audit, sizeof b->audit, "%s/audit.log", b->dir);
