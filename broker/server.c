@@ -28,6 +28,8 @@
 /* How long a refusal or an error frame may take to write: the socket buffer of a fresh
  * connection holds it at once, so this only matters for a client that does not read. */
 #define SHORT_WRITE_MS 200
+/* How long a refused connection is given to deliver its request before it is closed. */
+#define BUSY_DRAIN_MS 100
 
 static const char busy_detail[] = "brokerd is busy";
 
@@ -328,7 +330,10 @@ serve_call (struct server *s, int fd)
   json_decref (frame);
 }
 
-/* Past max_connections: say so at once and close, so the client never hangs. */
+/* Past max_connections: say so at once and close, so the client never hangs.  The client
+ * writes its request right after connecting; the request is read and dropped for a moment
+ * (BUSY_DRAIN_MS) before closing, so its write does not fail with EPIPE and it reads the
+ * refusal instead of "cannot send". */
 static void
 refuse_busy (struct server *s, int fd)
 {
@@ -339,6 +344,20 @@ refuse_busy (struct server *s, int fd)
     .rec = { .content_bytes = -1 },
   };
   refuse (&c, NULL, busy_detail);
+  shutdown (fd, SHUT_WR);
+  int64_t deadline = bx_deadline_in (BUSY_DRAIN_MS);
+  char buf[4096];
+  size_t drained = 0;
+  while (drained < BX_FRAME_MAX + 4)
+    {
+      struct pollfd p = { .fd = fd, .events = POLLIN };
+      if (poll (&p, 1, bx_deadline_left (deadline)) <= 0)
+        break;
+      ssize_t n = recv (fd, buf, sizeof buf, MSG_DONTWAIT);
+      if (n <= 0)
+        break;
+      drained += (size_t)n;
+    }
 }
 
 static void *worker_main (void *arg);
