@@ -26,7 +26,9 @@ int
 bx_toolkit_read_file (const struct bx_tool_args *args, int out_fd)
 {
   const char *path = args->path;
-  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  /* O_NONBLOCK: opening a FIFO nobody writes to would otherwise wait for ever.  Only
+   * regular files are read (below), where the flag changes nothing. */
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0)
     return refuse_errno (out_fd, path, errno);
 
@@ -35,6 +37,9 @@ bx_toolkit_read_file (const struct bx_tool_args *args, int out_fd)
     return refuse_errno (out_fd, path, errno);
   if (S_ISDIR (st.st_mode))
     return refuse_errno (out_fd, path, EISDIR);
+  /* A FIFO, socket or device may never end or never answer (/dev/zero, a pty). */
+  if (!S_ISREG (st.st_mode))
+    return refuse (out_fd, path, "not a regular file");
 
   /* Read one byte past the limit rather than trust st_size: /proc files say 0, and a file
    * may grow while it is read. */

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bx/cleanup.h"
@@ -24,10 +25,20 @@ bx_toolkit_write_file (const struct bx_tool_args *args, int out_fd)
   /* The parser refuses a NUL in a string, so strlen is the content's length. */
   size_t len = strlen (args->content);
 
-  /* O_WRONLY on a directory fails with EISDIR, before anything is created or truncated. */
-  cleanup_close int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
+  /* O_WRONLY on a directory fails with EISDIR, before anything is created or truncated.
+   * O_NONBLOCK: opening a FIFO nobody reads would otherwise wait for ever (it fails with
+   * ENXIO instead); only regular files are written, where the flag changes nothing. */
+  cleanup_close int fd
+      = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0666);
+  if (fd < 0 && errno == ENXIO)
+    return bx_toolkit_refuse (out_fd, "write_file", path, "not a regular file");
   if (fd < 0)
     return refuse_errno (out_fd, path, errno);
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return refuse_errno (out_fd, path, errno);
+  if (!S_ISREG (st.st_mode))
+    return bx_toolkit_refuse (out_fd, "write_file", path, "not a regular file");
 
   cleanup_error bx_error err = NULL;
   if (bx_toolkit_write (fd, args->content, len, &err) < 0)

@@ -275,6 +275,40 @@ START_TEST (test_read_file_reads_past_a_zero_st_size)
 }
 END_TEST
 
+START_TEST (test_read_file_refuses_a_fifo_without_hanging)
+{
+  /* Nobody will ever open the other end: a plain open for reading would wait for ever. */
+  char *path = str_printf ("%s/fifo", dir);
+  ck_assert_int_eq (mkfifo (path, 0644), 0);
+  struct bx_tool_args a = { .tool = BX_TOOL_READ_FILE, .path = path };
+  char *json = bx_tool_args_to_json (&a, NULL);
+  const char *argv[] = { TOOLKIT_PATH, "read_file", NULL };
+  struct run_opts opts = { .timeout_ms = 5000 };
+  struct run_result r;
+  run_program (argv, json, strlen (json), &opts, &r);
+  char *want = str_printf ("read_file: %s: not a regular file", path);
+  assert_text (&r, 1, want);
+  run_result_free (&r);
+  free (want);
+  free (json);
+  free (path);
+}
+END_TEST
+
+START_TEST (test_read_file_refuses_a_device)
+{
+  struct run_opts opts = { .timeout_ms = 5000 };
+  struct bx_tool_args a = { .tool = BX_TOOL_READ_FILE, .path = "/dev/zero" };
+  char *json = bx_tool_args_to_json (&a, NULL);
+  const char *argv[] = { TOOLKIT_PATH, "read_file", NULL };
+  struct run_result r;
+  run_program (argv, json, strlen (json), &opts, &r);
+  assert_text (&r, 1, "read_file: /dev/zero: not a regular file");
+  run_result_free (&r);
+  free (json);
+}
+END_TEST
+
 /* ---- write_file ---- */
 
 START_TEST (test_write_file_creates_a_file_and_counts_bytes)
@@ -360,6 +394,26 @@ START_TEST (test_write_file_refuses_a_directory)
   ck_assert (S_ISDIR (st.st_mode));
   run_result_free (&r);
   free (want);
+  free (path);
+}
+END_TEST
+
+START_TEST (test_write_file_refuses_a_fifo_without_hanging)
+{
+  /* Nobody reads the other end: a plain open for writing would wait for ever. */
+  char *path = str_printf ("%s/fifo", dir);
+  ck_assert_int_eq (mkfifo (path, 0644), 0);
+  struct bx_tool_args a = { .tool = BX_TOOL_WRITE_FILE, .path = path, .content = "x" };
+  char *json = bx_tool_args_to_json (&a, NULL);
+  const char *argv[] = { TOOLKIT_PATH, "write_file", NULL };
+  struct run_opts opts = { .timeout_ms = 5000 };
+  struct run_result r;
+  run_program (argv, json, strlen (json), &opts, &r);
+  char *want = str_printf ("write_file: %s: not a regular file", path);
+  assert_text (&r, 1, want);
+  run_result_free (&r);
+  free (want);
+  free (json);
   free (path);
 }
 END_TEST
@@ -788,6 +842,8 @@ suite (void)
   tcase_add_test (tc, test_read_file_refuses_a_missing_file);
   tcase_add_test (tc, test_read_file_refuses_an_unreadable_file);
   tcase_add_test (tc, test_read_file_reads_past_a_zero_st_size);
+  tcase_add_test (tc, test_read_file_refuses_a_fifo_without_hanging);
+  tcase_add_test (tc, test_read_file_refuses_a_device);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("write_file");
@@ -798,6 +854,7 @@ suite (void)
   tcase_add_test (tc, test_write_file_writes_empty_content);
   tcase_add_test (tc, test_write_file_refuses_a_missing_parent);
   tcase_add_test (tc, test_write_file_refuses_a_directory);
+  tcase_add_test (tc, test_write_file_refuses_a_fifo_without_hanging);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("input");
