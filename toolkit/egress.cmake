@@ -3,6 +3,7 @@
 # the program can never reach it.
 add_library (bx_egress STATIC
   ${CMAKE_CURRENT_LIST_DIR}/egress.c
+  ${CMAKE_CURRENT_LIST_DIR}/egress_copy.c
   ${CMAKE_CURRENT_LIST_DIR}/egress_main.c
   ${CMAKE_CURRENT_LIST_DIR}/dial_system.c)
 target_include_directories (bx_egress PUBLIC ${CMAKE_CURRENT_LIST_DIR})

@@ -31,10 +31,13 @@ int bx_allow_parse (const char *list, struct bx_allow **out, bx_error *err);
 bool bx_allow_permits (const struct bx_allow *allow, const char *host);
 void bx_allow_free (struct bx_allow *allow);
 
+/* How the copy after the handshake moves bytes (egress_copy.c). */
 enum bx_egress_copy
 {
-  BX_EGRESS_COPY_SPLICE, /* splice(2) through a pipe per direction */
-  BX_EGRESS_COPY_BUFFER, /* read and write through a 64 KiB buffer per direction */
+  BX_EGRESS_COPY_SPLICE,      /* a thread per direction, splice(2) through a pipe */
+  BX_EGRESS_COPY_BUFFER,      /* a thread per direction, a 64 KiB buffer */
+  BX_EGRESS_COPY_POLL_SPLICE, /* one thread, poll(2), splice through a pipe per direction */
+  BX_EGRESS_COPY_POLL_BUFFER, /* one thread, poll(2), a 64 KiB buffer per direction */
 };
 
 struct bx_egress_config
@@ -52,14 +55,20 @@ struct bx_egress;
  * started. */
 struct bx_egress *bx_egress_new (struct bx_allow *allow, const struct bx_dial *dial,
                                  const struct bx_egress_config *config);
-/* Only once no connection is being handled. */
+/* Only for a proxy whose bx_egress_serve never ran (its handler threads stay) and with no
+ * bx_egress_handle running. */
 void bx_egress_free (struct bx_egress *proxy);
 
 /* One connection, from the greeting to the end of the copy; closes CLIENT. */
 void bx_egress_handle (struct bx_egress *proxy, int client);
 
+/* Copies both ways between CLIENT and SERVER until both directions have ended, passing each
+ * end on as a half-close; closes neither. */
+void bx_egress_copy (int client, int server, enum bx_egress_copy mode);
+
 /* Accepts on LISTENER for ever: each connection on its own thread, at most
  * BX_EGRESS_MAX_CONNECTIONS at once, more closed at once; never waits for a handler.
+ * The handler threads are kept for the next connections: the proxy must not be freed.
  * Returns -1 with *err on an accept error.  The process must ignore SIGPIPE. */
 int bx_egress_serve (struct bx_egress *proxy, int listener, bx_error *err);
 

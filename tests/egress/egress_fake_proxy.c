@@ -3,7 +3,7 @@
  * TCP port --target (or the Unix socket --target-unix), whatever the address.
  *
  *   egress_fake_proxy --socket PATH --allow LIST (--target PORT | --target-unix PATH)
- *                     [--map NAME=ADDR[+ADDR...]]... [--copy splice|buffer]
+ *                     [--map NAME=ADDR[+ADDR...]]... [--copy splice|buffer|poll-splice|poll-buffer]
  *                     [--handshake-ms N]
  *
  * Test builds only: it links bx_dial_fake. */
@@ -23,7 +23,8 @@ static int
 usage (void)
 {
   fprintf (stderr, "usage: egress_fake_proxy --socket PATH --allow LIST (--target PORT | "
-                   "--target-unix PATH) [--map NAME=ADDR[+ADDR...]]... [--copy splice|buffer] "
+                   "--target-unix PATH) [--map NAME=ADDR[+ADDR...]]... [--copy "
+                   "splice|buffer|poll-splice|poll-buffer] "
                    "[--handshake-ms N]\n");
   return 2;
 }
@@ -50,7 +51,18 @@ main (int argc, char **argv)
       else if (strcmp (k, "--map") == 0 && n_maps < 64)
         maps[n_maps++] = v;
       else if (strcmp (k, "--copy") == 0)
-        config.copy = strcmp (v, "buffer") == 0 ? BX_EGRESS_COPY_BUFFER : BX_EGRESS_COPY_SPLICE;
+        {
+          if (strcmp (v, "splice") == 0)
+            config.copy = BX_EGRESS_COPY_SPLICE;
+          else if (strcmp (v, "buffer") == 0)
+            config.copy = BX_EGRESS_COPY_BUFFER;
+          else if (strcmp (v, "poll-splice") == 0)
+            config.copy = BX_EGRESS_COPY_POLL_SPLICE;
+          else if (strcmp (v, "poll-buffer") == 0)
+            config.copy = BX_EGRESS_COPY_POLL_BUFFER;
+          else
+            return usage ();
+        }
       else if (strcmp (k, "--handshake-ms") == 0)
         config.handshake_ms = atoi (v);
       else

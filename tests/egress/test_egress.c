@@ -684,7 +684,7 @@ copy_mode_setup (enum bx_egress_copy copy)
 
 START_TEST (test_bytes_pass_both_ways_after_the_handshake)
 {
-  copy_mode_setup (_i == 0 ? BX_EGRESS_COPY_SPLICE : BX_EGRESS_COPY_BUFFER);
+  copy_mode_setup ((enum bx_egress_copy)_i);
   int fd = connect_through ("allowed.example");
   int server = accept_server ();
   send_bytes (fd, "GET", 3);
@@ -696,7 +696,7 @@ END_TEST
 
 START_TEST (test_a_half_close_from_the_client_reaches_the_server)
 {
-  copy_mode_setup (_i == 0 ? BX_EGRESS_COPY_SPLICE : BX_EGRESS_COPY_BUFFER);
+  copy_mode_setup ((enum bx_egress_copy)_i);
   int fd = connect_through ("allowed.example");
   int server = accept_server ();
   send_bytes (fd, "request", 7);
@@ -713,7 +713,7 @@ END_TEST
 
 START_TEST (test_a_half_close_from_the_server_reaches_the_client)
 {
-  copy_mode_setup (_i == 0 ? BX_EGRESS_COPY_SPLICE : BX_EGRESS_COPY_BUFFER);
+  copy_mode_setup ((enum bx_egress_copy)_i);
   int fd = connect_through ("allowed.example");
   int server = accept_server ();
   send_bytes (server, "banner", 6);
@@ -790,7 +790,7 @@ pump_in (void *p)
 
 START_TEST (test_64_mib_pass_each_way_at_once_unchanged)
 {
-  copy_mode_setup (_i == 0 ? BX_EGRESS_COPY_SPLICE : BX_EGRESS_COPY_BUFFER);
+  copy_mode_setup ((enum bx_egress_copy)_i);
   int fd = connect_through ("allowed.example");
   int server = accept_server ();
   struct pump up_out = { .fd = fd, .seed = 0x12345678 }, up_in = { .fd = server };
@@ -813,6 +813,7 @@ END_TEST
 
 START_TEST (test_a_server_that_goes_away_ends_the_connection)
 {
+  copy_mode_setup ((enum bx_egress_copy)_i);
   int fd = connect_through ("allowed.example");
   int server = accept_server ();
   send_bytes (fd, "x", 1);
@@ -938,12 +939,12 @@ egress_suite (void)
   TCase *copy = tcase_create ("copy");
   tcase_add_checked_fixture (copy, setup, teardown);
   tcase_set_timeout (copy, 120);
-  /* Each copy test runs with splice (0) and with the buffer (1). */
-  tcase_add_loop_test (copy, test_bytes_pass_both_ways_after_the_handshake, 0, 2);
-  tcase_add_loop_test (copy, test_a_half_close_from_the_client_reaches_the_server, 0, 2);
-  tcase_add_loop_test (copy, test_a_half_close_from_the_server_reaches_the_client, 0, 2);
-  tcase_add_loop_test (copy, test_64_mib_pass_each_way_at_once_unchanged, 0, 2);
-  tcase_add_test (copy, test_a_server_that_goes_away_ends_the_connection);
+  /* Each copy test runs in every copy mode (the enum bx_egress_copy values). */
+  tcase_add_loop_test (copy, test_bytes_pass_both_ways_after_the_handshake, 0, 4);
+  tcase_add_loop_test (copy, test_a_half_close_from_the_client_reaches_the_server, 0, 4);
+  tcase_add_loop_test (copy, test_a_half_close_from_the_server_reaches_the_client, 0, 4);
+  tcase_add_loop_test (copy, test_64_mib_pass_each_way_at_once_unchanged, 0, 4);
+  tcase_add_loop_test (copy, test_a_server_that_goes_away_ends_the_connection, 0, 4);
   suite_add_tcase (s, copy);
 
   TCase *limits = tcase_create ("limits");

@@ -1,0 +1,284 @@
+/* The copy after the handshake: bytes both ways, untouched, until both directions have
+ * ended, each end passed on as a half-close (shutdown of the write side).
+ *
+ * Two shapes, each with splice(2) through a pipe or a 64 KiB buffer:
+ *   - one thread per direction, blocking calls (the seed's shape);
+ *   - one thread for both, poll(2) and non-blocking calls: no second thread to start and
+ *     join per connection.
+ * bench/egress/run.sh measures all four; egress.c's default is the fastest there. */
+#include "egress.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+
+#define COPY_CHUNK (64 * 1024)
+
+/* ---- one thread per direction ---- */
+
+static bool
+blocking_buffer (int from, int to)
+{
+  cleanup_free char *buf = bx_xmalloc (COPY_CHUNK);
+  for (;;)
+    {
+      ssize_t n = read (from, buf, COPY_CHUNK);
+      if (n == 0)
+        return true;
+      if (n < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return false;
+        }
+      for (ssize_t off = 0; off < n;)
+        {
+          ssize_t w = send (to, buf + off, n - off, MSG_NOSIGNAL);
+          if (w < 0)
+            {
+              if (errno == EINTR)
+                continue;
+              return false;
+            }
+          off += w;
+        }
+    }
+}
+
+static bool
+blocking_splice (int from, int to)
+{
+  int pipe_fds[2];
+  if (pipe2 (pipe_fds, O_CLOEXEC) < 0)
+    return blocking_buffer (from, to);
+  cleanup_close int rd = pipe_fds[0];
+  cleanup_close int wr = pipe_fds[1];
+  /* No SPLICE_F_MORE: it corks the TCP side, and TLS's small handshake records would wait. */
+  for (;;)
+    {
+      ssize_t n = splice (from, NULL, wr, NULL, COPY_CHUNK, SPLICE_F_MOVE);
+      if (n == 0)
+        return true;
+      if (n < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return false;
+        }
+      while (n > 0)
+        {
+          ssize_t w = splice (rd, NULL, to, NULL, n, SPLICE_F_MOVE);
+          if (w < 0)
+            {
+              if (errno == EINTR)
+                continue;
+              return false;
+            }
+          n -= w;
+        }
+    }
+}
+
+struct thread_direction
+{
+  int from, to;
+  bool use_splice;
+};
+
+/* One direction to its end, then the half-close passed on.  When the write side failed, the
+ * source is shut for reading too, so its writer learns at once instead of filling buffers
+ * nobody reads. */
+static void
+run_direction (const struct thread_direction *d)
+{
+  bool ok = d->use_splice ? blocking_splice (d->from, d->to) : blocking_buffer (d->from, d->to);
+  shutdown (d->to, SHUT_WR);
+  if (!ok)
+    shutdown (d->from, SHUT_RD);
+}
+
+static void *
+direction_thread (void *arg)
+{
+  run_direction (arg);
+  return NULL;
+}
+
+static void
+copy_threads (int client, int server, bool use_splice)
+{
+  struct thread_direction up = { client, server, use_splice };
+  struct thread_direction down = { server, client, use_splice };
+  pthread_attr_t attr;
+  pthread_t thread;
+  if (pthread_attr_init (&attr) != 0)
+    return;
+  pthread_attr_setstacksize (&attr, 256 * 1024);
+  int r = pthread_create (&thread, &attr, direction_thread, &up);
+  pthread_attr_destroy (&attr);
+  if (r != 0)
+    return;
+  run_direction (&down);
+  pthread_join (thread, NULL);
+}
+
+/* ---- one thread, poll ---- */
+
+struct poll_direction
+{
+  int from, to;
+  bool use_splice;
+  int pipe_rd, pipe_wr; /* splice */
+  char *buf;            /* buffer */
+  size_t off;
+  size_t pending; /* bytes read from FROM, not yet written to TO */
+  bool eof;       /* FROM has ended */
+  bool done;      /* the end (or a failure) was passed on */
+};
+
+static bool
+would_block (void)
+{
+  return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+}
+
+static void
+finish (struct poll_direction *d, bool ok)
+{
+  shutdown (d->to, SHUT_WR);
+  if (!ok)
+    shutdown (d->from, SHUT_RD);
+  d->done = true;
+}
+
+/* Moves what it can without blocking: reads when nothing is pending, writes what is. */
+static void
+step (struct poll_direction *d)
+{
+  if (d->pending == 0 && !d->eof)
+    {
+      ssize_t n;
+      if (d->use_splice)
+        n = splice (d->from, NULL, d->pipe_wr, NULL, COPY_CHUNK, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+      else
+        n = read (d->from, d->buf, COPY_CHUNK);
+      if (n < 0 && would_block ())
+        return;
+      if (n < 0)
+        return finish (d, false);
+      if (n == 0)
+        d->eof = true;
+      d->pending = n;
+      d->off = 0;
+    }
+  while (d->pending > 0)
+    {
+      ssize_t w;
+      if (d->use_splice)
+        w = splice (d->pipe_rd, NULL, d->to, NULL, d->pending, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+      else
+        w = send (d->to, d->buf + d->off, d->pending, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (w < 0 && would_block ())
+        return;
+      if (w <= 0)
+        return finish (d, false);
+      d->pending -= w;
+      d->off += w;
+    }
+  if (d->eof)
+    finish (d, true);
+}
+
+static bool
+set_nonblocking (int fd)
+{
+  int flags = fcntl (fd, F_GETFL);
+  return flags >= 0 && fcntl (fd, F_SETFL, flags | O_NONBLOCK) == 0;
+}
+
+static void
+copy_poll (int client, int server, bool use_splice)
+{
+  struct poll_direction d[2] = {
+    { .from = client, .to = server, .use_splice = use_splice, .pipe_rd = -1, .pipe_wr = -1 },
+    { .from = server, .to = client, .use_splice = use_splice, .pipe_rd = -1, .pipe_wr = -1 },
+  };
+  if (!set_nonblocking (client) || !set_nonblocking (server))
+    return;
+  for (int i = 0; i < 2; i++)
+    {
+      int p[2];
+      if (use_splice && pipe2 (p, O_CLOEXEC | O_NONBLOCK) == 0)
+        {
+          d[i].pipe_rd = p[0];
+          d[i].pipe_wr = p[1];
+        }
+      else
+        {
+          d[i].use_splice = false;
+          d[i].buf = bx_xmalloc (COPY_CHUNK);
+        }
+    }
+
+  while (!d[0].done || !d[1].done)
+    {
+      struct pollfd fds[2];
+      int n = 0;
+      int which[2];
+      for (int i = 0; i < 2; i++)
+        {
+          if (d[i].done)
+            continue;
+          /* Waiting to read FROM, or to write what is pending to TO. */
+          fds[n].fd = d[i].pending > 0 ? d[i].to : d[i].from;
+          fds[n].events = d[i].pending > 0 ? POLLOUT : POLLIN;
+          which[n++] = i;
+        }
+      if (poll (fds, n, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          break;
+        }
+      for (int k = 0; k < n; k++)
+        if (fds[k].revents != 0)
+          step (&d[which[k]]);
+    }
+
+  for (int i = 0; i < 2; i++)
+    {
+      if (d[i].pipe_rd >= 0)
+        {
+          close (d[i].pipe_rd);
+          close (d[i].pipe_wr);
+        }
+      free (d[i].buf);
+    }
+}
+
+void
+bx_egress_copy (int client, int server, enum bx_egress_copy mode)
+{
+  switch (mode)
+    {
+    case BX_EGRESS_COPY_SPLICE:
+      copy_threads (client, server, true);
+      break;
+    case BX_EGRESS_COPY_BUFFER:
+      copy_threads (client, server, false);
+      break;
+    case BX_EGRESS_COPY_POLL_SPLICE:
+      copy_poll (client, server, true);
+      break;
+    case BX_EGRESS_COPY_POLL_BUFFER:
+      copy_poll (client, server, false);
+      break;
+    }
+}
