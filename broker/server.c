@@ -298,6 +298,9 @@ serve_call (struct server *s, int fd)
       cleanup_free char *reason = bx_xasprintf (
           "unknown tool \"%.*s\": expected read_file, write_file, shell or http_fetch", (int)cut,
           name);
+      /* The audit line gets the same cut: the whole name could make it megabytes long. */
+      cleanup_free char *shown = bx_xstrndup (name, cut);
+      c.rec.tool = shown;
       deny_request (&c, id, reason);
       json_decref (frame);
       return;

@@ -1074,6 +1074,36 @@ START_TEST (test_brokerd_audit_log_has_one_line_per_call)
 }
 END_TEST
 
+/* The audit line of an unknown tool holds its name cut as the denial cuts it: a name of 100 kB
+ * must not make a line that long (a journal splits long lines, and the part after the split
+ * would be text of the model's choosing at the start of a line). */
+START_TEST (test_brokerd_audit_line_cuts_an_unknown_tools_name)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, NULL, NULL);
+  broker_start (&b);
+  size_t n = 100000;
+  cleanup_free char *tool = bx_xmalloc (n + 1);
+  memset (tool, 'x', n);
+  tool[n] = '\0';
+  json_t *r = call (&b, tool, "{}");
+  ck_assert_str_eq (msg_type (r), "denied");
+  json_decref (r);
+  ck_assert_int_eq (broker_stop (&b), 0);
+
+  cleanup_free char *log = read_text (b.audit);
+  char *nl = strchr (log, '\n');
+  ck_assert_ptr_nonnull (nl);
+  ck_assert_msg (nl - log < 4096, "an audit line of %zd bytes", (ssize_t)(nl - log));
+  *nl = '\0';
+  json_t *line = json_loads (log, 0, NULL);
+  ck_assert_ptr_nonnull (line);
+  ck_assert_uint_le (strlen (json_string_value (json_object_get (line, "tool"))), 64);
+  json_decref (line);
+}
+END_TEST
+
 /* ---- --check-config. ----------------------------------------------------------------------- */
 
 START_TEST (test_brokerd_check_config_prints_a_summary)
@@ -1203,6 +1233,7 @@ main (void)
   tcase_add_test (tc, test_brokerd_sigterm_stops_waiting_after_the_grace_period);
   tcase_add_test (tc, test_brokerd_sighup_is_not_a_reload);
   tcase_add_test (tc, test_brokerd_audit_log_has_one_line_per_call);
+  tcase_add_test (tc, test_brokerd_audit_line_cuts_an_unknown_tools_name);
   tcase_add_test (tc, test_brokerd_check_config_prints_a_summary);
   tcase_add_test (tc, test_brokerd_check_config_prints_errors_and_fails);
   tcase_add_test (tc, test_brokerd_refuses_a_missing_module_before_listening);
