@@ -137,6 +137,8 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
     case BX_PODMAN_SIGNALED:
       host->log (host, BX_LOG_WARNING, "%s: podman died of signal %d: " STDERR_IN_LOG, call->name,
                  o.signal, tool_stderr (&o));
+      /* Only the client died: its container runs on under conmon, with no time limit. */
+      kill_and_remove (inst, call->name);
       status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
       break;
     case BX_PODMAN_EXITED:

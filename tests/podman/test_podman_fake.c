@@ -315,6 +315,29 @@ START_TEST (test_podman_dying_of_a_signal_is_an_unexpected_status)
 }
 END_TEST
 
+START_TEST (test_podman_dying_of_a_signal_still_kills_and_removes_the_container)
+{
+  /* A podman client that dies (the OOM killer, a stray kill) leaves its container running
+   * under conmon: with no client left, nothing would enforce the time limit on it. */
+  use_fixture ("signal");
+  struct bx_module *m = load (NULL);
+  struct bx_run_output out;
+  const char *sentence;
+  ck_assert_int_eq (run (m, BX_TOOL_READ_FILE, READ_JSON, notes_ro, &out, &sentence),
+                    BX_RUN_FAILED);
+  ck_assert_str_eq (sentence, SENT_UNEXPECTED);
+  char *name = recorded_name (0);
+  char *want = NULL;
+  ck_assert_int_ge (asprintf (&want, "0 run read_file\n1 kill %s\n2 rm %s\n", name, name), 0);
+  char *log = calls_log ();
+  ck_assert_str_eq (log, want);
+  free (log);
+  free (want);
+  free (name);
+  test_podman_unload (m);
+}
+END_TEST
+
 START_TEST (test_a_flood_on_standard_error_is_drained_and_the_pointer_kept)
 {
   use_fixture ("noisy125"); /* 1 MiB of "e" on standard error, then exit 125 */
@@ -832,6 +855,7 @@ main (void)
   tcase_add_test (tc, test_exit_137_is_stopped_and_the_output_is_dropped);
   tcase_add_test (tc, test_another_exit_is_an_unexpected_status);
   tcase_add_test (tc, test_podman_dying_of_a_signal_is_an_unexpected_status);
+  tcase_add_test (tc, test_podman_dying_of_a_signal_still_kills_and_removes_the_container);
   tcase_add_test (tc, test_a_flood_on_standard_error_is_drained_and_the_pointer_kept);
   tcase_add_test (tc, test_podman_missing_is_unavailable_with_the_runbook_pointer);
   tcase_add_test (tc, test_output_past_the_cap_is_truncated_and_the_container_removed);
