@@ -201,6 +201,18 @@ deny_request (struct call *c, const char *id, const char *reason)
   finish (c, bx_msg_denied (id, reason), bx_deadline_in (c->server->config->request_timeout_ms));
 }
 
+/* The frame's "id" when it is a valid id, for answering a frame that could not be taken
+ * apart; NULL otherwise.  Compared with its JSON length: "c1\u0000x" is not "c1". */
+static const char *
+usable_id (const json_t *frame)
+{
+  const json_t *j = json_object_get (frame, "id");
+  const char *id = json_string_value (j);
+  if (id == NULL || strlen (id) != json_string_length (j) || !bx_valid_id (id))
+    return NULL;
+  return id;
+}
+
 static void
 serve_call (struct server *s, int fd)
 {
@@ -243,11 +255,10 @@ serve_call (struct server *s, int fd)
   json_t *v = json_object_get (frame, "v");
   if (json_is_integer (v) && json_integer_value (v) != BX_PROTOCOL_VERSION)
     {
-      const char *vid = json_string_value (json_object_get (frame, "id"));
       cleanup_free char *detail
           = bx_xasprintf ("unsupported protocol version %lld: this brokerd speaks %d",
                           (long long)json_integer_value (v), BX_PROTOCOL_VERSION);
-      refuse (&c, vid != NULL && bx_valid_id (vid) ? vid : NULL, detail);
+      refuse (&c, usable_id (frame), detail);
       json_decref (frame);
       return;
     }
@@ -255,9 +266,8 @@ serve_call (struct server *s, int fd)
   if (bx_envelope_parse (frame, &env, &err) < 0)
     {
       /* Answer with the id when there is a usable one, so the client can match it. */
-      const char *id = json_string_value (json_object_get (frame, "id"));
       cleanup_free char *detail = bx_xasprintf ("bad message: %s", bx_error_msg (err));
-      refuse (&c, id != NULL && bx_valid_id (id) ? id : NULL, detail);
+      refuse (&c, usable_id (frame), detail);
       json_decref (frame);
       return;
     }

@@ -582,6 +582,10 @@ START_TEST (test_brokerd_answers_every_malformed_frame_with_an_error)
       "", "bad id");
   expect_error (raw_json (&b, REQ ("1", "c1", "true", "../etc", "s")), "c1", "bad call id");
   expect_error (raw_json (&b, REQ ("1", "c1", "true", "c1", "s/1")), "c1", "bad session id");
+  /* An id with a NUL inside is not cut at the NUL and echoed as if it were the id. */
+  expect_error (raw_json (&b, REQ ("2", "c1\\u0000x", "true", "c1", "s")), "",
+                "unsupported protocol version 2");
+  expect_error (raw_json (&b, REQ ("1", "c1\\u0000x", "true", "c1", "s")), "", "bad message");
   /* A request that is not final, a message that is not a request, a request missing a
    * field, a field of the wrong type. */
   expect_error (raw_json (&b, REQ ("1", "c1", "false", "c1", "s")), "c1",
