@@ -19,6 +19,9 @@
 #
 # Needs: podman, busybox-static, curl, ca-certificates, and root or rootless podman.
 set -eu
+# The image's files take their modes from here: a umask of 077 would close /bin and the
+# libraries to a container user that is not root (rootless podman's --userns=keep-id).
+umask 022
 
 name=localhost/boxmaker-tools
 toolkit=${BX_TOOLKIT:-}
