@@ -84,7 +84,7 @@ setup (void)
   bx_dial_fake_add (fake, "other.com", public1, 1);
   bx_dial_fake_add (fake, "127.0.0.1", public1, 1);
 
-  proxy = make_proxy (TEST_HANDSHAKE_MS, BX_EGRESS_COPY_SPLICE);
+  proxy = make_proxy (TEST_HANDSHAKE_MS, bx_egress_default_config ().copy);
   n_handlers = 0;
   n_open_fds = 0;
 }
@@ -625,7 +625,7 @@ slow_client_is_cut (int deadline_ms)
   if (deadline_ms != TEST_HANDSHAKE_MS)
     {
       bx_egress_free (proxy);
-      proxy = make_proxy (deadline_ms, BX_EGRESS_COPY_SPLICE);
+      proxy = make_proxy (deadline_ms, bx_egress_default_config ().copy);
     }
   int fd = open_conn ();
   int every_ms = deadline_ms > 5000 ? 500 : 100; /* 25 bytes: 2.5 s, or 12.5 s */
@@ -853,7 +853,7 @@ START_TEST (test_the_ninth_connection_is_closed_at_once)
 {
   /* A long deadline: the first eight must stay open on their own, mid-handshake. */
   bx_egress_free (proxy);
-  proxy = make_proxy (BX_EGRESS_HANDSHAKE_MS, BX_EGRESS_COPY_SPLICE);
+  proxy = make_proxy (BX_EGRESS_HANDSHAKE_MS, bx_egress_default_config ().copy);
   char path[160];
   snprintf (path, sizeof path, "%s/proxy.sock", dir);
   cleanup_error bx_error err = NULL;
