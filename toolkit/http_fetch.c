@@ -16,6 +16,8 @@
 #define STDERR_KEEP 4096
 /* Room for the --write-out trailer after a body of the largest size. */
 #define TRAILER_ROOM 64
+/* The trailer curl writes: "\n[http NNN]", the status always three digits (%03ld). */
+#define TRAILER_LEN 11
 
 size_t
 bx_toolkit_curl_argv (const char *curl, const char *url, const char *argv[BX_TOOLKIT_CURL_ARGC + 1])
@@ -161,7 +163,10 @@ bx_toolkit_http_fetch (const struct bx_tool_args *args, const char *curl, int ou
   int status = 0;
   bx_toolkit_waitpid (pid, &status, 0);
 
-  if (!fits)
+  /* TRAILER_ROOM is only room to read into: the body itself may not pass the limit. */
+  if (!fits
+      || (WIFEXITED (status) && WEXITSTATUS (status) == 0
+          && body_len > BX_TOOLKIT_FETCH_MAX + TRAILER_LEN))
     return refuse (out_fd, url, "the response is larger than 8388608 bytes");
 
   if (WIFEXITED (status) && WEXITSTATUS (status) == 0)

@@ -279,6 +279,45 @@ START_TEST (test_http_fetch_refuses_a_response_over_8_mib)
 }
 END_TEST
 
+/* A body of LEN bytes of 'b' and curl's trailer, as curl writes it after a 200. */
+static void
+fetch_body_of (size_t len, struct run_result *r)
+{
+  static const char trailer[] = "\n[http 200]";
+  char *out = malloc (len + sizeof trailer - 1);
+  memset (out, 'b', len);
+  memcpy (out + len, trailer, sizeof trailer - 1);
+  struct fake f;
+  fake_init (&f);
+  fake_answer (&f, "STDOUT", out, len + sizeof trailer - 1);
+  fetch_with (TOOLKIT_TEST_PATH, "https://example.com/big", (const char *const *)f.env, r);
+  fake_free (&f);
+  free (out);
+}
+
+START_TEST (test_http_fetch_passes_a_body_of_exactly_8_mib)
+{
+  struct run_result r;
+  fetch_body_of (8388608, &r);
+  assert_exit (&r, 0);
+  ck_assert_uint_eq (r.out_len, 8388608 + 11);
+  ck_assert_mem_eq (r.out + 8388608, "\n[http 200]", 11);
+  run_result_free (&r);
+}
+END_TEST
+
+START_TEST (test_http_fetch_refuses_a_body_one_byte_over_8_mib)
+{
+  /* curl 7.88 checks --max-filesize only against a Content-Length: a chunked body one byte
+   * over must be refused by toolkit itself, trailer or not. */
+  struct run_result r;
+  fetch_body_of (8388609, &r);
+  assert_text (&r, 1,
+               "http_fetch: https://example.com/big: the response is larger than 8388608 bytes");
+  run_result_free (&r);
+}
+END_TEST
+
 START_TEST (test_http_fetch_reports_a_curl_it_cannot_run)
 {
   char *missing = str_printf ("%s/no-curl", dir);
@@ -547,6 +586,8 @@ suite (void)
   tcase_add_test (tc, test_http_fetch_without_error_text_reports_the_exit_status);
   tcase_add_test (tc, test_http_fetch_reports_curl_killed_by_a_signal);
   tcase_add_test (tc, test_http_fetch_refuses_a_response_over_8_mib);
+  tcase_add_test (tc, test_http_fetch_passes_a_body_of_exactly_8_mib);
+  tcase_add_test (tc, test_http_fetch_refuses_a_body_one_byte_over_8_mib);
   tcase_add_test (tc, test_http_fetch_reports_a_curl_it_cannot_run);
   tcase_add_test (tc, test_installed_toolkit_ignores_the_test_curl);
   tcase_add_test (tc, test_installed_toolkit_runs_bin_curl_with_the_fixed_arguments);
