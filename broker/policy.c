@@ -253,6 +253,15 @@ bx_fetch_url_host (const char *url, char **host, const char **why)
       *why = "the URL's host is not a valid host name";
       return -1;
     }
+  /* curl reads [1-1000] and {a,b} as a pattern of many URLs (its argument list is fixed by
+   * seed 000 s6, without --globoff): one call must stay one fetch.  Outside an IPv6 literal
+   * (refused above) a URL has no use for them unencoded. */
+  if (strpbrk (auth + hlen, "[]{}") != NULL)
+    {
+      *why = "the URL holds '[', ']', '{' or '}' outside an address: expected them "
+             "percent-encoded";
+      return -1;
+    }
   *host = steal_pointer (&h);
   return 0;
 }

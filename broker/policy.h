@@ -41,7 +41,8 @@ void bx_decision_clear (struct bx_decision *decision);
 
 /* The strict URL check http_fetch uses: https only, no user info, no port but 443, a host
  * bx_valid_host accepts (so no IP literal), no percent-encoding or backslash in the host, no
- * space, control character or non-ASCII byte anywhere.  0 and *host (lowercase, newly
+ * space, control character or non-ASCII byte anywhere, no unencoded [ ] { } (curl's URL
+ * patterns) after the host.  0 and *host (lowercase, newly
  * allocated), or -1 and *why (a static phrase). */
 int bx_fetch_url_host (const char *url, char **host, const char **why);
 

@@ -151,6 +151,14 @@ static const struct row table[] = {
     "them percent-encoded: https://exa mple.com/" },
   { H, "https://example.com/\n", NULL, DENY, NULL },
   { H, "https://exämple.com/", NULL, DENY, NULL },
+  /* curl reads [] and {} as a pattern of many URLs: one call must be one fetch. */
+  { H, "https://example.com/x[1-1000000]", NULL, DENY,
+    "http_fetch: the URL holds '[', ']', '{' or '}' outside an address: expected them "
+    "percent-encoded: https://example.com/x[1-1000000]" },
+  { H, "https://example.com/{a,b,c}", NULL, DENY, NULL },
+  { H, "https://example.com/?q=]", NULL, DENY, NULL },
+  { H, "https://example.com/#}", NULL, DENY, NULL },
+  { H, "https://example.com/x%5B1-2%5D%7Ba%7D", NULL, 3, "example.com" },
 };
 
 static void
