@@ -154,9 +154,20 @@ bx_toolkit_shell (const struct bx_tool_args *args, int out_fd)
   int status = 0;
   bool write_failed = false;
   char buf[65536];
+  bool shell_ended = false;
   for (;;)
     {
-      if (bx_toolkit_waitpid (pid, &status, WNOHANG) == pid)
+      /* The command's orphans come to toolkit (the container's pid 1, or a subreaper):
+       * reap them as they end, or each holds a pid (--pids-limit) until the shell ends. */
+      pid_t w;
+      int w_status;
+      while ((w = bx_toolkit_waitpid (-1, &w_status, WNOHANG)) > 0)
+        if (w == pid)
+          {
+            status = w_status;
+            shell_ended = true;
+          }
+      if (shell_ended)
         break;
       struct pollfd p[2] = { { .fd = sig_r, .events = POLLIN }, { .fd = out_r, .events = POLLIN } };
       if (poll (p, out_r >= 0 ? 2 : 1, -1) < 0)

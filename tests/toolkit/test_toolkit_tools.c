@@ -672,6 +672,22 @@ START_TEST (test_shell_keeps_output_of_children_it_waited_for)
 }
 END_TEST
 
+START_TEST (test_shell_reaps_orphans_while_the_command_runs)
+{
+  /* Processes whose parent exits come to toolkit (the container's pid 1, here a subreaper).
+   * Left unreaped, each would hold a pid until the command ends, and a script that starts
+   * background jobs from subshells would run out of pids (podman's --pids-limit). */
+  struct run_result r;
+  shell ("i=0; while [ $i -lt 20 ]; do (true &); i=$((i+1)); done; sleep 0.5; z=0; "
+         "for f in /proc/[0-9]*/stat; do "
+         "set -- $(cat $f 2>/dev/null | sed 's/.*) //'); "
+         "[ \"$1\" = Z ] && [ \"$2\" = $PPID ] && z=$((z+1)); done; echo zombies=$z",
+         NULL, &r);
+  assert_text (&r, 0, "zombies=0\n\n[exit 0]");
+  run_result_free (&r);
+}
+END_TEST
+
 START_TEST (test_shell_ends_children_it_did_not_wait_for)
 {
   /* The command's time ends with its shell: a child that would print later never does. */
@@ -886,6 +902,7 @@ suite (void)
   tcase_add_test (tc, test_shell_passes_large_output_through);
   tcase_add_test (tc, test_shell_keeps_output_of_children_it_waited_for);
   tcase_add_test (tc, test_shell_ends_children_it_did_not_wait_for);
+  tcase_add_test (tc, test_shell_reaps_orphans_while_the_command_runs);
   tcase_add_test (tc, test_shell_background_child_does_not_hold_toolkit);
   tcase_add_test (tc, test_shell_child_that_left_the_group_is_killed_too);
   tcase_add_test (tc, test_shell_output_of_a_command_that_closed_its_output_still_waits_for_it);
