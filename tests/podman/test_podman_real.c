@@ -333,6 +333,23 @@ START_TEST (test_real_a_command_past_its_time_limit_is_killed)
 }
 END_TEST
 
+/* toolkit is the container's pid 1: the orphans a script leaves are its to reap, or they
+ * use up --pids-limit while the command still runs. */
+START_TEST (test_real_orphans_of_a_command_do_not_use_up_the_pids_limit)
+{
+  const char *extra[] = { "pids", "64", NULL };
+  struct bx_module *m = load (extra);
+  const char *json = "{\"command\":\"i=0; while [ $i -lt 150 ]; do (true &); i=$((i+1)); "
+                     "done; echo done\"}";
+  struct bx_run_output out;
+  const char *sentence;
+  ck_assert_int_eq (run_spec (m, spec_for (BX_TOOL_SHELL, json, NULL), &out, &sentence), BX_RUN_OK);
+  ck_assert_str_eq (out.content, "done\n\n[exit 0]");
+  bx_run_output_clear (&out);
+  test_podman_unload (m);
+}
+END_TEST
+
 START_TEST (test_real_output_over_the_cap_is_truncated)
 {
   const char *extra[] = { "output_cap", "1000", NULL };
@@ -449,6 +466,7 @@ main (void)
   tcase_add_test (tc, test_real_a_process_over_the_memory_limit_is_stopped);
   tcase_add_test (tc, test_real_a_command_past_its_time_limit_is_killed);
   tcase_add_test (tc, test_real_output_over_the_cap_is_truncated);
+  tcase_add_test (tc, test_real_orphans_of_a_command_do_not_use_up_the_pids_limit);
   tcase_add_test (tc, test_real_http_fetch_to_a_host_outside_the_grant_is_refused_by_the_proxy);
   tcase_add_test (tc, test_real_http_fetch_to_an_allowed_name_that_does_not_resolve_is_refused);
   tcase_add_test (tc, test_real_an_image_that_is_not_there_is_unavailable);
