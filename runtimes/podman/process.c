@@ -125,10 +125,11 @@ read_some (int fd, struct bx_podman_outcome *o, bool is_stdout, bool keep, uint6
       size_t want = sizeof chunk;
       if (is_stdout && keep)
         {
-          /* Never read more than one byte past the cap: the rest is not read. */
-          uint64_t room = cap + 1 - o->out_len;
-          if (room < want)
-            want = (size_t)room;
+          /* Never read more than one byte past the cap: the rest is not read.  (cap + 1
+           * would wrap to 0 for the largest cap.) */
+          uint64_t left = cap - o->out_len;
+          if (left < want)
+            want = (size_t)left + 1;
         }
       ssize_t n = read (fd, chunk, want);
       if (n < 0 && errno == EINTR)

@@ -409,6 +409,22 @@ START_TEST (test_output_past_the_cap_is_truncated_and_the_container_removed)
 }
 END_TEST
 
+START_TEST (test_the_largest_output_cap_keeps_the_output)
+{
+  /* The cap plus the one byte more must not wrap around to a read of nothing. */
+  use_fixture ("ok");
+  const char *extra[] = { "output_cap", "18446744073709551615", NULL };
+  struct bx_module *m = load (extra);
+  struct bx_run_output out;
+  const char *sentence;
+  ck_assert_int_eq (run (m, BX_TOOL_READ_FILE, READ_JSON, notes_ro, &out, &sentence), BX_RUN_OK);
+  ck_assert_str_eq (out.content, "hello from the tool");
+  ck_assert (!out.truncated);
+  bx_run_output_clear (&out);
+  test_podman_unload (m);
+}
+END_TEST
+
 START_TEST (test_output_of_exactly_the_cap_is_not_truncated)
 {
   char path[512];
@@ -860,6 +876,7 @@ main (void)
   tcase_add_test (tc, test_podman_missing_is_unavailable_with_the_runbook_pointer);
   tcase_add_test (tc, test_output_past_the_cap_is_truncated_and_the_container_removed);
   tcase_add_test (tc, test_output_of_exactly_the_cap_is_not_truncated);
+  tcase_add_test (tc, test_the_largest_output_cap_keeps_the_output);
   tcase_add_test (tc, test_past_the_time_limit_kills_then_removes_by_name);
   tcase_add_test (tc, test_each_tool_has_its_own_time_limit);
   tcase_add_test (tc, test_two_mebibytes_of_arguments_reach_standard_input_whole);
