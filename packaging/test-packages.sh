@@ -101,28 +101,13 @@ for p in $PACKAGES; do
 done
 
 # ---- Build ------------------------------------------------------------------------------
-# dpkg-buildpackage wants debian/ at the top of the source: build in a copy of the tree with
-# packaging/debian placed there.  The copy holds what git tracks plus new files it does not
-# ignore (no build folders).
-TREE=$WORK/boxmaker-0.1.0
-mkdir -p "$TREE"
-if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
-  (cd "$SRC" && git ls-files -z --cached --others --exclude-standard \
-     | tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -xf - -C "$TREE"
-else
-  (cd "$SRC" && tar --exclude='./build*' --exclude='./obj-*' -cf - .) | tar -xf - -C "$TREE"
-fi
-rm -rf "$TREE/debian"
-cp -a "$TREE/packaging/debian" "$TREE/debian"
-
 echo "building the packages (log: $WORK/build.log)"
 start=$(date +%s)
-if (cd "$TREE" && DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage -b -us -uc) \
-     >"$WORK/build.log" 2>&1; then
+if out=$("$SRC/packaging/build-packages.sh" "$WORK" 2>&1); then
   pass "dpkg-buildpackage -b -us -uc ($(($(date +%s) - start)) s)"
 else
   fail "dpkg-buildpackage -b -us -uc"
-  tail -n 40 "$WORK/build.log" | sed 's/^/    /'
+  printf '%s\n' "$out" | sed 's/^/    /'
   finish
 fi
 
