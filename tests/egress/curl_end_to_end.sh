@@ -1,18 +1,23 @@
 #!/bin/sh
 # The real curl through the proxy (with the fake Dial) to a local HTTPS server: the granted
 # name gives the body; a name not granted, another port, an IP literal and a name that
-# resolves only to private addresses each give curl's error.
-#   curl_end_to_end.sh EGRESS_FAKE_PROXY CURL OPENSSL
+# resolves only to private addresses each give curl's error.  With TOOLKIT, the real
+# program (the system Dial) is checked too: granted "localhost" resolves to loopback and is
+# refused, like a name not granted and an IP literal.
+#   curl_end_to_end.sh EGRESS_FAKE_PROXY CURL OPENSSL [TOOLKIT]
 set -u
 proxy_bin=$1
 curl=$2
 openssl=$3
+toolkit=${4:-}
 
 work=$(mktemp -d /tmp/bx-egress-e2e-XXXXXX)
 server_pid=
 proxy_pid=
+toolkit_pid=
 cleanup () {
   [ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null
+  [ -n "$toolkit_pid" ] && kill "$toolkit_pid" 2>/dev/null
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
   wait 2>/dev/null
   rm -rf "$work"
@@ -108,6 +113,25 @@ expect_refused "https://127.1/" 97 "Can't complete SOCKS5 connection to 127.0.0.
 expect_refused "https://[::1]/" 97 "Can't complete SOCKS5 connection to ::1. (8)"
 
 kill -0 "$proxy_pid" 2>/dev/null || fail "the proxy died"
+
+if [ -n "$toolkit" ]; then
+  sock="$work/toolkit.sock"
+  "$toolkit" egress-proxy --socket "$sock" --allow "localhost,allowed.example" \
+    2>"$work/toolkit.log" &
+  toolkit_pid=$!
+  for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+  if [ -S "$sock" ]; then
+    expect_refused "https://localhost/" 97 "Can't complete SOCKS5 connection to localhost. (4)"
+    expect_refused "https://other.example/" 97 \
+      "Can't complete SOCKS5 connection to other.example. (2)"
+    expect_refused "https://localhost:8443/" 97 \
+      "Can't complete SOCKS5 connection to localhost. (2)"
+    expect_refused "https://0x7f000001/" 97 "Can't complete SOCKS5 connection to 127.0.0.1. (8)"
+    kill -0 "$toolkit_pid" 2>/dev/null || fail "toolkit egress-proxy died"
+  else
+    fail "toolkit egress-proxy never listened: $(cat "$work/toolkit.log")"
+  fi
+fi
 if [ "$failures" -ne 0 ]; then
   echo "proxy log:"; cat "$work/proxy.log"
   exit 1
