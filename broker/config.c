@@ -82,6 +82,7 @@ struct walk
   size_t n_nodes;
   struct problem *problems; /* the first MAX_PROBLEMS, in the order they were found */
   unsigned count;           /* all of them */
+  const char *home;         /* the config's home, known before the grants are read */
 };
 
 struct problem
@@ -482,6 +483,14 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
         const char *why = folder_problem (path);
         if (why != NULL)
           problem (w, item, "path \"%s\" %s", path, why);
+        /* Home holds the egress folders of running calls: a sandbox that had it mounted
+         * could connect to another call's egress socket. */
+        else if (w->home != NULL
+                 && (bx_path_inside (path, w->home) || bx_path_inside (w->home, path)))
+          problem (w, item,
+                   "path \"%s\" overlaps brokerd's home %s: a sandbox could reach other calls' "
+                   "egress folders; expected a folder outside it",
+                   path, w->home);
         else
           g->paths[g->n_paths++] = bx_xstrdup (path);
       }
@@ -730,6 +739,7 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
     cfg->request_timeout_ms = (int64_t)n;
   if (v[K_RUNTIME] != NULL)
     parse_runtime (w, v[K_RUNTIME], cfg);
+  w->home = cfg->home;
   if (v[K_GRANTS] != NULL)
     parse_grants (w, v[K_GRANTS], cfg);
   if (v[K_AUDIT] != NULL)

@@ -149,6 +149,15 @@ static const struct bad bad_table[] = {
     "t.yaml:1:11: \"grace_ms\" is \"-5\": expected an integer from 0 to 3600000" },
   { "request_timeout_ms empty", "request_timeout_ms:\n",
     "t.yaml:1:20: \"request_timeout_ms\" is empty: expected an integer from 10 to 3600000" },
+  /* A sandbox with brokerd's home mounted could reach other calls' egress sockets. */
+  { "grant folder holding home",
+    "home: /var/lib/bx\ngrants:\n  - tools: [shell]\n"
+    "    paths: [/var/lib]\n",
+    "t.yaml:4:13: path \"/var/lib\" overlaps brokerd's home /var/lib/bx: a sandbox could reach "
+    "other calls' egress folders; expected a folder outside it" },
+  { "grant folder inside the default home", G_READ "    paths: [/var/lib/boxmaker/run]\n",
+    "t.yaml:3:13: path \"/var/lib/boxmaker/run\" overlaps brokerd's home /var/lib/boxmaker: a "
+    "sandbox could reach other calls' egress folders; expected a folder outside it" },
   { "home with a colon", "home: /var/lib/a:b\n",
     "t.yaml:1:7: home \"/var/lib/a:b\" cannot be mounted: it contains ':' or ','" },
   { "audit relative", "audit: audit.log\n",
