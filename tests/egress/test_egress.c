@@ -392,6 +392,25 @@ START_TEST (test_a_zero_length_name_is_refused_with_2)
 }
 END_TEST
 
+START_TEST (test_a_request_cut_short_closes_without_a_reply)
+{
+  /* The four-byte head cut after 2 bytes, and a whole head with no length byte. */
+  const uint8_t parts[][4] = { { 5, 1 }, { 5, 1, 0, 3 } };
+  const size_t lens[] = { 2, 4 };
+  for (size_t i = 0; i < 2; i++)
+    {
+      int fd = open_conn ();
+      greet (fd);
+      send_bytes (fd, parts[i], lens[i]);
+      shutdown (fd, SHUT_WR);
+      int64_t start = test_now_ms ();
+      expect_silent_close (fd);
+      ck_assert_int_lt (test_now_ms () - start, TEST_HANDSHAKE_MS / 2);
+    }
+  ck_assert_uint_eq (bx_dial_fake_resolves (fake), 0);
+}
+END_TEST
+
 START_TEST (test_a_name_cut_short_closes_without_a_reply)
 {
   int fd = open_conn ();
@@ -925,6 +944,7 @@ egress_suite (void)
   tcase_add_test (tc, test_bind_and_udp_associate_are_refused_with_7);
   tcase_add_test (tc, test_ip_address_types_are_refused_with_8_without_reading_the_address);
   tcase_add_test (tc, test_a_zero_length_name_is_refused_with_2);
+  tcase_add_test (tc, test_a_request_cut_short_closes_without_a_reply);
   tcase_add_test (tc, test_a_name_cut_short_closes_without_a_reply);
   tcase_add_test (tc, test_a_missing_port_closes_without_a_reply);
   tcase_add_test (tc, test_a_port_other_than_443_is_refused_with_2);
