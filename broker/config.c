@@ -83,6 +83,7 @@ struct walk
   struct problem *problems; /* the first MAX_PROBLEMS, in the order they were found */
   unsigned count;           /* all of them */
   const char *home;         /* the config's home, known before the grants are read */
+  yaml_node_t *module_node; /* runtime.module when it is a path, for the check after grants */
 };
 
 struct problem
@@ -669,11 +670,26 @@ parse_runtime (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
                      "or an absolute path to a .so",
                      m);
           else
-            cfg->runtime_module = bx_xstrdup (m);
+            {
+              cfg->runtime_module = bx_xstrdup (m);
+              if (m[0] == '/')
+                w->module_node = v[0];
+            }
         }
     }
   if (v[1] != NULL)
     parse_options (w, v[1], cfg);
+}
+
+/* The first grant folder that holds FILE, or NULL. */
+static const char *
+granted_folder_of (const struct bx_config *cfg, const char *file)
+{
+  for (size_t i = 0; i < cfg->n_grants; i++)
+    for (size_t k = 0; k < cfg->grants[i].n_paths; k++)
+      if (bx_path_inside (file, cfg->grants[i].paths[k]))
+        return cfg->grants[i].paths[k];
+  return NULL;
 }
 
 static void
@@ -754,6 +770,21 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
           cfg->audit = bx_xstrdup (s);
         }
     }
+
+  /* brokerd's own files outside every sandbox: a model must not read or forge the audit
+   * trail, nor replace the code brokerd loads at its next start. */
+  const char *folder;
+  if (v[K_AUDIT] != NULL && strcmp (cfg->audit, "stderr") != 0
+      && (folder = granted_folder_of (cfg, cfg->audit)) != NULL)
+    problem (w, v[K_AUDIT],
+             "audit \"%s\" lies in the granted folder %s: a sandbox could read or forge it; "
+             "expected a file outside every grant",
+             cfg->audit, folder);
+  if (w->module_node != NULL && (folder = granted_folder_of (cfg, cfg->runtime_module)) != NULL)
+    problem (w, w->module_node,
+             "module \"%s\" lies in the granted folder %s: a sandbox could replace it; expected "
+             "a file outside every grant",
+             cfg->runtime_module, folder);
 }
 
 static struct bx_config *

@@ -160,6 +160,14 @@ static const struct bad bad_table[] = {
     "sandbox could reach other calls' egress folders; expected a folder outside it" },
   { "home with a colon", "home: /var/lib/a:b\n",
     "t.yaml:1:7: home \"/var/lib/a:b\" cannot be mounted: it contains ':' or ','" },
+  /* A sandbox must not reach brokerd's own files: the audit trail, or code it loads. */
+  { "audit log inside a grant", "audit: /srv/notes/audit.log\n" G_READ "    paths: [/srv/notes]\n",
+    "t.yaml:1:8: audit \"/srv/notes/audit.log\" lies in the granted folder /srv/notes: a sandbox "
+    "could read or forge it; expected a file outside every grant" },
+  { "module inside a grant",
+    "runtime:\n  module: /srv/notes/m.so\n" G_READ "    paths: [/srv/notes]\n",
+    "t.yaml:2:11: module \"/srv/notes/m.so\" lies in the granted folder /srv/notes: a sandbox "
+    "could replace it; expected a file outside every grant" },
   { "audit relative", "audit: audit.log\n",
     "t.yaml:1:8: audit \"audit.log\" is relative: expected an absolute path (or \"stderr\")" },
   { "unknown key in runtime", "runtime:\n  modul: podman\n",
