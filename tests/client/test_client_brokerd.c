@@ -39,7 +39,12 @@ can_connect (const char *path)
 {
   int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   struct sockaddr_un addr = { .sun_family = AF_UNIX };
-  snprintf (addr.sun_path, sizeof addr.sun_path, "%s", path);
+  if (strlen (path) >= sizeof addr.sun_path)
+    {
+      close (fd);
+      return false;
+    }
+  memcpy (addr.sun_path, path, strlen (path) + 1);
   bool ok = connect (fd, (struct sockaddr *)&addr, sizeof addr) == 0;
   close (fd);
   return ok;
