@@ -91,6 +91,9 @@ cat "$config"
 ln -sf "$build/broker/boxmaker" /usr/local/bin/boxmaker
 "$build/broker/brokerd" --check-config "$config" --runtimedir "$build/runtimes/modules"
 
+say "note: this runs podman as root, for a quick try on a machine of your own; a writable"
+say "grant then lets a sandboxed command leave setuid-root files in $demo (docs/config.md,"
+say "\"Root and writable grants\"); the packaged service runs rootless instead."
 say "starting brokerd (Ctrl-C stops it); in a second terminal:"
 cat <<EOF
 
