@@ -772,7 +772,8 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
     }
 
   /* brokerd's own files outside every sandbox: a model must not read or forge the audit
-   * trail, nor replace the code brokerd loads at its next start. */
+   * trail, put a listener of its own in place of brokerd's socket, nor replace the code
+   * brokerd loads at its next start. */
   const char *folder;
   if (v[K_AUDIT] != NULL && strcmp (cfg->audit, "stderr") != 0
       && (folder = granted_folder_of (cfg, cfg->audit)) != NULL)
@@ -780,6 +781,11 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
              "audit \"%s\" lies in the granted folder %s: a sandbox could read or forge it; "
              "expected a file outside every grant",
              cfg->audit, folder);
+  if ((folder = granted_folder_of (cfg, cfg->socket)) != NULL)
+    problem (w, v[K_SOCKET] != NULL ? v[K_SOCKET] : root,
+             "socket \"%s\" lies in the granted folder %s: a sandbox could replace it; expected "
+             "a file outside every grant",
+             cfg->socket, folder);
   if (w->module_node != NULL && (folder = granted_folder_of (cfg, cfg->runtime_module)) != NULL)
     problem (w, w->module_node,
              "module \"%s\" lies in the granted folder %s: a sandbox could replace it; expected "

@@ -164,6 +164,9 @@ static const struct bad bad_table[] = {
   { "audit log inside a grant", "audit: /srv/notes/audit.log\n" G_READ "    paths: [/srv/notes]\n",
     "t.yaml:1:8: audit \"/srv/notes/audit.log\" lies in the granted folder /srv/notes: a sandbox "
     "could read or forge it; expected a file outside every grant" },
+  { "socket inside a grant", "socket: /srv/notes/b.sock\n" G_READ "    paths: [/srv/notes]\n",
+    "t.yaml:1:9: socket \"/srv/notes/b.sock\" lies in the granted folder /srv/notes: a sandbox "
+    "could replace it; expected a file outside every grant" },
   { "module inside a grant",
     "runtime:\n  module: /srv/notes/m.so\n" G_READ "    paths: [/srv/notes]\n",
     "t.yaml:2:11: module \"/srv/notes/m.so\" lies in the granted folder /srv/notes: a sandbox "
