@@ -1,8 +1,9 @@
 #!/bin/sh
-# unit-verifies.sh UNIT BROKERD: systemd-analyze verify accepts the unit, with its programs
-# pointed at the build tree's brokerd (verify checks that ExecStart's program exists).
+# unit-verifies.sh UNIT BROKERD [DROPIN]: systemd-analyze verify accepts the unit, with its
+# programs pointed at the build tree's brokerd (verify checks that ExecStart's program
+# exists), and accepts it again with the rootful drop-in DROPIN in its .d folder.
 set -eu
-unit=$1 brokerd=$2
+unit=$1 brokerd=$2 dropin=${3:-}
 command -v systemd-analyze >/dev/null || { echo "SKIP: systemd-analyze is not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -29,3 +30,15 @@ if printf '%s\n' "$out" | grep -q "brokerd.service"; then
   echo "FAIL: systemd-analyze verify warns:"; echo "$out"; exit 1
 fi
 echo "PASS: systemd-analyze verify brokerd.service"
+
+[ -n "$dropin" ] || exit 0
+mkdir -p "$tmp/brokerd.service.d"
+cp "$dropin" "$tmp/brokerd.service.d/rootful.conf"
+grep -qx 'User=root' "$dropin" && grep -qx 'RestrictSUIDSGID=yes' "$dropin" \
+  || { echo "FAIL: the rootful drop-in must set User=root and RestrictSUIDSGID=yes"; exit 1; }
+out=$(SYSTEMD_UNIT_PATH="$tmp:" systemd-analyze verify --man=no "$tmp/brokerd.service" 2>&1) || {
+  echo "FAIL: systemd-analyze verify with the rootful drop-in:"; echo "$out"; exit 1; }
+if printf '%s\n' "$out" | grep -q "brokerd.service"; then
+  echo "FAIL: systemd-analyze verify warns with the rootful drop-in:"; echo "$out"; exit 1
+fi
+echo "PASS: systemd-analyze verify brokerd.service with the rootful drop-in"
