@@ -396,6 +396,36 @@ EOF
     [ $rc -eq 0 ] && printf '%s' "$out" | grep -q "hello from the host"
   }
   check "a read_file call runs in a podman container through the installed packages" podman_call
+  # The rootful drop-in's way: RestrictSUIDSGID=yes (with the NoNewPrivileges it implies),
+  # rebuilt with tests/packaging/restrict-suid.c since systemd is not PID 1 here.  A call
+  # still runs, and a sandboxed chmod 4755 in the writable grant is refused.
+  rootful_dropin () {
+    local dropin=/usr/share/doc/boxmaker-runtime-podman/examples/brokerd-rootful.conf
+    if [ -f "$dropin" ]; then
+      grep -qx 'User=root' "$dropin" && grep -qx 'RestrictSUIDSGID=yes' "$dropin" \
+        || { echo "the drop-in's settings changed: update this check"; return 1; }
+    fi
+    cc -o "$PODMAN/restrict-suid" "$SRC/tests/packaging/restrict-suid.c" || return 1
+    sed -i 's/tools: \[read_file\]/tools: [read_file, shell]/' "$PODMAN/brokerd.yaml"
+    "$PODMAN/restrict-suid" /usr/sbin/brokerd --config "$PODMAN/brokerd.yaml" \
+      >"$PODMAN/brokerd.log" 2>&1 &
+    local pid=$! i rc=0 out
+    for i in $(seq 50); do [ -S "$PODMAN/broker.sock" ] && break; sleep 0.1; done
+    out=$(/usr/bin/boxmaker call shell \
+            "{\"command\":\"cp /bin/busybox $PODMAN/granted/sh; chmod 4755 $PODMAN/granted/sh; echo chmod=\$?\"}" \
+            --socket "$PODMAN/broker.sock" --timeout-ms 60000 2>&1) || rc=1
+    kill -TERM $pid
+    wait $pid || rc=1
+    echo "$out"
+    cat "$PODMAN/brokerd.log"
+    ls -l "$PODMAN/granted/sh"
+    printf '%s' "$out" | grep -q "chmod=1" || rc=1
+    [ -f "$PODMAN/granted/sh" ] && [ ! -u "$PODMAN/granted/sh" ] || rc=1
+    rm -f "$PODMAN/granted/sh"
+    return $rc
+  }
+  check "as the rootful drop-in runs it (root, RestrictSUIDSGID) a call runs and cannot make a setuid file" \
+    rootful_dropin
   podman rmi -f "$IMAGE" >/dev/null 2>&1 || true
 
   # The unit's way: brokerd as the service user boxmaker, so rootless podman, inside the
