@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bx/cleanup.h"
+#include "bx/printable.h"
 #include "host_services.h"
 #include "module_loader.h"
 #include "options.h"
@@ -41,29 +42,6 @@ struct bx_module
   bool created;
 };
 
-/* NAME for a message: printable ASCII kept, anything else as \xNN, at most 80 bytes shown,
- * so a refusal stays one readable line whatever the config held. */
-static char *
-printable (const char *name)
-{
-  size_t n = strlen (name);
-  size_t shown = n > 80 ? 80 : n;
-  char *out = bx_xmalloc (shown * 4 + 4);
-  char *p = out;
-  for (size_t i = 0; i < shown; i++)
-    {
-      unsigned char c = (unsigned char)name[i];
-      if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
-        p += sprintf (p, "\\x%02x", c);
-      else
-        *p++ = (char)c;
-    }
-  if (shown < n)
-    p += sprintf (p, "...");
-  *p = '\0';
-  return out;
-}
-
 static bool
 valid_name (const char *name)
 {
@@ -89,7 +67,7 @@ module_file (const char *name_or_path, const char *runtimedir, bx_error *err)
       for (const char *p = name_or_path; *p != '\0'; p++)
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
           {
-            cleanup_free char *shown = printable (name_or_path);
+            cleanup_free char *shown = bx_printable (name_or_path, strlen (name_or_path), 80);
             bx_error_setc (err, EINVAL, "runtime module \"%s\": a path with control characters",
                            shown);
             return NULL;
@@ -100,7 +78,7 @@ module_file (const char *name_or_path, const char *runtimedir, bx_error *err)
     {
       /* A relative path would depend on brokerd's working folder; a name with a slash could
        * climb out of the runtimes folder. */
-      cleanup_free char *shown = printable (name_or_path);
+      cleanup_free char *shown = bx_printable (name_or_path, strlen (name_or_path), 80);
       bx_error_setc (err, EINVAL,
                      "runtime module \"%s\": a module is a name of [a-z0-9_-] (up to %d) or "
                      "an absolute path to a .so",

@@ -6,6 +6,7 @@
 
 #include "bx/cleanup.h"
 #include "bx/message.h"
+#include "bx/printable.h"
 #include "bx/utf8.h"
 
 bool
@@ -85,33 +86,6 @@ static const struct
 };
 #define N_MSG_TYPES (sizeof msg_types / sizeof msg_types[0])
 
-/* A field name from the peer, safe to quote: printable ASCII stays, the rest is \xNN. */
-static char *
-quote_name (const char *name, size_t len)
-{
-  enum
-  {
-    MAX_SHOWN = 64
-  };
-  char *out = bx_xmalloc (MAX_SHOWN * 4 + 4);
-  size_t o = 0;
-  for (size_t i = 0; i < len && i < MAX_SHOWN; i++)
-    {
-      unsigned char c = (unsigned char)name[i];
-      if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
-        out[o++] = (char)c;
-      else
-        o += (size_t)sprintf (out + o, "\\x%02x", c);
-    }
-  if (len > MAX_SHOWN)
-    {
-      memcpy (out + o, "...", 3);
-      o += 3;
-    }
-  out[o] = '\0';
-  return out;
-}
-
 /* Refuses any key of OBJ that is not in SPECS (compared with its length, so "id\u0000x" is
  * not "id"), apart from IGNORE (msg's "type"). */
 static int
@@ -128,7 +102,7 @@ check_keys (const char *where, const json_t *obj, const struct spec *specs, size
       known = strlen (specs[i].name) == key_len && memcmp (specs[i].name, key, key_len) == 0;
     if (!known)
       {
-        cleanup_free char *shown = quote_name (key, key_len);
+        cleanup_free char *shown = bx_printable (key, key_len, 64);
         return bx_error_setc (err, EBADMSG, "%s: unknown field \"%s\"", where, shown);
       }
   }
@@ -209,7 +183,8 @@ bx_envelope_parse (const json_t *frame, struct bx_envelope *out, bx_error *err)
       break;
   if (t == N_MSG_TYPES)
     {
-      cleanup_free char *shown = quote_name (json_string_value (type), json_string_length (type));
+      cleanup_free char *shown
+          = bx_printable (json_string_value (type), json_string_length (type), 64);
       return bx_error_setc (err, EBADMSG, "msg: unknown type \"%s\"", shown);
     }
   const char *where = msg_types[t].type;

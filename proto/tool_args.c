@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bx/cleanup.h"
+#include "bx/printable.h"
 #include "bx/tool_args.h"
 
 /* The fields of each tool, in the order of the canonical JSON.  OFFSET places the value in
@@ -71,34 +72,6 @@ bx_tool_from_name (const char *name, enum bx_tool *out)
   return -1;
 }
 
-/* A field name from the model, made safe to quote in a message: printable ASCII stays,
- * anything else becomes \xNN, and a long name is cut. */
-static char *
-quote_name (const char *name, size_t len)
-{
-  enum
-  {
-    MAX_SHOWN = 64
-  };
-  char *out = bx_xmalloc (MAX_SHOWN * 4 + 4);
-  size_t o = 0;
-  for (size_t i = 0; i < len && i < MAX_SHOWN; i++)
-    {
-      unsigned char c = (unsigned char)name[i];
-      if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
-        out[o++] = (char)c;
-      else
-        o += (size_t)sprintf (out + o, "\\x%02x", c);
-    }
-  if (len > MAX_SHOWN)
-    {
-      memcpy (out + o, "...", 3);
-      o += 3;
-    }
-  out[o] = '\0';
-  return out;
-}
-
 int
 bx_tool_args_from_json (enum bx_tool tool, const json_t *obj, struct bx_tool_args *out,
                         bx_error *err)
@@ -125,7 +98,7 @@ bx_tool_args_from_json (enum bx_tool tool, const json_t *obj, struct bx_tool_arg
       }
     if (!known)
       {
-        cleanup_free char *shown = quote_name (key, key_len);
+        cleanup_free char *shown = bx_printable (key, key_len, 64);
         return bx_error_setc (err, EINVAL, "%s: unknown field \"%s\"", tname, shown);
       }
   }
@@ -189,7 +162,7 @@ duplicate_key_error (const char *tname, const json_error_t *jerr, bx_error *err)
       const char *end = strstr (start, "\"'");
       if (end != NULL)
         {
-          cleanup_free char *shown = quote_name (start, (size_t)(end - start));
+          cleanup_free char *shown = bx_printable (start, (size_t)(end - start), 64);
           return bx_error_setc (err, EINVAL, "%s: duplicate field \"%s\"", tname, shown);
         }
     }
