@@ -308,10 +308,10 @@ else
     sh -c "cd '$MODULE' && cc -shared -fPIC \$(pkg-config --cflags boxmaker-runtime) echo.c -o echo.so"
   if [ -f "$MODULE/echo.so" ]; then
     install -m 644 "$MODULE/echo.so" "$(pkg-config --variable=runtimedir boxmaker-runtime)/"
-    mkdir -p "$MODULE/granted"
+    mkdir -p "$MODULE/granted" "$MODULE/home"
     cat >"$MODULE/brokerd.yaml" <<EOF
 socket: $MODULE/broker.sock
-home: $MODULE
+home: $MODULE/home
 runtime:
   module: echo
 grants:
