@@ -431,7 +431,8 @@ EOF
   # The unit's way: brokerd as the service user boxmaker, so rootless podman, inside the
   # unit's hardening (ProtectSystem=full, PrivateTmp=yes), rebuilt with a mount namespace
   # since systemd is not PID 1 here.  It proves that the hardening the unit sets leaves
-  # rootless podman working, with subordinate ids as README.Debian says.
+  # rootless podman working, with subordinate ids as README.Debian says, and the podman
+  # options of the shipped config's example.
   unit_sandbox_rootless () {
     local unit=/lib/systemd/system/brokerd.service
     grep -qx 'User=boxmaker' $unit && grep -qx 'ProtectSystem=full' $unit \
@@ -450,7 +451,7 @@ runtime:
   options:
     image: $image
     global_options: ["--runtime", "runc"]
-    run_options: ["--pull=never"]
+    run_options: ["--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024", "--pull=never"]
 grants:
   - tools: [read_file, shell]
     paths: [$ROOTLESS/granted]
