@@ -1,6 +1,8 @@
-/* One deadline for a whole exchange: see bx/deadline.h.  Every read and write first asks
- * poll() for what is left of the deadline, so a peer that trickles bytes cannot stretch an
- * exchange past it, whatever the blocking mode of the descriptor. */
+/* One deadline for a whole exchange: see bx/deadline.h.  Every read and write checks what is
+ * left of the deadline; a socket is read and written without blocking and polled (for what
+ * is left) only when it is empty or full, anything else is polled first.  So a peer that
+ * trickles bytes cannot stretch an exchange past the deadline, whatever the blocking mode
+ * of the descriptor. */
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -76,14 +78,39 @@ bx_read_full (int fd, void *buf, size_t len, int64_t deadline, bx_error *err)
 {
   char *p = buf;
   size_t got = 0;
+  bool is_socket = true;
   /* poll() skips a negative descriptor and would wait out the deadline. */
   if (fd < 0 && len > 0)
     return bx_error_set (err, EBADF, "read");
   while (got < len)
     {
-      if (wait_for (fd, POLLIN, deadline, err) < 0)
-        return -1;
-      ssize_t n = read (fd, p + got, len - got);
+      ssize_t n;
+      if (bx_deadline_left (deadline) == 0)
+        return bx_error_setc (err, ETIMEDOUT, "the deadline passed");
+      /* On a socket, try first and poll only when nothing is there: most frames arrive
+       * whole, and this saves a poll per read.  MSG_DONTWAIT keeps a blocking socket from
+       * outlasting the deadline. */
+      if (is_socket)
+        {
+          n = recv (fd, p + got, len - got, MSG_DONTWAIT);
+          if (n < 0 && errno == ENOTSOCK)
+            {
+              is_socket = false;
+              continue;
+            }
+          if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            {
+              if (wait_for (fd, POLLIN, deadline, err) < 0)
+                return -1;
+              continue;
+            }
+        }
+      else
+        {
+          if (wait_for (fd, POLLIN, deadline, err) < 0)
+            return -1;
+          n = read (fd, p + got, len - got);
+        }
       if (n < 0)
         {
           if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
@@ -108,14 +135,14 @@ bx_write_full (int fd, const void *buf, size_t len, int64_t deadline, bx_error *
     return bx_error_set (err, EBADF, "write");
   while (done < len)
     {
-      if (wait_for (fd, POLLOUT, deadline, err) < 0)
-        return -1;
       ssize_t n;
+      if (bx_deadline_left (deadline) == 0)
+        return bx_error_setc (err, ETIMEDOUT, "the deadline passed");
       if (is_socket)
         {
-          /* MSG_DONTWAIT: poll said there is room, but not how much; a blocking send of the
-           * rest could outlast the deadline.  MSG_NOSIGNAL: a closed peer is EPIPE, not a
-           * signal that kills the daemon. */
+          /* Try first, poll only when the socket is full (a frame usually fits at once).
+           * MSG_DONTWAIT: a blocking send of the rest could outlast the deadline.
+           * MSG_NOSIGNAL: a closed peer is EPIPE, not a signal that kills the daemon. */
           n = send (fd, p + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT);
           if (n < 0 && errno == ENOTSOCK)
             {
@@ -124,9 +151,17 @@ bx_write_full (int fd, const void *buf, size_t len, int64_t deadline, bx_error *
               chunk_max = fstat (fd, &st) == 0 && S_ISREG (st.st_mode) ? SIZE_MAX : PIPE_BUF;
               continue;
             }
+          if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            {
+              if (wait_for (fd, POLLOUT, deadline, err) < 0)
+                return -1;
+              continue;
+            }
         }
       else
         {
+          if (wait_for (fd, POLLOUT, deadline, err) < 0)
+            return -1;
           /* A pipe that poll calls writable takes at least PIPE_BUF bytes without blocking;
            * a regular file never blocks for long, so it takes everything at once. */
           size_t chunk = len - done < chunk_max ? len - done : chunk_max;
