@@ -357,9 +357,12 @@ podman_unusable () {
   fi
 }
 IMAGE=
+# A name of its own, so the test never retags an image someone's config names.
+IMAGE_NAME=localhost/boxmaker-tools-pkgtest
 if ! command -v podman >/dev/null; then
   podman_unusable "podman is not installed"
-elif ! IMAGE=$(/usr/share/boxmaker/image/build-image.sh --quiet 2>"$PODMAN/build-image.log"); then
+elif ! IMAGE=$(/usr/share/boxmaker/image/build-image.sh --quiet --name "$IMAGE_NAME" \
+                2>"$PODMAN/build-image.log"); then
   podman_unusable "the installed build-image.sh failed: $(tail -n 3 "$PODMAN/build-image.log")"
   IMAGE=
 else
@@ -426,7 +429,8 @@ EOF
   }
   check "as the rootful drop-in runs it (root, RestrictSUIDSGID) a call runs and cannot make a setuid file" \
     rootful_dropin
-  podman rmi -f "$IMAGE" >/dev/null 2>&1 || true
+  # By id: podman 4.3 does not remove an image by the digest reference build-image.sh prints.
+  podman rmi -f "$(podman image inspect --format '{{.Id}}' "$IMAGE")" >/dev/null 2>&1 || true
 
   # The unit's way: brokerd as the service user boxmaker, so rootless podman, inside the
   # unit's hardening (ProtectSystem=full, PrivateTmp=yes), rebuilt with a mount namespace
@@ -441,7 +445,8 @@ EOF
     echo "hello from the host" > "$ROOTLESS/granted/notes.txt"
     usermod --add-subuids 1000000-1065535 --add-subgids 1000000-1065535 boxmaker || return 1
     local image
-    image=$(cd /var/lib/boxmaker && $as_boxmaker /usr/share/boxmaker/image/build-image.sh --quiet 2>&1) \
+    image=$(cd /var/lib/boxmaker && $as_boxmaker /usr/share/boxmaker/image/build-image.sh --quiet \
+                --name "$IMAGE_NAME" 2>&1) \
       || { echo "build-image.sh as boxmaker: $image"; return 1; }
     image=$(printf '%s\n' "$image" | tail -n 1)
     cat >"$ROOTLESS/brokerd.yaml" <<EOF
