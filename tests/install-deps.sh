@@ -10,7 +10,7 @@ packages="
   curl openssl ca-certificates
   podman runc slirp4netns uidmap fuse-overlayfs busybox-static iproute2
   microsocks
-  debhelper dpkg-dev fakeroot lintian man-db scdoc
+  debhelper dpkg-dev fakeroot lintian man-db scdoc systemd
 "
 
 missing=""
