@@ -52,18 +52,6 @@ one_line (char *s, size_t max)
       s[i] = ' ';
 }
 
-static char *
-vformat (const char *fmt, va_list ap)
-{
-  char *s = NULL;
-  if (vasprintf (&s, fmt, ap) < 0)
-    {
-      fputs ("boxmaker: out of memory\n", stderr);
-      abort ();
-    }
-  return s;
-}
-
 /* ---- logging ------------------------------------------------------------------------- */
 
 static void
@@ -75,7 +63,7 @@ host_log (const struct bx_host *host, enum bx_log_level level, const char *fmt, 
   const struct bx_host_services *services = (const struct bx_host_services *)host;
   va_list ap;
   va_start (ap, fmt);
-  cleanup_free char *line = vformat (fmt, ap);
+  cleanup_free char *line = bx_xvasprintf (fmt, ap);
   va_end (ap);
   one_line (line, BX_HOST_LOG_LINE_MAX);
   if ((unsigned)level > BX_LOG_DEBUG)
@@ -167,7 +155,7 @@ host_error_set (bx_error_sink *sink, const char *fmt, ...)
     return;
   va_list ap;
   va_start (ap, fmt);
-  char *msg = vformat (fmt, ap);
+  char *msg = bx_xvasprintf (fmt, ap);
   va_end (ap);
   sink_take (sink, msg);
 }
@@ -177,7 +165,7 @@ sink_printf (bx_error_sink *sink, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
-  char *msg = vformat (fmt, ap);
+  char *msg = bx_xvasprintf (fmt, ap);
   va_end (ap);
   sink_take (sink, msg);
 }
@@ -382,9 +370,19 @@ static const struct suffix size_suffixes[] = {
   { NULL, 0 },
 };
 
+/* A size or a duration: digits with one of the kind's suffixes, at least 1. */
+struct scaled_kind
+{
+  const struct suffix *suffixes;
+  const char *noun;     /* "size" */
+  const char *too_big;  /* "too large" */
+  const char *expected; /* "a size such as 512m" */
+  const char *at_least; /* "a size of at least 1 byte" */
+};
+
 static int
-host_option_size (const bx_options *options, const char *name, uint64_t fallback, uint64_t *out,
-                  bx_error_sink *sink)
+read_scaled (const bx_options *options, const char *name, const struct scaled_kind *kind,
+             uint64_t fallback, uint64_t *out, bx_error_sink *sink)
 {
   const char *value;
   int r = single_value (options, name, &value, sink);
@@ -396,18 +394,29 @@ host_option_size (const bx_options *options, const char *name, uint64_t fallback
       return 0;
     }
   uint64_t v;
-  int p = parse_with_suffix (value, size_suffixes, &v);
+  int p = parse_with_suffix (value, kind->suffixes, &v);
   cleanup_free char *quoted = quote (value);
   if (p == -2)
-    sink_printf (sink, "option \"%s\": size %s is too large", name, quoted);
+    sink_printf (sink, "option \"%s\": %s %s is %s", name, kind->noun, quoted, kind->too_big);
   else if (p < 0)
-    sink_printf (sink, "option \"%s\": expected a size such as 512m, got %s", name, quoted);
+    sink_printf (sink, "option \"%s\": expected %s, got %s", name, kind->expected, quoted);
   else if (v == 0)
-    sink_printf (sink, "option \"%s\": expected a size of at least 1 byte, got %s", name, quoted);
+    sink_printf (sink, "option \"%s\": expected %s, got %s", name, kind->at_least, quoted);
   if (p < 0 || v == 0)
     return -1;
   *out = v;
   return 0;
+}
+
+static const struct scaled_kind size_kind = {
+  size_suffixes, "size", "too large", "a size such as 512m", "a size of at least 1 byte",
+};
+
+static int
+host_option_size (const bx_options *options, const char *name, uint64_t fallback, uint64_t *out,
+                  bx_error_sink *sink)
+{
+  return read_scaled (options, name, &size_kind, fallback, out, sink);
 }
 
 static const struct suffix duration_suffixes[] = {
@@ -417,33 +426,19 @@ static const struct suffix duration_suffixes[] = {
   { NULL, 0 },
 };
 
+static const struct scaled_kind duration_kind = {
+  duration_suffixes,
+  "duration",
+  "too long",
+  "a duration such as 30s, 500ms or 2m",
+  "a duration of at least 1ms",
+};
+
 static int
 host_option_duration_ms (const bx_options *options, const char *name, uint64_t fallback,
                          uint64_t *out, bx_error_sink *sink)
 {
-  const char *value;
-  int r = single_value (options, name, &value, sink);
-  if (r < 0)
-    return -1;
-  if (r == 0)
-    {
-      *out = fallback;
-      return 0;
-    }
-  uint64_t v;
-  int p = parse_with_suffix (value, duration_suffixes, &v);
-  cleanup_free char *quoted = quote (value);
-  if (p == -2)
-    sink_printf (sink, "option \"%s\": duration %s is too long", name, quoted);
-  else if (p < 0)
-    sink_printf (sink, "option \"%s\": expected a duration such as 30s, 500ms or 2m, got %s", name,
-                 quoted);
-  else if (v == 0)
-    sink_printf (sink, "option \"%s\": expected a duration of at least 1ms, got %s", name, quoted);
-  if (p < 0 || v == 0)
-    return -1;
-  *out = v;
-  return 0;
+  return read_scaled (options, name, &duration_kind, fallback, out, sink);
 }
 
 static int

@@ -91,3 +91,10 @@ bx_xasprintf (const char *fmt, ...)
   va_end (ap);
   return r < 0 ? oom () : s;
 }
+
+char *
+bx_xvasprintf (const char *fmt, va_list ap)
+{
+  char *s = NULL;
+  return vasprintf (&s, fmt, ap) < 0 ? oom () : s;
+}

@@ -8,22 +8,10 @@
 #include "bx/cleanup.h"
 #include "bx/error.h"
 
-static char *
-vformat (const char *fmt, va_list ap)
-{
-  char *s = NULL;
-  if (vasprintf (&s, fmt, ap) < 0)
-    {
-      fputs ("boxmaker: out of memory\n", stderr);
-      abort ();
-    }
-  return s;
-}
-
 static int
 set_error (bx_error *err, int code, int with_strerror, const char *fmt, va_list ap)
 {
-  char *msg = vformat (fmt, ap);
+  char *msg = bx_xvasprintf (fmt, ap);
   if (with_strerror && code != 0)
     {
       char *full = bx_xasprintf ("%s: %s", msg, strerror (code));
@@ -69,7 +57,7 @@ bx_error_wrap (bx_error *err, const char *fmt, ...)
   if (err == NULL)
     return -1;
   va_start (ap, fmt);
-  char *context = vformat (fmt, ap);
+  char *context = bx_xvasprintf (fmt, ap);
   va_end (ap);
   if (*err == NULL)
     {

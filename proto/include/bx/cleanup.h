@@ -8,6 +8,7 @@
 #ifndef BX_CLEANUP_H
 #define BX_CLEANUP_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -25,7 +26,7 @@ void bx_cleanup_errorp (bx_error *err);
 
 /* Returns *pp and sets *pp to NULL (or -1 for a file descriptor with steal_fd). */
 #define steal_pointer(pp)                                                                          \
-  __extension__ ({                                                                                 \
+  __extension__({                                                                                  \
     __typeof__ (*(pp)) _bx_p = *(pp);                                                              \
     *(pp) = NULL;                                                                                  \
     _bx_p;                                                                                         \
@@ -46,5 +47,6 @@ void *bx_xrealloc (void *p, size_t n);
 char *bx_xstrdup (const char *s);
 char *bx_xstrndup (const char *s, size_t n);
 char *bx_xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+char *bx_xvasprintf (const char *fmt, va_list ap) __attribute__ ((format (printf, 1, 0)));
 
 #endif
