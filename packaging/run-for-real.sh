@@ -88,7 +88,7 @@ grants:
 EOF
 cat "$config"
 
-ln -sf "$build/broker/boxmaker" /usr/local/bin/boxmaker
+ln -sf "$build/client/boxmaker" /usr/local/bin/boxmaker
 "$build/broker/brokerd" --check-config "$config" --runtimedir "$build/runtimes/modules"
 
 say "note: this runs podman as root, for a quick try on a machine of your own; a writable"

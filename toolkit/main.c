@@ -14,9 +14,7 @@
 #include "bx/cleanup.h"
 #include "tools.h"
 
-#ifdef BX_TOOLKIT_HAVE_EGRESS
 #include "egress_main.h"
-#endif
 
 /* The installed program always runs /bin/curl.  Only the test build (toolkit_test, never
  * installed) lets a test put a fake curl in its place. */
@@ -96,13 +94,7 @@ main (int argc, char **argv)
 
   if (strcmp (argv[1], "egress-proxy") == 0)
     {
-#ifdef BX_TOOLKIT_HAVE_EGRESS
       return bx_egress_proxy_main (argc, argv);
-#else
-      /* Built before the proxy existed: a name it does not know. */
-      bx_toolkit_misused ("unknown tool \"%s\"", argv[1]);
-      return usage ();
-#endif
     }
 
   enum bx_tool tool;

@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "bx/cleanup.h"
-#include "client.h"
+#include <boxmaker/client.h>
 
 struct shared
 {

@@ -59,7 +59,7 @@ grants:
     class: private
 EOF
 
-load="$build/broker/bx_bench_broker"
+load="$build/client/bx_bench_broker"
 args="{\"path\":\"$work/data/file\"}"
 
 wait_socket () {

@@ -63,7 +63,7 @@ bare () {
     --volume="$work/grant:$work/grant:ro" "$image" /bin/toolkit read_file > "$work/bare.out"
 }
 through () {
-  "$build/broker/boxmaker" call read_file "$args" --socket "$work/b.sock" \
+  "$build/client/boxmaker" call read_file "$args" --socket "$work/b.sock" \
     --session bench --call "c$1" > "$work/through.out" 2>/dev/null
 }
 

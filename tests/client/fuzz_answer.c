@@ -13,7 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "client.h"
+#include <boxmaker/client.h>
 
 static char sock_path[108];
 static int listen_fd = -1;

@@ -14,7 +14,7 @@
 #include "bx/deadline.h"
 #include "bx/frame.h"
 #include "bx/message.h"
-#include "client.h"
+#include <boxmaker/client.h>
 
 #include "fake_server.h"
 

@@ -18,7 +18,7 @@
 
 #include "bx/cleanup.h"
 #include "bx/deadline.h"
-#include "client.h"
+#include <boxmaker/client.h>
 
 #include "cli_run.h"
 

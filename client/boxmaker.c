@@ -19,7 +19,7 @@
 #include "bx/cleanup.h"
 #include "bx/message.h"
 
-#include "client.h"
+#include <boxmaker/client.h>
 
 enum
 {

@@ -22,7 +22,7 @@
 #include "bx/frame.h"
 #include "bx/message.h"
 
-#include "client.h"
+#include <boxmaker/client.h>
 
 /* Unix time in ms: a pending frame's expiry is wall-clock time from the broker's side. */
 static int64_t
