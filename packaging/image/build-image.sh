@@ -5,6 +5,11 @@
 #
 #   build-image.sh [--toolkit PATH] [--name NAME] [--extra-ca FILE] [--output-tar FILE]
 #                  [--quiet]
+#   build-image.sh --rootfs DIR [--toolkit PATH] [--extra-ca FILE] [--quiet]
+#
+# --rootfs DIR puts the same files in the folder DIR instead (bwrap.so's read-only root,
+# option rootfs), owned by root, replacing what DIR held; podman is not needed then, and
+# /etc/resolv.conf names slirp4netns's resolver (10.0.2.3), which the egress proxy uses.
 #
 # --extra-ca FILE also trusts the PEM certificates in FILE (a private CA; the test suite
 # uses it for its own HTTPS server).
@@ -26,6 +31,7 @@ umask 022
 name=localhost/boxmaker-tools
 toolkit=${BX_TOOLKIT:-}
 out_tar=
+rootfs_dir=
 extra_ca=
 quiet=0
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,9 +44,10 @@ while [ $# -gt 0 ]; do
     --toolkit) toolkit=$2; shift 2 ;;
     --name) name=$2; shift 2 ;;
     --output-tar) out_tar=$2; shift 2 ;;
+    --rootfs) rootfs_dir=$2; shift 2 ;;
     --extra-ca) extra_ca=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
 done
@@ -65,7 +72,12 @@ curl=$(command -v curl) || die "curl is missing: apt-get install curl"
 curl=$(readlink -f "$curl")
 cacerts=/etc/ssl/certs/ca-certificates.crt
 [ -s "$cacerts" ] || die "$cacerts is missing: apt-get install ca-certificates"
-command -v podman >/dev/null || die "podman is missing: apt-get install podman"
+if [ -n "$rootfs_dir" ]; then
+  case $rootfs_dir in /*) ;; *) die "--rootfs needs an absolute path" ;; esac
+  [ "$(id -u)" = 0 ] || die "--rootfs needs root: the folder must belong to root"
+else
+  command -v podman >/dev/null || die "podman is missing: apt-get install podman"
+fi
 
 start=$(date +%s.%N)
 root=$(mktemp -d "${TMPDIR:-/tmp}/boxmaker-image.XXXXXX")
@@ -127,6 +139,23 @@ printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
 echo "$libdir" > "$root/etc/ld.so.conf"
 if command -v ldconfig >/dev/null; then
   ldconfig -r "$root" 2>/dev/null || true
+fi
+
+if [ -n "$rootfs_dir" ]; then
+  echo "nameserver 10.0.2.3" > "$root/etc/resolv.conf"
+  # Built beside DIR and moved into place, so a running brokerd never sees half a root.
+  mkdir -p "$(dirname "$rootfs_dir")"
+  new=$(mktemp -d "$rootfs_dir.new.XXXXXX")
+  cp -a "$root/." "$new/"
+  chown -R 0:0 "$new"
+  chmod 0755 "$new"
+  old="$rootfs_dir.old.$$"
+  [ ! -e "$rootfs_dir" ] || mv "$rootfs_dir" "$old"
+  mv "$new" "$rootfs_dir"
+  rm -rf "$old"
+  say "built the read-only root $rootfs_dir ($(du -sk "$rootfs_dir" | cut -f1) KiB)"
+  echo "$rootfs_dir"
+  exit 0
 fi
 
 tar=$(mktemp "${TMPDIR:-/tmp}/boxmaker-image.XXXXXX.tar")

@@ -1,0 +1,198 @@
+/* bwrap.so's internal interfaces.  The module links with a version script that exports
+ * bx_runtime_entry alone, so nothing declared here leaves the shared object. */
+#ifndef BX_BWRAP_H
+#define BX_BWRAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <boxmaker/runtime.h>
+
+/* The four tools, in the order of the time-limit options. */
+enum bx_bwrap_tool
+{
+  BX_BWRAP_READ_FILE,
+  BX_BWRAP_WRITE_FILE,
+  BX_BWRAP_SHELL,
+  BX_BWRAP_HTTP_FETCH,
+};
+#define BX_BWRAP_TOOL_COUNT 4
+
+/* The limits a cgroup enforces. */
+struct bx_bwrap_limits
+{
+  uint64_t memory;     /* bytes, memory and swap together */
+  int64_t pids;        /* tasks */
+  int64_t cpu_percent; /* of one CPU: 100 is one whole CPU */
+};
+
+/* The module's options, checked once by create() and read-only afterwards. */
+struct bx_bwrap_config
+{
+  const char *bwrap;  /* the program: an absolute path */
+  const char *rootfs; /* the read-only root: a folder owned by root */
+  const char *rootfs_digest;
+  const char *const *rootfs_dirs; /* its top-level folders and links, bound one by one */
+  size_t rootfs_dir_count;
+  const char *cgroup_root; /* where the cgroup v1 controllers are mounted */
+  uint64_t output_cap;
+  uint64_t tmp_size;
+  uint64_t file_size;
+  struct bx_bwrap_limits limits;
+  uint64_t limit_ms[BX_BWRAP_TOOL_COUNT];
+  int64_t uid, gid; /* the sandbox's, inside and outside its user namespace */
+  int64_t slots;
+  const char *egress_helper; /* slirp4netns */
+};
+
+struct bx_bwrap_mount
+{
+  const char *path;
+  int fd; /* the descriptor number the sandbox program sees */
+  bool writable;
+};
+
+/* What one sandbox gets, besides the config.  Descriptor numbers are the ones bwrap sees. */
+struct bx_bwrap_call
+{
+  const char *tool; /* "read_file", ...; "egress-proxy" for the proxy */
+  const struct bx_bwrap_mount *mounts;
+  size_t mount_count;
+  int seccomp_fd;
+  int status_fd;
+  int egress_fd;          /* the egress folder, bound at /run/egress; -1 for none */
+  const char *allow;      /* the proxy: its comma-separated host patterns */
+};
+
+/* ---- argv.c: the argument list, a pure function of its inputs. ---------------------------
+ * A NULL-terminated array whose first element is cfg->bwrap; free with bx_bwrap_argv_free. */
+char **bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *call);
+void bx_bwrap_argv_free (char **argv);
+
+/* ---- path.c ------------------------------------------------------------------------------ */
+/* Opens PATH (absolute) with O_PATH without following a symbolic link in any component.
+ * A descriptor, or -1 with errno (ELOOP when a component is a link). */
+int bx_bwrap_open_nofollow (const char *path);
+
+/* ---- seccomp.c --------------------------------------------------------------------------- */
+/* The filter as BPF bytes (malloc'd), or -1 with a message. */
+int bx_bwrap_seccomp_build (void **bpf, size_t *len, char **why);
+/* A fresh readable descriptor holding BPF, at offset 0; -1 with errno. */
+int bx_bwrap_seccomp_fd (const void *bpf, size_t len);
+
+/* ---- cgroup.c: per-call cgroups, behind this small interface. ----------------------------
+ * A pool of slots made at start, each a cgroup in every controller with the limits set, so
+ * a call only moves its process in (no mkdir on the call path) and the slot is emptied
+ * (every task killed) when the call ends. */
+struct bx_bwrap_cgroups;
+/* NAME identifies this instance (it holds brokerd's pid and start time, so the sweep can
+ * tell a dead brokerd's leftovers from a live one's).  0, or -1 with a message. */
+int bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
+                           const struct bx_bwrap_limits *limits, struct bx_bwrap_cgroups **out,
+                           char **why);
+/* This brokerd's NAME: "<pid>-<start time>", newly allocated. */
+char *bx_bwrap_cgroups_own_name (void);
+/* Removes the leftovers of instances whose brokerd is gone (never a live one's); returns how
+ * many it removed. */
+int bx_bwrap_cgroups_sweep (const char *root);
+/* Waits for a free slot and takes it. */
+size_t bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg);
+/* In a forked child, before exec: moves the calling process into SLOT.  Async-signal-safe.
+ * 0, or -1. */
+int bx_bwrap_cgroups_join (struct bx_bwrap_cgroups *cg, size_t slot);
+/* How many times the slot's memory limit has killed a task so far. */
+uint64_t bx_bwrap_cgroups_oom_kills (struct bx_bwrap_cgroups *cg, size_t slot);
+/* Kills every task in SLOT until it is empty. */
+void bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot);
+/* Kills what is left and gives the slot back. */
+void bx_bwrap_cgroups_release (struct bx_bwrap_cgroups *cg, size_t slot);
+/* Kills everything, removes every slot and frees the pool. */
+void bx_bwrap_cgroups_close (struct bx_bwrap_cgroups *cg);
+
+/* ---- run.c: one sandbox process. ---------------------------------------------------------- */
+#define BX_BWRAP_STDERR_KEEP 4096
+
+enum bx_bwrap_end
+{
+  BX_BWRAP_EXITED,    /* exit_code holds bwrap's exit status */
+  BX_BWRAP_SIGNALED,  /* bwrap itself died of a signal */
+  BX_BWRAP_NOT_RUN,   /* could not be started (spawn_errno) */
+  BX_BWRAP_TIMED_OUT, /* the deadline passed first */
+  BX_BWRAP_CAPPED,    /* standard output went past the cap first */
+};
+
+struct bx_bwrap_outcome
+{
+  enum bx_bwrap_end end;
+  int exit_code;
+  int signal;
+  int spawn_errno;
+  bool started;     /* bwrap reported the sandbox's process (json status "child-pid") */
+  int tool_exit;    /* bwrap reported the sandbox's exit code ("exit-code"), or -1 */
+  char *out;        /* standard output, at most the cap (malloc'd, may be NULL) */
+  size_t out_len;
+  char err[BX_BWRAP_STDERR_KEEP + 1];
+  size_t err_len;
+};
+
+/* What the child does between fork and exec. */
+struct bx_bwrap_child
+{
+  struct bx_bwrap_cgroups *cgroups; /* NULL: no cgroup */
+  size_t slot;
+  int64_t uid, gid; /* -1: keep */
+  uint64_t file_size; /* 0: no limit */
+  const int *fds;     /* descriptors the child gets as 3, 4, ... in this order */
+  size_t fd_count;
+};
+
+/* Runs ARGV as set up by CHILD, feeding INPUT, keeping standard output up to CAP bytes,
+ * until it exits or DEADLINE_MS passes.  *pid is the child still running after
+ * TIMED_OUT or CAPPED, -1 otherwise.  STATUS_READ is the read end of the json status pipe
+ * (its write end is among CHILD's fds), or -1. */
+void bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *child, const char *input,
+                   size_t input_len, uint64_t cap, int64_t deadline_ms, int status_read,
+                   struct bx_bwrap_outcome *o, pid_t *pid);
+/* Only starts it, with IN, OUT and ERR as its standard streams: a pid, or -1 with errno. */
+pid_t bx_bwrap_spawn (char *const argv[], const struct bx_bwrap_child *child, int in, int out,
+                      int err);
+/* Kills PID and waits for it (a no-op for -1). */
+void bx_bwrap_reap (pid_t pid);
+void bx_bwrap_outcome_clear (struct bx_bwrap_outcome *o);
+
+/* ---- module.c / call.c: one instance and one call. ---------------------------------------- */
+struct bx_bwrap_instance
+{
+  const struct bx_host *host;
+  struct bx_bwrap_config cfg;
+  struct bx_bwrap_cgroups *cgroups;
+  void *bpf;
+  size_t bpf_len;
+  char **rootfs_dirs;
+  char *egress_root; /* <home>/run/egress, or NULL without a home */
+  uint64_t _Atomic counter;
+};
+
+/* call.c: the argument list for CALL run with EXTRA_FDS (bwrap sees them from 5 up, after
+ * the seccomp filter at 3 and the json status at 4) in cgroup SLOT. */
+#define BX_BWRAP_FD_FIRST_EXTRA 5
+void bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call,
+                       const int *extra_fds, size_t extra_count, size_t slot, const char *input,
+                       size_t input_len, uint64_t cap, int64_t deadline,
+                       struct bx_bwrap_outcome *o, pid_t *running);
+/* The tool's sandbox in SLOT, with the egress folder EGRESS_FD (or -1) at /run/egress. */
+enum bx_run_status bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec,
+                                      const char *name, int tool, size_t slot, int egress_fd,
+                                      bx_run_result *result, const char **sentence);
+/* egress.c: the proxy's sandbox, slirp4netns, then the tool's sandbox, all in SLOT. */
+enum bx_run_status bx_bwrap_egress_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec,
+                                        const char *name, int tool, size_t slot,
+                                        bx_run_result *result, const char **sentence);
+extern const char bx_bwrap_sentence_unavailable[];
+
+enum bx_run_status bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec,
+                                      bx_run_result *result, const char **sentence);
+
+#endif

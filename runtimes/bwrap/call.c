@@ -1,0 +1,259 @@
+/* One call: the tool's sandbox (and for http_fetch the egress proxy's, see egress.c), with
+ * every outcome mapped to the same fixed sentences as podman.so's.
+ *
+ * The sentences reach the model unlabelled, so they are constants; what bubblewrap said
+ * goes to brokerd's log only. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+#include "bx/deadline.h"
+
+#include "bwrap.h"
+
+static const char SENTENCE_COULD_NOT_RUN[] = "the tool could not run";
+const char bx_bwrap_sentence_unavailable[] = "the tool runner could not start the container";
+#define SENTENCE_UNAVAILABLE bx_bwrap_sentence_unavailable
+static const char SENTENCE_STOPPED[] = "the tool was stopped: it ran out of memory or was killed";
+static const char SENTENCE_TIME_LIMIT[] = "the tool ran past its time limit";
+static const char SENTENCE_UNEXPECTED[] = "the tool failed with an unexpected status";
+
+#define RUNBOOK_POINTER "see docs/runbook.md#runner-unavailable"
+#define STDERR_IN_LOG   "%.3500s"
+
+/* The descriptors bubblewrap gets, in this order, from 3 up. */
+#define FD_SECCOMP 3
+#define FD_STATUS  4
+#define FD_FIRST_MOUNT BX_BWRAP_FD_FIRST_EXTRA
+
+static enum bx_run_status
+fail (const char **sentence, const char *text, enum bx_run_status status)
+{
+  *sentence = text;
+  return status;
+}
+
+static const char *
+flat_stderr (struct bx_bwrap_outcome *o)
+{
+  for (char *s = o->err; *s != '\0'; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f)
+      *s = ' ';
+  return o->err_len ? o->err : "(no standard error)";
+}
+
+static int
+tool_index (const char *tool)
+{
+  static const char *const names[BX_BWRAP_TOOL_COUNT]
+      = { "read_file", "write_file", "shell", "http_fetch" };
+  for (int i = 0; i < BX_BWRAP_TOOL_COUNT; i++)
+    if (tool != NULL && strcmp (tool, names[i]) == 0)
+      return i;
+  return -1;
+}
+
+void
+bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call,
+                  const int *extra_fds, size_t extra_count, size_t slot, const char *input,
+                  size_t input_len, uint64_t cap, int64_t deadline, struct bx_bwrap_outcome *o,
+                  pid_t *running)
+{
+  cleanup_close int seccomp = bx_bwrap_seccomp_fd (inst->bpf, inst->bpf_len);
+  int status[2] = { -1, -1 };
+  if (seccomp < 0 || pipe2 (status, O_CLOEXEC) < 0)
+    {
+      memset (o, 0, sizeof *o);
+      o->end = BX_BWRAP_NOT_RUN;
+      o->spawn_errno = errno;
+      *running = -1;
+      if (status[0] >= 0)
+        {
+          close (status[0]);
+          close (status[1]);
+        }
+      return;
+    }
+  size_t count = 2 + extra_count;
+  cleanup_free int *fds = bx_xmalloc (count * sizeof (int));
+  fds[0] = seccomp;
+  fds[1] = status[1];
+  memcpy (fds + 2, extra_fds, extra_count * sizeof (int));
+  call->seccomp_fd = FD_SECCOMP;
+  call->status_fd = FD_STATUS;
+
+  char **argv = bx_bwrap_argv (&inst->cfg, call);
+  struct bx_bwrap_child child = {
+    .cgroups = inst->cgroups,
+    .slot = slot,
+    .uid = inst->cfg.uid,
+    .gid = inst->cfg.gid,
+    .file_size = inst->cfg.file_size,
+    .fds = fds,
+    .fd_count = count,
+  };
+  bx_bwrap_run (argv, &child, input, input_len, cap, deadline, status[0], o, running);
+  bx_bwrap_argv_free (argv);
+  close (status[0]);
+  close (status[1]);
+}
+
+/* Maps the tool sandbox's outcome to an answer, passing the output on when there is one. */
+static enum bx_run_status
+answer (struct bx_bwrap_instance *inst, const char *name, struct bx_bwrap_outcome *o,
+        bool oom, uint64_t limit_ms, bx_run_result *result, const char **sentence)
+{
+  const struct bx_host *host = inst->host;
+  bool deliver = false;
+  enum bx_run_status status = BX_RUN_OK;
+  switch (o->end)
+    {
+    case BX_BWRAP_NOT_RUN:
+      host->log (host, BX_LOG_ERROR, "%s: cannot start \"%s\": %s; %s", name, inst->cfg.bwrap,
+                 strerror (o->spawn_errno), RUNBOOK_POINTER);
+      return fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+    case BX_BWRAP_TIMED_OUT:
+      host->log (host, BX_LOG_WARNING, "%s: past its time limit of %llu ms; killed", name,
+                 (unsigned long long)limit_ms);
+      return fail (sentence, SENTENCE_TIME_LIMIT, BX_RUN_FAILED);
+    case BX_BWRAP_CAPPED:
+      deliver = true;
+      break;
+    case BX_BWRAP_SIGNALED:
+      host->log (host, BX_LOG_WARNING, "%s: bwrap died of signal %d: " STDERR_IN_LOG, name,
+                 o->signal, flat_stderr (o));
+      status = fail (sentence, oom ? SENTENCE_STOPPED : SENTENCE_UNEXPECTED, BX_RUN_FAILED);
+      break;
+    case BX_BWRAP_EXITED:
+      if (!o->started)
+        {
+          /* bubblewrap failed before the sandbox's process existed: the runtime, not the
+           * tool. */
+          host->log (host, BX_LOG_ERROR, "%s: bwrap exited %d before the sandbox started: "
+                     STDERR_IN_LOG "; %s", name, o->exit_code, flat_stderr (o), RUNBOOK_POINTER);
+          return fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+        }
+      int code = o->tool_exit >= 0 ? o->tool_exit : o->exit_code;
+      if (oom)
+        {
+          host->log (host, BX_LOG_WARNING, "%s: killed by its memory limit", name);
+          status = fail (sentence, SENTENCE_STOPPED, BX_RUN_FAILED);
+        }
+      else if (code == 0 || code == 1)
+        deliver = true;
+      else if (code == 2)
+        {
+          host->log (host, BX_LOG_WARNING, "%s: toolkit refused its input: " STDERR_IN_LOG, name,
+                     flat_stderr (o));
+          status = fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
+        }
+      else if (code > 128)
+        {
+          host->log (host, BX_LOG_WARNING, "%s: killed by signal %d", name, code - 128);
+          status = fail (sentence, SENTENCE_STOPPED, BX_RUN_FAILED);
+        }
+      else
+        {
+          host->log (host, BX_LOG_WARNING, "%s: unexpected exit %d: " STDERR_IN_LOG, name, code,
+                     flat_stderr (o));
+          status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
+        }
+      break;
+    }
+  if (deliver && o->out_len > 0 && host->output_append (result, o->out, o->out_len) < 0)
+    host->output_set_truncated (result);
+  /* After the bytes: a host may take no more once a result is marked. */
+  if (deliver && o->end == BX_BWRAP_CAPPED)
+    host->output_set_truncated (result);
+  return status;
+}
+
+enum bx_run_status
+bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char *name,
+                   int tool, size_t slot, int egress_fd, bx_run_result *result,
+                   const char **sentence)
+{
+  const struct bx_host *host = inst->host;
+  size_t count = host->spec_mount_count (spec);
+  cleanup_free struct bx_bwrap_mount *mounts = bx_xmalloc ((count + 1) * sizeof *mounts);
+  cleanup_free int *fds = bx_xmalloc ((count + 1) * sizeof (int));
+  size_t opened = 0;
+  enum bx_run_status status = BX_RUN_OK;
+  for (; opened < count; opened++)
+    {
+      const char *path = host->spec_mount_path (spec, opened);
+      fds[opened] = bx_bwrap_open_nofollow (path);
+      if (fds[opened] < 0)
+        {
+          /* A link where a grant's folder was, or the folder gone: nothing is mounted. */
+          host->log (host, BX_LOG_ERROR, "%s: cannot open \"%s\" without following links: %s",
+                     name, path ? path : "(null)", strerror (errno));
+          status = fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
+          break;
+        }
+      mounts[opened] = (struct bx_bwrap_mount){
+        .path = path,
+        .fd = FD_FIRST_MOUNT + (int)opened,
+        .writable = host->spec_mount_writable (spec, opened) != 0,
+      };
+    }
+  if (status == BX_RUN_OK)
+    {
+      size_t extra = count;
+      if (egress_fd >= 0)
+        fds[extra++] = egress_fd;
+      struct bx_bwrap_call call = {
+        .tool = host->spec_tool (spec),
+        .mounts = mounts,
+        .mount_count = count,
+        .egress_fd = egress_fd >= 0 ? FD_FIRST_MOUNT + (int)count : -1,
+      };
+      size_t len = 0;
+      const char *input = host->spec_arguments (spec, &len);
+      uint64_t limit_ms = inst->cfg.limit_ms[tool];
+      uint64_t kills = bx_bwrap_cgroups_oom_kills (inst->cgroups, slot);
+      struct bx_bwrap_outcome o;
+      pid_t running = -1;
+      bx_bwrap_sandbox (inst, &call, fds, extra, slot, input, len, inst->cfg.output_cap,
+                        bx_deadline_in ((int64_t)limit_ms), &o, &running);
+      /* Nothing of the call may outlive it: the whole slot goes, then bubblewrap. */
+      bx_bwrap_cgroups_kill (inst->cgroups, slot);
+      bx_bwrap_reap (running);
+      bool oom = bx_bwrap_cgroups_oom_kills (inst->cgroups, slot) != kills;
+      status = answer (inst, name, &o, oom, limit_ms, result, sentence);
+      bx_bwrap_outcome_clear (&o);
+    }
+  for (size_t i = 0; i < opened; i++)
+    close (fds[i]);
+  return status;
+}
+
+enum bx_run_status
+bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, bx_run_result *result,
+                   const char **sentence)
+{
+  const struct bx_host *host = inst->host;
+  int tool = tool_index (host->spec_tool (spec));
+  if (tool < 0)
+    {
+      host->log (host, BX_LOG_ERROR, "unknown tool \"%s\"", host->spec_tool (spec));
+      return fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
+    }
+  uint64_t n = atomic_fetch_add (&inst->counter, 1);
+  cleanup_free char *name = bx_xasprintf ("boxmaker-%s-%s-%llu", host->spec_session (spec),
+                                          host->spec_call (spec), (unsigned long long)n);
+  /* One slot for everything of the call (for http_fetch, the proxy and slirp4netns too), so
+   * that emptying it when the call ends leaves nothing behind. */
+  size_t slot = bx_bwrap_cgroups_acquire (inst->cgroups);
+  enum bx_run_status status;
+  if (host->spec_has_egress (spec))
+    status = bx_bwrap_egress_run (inst, spec, name, tool, slot, result, sentence);
+  else
+    status = bx_bwrap_run_tool (inst, spec, name, tool, slot, -1, result, sentence);
+  bx_bwrap_cgroups_release (inst->cgroups, slot);
+  return status;
+}

@@ -1,0 +1,221 @@
+/* http_fetch: toolkit's egress proxy in a sandbox of its own, whose network namespace
+ * slirp4netns connects to the outside, and the tool's sandbox, which has no network at all
+ * and sees only the proxy's socket in the call's egress folder (bound at /run/egress).
+ * Both sandboxes and slirp4netns live in the call's cgroup slot, so they end with it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+#include "bx/deadline.h"
+
+#include "bwrap.h"
+
+#define RUNBOOK_POINTER "see docs/runbook.md#runner-unavailable"
+#define START_MS        5000
+#define TICK_MS         2
+
+static void
+tick (void)
+{
+  struct timespec t = { 0, TICK_MS * 1000 * 1000 };
+  nanosleep (&t, NULL);
+}
+
+/* mkdir -p, mode 0700 for what it makes. */
+static int
+make_folders (const char *path)
+{
+  cleanup_free char *copy = bx_xstrdup (path);
+  for (char *p = copy + 1;; p++)
+    {
+      if (*p != '/' && *p != '\0')
+        continue;
+      char c = *p;
+      *p = '\0';
+      if (mkdir (copy, 0700) < 0 && errno != EEXIST)
+        return -1;
+      if (c == '\0')
+        return 0;
+      *p = c;
+    }
+}
+
+static char *
+join_hosts (const struct bx_host *host, const bx_run_spec *spec)
+{
+  size_t count = host->spec_egress_count (spec), total = 1;
+  for (size_t i = 0; i < count; i++)
+    total += strlen (host->spec_egress_host (spec, i)) + 1;
+  char *joined = bx_xmalloc (total);
+  joined[0] = '\0';
+  for (size_t i = 0; i < count; i++)
+    {
+      if (i > 0)
+        strcat (joined, ",");
+      strcat (joined, host->spec_egress_host (spec, i));
+    }
+  return joined;
+}
+
+/* Reads bubblewrap's json status until it names the sandbox's first process. */
+static pid_t
+sandbox_pid (int status, int64_t deadline)
+{
+  char buf[1024];
+  size_t len = 0;
+  while (bx_deadline_left (deadline) != 0 && len < sizeof buf - 1)
+    {
+      ssize_t n = read (status, buf + len, sizeof buf - 1 - len);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+        return -1;
+      if (n > 0)
+        {
+          len += (size_t)n;
+          buf[len] = '\0';
+          const char *p = strstr (buf, "\"child-pid\":");
+          if (p != NULL && strchr (p, ',') != NULL)
+            return (pid_t)atol (p + strlen ("\"child-pid\":"));
+        }
+      else
+        tick ();
+    }
+  return -1;
+}
+
+/* Starts the proxy's sandbox and slirp4netns; 0 with both pids, or -1 (logged). */
+static int
+start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char *name,
+             size_t slot, int dir_fd, const char *dir, pid_t *proxy, pid_t *slirp)
+{
+  const struct bx_host *host = inst->host;
+  int64_t deadline = bx_deadline_in (START_MS);
+  cleanup_free char *allow = join_hosts (host, spec);
+  cleanup_close int seccomp = bx_bwrap_seccomp_fd (inst->bpf, inst->bpf_len);
+  cleanup_close int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  int status[2] = { -1, -1 };
+  if (seccomp < 0 || null < 0 || pipe2 (status, O_CLOEXEC | O_NONBLOCK) < 0)
+    {
+      host->log (host, BX_LOG_ERROR, "%s-egress: %s; %s", name, strerror (errno),
+                 RUNBOOK_POINTER);
+      return -1;
+    }
+  struct bx_bwrap_call call = {
+    .tool = "egress-proxy",
+    .seccomp_fd = 3,
+    .status_fd = 4,
+    .egress_fd = BX_BWRAP_FD_FIRST_EXTRA,
+    .allow = allow,
+  };
+  int fds[] = { seccomp, status[1], dir_fd };
+  struct bx_bwrap_child child = {
+    .cgroups = inst->cgroups,
+    .slot = slot,
+    .uid = inst->cfg.uid,
+    .gid = inst->cfg.gid,
+    .file_size = inst->cfg.file_size,
+    .fds = fds,
+    .fd_count = 3,
+  };
+  char **argv = bx_bwrap_argv (&inst->cfg, &call);
+  *proxy = bx_bwrap_spawn (argv, &child, null, null, null);
+  bx_bwrap_argv_free (argv);
+  close (status[1]);
+  pid_t target = *proxy < 0 ? -1 : sandbox_pid (status[0], deadline);
+  close (status[0]);
+  if (target < 0)
+    {
+      host->log (host, BX_LOG_ERROR, "%s-egress: the proxy's sandbox did not start; %s", name,
+                 RUNBOOK_POINTER);
+      return -1;
+    }
+
+  /* slirp4netns joins the proxy's network namespace (as root, like rootful podman's) and
+   * says on its ready descriptor when the interface is up. */
+  int ready[2];
+  if (pipe2 (ready, O_CLOEXEC | O_NONBLOCK) < 0)
+    return -1;
+  cleanup_free char *pid_text = bx_xasprintf ("%ld", (long)target);
+  char *slirp_argv[] = { (char *)inst->cfg.egress_helper, "--configure", "--mtu=65520",
+                         "--disable-host-loopback", "--ready-fd=3", pid_text, "tap0", NULL };
+  struct bx_bwrap_child helper = {
+    .cgroups = inst->cgroups, .slot = slot, .uid = -1, .gid = -1, .fds = &ready[1], .fd_count = 1,
+  };
+  *slirp = bx_bwrap_spawn (slirp_argv, &helper, null, null, null);
+  close (ready[1]);
+  bool up = false;
+  while (*slirp > 0 && !up && bx_deadline_left (deadline) != 0)
+    {
+      char c;
+      ssize_t n = read (ready[0], &c, 1);
+      if (n == 1)
+        up = true;
+      else if (n == 0)
+        break;
+      else
+        tick ();
+    }
+  close (ready[0]);
+  if (!up)
+    {
+      host->log (host, BX_LOG_ERROR, "%s-egress: slirp4netns (%s) did not come up; %s", name,
+                 inst->cfg.egress_helper, RUNBOOK_POINTER);
+      return -1;
+    }
+  cleanup_free char *sock = bx_xasprintf ("%s/egress.sock", dir);
+  struct stat st;
+  while (stat (sock, &st) < 0)
+    {
+      if (bx_deadline_left (deadline) == 0)
+        {
+          host->log (host, BX_LOG_ERROR, "%s-egress: no egress socket after %d ms; %s", name,
+                     START_MS, RUNBOOK_POINTER);
+          return -1;
+        }
+      tick ();
+    }
+  return 0;
+}
+
+enum bx_run_status
+bx_bwrap_egress_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char *name,
+                     int tool, size_t slot, bx_run_result *result, const char **sentence)
+{
+  const struct bx_host *host = inst->host;
+  *sentence = bx_bwrap_sentence_unavailable;
+  if (inst->egress_root == NULL)
+    {
+      host->log (host, BX_LOG_ERROR, "%s: brokerd has no home for egress folders; %s", name,
+                 RUNBOOK_POINTER);
+      return BX_RUN_UNAVAILABLE;
+    }
+  cleanup_free char *dir = bx_xasprintf ("%s/%s", inst->egress_root, name);
+  if (make_folders (inst->egress_root) < 0 || mkdir (dir, 0700) < 0
+      || chown (dir, (uid_t)inst->cfg.uid, (gid_t)inst->cfg.gid) < 0)
+    {
+      host->log (host, BX_LOG_ERROR, "%s: cannot make %s: %s; %s", name, dir, strerror (errno),
+                 RUNBOOK_POINTER);
+      rmdir (dir);
+      return BX_RUN_UNAVAILABLE;
+    }
+  int dir_fd = bx_bwrap_open_nofollow (dir);
+  pid_t proxy = -1, slirp = -1;
+  enum bx_run_status status = BX_RUN_UNAVAILABLE;
+  if (dir_fd >= 0 && start_proxy (inst, spec, name, slot, dir_fd, dir, &proxy, &slirp) == 0)
+    status = bx_bwrap_run_tool (inst, spec, name, tool, slot, dir_fd, result, sentence);
+
+  /* Whatever happened: the proxy and slirp4netns go, and so does the folder. */
+  bx_bwrap_cgroups_kill (inst->cgroups, slot);
+  bx_bwrap_reap (proxy);
+  bx_bwrap_reap (slirp);
+  if (dir_fd >= 0)
+    close (dir_fd);
+  cleanup_free char *sock = bx_xasprintf ("%s/egress.sock", dir);
+  unlink (sock);
+  rmdir (dir);
+  return status;
+}

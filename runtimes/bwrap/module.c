@@ -1,0 +1,272 @@
+/* bwrap.so: runs every allowed call in a fresh bubblewrap sandbox, with the same promises
+ * as podman.so (a read-only root, no network but the egress proxy's socket, every limit
+ * with a fixed sentence) at a fraction of its start-up cost.  This file is the module's
+ * face: its table, its options and its instance. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+
+#include "bwrap.h"
+
+static const char *const known_options[] = {
+  "bwrap",      "rootfs",   "cgroup_root", "output_cap",   "tmp_size",      "file_size",
+  "memory",     "pids",     "cpu_percent", "read_file_ms", "write_file_ms", "shell_ms",
+  "http_fetch_ms", "uid",   "gid",         "slots",        "slirp4netns",   NULL,
+};
+
+static const char *const limit_names[BX_BWRAP_TOOL_COUNT] = {
+  "read_file_ms",
+  "write_file_ms",
+  "shell_ms",
+  "http_fetch_ms",
+};
+static const uint64_t limit_defaults[BX_BWRAP_TOOL_COUNT] = { 30000, 30000, 100000, 60000 };
+
+#define MAX_LIMIT_MS   (24ull * 3600 * 1000)
+#define DEFAULT_ROOTFS "/usr/lib/boxmaker/rootfs"
+#define NOBODY         65534
+
+/* The folders of the root that bubblewrap makes itself. */
+static bool
+made_by_bwrap (const char *name)
+{
+  static const char *const names[] = { "proc", "dev", "tmp", "sys", "run", NULL };
+  for (int i = 0; names[i] != NULL; i++)
+    if (strcmp (name, names[i]) == 0)
+      return true;
+  return false;
+}
+
+static int
+compare_names (const void *a, const void *b)
+{
+  return strcmp (*(char *const *)a, *(char *const *)b);
+}
+
+/* The root must be a folder that only root can change (a sandbox, or anyone but root,
+ * able to write it could put a toolkit of its own there), holding bin/toolkit.  Its
+ * top-level folders are bound one by one, in name order. */
+static int
+check_rootfs (const struct bx_host *host, struct bx_bwrap_instance *inst, bx_error_sink *sink)
+{
+  const char *rootfs = inst->cfg.rootfs;
+  struct stat st;
+  if (rootfs[0] != '/' || lstat (rootfs, &st) < 0 || !S_ISDIR (st.st_mode))
+    {
+      host->error_set (sink, "option rootfs: %s is not a folder (build it with "
+                             "`build-image.sh --rootfs %s`)", rootfs, rootfs);
+      return -1;
+    }
+  if (st.st_uid != 0 || (st.st_mode & 022) != 0)
+    {
+      host->error_set (sink, "option rootfs: %s must belong to root and be writable by no one "
+                             "else", rootfs);
+      return -1;
+    }
+  cleanup_free char *toolkit = bx_xasprintf ("%s/bin/toolkit", rootfs);
+  if (access (toolkit, X_OK) < 0)
+    {
+      host->error_set (sink, "option rootfs: %s has no bin/toolkit", rootfs);
+      return -1;
+    }
+  DIR *d = opendir (rootfs);
+  if (d == NULL)
+    {
+      host->error_set (sink, "option rootfs: cannot read %s: %s", rootfs, strerror (errno));
+      return -1;
+    }
+  size_t n = 0, cap = 8;
+  char **dirs = bx_xmalloc (cap * sizeof (char *));
+  struct dirent *e;
+  while ((e = readdir (d)) != NULL)
+    {
+      /* Folders only: a link would be followed on the host when bound. */
+      if (e->d_type != DT_DIR || e->d_name[0] == '.' || made_by_bwrap (e->d_name))
+        continue;
+      if (n + 1 >= cap)
+        dirs = bx_xrealloc (dirs, (cap *= 2) * sizeof (char *));
+      dirs[n++] = bx_xstrdup (e->d_name);
+    }
+  closedir (d);
+  qsort (dirs, n, sizeof (char *), compare_names);
+  dirs[n] = NULL;
+  inst->rootfs_dirs = dirs;
+  inst->cfg.rootfs_dirs = (const char *const *)dirs;
+  inst->cfg.rootfs_dir_count = n;
+  return 0;
+}
+
+static int
+read_path (const struct bx_host *host, const bx_options *options, const char *name,
+           const char *fallback, const char **out, bx_error_sink *sink)
+{
+  if (host->option_string (options, name, fallback, out, sink) < 0)
+    return -1;
+  if ((*out)[0] != '/')
+    {
+      host->error_set (sink, "option %s: \"%s\" is not an absolute path", name, *out);
+      return -1;
+    }
+  return 0;
+}
+
+static int
+read_options (const struct bx_host *host, const bx_options *options, struct bx_bwrap_config *cfg,
+              bx_error_sink *sink)
+{
+  if (host->option_check_known (options, known_options, sink) < 0
+      || read_path (host, options, "bwrap", "/usr/bin/bwrap", &cfg->bwrap, sink) < 0
+      || read_path (host, options, "rootfs", DEFAULT_ROOTFS, &cfg->rootfs, sink) < 0
+      || read_path (host, options, "cgroup_root", "/sys/fs/cgroup", &cfg->cgroup_root, sink) < 0
+      || read_path (host, options, "slirp4netns", "/usr/bin/slirp4netns", &cfg->egress_helper,
+                    sink)
+             < 0
+      || host->option_size (options, "output_cap", 262144, &cfg->output_cap, sink) < 0
+      || host->option_size (options, "tmp_size", 64ull << 20, &cfg->tmp_size, sink) < 0
+      || host->option_size (options, "file_size", 64ull << 20, &cfg->file_size, sink) < 0
+      || host->option_size (options, "memory", 512ull << 20, &cfg->limits.memory, sink) < 0
+      || host->option_int (options, "pids", 1, 4194304, 128, &cfg->limits.pids, sink) < 0
+      || host->option_int (options, "cpu_percent", 1, 100000, 100, &cfg->limits.cpu_percent, sink)
+             < 0
+      || host->option_int (options, "slots", 1, 1024, 16, &cfg->slots, sink) < 0)
+    return -1;
+  if (cfg->limits.memory < (8ull << 20))
+    {
+      host->error_set (sink, "option memory: below the minimum of 8m");
+      return -1;
+    }
+  for (int i = 0; i < BX_BWRAP_TOOL_COUNT; i++)
+    {
+      if (host->option_duration_ms (options, limit_names[i], limit_defaults[i], &cfg->limit_ms[i],
+                                    sink)
+          < 0)
+        return -1;
+      if (cfg->limit_ms[i] > MAX_LIMIT_MS)
+        {
+          host->error_set (sink, "option %s: at most a day (86400000 ms)", limit_names[i]);
+          return -1;
+        }
+    }
+
+  /* As root, the sandbox runs as nobody; otherwise as brokerd's own user, the only one it
+   * can be.  It is never uid 0, inside or out. */
+  bool root = geteuid () == 0;
+  if (host->option_int (options, "uid", 1, 4294967294, root ? NOBODY : (int64_t)geteuid (),
+                        &cfg->uid, sink)
+          < 0
+      || host->option_int (options, "gid", 1, 4294967294, root ? NOBODY : (int64_t)getegid (),
+                           &cfg->gid, sink)
+             < 0)
+    return -1;
+  if (!root && (cfg->uid != (int64_t)geteuid () || cfg->gid != (int64_t)getegid ()))
+    {
+      host->error_set (sink, "options uid and gid: brokerd does not run as root, so sandboxes "
+                             "run as its own uid %u and gid %u",
+                       (unsigned)geteuid (), (unsigned)getegid ());
+      return -1;
+    }
+  return 0;
+}
+
+static void
+free_instance (struct bx_bwrap_instance *inst)
+{
+  if (inst == NULL)
+    return;
+  bx_bwrap_cgroups_close (inst->cgroups);
+  if (inst->rootfs_dirs != NULL)
+    for (char **p = inst->rootfs_dirs; *p != NULL; p++)
+      free (*p);
+  free (inst->rootfs_dirs);
+  free (inst->bpf);
+  free (inst->egress_root);
+  free (inst);
+}
+
+static int
+bwrap_create (const struct bx_host *host, const bx_options *options, void **instance,
+              bx_error_sink *sink)
+{
+  struct bx_bwrap_instance *inst = bx_xzalloc (sizeof *inst);
+  inst->host = host;
+  atomic_init (&inst->counter, 0);
+  if (read_options (host, options, &inst->cfg, sink) < 0 || check_rootfs (host, inst, sink) < 0)
+    {
+      free_instance (inst);
+      return -1;
+    }
+  cleanup_free char *why = NULL;
+  if (bx_bwrap_seccomp_build (&inst->bpf, &inst->bpf_len, &why) < 0)
+    {
+      host->error_set (sink, "cannot build the seccomp filter: %s", why);
+      free_instance (inst);
+      return -1;
+    }
+
+  /* Limits or nothing: without cgroups the memory, pids and CPU limits would not hold. */
+  int swept = bx_bwrap_cgroups_sweep (inst->cfg.cgroup_root);
+  if (swept > 0)
+    host->log (host, BX_LOG_INFO, "removed the cgroups of %d brokerd(s) that are gone", swept);
+  cleanup_free char *name = bx_bwrap_cgroups_own_name ();
+  if (bx_bwrap_cgroups_open (inst->cfg.cgroup_root, name, (size_t)inst->cfg.slots,
+                             &inst->cfg.limits, &inst->cgroups, &why)
+      < 0)
+    {
+      host->error_set (sink, "cannot set up the limits' cgroups: %s; bwrap.so runs nothing "
+                             "without its memory, pids and CPU limits (run brokerd as root)",
+                       why);
+      free_instance (inst);
+      return -1;
+    }
+  if (host->home != NULL && host->home[0] == '/')
+    inst->egress_root = bx_xasprintf ("%s/run/egress", host->home);
+
+  /* Not fatal: bubblewrap may be installed after brokerd starts; each call says so. */
+  if (access (inst->cfg.bwrap, X_OK) < 0)
+    host->log (host, BX_LOG_WARNING,
+               "program \"%s\" not found; every call will fail until it is installed; "
+               "see docs/runbook.md#runner-unavailable",
+               inst->cfg.bwrap);
+  host->log (host, BX_LOG_INFO, "root %s, sandboxes run as uid %lld, %lld cgroup slots",
+             inst->cfg.rootfs, (long long)inst->cfg.uid, (long long)inst->cfg.slots);
+  *instance = inst;
+  return 0;
+}
+
+static enum bx_run_status
+bwrap_run (void *instance, const bx_run_spec *spec, bx_run_result *result, const char **sentence)
+{
+  return bx_bwrap_call_run (instance, spec, result, sentence);
+}
+
+static void
+bwrap_destroy (void *instance)
+{
+  free_instance (instance);
+}
+
+static const struct bx_runtime bwrap_runtime = {
+  .magic = BX_RUNTIME_MAGIC,
+  .abi_major = BX_RUNTIME_ABI_MAJOR,
+  .abi_minor = BX_RUNTIME_ABI_MINOR,
+  .size = sizeof (struct bx_runtime),
+  .name = "bwrap",
+  .create = bwrap_create,
+  .run = bwrap_run,
+  .destroy = bwrap_destroy,
+};
+
+BX_RUNTIME_EXPORT const struct bx_runtime *
+bx_runtime_entry (uint32_t host_major, uint32_t host_minor)
+{
+  (void)host_minor;
+  if (host_major != BX_RUNTIME_ABI_MAJOR)
+    return NULL;
+  return &bwrap_runtime;
+}
