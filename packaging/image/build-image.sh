@@ -5,11 +5,14 @@
 #
 #   build-image.sh [--toolkit PATH] [--name NAME] [--extra-ca FILE] [--output-tar FILE]
 #                  [--quiet]
-#   build-image.sh --rootfs DIR [--toolkit PATH] [--extra-ca FILE] [--quiet]
+#   build-image.sh --rootfs DIR [--toolkit PATH] [--extra-ca FILE] [--add-host NAME:IP]...
+#                  [--quiet]
 #
 # --rootfs DIR puts the same files in the folder DIR instead (bwrap.so's read-only root,
 # option rootfs), owned by root, replacing what DIR held; podman is not needed then, and
 # /etc/resolv.conf names slirp4netns's resolver (10.0.2.3), which the egress proxy uses.
+# --add-host NAME:IP adds a line to the root's /etc/hosts (podman's --add-host does this
+# at run time for the image).
 #
 # --extra-ca FILE also trusts the PEM certificates in FILE (a private CA; the test suite
 # uses it for its own HTTPS server).
@@ -22,7 +25,8 @@
 #   /etc/ssl/certs/ca-certificates.crt (ca-certificates)
 # /etc/resolv.conf and /etc/hosts are replaced by podman's own at run time.
 #
-# Needs: podman, busybox-static, curl, ca-certificates, and root or rootless podman.
+# Needs: busybox-static, curl, ca-certificates; podman (root or rootless) for the image,
+# root for --rootfs.
 set -eu
 # The image's files take their modes from here: a umask of 077 would close /bin and the
 # libraries to a container user that is not root (rootless podman's --userns=keep-id).
@@ -32,6 +36,7 @@ name=localhost/boxmaker-tools
 toolkit=${BX_TOOLKIT:-}
 out_tar=
 rootfs_dir=
+add_hosts=
 extra_ca=
 quiet=0
 here=$(cd "$(dirname "$0")" && pwd)
@@ -45,9 +50,10 @@ while [ $# -gt 0 ]; do
     --name) name=$2; shift 2 ;;
     --output-tar) out_tar=$2; shift 2 ;;
     --rootfs) rootfs_dir=$2; shift 2 ;;
+    --add-host) add_hosts="$add_hosts $2"; shift 2 ;;
     --extra-ca) extra_ca=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
 done
@@ -143,6 +149,10 @@ fi
 
 if [ -n "$rootfs_dir" ]; then
   echo "nameserver 10.0.2.3" > "$root/etc/resolv.conf"
+  for entry in $add_hosts; do
+    case $entry in *:*) ;; *) die "--add-host $entry: expected NAME:IP" ;; esac
+    printf '%s %s\n' "${entry#*:}" "${entry%%:*}" >> "$root/etc/hosts"
+  done
   # Built beside DIR and moved into place, so a running brokerd never sees half a root.
   mkdir -p "$(dirname "$rootfs_dir")"
   new=$(mktemp -d "$rootfs_dir.new.XXXXXX")

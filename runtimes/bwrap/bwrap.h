@@ -45,6 +45,7 @@ struct bx_bwrap_config
   int64_t uid, gid; /* the sandbox's, inside and outside its user namespace */
   int64_t slots;
   const char *egress_helper; /* slirp4netns */
+  const char *egress_dir;    /* where the per-call egress folders are made */
 };
 
 struct bx_bwrap_mount
@@ -94,14 +95,16 @@ int bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
                            char **why);
 /* This brokerd's NAME: "<pid>-<start time>", newly allocated. */
 char *bx_bwrap_cgroups_own_name (void);
+/* Is NAME, "<pid>-<start time>", a process that still runs?  (true for a name not of that
+ * form: what is not ours is never removed) */
+bool bx_bwrap_instance_alive (const char *name);
 /* Removes the leftovers of instances whose brokerd is gone (never a live one's); returns how
  * many it removed. */
 int bx_bwrap_cgroups_sweep (const char *root);
 /* Waits for a free slot and takes it. */
 size_t bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg);
-/* In a forked child, before exec: moves the calling process into SLOT.  Async-signal-safe.
- * 0, or -1. */
-int bx_bwrap_cgroups_join (struct bx_bwrap_cgroups *cg, size_t slot);
+/* The socket of SLOT's keeper, which forks the slot's sandboxes (keeper.c). */
+int bx_bwrap_cgroups_keeper (struct bx_bwrap_cgroups *cg, size_t slot);
 /* How many times the slot's memory limit has killed a task so far. */
 uint64_t bx_bwrap_cgroups_oom_kills (struct bx_bwrap_cgroups *cg, size_t slot);
 /* Kills every task in SLOT until it is empty. */
@@ -140,8 +143,7 @@ struct bx_bwrap_outcome
 /* What the child does between fork and exec. */
 struct bx_bwrap_child
 {
-  struct bx_bwrap_cgroups *cgroups; /* NULL: no cgroup */
-  size_t slot;
+  int keeper;       /* the socket of the keeper that forks it */
   int64_t uid, gid; /* -1: keep */
   uint64_t file_size; /* 0: no limit */
   const int *fds;     /* descriptors the child gets as 3, 4, ... in this order */
@@ -149,17 +151,29 @@ struct bx_bwrap_child
 };
 
 /* Runs ARGV as set up by CHILD, feeding INPUT, keeping standard output up to CAP bytes,
- * until it exits or DEADLINE_MS passes.  *pid is the child still running after
- * TIMED_OUT or CAPPED, -1 otherwise.  STATUS_READ is the read end of the json status pipe
- * (its write end is among CHILD's fds), or -1. */
+ * until it exits or DEADLINE_MS passes.  *pidfd is the pidfd of the child still running
+ * after TIMED_OUT or CAPPED, -1 otherwise.  STATUS_READ is the read end of the json status
+ * pipe (its write end is among CHILD's fds), or -1. */
 void bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *child, const char *input,
                    size_t input_len, uint64_t cap, int64_t deadline_ms, int status_read,
-                   struct bx_bwrap_outcome *o, pid_t *pid);
-/* Only starts it, with IN, OUT and ERR as its standard streams: a pid, or -1 with errno. */
-pid_t bx_bwrap_spawn (char *const argv[], const struct bx_bwrap_child *child, int in, int out,
-                      int err);
-/* Kills PID and waits for it (a no-op for -1). */
-void bx_bwrap_reap (pid_t pid);
+                   struct bx_bwrap_outcome *o, int *pidfd);
+/* Only starts it, with IN, OUT and ERR as its standard streams: a pidfd, or -1 with errno. */
+int bx_bwrap_spawn (char *const argv[], const struct bx_bwrap_child *child, int in, int out,
+                    int err);
+/* Kills the process of PIDFD, waits for its end and closes PIDFD (a no-op for -1). */
+void bx_bwrap_reap (int pidfd);
+/* In the child: sets up what CHILD says, with IN, OUT and ERR as standard streams, and
+ * runs ARGV; on failure writes errno to REPORT and exits 127.  Async-signal-safe. */
+void bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *child, int in,
+                          int out, int err, int report) __attribute__ ((noreturn));
+
+/* ---- keeper.c: the process that forks a slot's sandboxes inside the slot's cgroups. ----- */
+/* Forks a keeper that first moves itself into the cgroups whose cgroup.procs descriptors
+ * are PROCS; returns the socket to it (and *pid), or -1 with errno. */
+int bx_bwrap_keeper_start (const int *procs, size_t procs_count, pid_t *pid);
+/* Asks the keeper on SOCK to start ARGV as CHILD says: a pidfd, or -1 with errno. */
+int bx_bwrap_keeper_spawn (int sock, char *const argv[], const struct bx_bwrap_child *child,
+                           int in, int out, int err);
 void bx_bwrap_outcome_clear (struct bx_bwrap_outcome *o);
 
 /* ---- module.c / call.c: one instance and one call. ---------------------------------------- */
@@ -171,7 +185,7 @@ struct bx_bwrap_instance
   void *bpf;
   size_t bpf_len;
   char **rootfs_dirs;
-  char *egress_root; /* <home>/run/egress, or NULL without a home */
+  char *name; /* "<pid>-<start time>": names this instance's cgroups and egress folders */
   uint64_t _Atomic counter;
 };
 
@@ -181,7 +195,7 @@ struct bx_bwrap_instance
 void bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call,
                        const int *extra_fds, size_t extra_count, size_t slot, const char *input,
                        size_t input_len, uint64_t cap, int64_t deadline,
-                       struct bx_bwrap_outcome *o, pid_t *running);
+                       struct bx_bwrap_outcome *o, int *running);
 /* The tool's sandbox in SLOT, with the egress folder EGRESS_FD (or -1) at /run/egress. */
 enum bx_run_status bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec,
                                       const char *name, int tool, size_t slot, int egress_fd,
@@ -190,6 +204,10 @@ enum bx_run_status bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_r
 enum bx_run_status bx_bwrap_egress_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec,
                                         const char *name, int tool, size_t slot,
                                         bx_run_result *result, const char **sentence);
+/* Makes the folder of the egress folders (0711, brokerd's, writable by no one else). */
+int bx_bwrap_egress_prepare (const char *root, char **why);
+/* Removes the egress folders of brokerds that are gone; returns how many. */
+int bx_bwrap_egress_sweep (const char *root);
 extern const char bx_bwrap_sentence_unavailable[];
 
 enum bx_run_status bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec,

@@ -61,7 +61,7 @@ void
 bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call,
                   const int *extra_fds, size_t extra_count, size_t slot, const char *input,
                   size_t input_len, uint64_t cap, int64_t deadline, struct bx_bwrap_outcome *o,
-                  pid_t *running)
+                  int *running)
 {
   cleanup_close int seccomp = bx_bwrap_seccomp_fd (inst->bpf, inst->bpf_len);
   int status[2] = { -1, -1 };
@@ -88,8 +88,7 @@ bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call,
 
   char **argv = bx_bwrap_argv (&inst->cfg, call);
   struct bx_bwrap_child child = {
-    .cgroups = inst->cgroups,
-    .slot = slot,
+    .keeper = bx_bwrap_cgroups_keeper (inst->cgroups, slot),
     .uid = inst->cfg.uid,
     .gid = inst->cfg.gid,
     .file_size = inst->cfg.file_size,
@@ -142,6 +141,14 @@ answer (struct bx_bwrap_instance *inst, const char *name, struct bx_bwrap_outcom
         {
           host->log (host, BX_LOG_WARNING, "%s: killed by its memory limit", name);
           status = fail (sentence, SENTENCE_STOPPED, BX_RUN_FAILED);
+        }
+      else if (code == 1 && o->out_len == 0 && strncmp (o->err, "bwrap: ", 7) == 0)
+        {
+          /* bubblewrap's own failure inside the sandbox, before toolkit ran: a mount whose
+           * source changed under it ("Race condition binding dirfd"), and the like. */
+          host->log (host, BX_LOG_WARNING, "%s: the sandbox could not be set up: " STDERR_IN_LOG,
+                     name, flat_stderr (o));
+          status = fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
         }
       else if (code == 0 || code == 1)
         deliver = true;
@@ -217,7 +224,7 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
       uint64_t limit_ms = inst->cfg.limit_ms[tool];
       uint64_t kills = bx_bwrap_cgroups_oom_kills (inst->cgroups, slot);
       struct bx_bwrap_outcome o;
-      pid_t running = -1;
+      int running = -1;
       bx_bwrap_sandbox (inst, &call, fds, extra, slot, input, len, inst->cfg.output_cap,
                         bx_deadline_in ((int64_t)limit_ms), &o, &running);
       /* Nothing of the call may outlive it: the whole slot goes, then bubblewrap. */

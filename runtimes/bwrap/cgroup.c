@@ -3,8 +3,10 @@
  * interface in bwrap.h, so a cgroup v2 backend (placing the process at clone time with
  * CLONE_INTO_CGROUP) can take its place.
  *
- * Making a memory cgroup costs milliseconds, so the slots are made once, at start, with
- * their limits set; a call only moves its process in and empties the slot when it ends.
+ * Making a memory cgroup costs milliseconds, and moving a process into one as much again
+ * (see keeper.c), so the slots are made once, at start, with their limits set, each with
+ * a keeper process inside that forks the slot's sandboxes; a call borrows a slot and
+ * empties it (every task but the keeper killed) when it ends.
  * The layout, in each of the memory, pids and cpu hierarchies:
  *
  *   <controller>/boxmaker-bwrap/<brokerd pid>-<its start time>/<slot>
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +49,8 @@ struct bx_bwrap_cgroups
   char *name;
   size_t slots;
   int *procs; /* slots * CONTROLLERS descriptors of cgroup.procs, open for writing */
+  int *keeper;         /* each slot's keeper socket */
+  pid_t *keeper_pid;
   bool *busy;
   pthread_mutex_t lock;
   pthread_cond_t freed;
@@ -96,7 +101,8 @@ make_slot (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limit
         }
     }
   cleanup_free char *memory = bx_xasprintf ("%llu", (unsigned long long)limits->memory);
-  cleanup_free char *pids = bx_xasprintf ("%lld", (long long)limits->pids);
+  /* The keeper counts as one task of the slot. */
+  cleanup_free char *pids = bx_xasprintf ("%lld", (long long)limits->pids + 1);
   cleanup_free char *quota = bx_xasprintf ("%lld", (long long)limits->cpu_percent * CFS_PERIOD / 100);
   if (set_limit (cg, MEMORY, slot, "memory.limit_in_bytes", memory, why) < 0
       || set_limit (cg, PIDS, slot, "pids.max", pids, why) < 0
@@ -120,13 +126,20 @@ make_slot (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limit
         }
       cg->procs[slot * CONTROLLERS + c] = fd;
     }
+  cg->keeper[slot] = bx_bwrap_keeper_start (cg->procs + slot * CONTROLLERS, CONTROLLERS,
+                                            &cg->keeper_pid[slot]);
+  if (cg->keeper[slot] < 0)
+    {
+      *why = bx_xasprintf ("cannot start the keeper of slot %zu: %s", slot, strerror (errno));
+      return -1;
+    }
   return 0;
 }
 
-/* Kills every task listed in the cgroup folder DIR until none is left (a task may fork
- * while the list is read, hence the loop). */
+/* Kills every task listed in the cgroup folder DIR but SPARE until none is left (a task
+ * may fork while the list is read, hence the loop). */
 static void
-kill_all_in (const char *dir)
+kill_all_in (const char *dir, pid_t spare)
 {
   cleanup_free char *procs = bx_xasprintf ("%s/cgroup.procs", dir);
   for (int tries = 0; tries < KILL_TRIES; tries++)
@@ -138,6 +151,8 @@ kill_all_in (const char *dir)
       int found = 0;
       while (fscanf (f, "%ld", &pid) == 1)
         {
+          if ((pid_t)pid == spare)
+            continue;
           kill ((pid_t)pid, SIGKILL);
           found++;
         }
@@ -183,6 +198,10 @@ bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
   for (size_t i = 0; i < slots * CONTROLLERS; i++)
     cg->procs[i] = -1;
   cg->busy = bx_xzalloc (slots * sizeof (bool));
+  cg->keeper = bx_xmalloc (slots * sizeof (int));
+  cg->keeper_pid = bx_xzalloc (slots * sizeof (pid_t));
+  for (size_t s = 0; s < slots; s++)
+    cg->keeper[s] = -1;
   pthread_mutex_init (&cg->lock, NULL);
   pthread_cond_init (&cg->freed, NULL);
   for (size_t s = 0; s < slots; s++)
@@ -213,12 +232,9 @@ bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg)
 }
 
 int
-bx_bwrap_cgroups_join (struct bx_bwrap_cgroups *cg, size_t slot)
+bx_bwrap_cgroups_keeper (struct bx_bwrap_cgroups *cg, size_t slot)
 {
-  for (int c = 0; c < CONTROLLERS; c++)
-    if (write (cg->procs[slot * CONTROLLERS + c], "0", 1) != 1)
-      return -1;
-  return 0;
+  return cg->keeper[slot];
 }
 
 uint64_t
@@ -241,7 +257,7 @@ void
 bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot)
 {
   cleanup_free char *dir = slot_path (cg, PIDS, slot, NULL);
-  kill_all_in (dir);
+  kill_all_in (dir, cg->keeper_pid[slot]);
 }
 
 void
@@ -270,7 +286,7 @@ remove_instance (const char *root, const char *name)
           if (e->d_type != DT_DIR || e->d_name[0] == '.')
             continue;
           cleanup_free char *slot = bx_xasprintf ("%s/%s", dir, e->d_name);
-          kill_all_in (slot);
+          kill_all_in (slot, 0);
           rmdir (slot);
         }
       closedir (d);
@@ -286,10 +302,20 @@ bx_bwrap_cgroups_close (struct bx_bwrap_cgroups *cg)
   for (size_t i = 0; i < cg->slots * CONTROLLERS; i++)
     if (cg->procs[i] >= 0)
       close (cg->procs[i]);
+  for (size_t s = 0; s < cg->slots; s++)
+    if (cg->keeper[s] >= 0)
+      {
+        close (cg->keeper[s]);
+        kill (cg->keeper_pid[s], SIGKILL);
+        while (waitpid (cg->keeper_pid[s], NULL, 0) < 0 && errno == EINTR)
+          ;
+      }
   remove_instance (cg->root, cg->name);
   pthread_mutex_destroy (&cg->lock);
   pthread_cond_destroy (&cg->freed);
   free (cg->busy);
+  free (cg->keeper);
+  free (cg->keeper_pid);
   free (cg->procs);
   free (cg->name);
   free (cg->root);
@@ -315,9 +341,8 @@ start_time (long pid)
   return p != NULL ? strtoull (p + 1, NULL, 10) : 0;
 }
 
-/* Is "<pid>-<start time>" a process that is still running? */
-static bool
-instance_alive (const char *name)
+bool
+bx_bwrap_instance_alive (const char *name)
 {
   char *end;
   long pid = strtol (name, &end, 10);
@@ -340,7 +365,7 @@ bx_bwrap_cgroups_sweep (const char *root)
       struct dirent *e;
       while ((e = readdir (d)) != NULL)
         {
-          if (e->d_type != DT_DIR || e->d_name[0] == '.' || instance_alive (e->d_name))
+          if (e->d_type != DT_DIR || e->d_name[0] == '.' || bx_bwrap_instance_alive (e->d_name))
             continue;
           remove_instance (root, e->d_name);
           removed++;

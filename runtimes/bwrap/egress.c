@@ -1,11 +1,17 @@
 /* http_fetch: toolkit's egress proxy in a sandbox of its own, whose network namespace
  * slirp4netns connects to the outside, and the tool's sandbox, which has no network at all
  * and sees only the proxy's socket in the call's egress folder (bound at /run/egress).
- * Both sandboxes and slirp4netns live in the call's cgroup slot, so they end with it. */
+ * Both sandboxes and slirp4netns live in the call's cgroup slot, so they end with it.
+ *
+ * The egress folders are <egress_dir>/<brokerd pid>-<start time>.XXXXXX, so a later
+ * brokerd can remove what a killed one left (bx_bwrap_egress_sweep), and only that. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,25 +30,6 @@ tick (void)
 {
   struct timespec t = { 0, TICK_MS * 1000 * 1000 };
   nanosleep (&t, NULL);
-}
-
-/* mkdir -p, mode 0700 for what it makes. */
-static int
-make_folders (const char *path)
-{
-  cleanup_free char *copy = bx_xstrdup (path);
-  for (char *p = copy + 1;; p++)
-    {
-      if (*p != '/' && *p != '\0')
-        continue;
-      char c = *p;
-      *p = '\0';
-      if (mkdir (copy, 0700) < 0 && errno != EEXIST)
-        return -1;
-      if (c == '\0')
-        return 0;
-      *p = c;
-    }
 }
 
 static char *
@@ -90,7 +77,7 @@ sandbox_pid (int status, int64_t deadline)
 /* Starts the proxy's sandbox and slirp4netns; 0 with both pids, or -1 (logged). */
 static int
 start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char *name,
-             size_t slot, int dir_fd, const char *dir, pid_t *proxy, pid_t *slirp)
+             size_t slot, int dir_fd, const char *dir, int *proxy, int *slirp)
 {
   const struct bx_host *host = inst->host;
   int64_t deadline = bx_deadline_in (START_MS);
@@ -113,8 +100,7 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
   };
   int fds[] = { seccomp, status[1], dir_fd };
   struct bx_bwrap_child child = {
-    .cgroups = inst->cgroups,
-    .slot = slot,
+    .keeper = bx_bwrap_cgroups_keeper (inst->cgroups, slot),
     .uid = inst->cfg.uid,
     .gid = inst->cfg.gid,
     .file_size = inst->cfg.file_size,
@@ -135,20 +121,35 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
     }
 
   /* slirp4netns joins the proxy's network namespace (as root, like rootful podman's) and
-   * says on its ready descriptor when the interface is up. */
+   * says on its ready descriptor when the interface is up.  It must first enter the user
+   * namespace that owns that network namespace: the parent of the one the proxy runs in,
+   * which bubblewrap nests for --disable-userns. */
+  cleanup_free char *ns_path = bx_xasprintf ("/proc/%ld/ns/user", (long)target);
+  cleanup_close int inner = open (ns_path, O_RDONLY | O_CLOEXEC);
+  cleanup_close int owner = inner < 0 ? -1 : ioctl (inner, NS_GET_PARENT);
   int ready[2];
-  if (pipe2 (ready, O_CLOEXEC | O_NONBLOCK) < 0)
-    return -1;
+  if (owner < 0 || pipe2 (ready, O_CLOEXEC | O_NONBLOCK) < 0)
+    {
+      host->log (host, BX_LOG_ERROR, "%s-egress: the proxy's user namespace: %s; %s", name,
+                 strerror (errno), RUNBOOK_POINTER);
+      return -1;
+    }
   cleanup_free char *pid_text = bx_xasprintf ("%ld", (long)target);
   char *slirp_argv[] = { (char *)inst->cfg.egress_helper, "--configure", "--mtu=65520",
-                         "--disable-host-loopback", "--ready-fd=3", pid_text, "tap0", NULL };
+                         "--disable-host-loopback", "--ready-fd=3",
+                         "--userns-path=/proc/self/fd/4", pid_text, "tap0", NULL };
+  int slirp_fds[] = { ready[1], owner };
   struct bx_bwrap_child helper = {
-    .cgroups = inst->cgroups, .slot = slot, .uid = -1, .gid = -1, .fds = &ready[1], .fd_count = 1,
+    .keeper = bx_bwrap_cgroups_keeper (inst->cgroups, slot),
+    .uid = -1,
+    .gid = -1,
+    .fds = slirp_fds,
+    .fd_count = 2,
   };
   *slirp = bx_bwrap_spawn (slirp_argv, &helper, null, null, null);
   close (ready[1]);
   bool up = false;
-  while (*slirp > 0 && !up && bx_deadline_left (deadline) != 0)
+  while (*slirp >= 0 && !up && bx_deadline_left (deadline) != 0)
     {
       char c;
       ssize_t n = read (ready[0], &c, 1);
@@ -187,15 +188,11 @@ bx_bwrap_egress_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, co
 {
   const struct bx_host *host = inst->host;
   *sentence = bx_bwrap_sentence_unavailable;
-  if (inst->egress_root == NULL)
-    {
-      host->log (host, BX_LOG_ERROR, "%s: brokerd has no home for egress folders; %s", name,
-                 RUNBOOK_POINTER);
-      return BX_RUN_UNAVAILABLE;
-    }
-  cleanup_free char *dir = bx_xasprintf ("%s/%s", inst->egress_root, name);
-  if (make_folders (inst->egress_root) < 0 || mkdir (dir, 0700) < 0
-      || chown (dir, (uid_t)inst->cfg.uid, (gid_t)inst->cfg.gid) < 0)
+  /* bubblewrap, as the sandbox's uid, resolves the folder's path again (and checks that it
+   * is still the folder of the descriptor), so every folder above it must let that uid
+   * pass: hence a folder of the module's own rather than one under brokerd's home. */
+  cleanup_free char *dir = bx_xasprintf ("%s/%s.XXXXXX", inst->cfg.egress_dir, inst->name);
+  if (mkdtemp (dir) == NULL || chown (dir, (uid_t)inst->cfg.uid, (gid_t)inst->cfg.gid) < 0)
     {
       host->log (host, BX_LOG_ERROR, "%s: cannot make %s: %s; %s", name, dir, strerror (errno),
                  RUNBOOK_POINTER);
@@ -203,7 +200,7 @@ bx_bwrap_egress_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, co
       return BX_RUN_UNAVAILABLE;
     }
   int dir_fd = bx_bwrap_open_nofollow (dir);
-  pid_t proxy = -1, slirp = -1;
+  int proxy = -1, slirp = -1;
   enum bx_run_status status = BX_RUN_UNAVAILABLE;
   if (dir_fd >= 0 && start_proxy (inst, spec, name, slot, dir_fd, dir, &proxy, &slirp) == 0)
     status = bx_bwrap_run_tool (inst, spec, name, tool, slot, dir_fd, result, sentence);
@@ -218,4 +215,52 @@ bx_bwrap_egress_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, co
   unlink (sock);
   rmdir (dir);
   return status;
+}
+
+int
+bx_bwrap_egress_prepare (const char *root, char **why)
+{
+  struct stat st;
+  if (mkdir (root, 0711) < 0 && errno != EEXIST)
+    {
+      *why = bx_xasprintf ("cannot make %s: %s", root, strerror (errno));
+      return -1;
+    }
+  if (lstat (root, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != geteuid ()
+      || (st.st_mode & 022) != 0)
+    {
+      *why = bx_xasprintf ("%s must be a folder of brokerd's user that no one else can write",
+                           root);
+      return -1;
+    }
+  return 0;
+}
+
+int
+bx_bwrap_egress_sweep (const char *root)
+{
+  int removed = 0;
+  DIR *d = opendir (root);
+  if (d == NULL)
+    return 0;
+  struct dirent *e;
+  while ((e = readdir (d)) != NULL)
+    {
+      char *dot = strchr (e->d_name, '.');
+      if (e->d_name[0] == '.' || dot == NULL)
+        continue;
+      cleanup_free char *owner = bx_xstrndup (e->d_name, (size_t)(dot - e->d_name));
+      if (bx_bwrap_instance_alive (owner))
+        continue;
+      int fd = openat (dirfd (d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd >= 0)
+        {
+          unlinkat (fd, "egress.sock", 0);
+          close (fd);
+        }
+      if (unlinkat (dirfd (d), e->d_name, AT_REMOVEDIR) == 0)
+        removed++;
+    }
+  closedir (d);
+  return removed;
 }

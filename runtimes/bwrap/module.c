@@ -17,7 +17,8 @@
 static const char *const known_options[] = {
   "bwrap",      "rootfs",   "cgroup_root", "output_cap",   "tmp_size",      "file_size",
   "memory",     "pids",     "cpu_percent", "read_file_ms", "write_file_ms", "shell_ms",
-  "http_fetch_ms", "uid",   "gid",         "slots",        "slirp4netns",   NULL,
+  "http_fetch_ms", "uid",   "gid",         "slots",        "slirp4netns",   "egress_dir",
+  NULL,
 };
 
 static const char *const limit_names[BX_BWRAP_TOOL_COUNT] = {
@@ -127,6 +128,8 @@ read_options (const struct bx_host *host, const bx_options *options, struct bx_b
       || read_path (host, options, "slirp4netns", "/usr/bin/slirp4netns", &cfg->egress_helper,
                     sink)
              < 0
+      || read_path (host, options, "egress_dir", "/run/boxmaker-bwrap", &cfg->egress_dir, sink)
+             < 0
       || host->option_size (options, "output_cap", 262144, &cfg->output_cap, sink) < 0
       || host->option_size (options, "tmp_size", 64ull << 20, &cfg->tmp_size, sink) < 0
       || host->option_size (options, "file_size", 64ull << 20, &cfg->file_size, sink) < 0
@@ -185,7 +188,7 @@ free_instance (struct bx_bwrap_instance *inst)
       free (*p);
   free (inst->rootfs_dirs);
   free (inst->bpf);
-  free (inst->egress_root);
+  free (inst->name);
   free (inst);
 }
 
@@ -213,8 +216,8 @@ bwrap_create (const struct bx_host *host, const bx_options *options, void **inst
   int swept = bx_bwrap_cgroups_sweep (inst->cfg.cgroup_root);
   if (swept > 0)
     host->log (host, BX_LOG_INFO, "removed the cgroups of %d brokerd(s) that are gone", swept);
-  cleanup_free char *name = bx_bwrap_cgroups_own_name ();
-  if (bx_bwrap_cgroups_open (inst->cfg.cgroup_root, name, (size_t)inst->cfg.slots,
+  inst->name = bx_bwrap_cgroups_own_name ();
+  if (bx_bwrap_cgroups_open (inst->cfg.cgroup_root, inst->name, (size_t)inst->cfg.slots,
                              &inst->cfg.limits, &inst->cgroups, &why)
       < 0)
     {
@@ -224,8 +227,15 @@ bwrap_create (const struct bx_host *host, const bx_options *options, void **inst
       free_instance (inst);
       return -1;
     }
-  if (host->home != NULL && host->home[0] == '/')
-    inst->egress_root = bx_xasprintf ("%s/run/egress", host->home);
+  if (bx_bwrap_egress_prepare (inst->cfg.egress_dir, &why) < 0)
+    {
+      host->error_set (sink, "option egress_dir: %s", why);
+      free_instance (inst);
+      return -1;
+    }
+  swept = bx_bwrap_egress_sweep (inst->cfg.egress_dir);
+  if (swept > 0)
+    host->log (host, BX_LOG_INFO, "removed %d egress folder(s) of brokerds that are gone", swept);
 
   /* Not fatal: bubblewrap may be installed after brokerd starts; each call says so. */
   if (access (inst->cfg.bwrap, X_OK) < 0)

@@ -3,9 +3,9 @@
  * closed, its standard output kept up to a cap, the first 4 KiB of its standard error kept
  * for the log, its json status read, all within one deadline.
  *
- * fork rather than posix_spawn: the child must be in its cgroup before bubblewrap runs,
- * so that everything it starts is counted and can be killed with the slot.  Between fork
- * and exec the child makes only async-signal-safe calls (brokerd is threaded).
+ * The slot's keeper (keeper.c) forks it, so that it is born in the slot's cgroups and
+ * everything it starts is counted and can be killed with the slot; brokerd watches it
+ * through a pidfd.  Between fork and exec the child makes only async-signal-safe calls.
  *
  * Every descriptor made here is close-on-exec from birth: another thread's child must not
  * inherit this call's pipes. */
@@ -60,15 +60,12 @@ child_fail (int report)
   _exit (127);
 }
 
-/* In the child, between fork and exec. */
-static void __attribute__ ((noreturn))
-child_main (char *const argv[], const struct bx_bwrap_child *c, int in, int out, int err,
-            int report)
+void
+bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *c, int in, int out,
+                     int err, int report)
 {
-  /* If brokerd's thread dies before bubblewrap sets its own --die-with-parent. */
+  /* If the keeper dies before bubblewrap sets its own --die-with-parent. */
   prctl (PR_SET_PDEATHSIG, SIGKILL);
-  if (c->cgroups != NULL && bx_bwrap_cgroups_join (c->cgroups, c->slot) < 0)
-    child_fail (report);
 
   /* brokerd may block or ignore signals (SIGPIPE above all): the sandbox starts with the
    * defaults.  SIGXFSZ is ignored, so a write past the file size limit fails with EFBIG,
@@ -187,49 +184,21 @@ read_status (struct bx_bwrap_outcome *o, const char *status)
     o->tool_exit = atoi (e + strlen ("\"exit-code\":"));
 }
 
-pid_t
+int
 bx_bwrap_spawn (char *const argv[], const struct bx_bwrap_child *c, int in, int out, int err)
 {
-  int report[2] = { -1, -1 };
-  if (pipe2 (report, O_CLOEXEC) < 0)
-    return -1;
-  report[0] = above_stdio (report[0]);
-  report[1] = above_stdio (report[1]);
-  pid_t pid = report[0] < 0 || report[1] < 0 ? -1 : fork ();
-  if (pid == 0)
-    child_main (argv, c, in, out, err, report[1]);
-  int saved = errno;
-  close_fd (&report[1]);
-  if (pid < 0)
-    {
-      close_fd (&report[0]);
-      errno = saved;
-      return -1;
-    }
-  int child_errno = 0;
-  ssize_t got;
-  while ((got = read (report[0], &child_errno, sizeof child_errno)) < 0 && errno == EINTR)
-    ;
-  close_fd (&report[0]);
-  if (got == (ssize_t)sizeof child_errno)
-    {
-      while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-      errno = child_errno;
-      return -1;
-    }
-  return pid;
+  return bx_bwrap_keeper_spawn (c->keeper, argv, c, in, out, err);
 }
 
 void
 bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *input,
               size_t input_len, uint64_t cap, int64_t deadline_ms, int status_read,
-              struct bx_bwrap_outcome *o, pid_t *pid_out)
+              struct bx_bwrap_outcome *o, int *pidfd_out)
 {
   int in_pair[2] = { -1, -1 }, out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
   memset (o, 0, sizeof *o);
   o->tool_exit = -1;
-  *pid_out = -1;
+  *pidfd_out = -1;
 
   /* Standard input is a socket so that writing to a process that has gone is EPIPE from
    * send (MSG_NOSIGNAL), not a SIGPIPE to brokerd. */
@@ -243,8 +212,8 @@ bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *in
       err_pipe[i] = above_stdio (err_pipe[i]);
     }
 
-  pid_t pid = bx_bwrap_spawn (argv, c, in_pair[1], out_pipe[1], err_pipe[1]);
-  if (pid < 0)
+  int pidfd = bx_bwrap_spawn (argv, c, in_pair[1], out_pipe[1], err_pipe[1]);
+  if (pidfd < 0)
     goto not_run;
   close_fd (&in_pair[1]);
   close_fd (&out_pipe[1]);
@@ -256,11 +225,9 @@ bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *in
   fcntl (err_fd, F_SETFL, O_NONBLOCK);
   if (status_read >= 0)
     fcntl (status_read, F_SETFL, O_NONBLOCK);
-  int pidfd = (int)syscall (SYS_pidfd_open, pid, 0);
   size_t sent = 0, out_alloc = 0, err_alloc = 0, status_len = 0, status_alloc = 0;
   char *errbuf = NULL, *status = NULL;
   bool capped = false, exited = false;
-  int wstatus = 0;
   if (input_len == 0)
     close_fd (&in_fd);
 
@@ -280,14 +247,10 @@ bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *in
         fds[n] = (struct pollfd){ .fd = err_fd, .events = POLLIN }, want[n++] = 2;
       if (status_read >= 0)
         fds[n] = (struct pollfd){ .fd = status_read, .events = POLLIN }, want[n++] = 3;
-      if (pidfd >= 0)
-        fds[n] = (struct pollfd){ .fd = pidfd, .events = POLLIN }, want[n++] = 4;
-      if (pidfd < 0 && (left < 0 || left > 20))
-        left = 20;
+      fds[n] = (struct pollfd){ .fd = pidfd, .events = POLLIN }, want[n++] = 4;
       int r = poll (fds, n, left);
       if (r < 0 && errno != EINTR)
         break;
-      bool check_exit = pidfd < 0;
       for (nfds_t i = 0; r > 0 && i < n; i++)
         {
           if (fds[i].revents == 0)
@@ -319,15 +282,12 @@ bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *in
                 status_read = -1; /* the caller closes it */
               break;
             case 4:
-              check_exit = true;
+              exited = true;
               break;
             }
         }
-      if (check_exit && !capped && waitpid (pid, &wstatus, WNOHANG) == pid)
-        {
-          exited = true;
-          break;
-        }
+      if (exited && !capped)
+        break;
     }
 
   if (exited)
@@ -340,24 +300,14 @@ bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *in
         drain (err_fd, &errbuf, &o->err_len, &err_alloc, BX_BWRAP_STDERR_KEEP, NULL);
       if (status_read >= 0)
         drain (status_read, &status, &status_len, &status_alloc, STATUS_KEEP, NULL);
-      if (WIFEXITED (wstatus))
-        {
-          o->end = BX_BWRAP_EXITED;
-          o->exit_code = WEXITSTATUS (wstatus);
-        }
-      else
-        {
-          o->end = BX_BWRAP_SIGNALED;
-          o->signal = WIFSIGNALED (wstatus) ? WTERMSIG (wstatus) : 0;
-        }
+      o->end = BX_BWRAP_EXITED;
+      close_fd (&pidfd); /* gone: nothing to give back */
     }
   else
-    {
-      *pid_out = pid;
-      o->end = capped ? BX_BWRAP_CAPPED : BX_BWRAP_TIMED_OUT;
-    }
+    o->end = capped ? BX_BWRAP_CAPPED : BX_BWRAP_TIMED_OUT;
   if (capped)
     o->end = BX_BWRAP_CAPPED;
+  *pidfd_out = pidfd;
   read_status (o, status);
   if (errbuf != NULL)
     memcpy (o->err, errbuf, o->err_len + 1);
@@ -366,7 +316,6 @@ bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *in
   close_fd (&in_fd);
   close_fd (&out_fd);
   close_fd (&err_fd);
-  close_fd (&pidfd);
   return;
 
 not_run:
@@ -381,13 +330,15 @@ not_run:
 }
 
 void
-bx_bwrap_reap (pid_t pid)
+bx_bwrap_reap (int pidfd)
 {
-  if (pid <= 0)
+  if (pidfd < 0)
     return;
-  kill (pid, SIGKILL);
-  while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+  syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+  struct pollfd p = { .fd = pidfd, .events = POLLIN };
+  while (poll (&p, 1, 10000) < 0 && errno == EINTR)
     ;
+  close (pidfd);
 }
 
 void

@@ -11,6 +11,11 @@
 
 #include <check.h>
 
+/* How argv[0] appears in the files; another runtime's tests may name their own program. */
+#ifndef GOLDEN_PROGRAM
+#define GOLDEN_PROGRAM "@PODMAN@"
+#endif
+
 /* ARGV as golden text, with PROGRAM (argv[0]) shown as @PODMAN@, every occurrence of NAME
  * (when not NULL) as @NAME@ and of HOME (when not NULL) as @HOME@. */
 static char *
@@ -21,7 +26,7 @@ golden_text (char *const *argv, const char *name, const char *home)
   out[0] = '\0';
   for (size_t i = 0; argv[i] != NULL; i++)
     {
-      const char *arg = i == 0 ? "@PODMAN@" : argv[i];
+      const char *arg = i == 0 ? GOLDEN_PROGRAM : argv[i];
       for (const char *p = arg; *p != '\0';)
         {
           const char *piece = p;

@@ -1,0 +1,308 @@
+#!/bin/sh
+# bwrap.so end to end through brokerd and `boxmaker call`, with real bubblewrap and a
+# read-only root that build-image.sh --rootfs builds for this test: each tool; a read
+# outside the grant denied; read_file's grant read-only; exactly the runtime's environment;
+# no network; the seccomp refusals (keyrings, ptrace, namespaces) and the uid, seen by a
+# static probe run from a grant; a setuid file left in a grant belongs to nobody; a grant
+# swapped for a symbolic link is not followed; every limit (memory, time, output, pids,
+# file size) with its fixed sentence or error; four calls at once; http_fetch through the
+# egress proxy to a granted HTTPS server in a network namespace of the test's own; after
+# kill -9 of brokerd nothing of it runs and the next brokerd sweeps its cgroups, but never
+# a live brokerd's; no cgroups, no start.
+#
+#   real-brokerd.sh BROKERD BOXMAKER RUNTIMEDIR TOOLKIT BUILD_IMAGE PROBE
+set -u
+brokerd=$1 boxmaker=$2 runtimedir=$3 toolkit=$4 build_image=$5 probe=$6
+
+skip () {
+  echo "SKIP bwrap.so with real bubblewrap: $*"
+  [ "${BX_REQUIRE_BWRAP:-0}" = 1 ] && exit 1
+  exit 77
+}
+[ "$(id -u)" = 0 ] || skip "needs root (the cgroups of the limits, a root-owned rootfs)"
+command -v bwrap >/dev/null || skip "bubblewrap is not installed"
+[ -e /sys/fs/cgroup/memory/cgroup.procs ] || skip "no cgroup v1 memory hierarchy"
+
+work=$(mktemp -d /tmp/bx-bwrap-real.XXXXXX)
+chmod 0755 "$work"
+pids=
+netns=
+cleanup () {
+  for p in $pids; do kill "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  [ -z "$netns" ] || { ip link del "bxh$$" 2>/dev/null; ip netns del "$netns" 2>/dev/null; }
+  rm -rf "$work"
+}
+trap cleanup EXIT
+failures=0
+fail () { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass () { echo "ok: $*"; }
+contains () { case $1 in *"$2"*) return 0 ;; esac; return 1; }
+
+# A test certificate, and a root that trusts it and knows the test server's name.
+octet=$(( $$ % 250 + 1 ))
+host_ip=45.45.$octet.1 web_ip=45.45.$octet.2
+mkdir -p "$work/web"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=web.bxtest.example \
+  -addext subjectAltName=DNS:web.bxtest.example -keyout "$work/web/key.pem" \
+  -out "$work/web/cert.pem" 2>"$work/openssl.log" || skip "openssl: $(cat "$work/openssl.log")"
+"$build_image" --quiet --rootfs "$work/rootfs" --toolkit "$toolkit" \
+  --extra-ca "$work/web/cert.pem" --add-host "web.bxtest.example:$web_ip" > "$work/build.log" 2>&1 \
+  || { cat "$work/build.log"; fail "build-image.sh --rootfs"; exit 1; }
+
+mkdir -p "$work/grant" "$work/ro" "$work/outside" "$work/home"
+chmod 0777 "$work/grant"
+echo "hello through brokerd" > "$work/grant/hello.txt"
+echo "read only" > "$work/ro/file.txt"
+echo "the secret" > "$work/outside/secret.txt"
+cp "$probe" "$work/grant/probe"
+chmod 0755 "$work/grant/probe"
+session=bwrapreal-$$
+
+start_brokerd () { # name, extra options (YAML lines), http_fetch host
+  cat > "$work/$1.yaml" <<YAML
+socket: $work/$1.sock
+home: $work/home
+runtime:
+  module: bwrap
+  options:
+    rootfs: $work/rootfs
+    egress_dir: $work/egress
+    slots: 4
+$2
+grants:
+  - tools: [read_file, write_file, shell]
+    paths: [$work/grant]
+    class: private
+  - tools: [read_file]
+    paths: [$work/ro]
+    class: private
+  - tools: [http_fetch]
+    hosts: [${3:-example.com}, "*.invalid"]
+    class: public
+YAML
+  BX_HOST_SECRET=leaked "$brokerd" --config "$work/$1.yaml" --runtimedir "$runtimedir" \
+    2> "$work/$1.log" &
+  pid_of_brokerd=$!
+  pids="$pids $pid_of_brokerd"
+  i=0
+  while [ ! -S "$work/$1.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+  [ -S "$work/$1.sock" ] || { echo "brokerd $1 did not start:"; cat "$work/$1.log"; exit 1; }
+}
+start_brokerd plain ""
+plain_pid=$pid_of_brokerd
+start_brokerd tight "    memory: 32m
+    pids: 16
+    shell_ms: 2000
+    output_cap: 1000
+    file_size: 1m"
+
+n=0
+# call SOCKET TOOL JSON: sets $out, $err, $rc
+call () {
+  n=$((n + 1))
+  "$boxmaker" call "$2" "$3" --socket "$work/$1.sock" --session "$session" --call "c$n" \
+    > "$work/out" 2> "$work/err"
+  rc=$?
+  out=$(cat "$work/out") err=$(cat "$work/err")
+  [ -z "$(ls -A "$work/egress" 2>/dev/null)" ] || fail "egress folders left after call $n"
+}
+# The tasks in brokerd PID's slots, its keepers aside (one per slot).
+slot_tasks () {
+  total=0
+  for slot in /sys/fs/cgroup/pids/boxmaker-bwrap/"$1"-*/*/; do
+    [ -d "$slot" ] || continue
+    total=$((total + $(wc -l < "$slot/cgroup.procs") - 1))
+  done
+  echo $total
+}
+
+call plain read_file "{\"path\":\"$work/grant/hello.txt\"}"
+[ $rc = 0 ] && [ "$out" = "hello through brokerd" ] && pass "read_file in the grant" \
+  || fail "read_file in the grant: rc=$rc out=$out err=$err"
+
+call plain read_file "{\"path\":\"$work/outside/secret.txt\"}"
+[ $rc = 1 ] && contains "$err" "denied" && ! contains "$out" "secret" \
+  && pass "read_file outside the grant is denied" || fail "read_file outside: rc=$rc out=$out err=$err"
+
+call plain write_file "{\"path\":\"$work/grant/new.txt\",\"content\":\"written\"}"
+[ $rc = 0 ] && [ "$(cat "$work/grant/new.txt" 2>/dev/null)" = written ] \
+  && [ "$(stat -c %u "$work/grant/new.txt")" = 65534 ] \
+  && pass "write_file in the grant (the file belongs to nobody)" || fail "write_file: rc=$rc out=$out err=$err"
+
+call plain write_file "{\"path\":\"$work/ro/new.txt\",\"content\":\"written\"}"
+[ ! -e "$work/ro/new.txt" ] && pass "no write_file where only read_file is granted" \
+  || fail "write_file in a read-only grant: rc=$rc out=$out err=$err"
+
+call plain shell "{\"command\":\"cat hello.txt; env | sort; touch /bin/x /etc/x 2>&1\",\"cwd\":\"$work/grant\"}"
+env_lines=$(printf '%s\n' "$out" | grep -E '^[A-Z_]+=' | cut -d= -f1 | tr '\n' ' ')
+[ $rc = 0 ] && contains "$out" "hello through brokerd" && contains "$out" "[exit 1]" \
+  && [ "$env_lines" = "HOME PATH PWD SHLVL " ] && ! contains "$out" leaked \
+  && contains "$out" "Read-only file system" \
+  && pass "shell: exactly the runtime's environment, a read-only root" \
+  || fail "shell: rc=$rc env=[$env_lines] out=$out err=$err"
+
+call plain shell "{\"command\":\"./probe\",\"cwd\":\"$work/grant\"}"
+want="keyctl=EPERM add_key=EPERM request_key=EPERM ptrace=EPERM unshare_user=EPERM unshare_mount=EPERM unshare_net=EPERM clone_newpid=EPERM connect=ENETUNREACH uid=65534 euid=65534"
+got=$(printf '%s\n' "$out" | grep '=' | grep -v '^\[' | tr '\n' ' ')
+[ "$got" = "$want " ] && pass "keyrings, ptrace, namespaces refused; no network; uid 65534" \
+  || fail "probe: got [$got] want [$want ] err=$err"
+
+call plain shell "{\"command\":\"cp /bin/busybox suid; chmod 4755 suid; ls -ln suid\",\"cwd\":\"$work/grant\"}"
+[ -e "$work/grant/suid" ] && [ "$(stat -c %u "$work/grant/suid")" != 0 ] \
+  && pass "a setuid file left in a grant belongs to uid $(stat -c %u "$work/grant/suid"), not root" \
+  || fail "setuid: rc=$rc out=$out"
+
+port=$((20000 + $$ % 20000))
+busybox nc -l -p "$port" > "$work/received" 2>&1 &
+listener=$!
+pids="$pids $listener"
+sleep 0.2
+call plain shell "{\"command\":\"echo reached | nc -w 2 127.0.0.1 $port; echo nc=\$?\"}"
+[ $rc = 0 ] && contains "$out" "nc=1" && [ ! -s "$work/received" ] \
+  && pass "shell cannot reach a listener on the host's loopback" \
+  || fail "loopback listener: rc=$rc out=$out received=$(cat "$work/received")"
+kill $listener 2>/dev/null
+
+# A grant swapped for a link between two calls: the link is not followed.
+mkdir -p "$work/swap"
+chmod 0777 "$work/swap"
+cat > "$work/swap.yaml" <<YAML
+socket: $work/swap.sock
+home: $work/home
+runtime:
+  module: bwrap
+  options:
+    rootfs: $work/rootfs
+    egress_dir: $work/egress
+    slots: 2
+grants:
+  - tools: [read_file, shell]
+    paths: [$work/swap]
+    class: private
+YAML
+"$brokerd" --config "$work/swap.yaml" --runtimedir "$runtimedir" 2> "$work/swap.log" &
+pids="$pids $!"
+i=0; while [ ! -S "$work/swap.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+mv "$work/swap" "$work/swap.real"
+ln -s "$work/outside" "$work/swap"
+call swap read_file "{\"path\":\"$work/swap/secret.txt\"}"
+! contains "$out" "the secret" && [ $rc != 0 ] \
+  && pass "a grant swapped for a link is not followed ($(printf '%s' "$err" | head -c 80))" \
+  || fail "symlink swap: rc=$rc out=$out err=$err"
+
+call tight shell '{"command":"x=$(head -c 60000000 /dev/zero | tr \\\\0 a); echo ${#x}"}'
+[ $rc = 1 ] && contains "$err" "the tool was stopped: it ran out of memory or was killed" \
+  && pass "over the memory limit: stopped with the fixed sentence" || fail "memory: rc=$rc out=$out err=$err"
+
+start=$(date +%s)
+call tight shell '{"command":"sleep 60 & sleep 60"}'
+took=$(( $(date +%s) - start ))
+[ $rc = 1 ] && contains "$err" "the tool ran past its time limit" && [ $took -lt 10 ] \
+  && [ "$(slot_tasks "$plain_pid")" = 0 ] \
+  && pass "past the time limit: killed in ${took} s with the fixed sentence, nothing left" \
+  || fail "time limit: rc=$rc took=$took out=$out err=$err"
+
+call tight shell '{"command":"yes abcdefghi | head -c 10000000"}'
+[ $rc = 0 ] && [ "$(wc -c < "$work/out")" -le 1001 ] && contains "$err" "truncated=true" \
+  && pass "output over the cap is truncated ($(wc -c < "$work/out") bytes shown)" \
+  || fail "cap: rc=$rc len=${#out} err=$err"
+
+call tight shell '{"command":"for i in $(seq 40); do sleep 1 & done; echo spawned"}'
+contains "$out" "fork" && pass "over the pids limit: $(printf '%s' "$out" | head -n 1)" \
+  || fail "pids: rc=$rc out=$out err=$err"
+
+call tight shell "{\"command\":\"dd if=/dev/zero of=big bs=1M count=3\",\"cwd\":\"$work/grant\"}"
+contains "$out" "File too large" && [ "$(stat -c %s "$work/grant/big")" -le 1048576 ] \
+  && pass "over the file size limit: File too large" || fail "file size: rc=$rc out=$out err=$err"
+
+# Four calls at once, each its own sandbox.
+for k in 1 2 3 4; do
+  "$boxmaker" call shell "{\"command\":\"echo call $k; cat hello.txt\",\"cwd\":\"$work/grant\"}" \
+    --socket "$work/plain.sock" --session "$session" --call "par$k" > "$work/par$k" 2>&1 &
+  eval "par_$k=\$!"
+done
+all=1
+for k in 1 2 3 4; do
+  eval "wait \$par_$k" || all=0
+  grep -q "^call $k\$" "$work/par$k" && grep -q "hello through brokerd" "$work/par$k" || all=0
+done
+[ $all = 1 ] && pass "four calls at once" || fail "four calls at once: $(cat "$work"/par*)"
+
+call plain http_fetch '{"url":"https://other.example.org/"}'
+[ $rc = 1 ] && contains "$err" "denied" && pass "http_fetch outside the grant is denied" \
+  || fail "http_fetch outside the grant: rc=$rc out=$out err=$err"
+
+call plain http_fetch '{"url":"https://no-such-host.invalid/"}'
+contains "$out" "http_fetch: https://no-such-host.invalid/: curl: " \
+  && pass "http_fetch to an allowed name that does not resolve: $out" \
+  || fail "http_fetch unresolvable: rc=$rc out=$out err=$err"
+
+# A granted HTTPS server at an address only this host routes, in a namespace of the test's.
+if ! command -v ip >/dev/null; then
+  fail "no ip command (iproute2) for the HTTPS server's namespace"
+elif ! ip netns add "bxbw$$" 2>"$work/netns.log"; then
+  fail "cannot make a network namespace: $(cat "$work/netns.log")"
+else
+  netns=bxbw$$
+  ip link add "bxh$$" type veth peer name "bxn$$" &&
+    ip link set "bxn$$" netns "$netns" &&
+    ip addr add "$host_ip/30" dev "bxh$$" && ip link set "bxh$$" up &&
+    ip netns exec "$netns" ip addr add "$web_ip/30" dev "bxn$$" &&
+    ip netns exec "$netns" ip link set "bxn$$" up &&
+    ip netns exec "$netns" ip link set lo up || fail "cannot wire the namespace"
+  mkdir -p "$work/www"
+  echo "hello from the namespace" > "$work/www/index.txt"
+  (cd "$work/www" && exec ip netns exec "$netns" openssl s_server -quiet -WWW \
+     -accept "$web_ip:443" -cert "$work/web/cert.pem" -key "$work/web/key.pem") > "$work/server.log" 2>&1 &
+  pids="$pids $!"
+  i=0
+  until curl -s -o /dev/null --max-time 1 --cacert "$work/web/cert.pem" \
+          --resolve "web.bxtest.example:443:$web_ip" https://web.bxtest.example/index.txt; do
+    i=$((i + 1)); [ $i -lt 50 ] || break; sleep 0.1
+  done
+  start_brokerd web "" web.bxtest.example
+  call web http_fetch '{"url":"https://web.bxtest.example/index.txt"}'
+  [ $rc = 0 ] && contains "$out" "hello from the namespace" && contains "$out" "[http 200]" \
+    && pass "http_fetch reaches a granted server through the proxy and slirp4netns" \
+    || fail "http_fetch to a granted server: rc=$rc out=$out err=$err"
+fi
+
+# kill -9 of brokerd in the middle of a call: the sandbox goes with it; the next brokerd
+# sweeps the dead one's cgroups and leaves the live ones' alone.
+start_brokerd doomed ""
+doomed_pid=$pid_of_brokerd
+"$boxmaker" call shell "{\"command\":\"sleep 300 # bx-doomed-$$\"}" --socket "$work/doomed.sock" \
+  > /dev/null 2>&1 &
+sleep 1
+[ -n "$(pgrep -f "bx-doomed-$$")" ] || fail "the doomed call did not start"
+kill -9 "$doomed_pid"
+sleep 1
+left=$(pgrep -f "bx-doomed-$$" || true)
+[ -z "$left" ] && pass "kill -9 of brokerd: its sandbox is gone" || fail "left after kill -9: $left"
+ls -d /sys/fs/cgroup/pids/boxmaker-bwrap/"$doomed_pid"-* >/dev/null 2>&1 \
+  || fail "the killed brokerd left no cgroups to sweep (test assumption)"
+start_brokerd sweeper ""
+ls -d /sys/fs/cgroup/pids/boxmaker-bwrap/"$doomed_pid"-* >/dev/null 2>&1 \
+  && fail "the dead brokerd's cgroups were not swept" \
+  || pass "the next brokerd swept the dead one's cgroups"
+ls -d /sys/fs/cgroup/pids/boxmaker-bwrap/"$plain_pid"-* >/dev/null 2>&1 \
+  && kill -0 "$plain_pid" && pass "a live brokerd's cgroups were left alone" \
+  || fail "a live brokerd's cgroups were swept"
+call plain read_file "{\"path\":\"$work/grant/hello.txt\"}"
+[ $rc = 0 ] || fail "the live brokerd no longer works after the sweep: $err"
+
+# No cgroups to write: brokerd refuses to start, and says why.
+sed "s|slots: 4|cgroup_root: $work/nocgroup|; s|$work/plain.sock|$work/nocg.sock|" \
+  "$work/plain.yaml" > "$work/nocg.yaml"
+"$brokerd" --config "$work/nocg.yaml" --runtimedir "$runtimedir" > "$work/nocg.log" 2>&1
+rc=$?
+[ $rc != 0 ] && grep -q "runs nothing without its memory, pids and CPU limits" "$work/nocg.log" \
+  && pass "no cgroups: brokerd refuses to start ($(head -c 120 "$work/nocg.log"))" \
+  || fail "no cgroups: rc=$rc $(cat "$work/nocg.log")"
+
+if [ $failures -ne 0 ]; then
+  echo "brokerd logs:"; cat "$work"/*.log
+  exit 1
+fi
+echo "all $n calls as expected"

@@ -1,0 +1,179 @@
+/* bwrap.so's argument lists against golden files, and the pieces of the module that need
+ * no bubblewrap: opening grants without following links, the seccomp filter. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "bwrap.h"
+#define GOLDEN_PROGRAM "@BWRAP@"
+#include "golden.h"
+
+static const char *const dirs[] = { "bin", "etc", "lib", "lib64", "root" };
+
+static struct bx_bwrap_config
+config (void)
+{
+  struct bx_bwrap_config cfg = {
+    .bwrap = "/usr/bin/bwrap",
+    .rootfs = "/usr/lib/boxmaker/rootfs",
+    .rootfs_dirs = dirs,
+    .rootfs_dir_count = 5,
+    .cgroup_root = "/sys/fs/cgroup",
+    .output_cap = 262144,
+    .tmp_size = 64ull << 20,
+    .file_size = 64ull << 20,
+    .limits = { 512ull << 20, 128, 100 },
+    .limit_ms = { 30000, 30000, 100000, 60000 },
+    .uid = 65534,
+    .gid = 65534,
+    .slots = 16,
+  };
+  return cfg;
+}
+
+static void
+check_call (const char *golden, const char *tool, const struct bx_bwrap_mount *mounts,
+            size_t count, int egress_fd, const char *allow)
+{
+  struct bx_bwrap_config cfg = config ();
+  struct bx_bwrap_call call = {
+    .tool = tool, .mounts = mounts, .mount_count = count, .seccomp_fd = 3, .status_fd = 4,
+    .egress_fd = egress_fd, .allow = allow,
+  };
+  char **argv = bx_bwrap_argv (&cfg, &call);
+  golden_check (golden, argv, NULL);
+  bx_bwrap_argv_free (argv);
+}
+
+START_TEST (test_read_file_binds_the_grant_read_only_from_its_descriptor)
+{
+  struct bx_bwrap_mount m[] = { { "/home/me/notes", 5, false } };
+  check_call ("read_file.argv", "read_file", m, 1, -1, NULL);
+}
+END_TEST
+
+START_TEST (test_write_file_binds_the_grant_writable_from_its_descriptor)
+{
+  struct bx_bwrap_mount m[] = { { "/home/me/notes", 5, true } };
+  check_call ("write_file.argv", "write_file", m, 1, -1, NULL);
+}
+END_TEST
+
+START_TEST (test_shell_binds_every_grant_in_order)
+{
+  struct bx_bwrap_mount m[] = { { "/home/me/notes", 5, true }, { "/srv/data", 6, false } };
+  check_call ("shell.argv", "shell", m, 2, -1, NULL);
+}
+END_TEST
+
+START_TEST (test_http_fetch_binds_only_the_egress_folder)
+{
+  check_call ("http_fetch.argv", "http_fetch", NULL, 0, 5, NULL);
+}
+END_TEST
+
+START_TEST (test_proxy_gets_its_hosts_and_socket)
+{
+  check_call ("proxy.argv", "egress-proxy", NULL, 0, 5, "example.com,*.wikipedia.org");
+}
+END_TEST
+
+START_TEST (test_argument_lists_are_pure)
+{
+  struct bx_bwrap_config cfg = config ();
+  struct bx_bwrap_mount m[] = { { "/home/me/notes", 5, false } };
+  struct bx_bwrap_call call = { .tool = "read_file", .mounts = m, .mount_count = 1,
+                                .seccomp_fd = 3, .status_fd = 4, .egress_fd = -1 };
+  char **a = bx_bwrap_argv (&cfg, &call);
+  char **b = bx_bwrap_argv (&cfg, &call);
+  size_t i = 0;
+  for (; a[i] != NULL && b[i] != NULL; i++)
+    ck_assert_str_eq (a[i], b[i]);
+  ck_assert (a[i] == NULL && b[i] == NULL);
+  bx_bwrap_argv_free (a);
+  bx_bwrap_argv_free (b);
+}
+END_TEST
+
+static char tmp[] = "/tmp/bx-bwrap-path.XXXXXX";
+
+START_TEST (test_open_nofollow_refuses_a_link_in_any_component)
+{
+  ck_assert_ptr_nonnull (mkdtemp (tmp));
+  char *real = NULL, *link = NULL, *through = NULL;
+  ck_assert (asprintf (&real, "%s/real", tmp) > 0);
+  ck_assert (asprintf (&link, "%s/link", tmp) > 0);
+  ck_assert (asprintf (&through, "%s/link/inner", tmp) > 0);
+  ck_assert_int_eq (mkdir (real, 0700), 0);
+  char *inner = NULL;
+  ck_assert (asprintf (&inner, "%s/inner", real) > 0);
+  ck_assert_int_eq (mkdir (inner, 0700), 0);
+  ck_assert_int_eq (symlink ("real", link), 0);
+
+  int fd = bx_bwrap_open_nofollow (real);
+  ck_assert_int_ge (fd, 0);
+  close (fd);
+  errno = 0;
+  ck_assert_int_eq (bx_bwrap_open_nofollow (link), -1);
+  ck_assert_int_eq (errno, ELOOP);
+  errno = 0;
+  ck_assert_int_eq (bx_bwrap_open_nofollow (through), -1);
+  ck_assert_int_eq (errno, ELOOP);
+  ck_assert_int_eq (bx_bwrap_open_nofollow ("relative/path"), -1);
+  rmdir (inner);
+  rmdir (real);
+  unlink (link);
+  rmdir (tmp);
+  free (real);
+  free (link);
+  free (through);
+  free (inner);
+}
+END_TEST
+
+START_TEST (test_seccomp_filter_builds_and_reads_back)
+{
+  void *bpf = NULL;
+  size_t len = 0;
+  char *why = NULL;
+  ck_assert_int_eq (bx_bwrap_seccomp_build (&bpf, &len, &why), 0);
+  /* A BPF program is a whole number of 8-byte instructions. */
+  ck_assert_uint_gt (len, 0);
+  ck_assert_uint_eq (len % 8, 0);
+  int fd = bx_bwrap_seccomp_fd (bpf, len);
+  ck_assert_int_ge (fd, 0);
+  char *back = malloc (len);
+  ck_assert_int_eq (read (fd, back, len), (ssize_t)len);
+  ck_assert_int_eq (memcmp (back, bpf, len), 0);
+  close (fd);
+  free (back);
+  free (bpf);
+}
+END_TEST
+
+int
+main (void)
+{
+  Suite *s = suite_create ("bwrap_argv");
+  TCase *tc = tcase_create ("argv");
+  tcase_add_test (tc, test_read_file_binds_the_grant_read_only_from_its_descriptor);
+  tcase_add_test (tc, test_write_file_binds_the_grant_writable_from_its_descriptor);
+  tcase_add_test (tc, test_shell_binds_every_grant_in_order);
+  tcase_add_test (tc, test_http_fetch_binds_only_the_egress_folder);
+  tcase_add_test (tc, test_proxy_gets_its_hosts_and_socket);
+  tcase_add_test (tc, test_argument_lists_are_pure);
+  tcase_add_test (tc, test_open_nofollow_refuses_a_link_in_any_component);
+  tcase_add_test (tc, test_seccomp_filter_builds_and_reads_back);
+  suite_add_tcase (s, tc);
+  SRunner *sr = srunner_create (s);
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
