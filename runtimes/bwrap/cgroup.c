@@ -33,7 +33,7 @@
 
 #define TOP         "boxmaker-bwrap"
 #define CFS_PERIOD  100000
-#define KILL_TRIES  200
+#define KILL_MS     2000
 #define CONTROLLERS 3
 static const char *const controllers[CONTROLLERS] = { "memory", "pids", "cpu" };
 enum
@@ -137,12 +137,15 @@ make_slot (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limit
 }
 
 /* Kills every task listed in the cgroup folder DIR but SPARE until none is left (a task
- * may fork while the list is read, hence the loop). */
+ * may fork while the list is read, hence the loop).  A sandbox that has just ended stays
+ * listed for a moment, until its keeper's kernel-side reaping is done: the waits start
+ * short and grow. */
 static void
 kill_all_in (const char *dir, pid_t spare)
 {
   cleanup_free char *procs = bx_xasprintf ("%s/cgroup.procs", dir);
-  for (int tries = 0; tries < KILL_TRIES; tries++)
+  long wait_ns = 50 * 1000;
+  for (int64_t until = bx_now_ms () + KILL_MS;;)
     {
       FILE *f = fopen (procs, "re");
       if (f == NULL)
@@ -157,10 +160,12 @@ kill_all_in (const char *dir, pid_t spare)
           found++;
         }
       fclose (f);
-      if (found == 0)
+      if (found == 0 || bx_now_ms () >= until)
         return;
-      struct timespec tick = { 0, 5 * 1000 * 1000 };
+      struct timespec tick = { 0, wait_ns };
       nanosleep (&tick, NULL);
+      if (wait_ns < 10 * 1000 * 1000)
+        wait_ns *= 2;
     }
 }
 
