@@ -9,6 +9,7 @@ packages="
   clang libclang-rt-14-dev
   curl openssl ca-certificates
   podman runc slirp4netns uidmap fuse-overlayfs busybox-static iproute2
+  bubblewrap libseccomp-dev
   microsocks
   debhelper dpkg-dev fakeroot lintian man-db scdoc systemd
 "

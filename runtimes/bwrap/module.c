@@ -30,7 +30,7 @@ static const char *const limit_names[BX_BWRAP_TOOL_COUNT] = {
 static const uint64_t limit_defaults[BX_BWRAP_TOOL_COUNT] = { 30000, 30000, 100000, 60000 };
 
 #define MAX_LIMIT_MS   (24ull * 3600 * 1000)
-#define DEFAULT_ROOTFS "/usr/lib/boxmaker/rootfs"
+#define DEFAULT_ROOTFS "/var/lib/boxmaker-bwrap/rootfs"
 #define NOBODY         65534
 
 /* The folders of the root that bubblewrap makes itself. */
