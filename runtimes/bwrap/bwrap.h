@@ -119,8 +119,7 @@ void bx_bwrap_cgroups_close (struct bx_bwrap_cgroups *cg);
 
 enum bx_bwrap_end
 {
-  BX_BWRAP_EXITED,    /* exit_code holds bwrap's exit status */
-  BX_BWRAP_SIGNALED,  /* bwrap itself died of a signal */
+  BX_BWRAP_EXITED,    /* bwrap ended: see started and tool_exit */
   BX_BWRAP_NOT_RUN,   /* could not be started (spawn_errno) */
   BX_BWRAP_TIMED_OUT, /* the deadline passed first */
   BX_BWRAP_CAPPED,    /* standard output went past the cap first */
@@ -129,8 +128,6 @@ enum bx_bwrap_end
 struct bx_bwrap_outcome
 {
   enum bx_bwrap_end end;
-  int exit_code;
-  int signal;
   int spawn_errno;
   bool started;     /* bwrap reported the sandbox's process (json status "child-pid") */
   int tool_exit;    /* bwrap reported the sandbox's exit code ("exit-code"), or -1 */

@@ -122,25 +122,27 @@ answer (struct bx_bwrap_instance *inst, const char *name, struct bx_bwrap_outcom
     case BX_BWRAP_CAPPED:
       deliver = true;
       break;
-    case BX_BWRAP_SIGNALED:
-      host->log (host, BX_LOG_WARNING, "%s: bwrap died of signal %d: " STDERR_IN_LOG, name,
-                 o->signal, flat_stderr (o));
-      status = fail (sentence, oom ? SENTENCE_STOPPED : SENTENCE_UNEXPECTED, BX_RUN_FAILED);
-      break;
     case BX_BWRAP_EXITED:
       if (!o->started)
         {
           /* bubblewrap failed before the sandbox's process existed: the runtime, not the
            * tool. */
-          host->log (host, BX_LOG_ERROR, "%s: bwrap exited %d before the sandbox started: "
-                     STDERR_IN_LOG "; %s", name, o->exit_code, flat_stderr (o), RUNBOOK_POINTER);
+          host->log (host, BX_LOG_ERROR, "%s: bwrap ended before the sandbox started: "
+                     STDERR_IN_LOG "; %s", name, flat_stderr (o), RUNBOOK_POINTER);
           return fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
         }
-      int code = o->tool_exit >= 0 ? o->tool_exit : o->exit_code;
+      int code = o->tool_exit;
       if (oom)
         {
           host->log (host, BX_LOG_WARNING, "%s: killed by its memory limit", name);
           status = fail (sentence, SENTENCE_STOPPED, BX_RUN_FAILED);
+        }
+      else if (code < 0)
+        {
+          /* bubblewrap itself ended without a word on the sandbox's end: killed. */
+          host->log (host, BX_LOG_WARNING, "%s: bwrap ended without the sandbox's status: "
+                     STDERR_IN_LOG, name, flat_stderr (o));
+          status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
         }
       else if (code == 1 && o->out_len == 0 && strncmp (o->err, "bwrap: ", 7) == 0)
         {

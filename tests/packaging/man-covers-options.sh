@@ -52,4 +52,16 @@ if [ -e "$runtimedir/podman.so" ]; then
 else
   echo "SKIP: podman.so is not built: its options are not checked"
 fi
+
+if [ -e "$runtimedir/bwrap.so" ]; then
+  printf 'runtime:\n  module: bwrap\n  options:\n    zz: "1"\n' > "$tmp/bwrap.yaml"
+  keys=$("$brokerd" --check-config "$tmp/bwrap.yaml" --runtimedir "$runtimedir" 2>&1 | listed || true)
+  if [ -n "$keys" ]; then
+    covers brokerd.yaml.5 "bwrap options" $keys
+  else
+    echo "FAIL: bwrap.so did not list its options"; status=1
+  fi
+else
+  echo "SKIP: bwrap.so is not built: its options are not checked"
+fi
 exit $status
