@@ -137,20 +137,25 @@ answer (struct bx_bwrap_instance *inst, const char *name, struct bx_bwrap_outcom
           host->log (host, BX_LOG_WARNING, "%s: killed by its memory limit", name);
           status = fail (sentence, SENTENCE_STOPPED, BX_RUN_FAILED);
         }
+      else if ((code < 0 || (code == 1 && o->out_len == 0))
+               && strncmp (o->err, "bwrap: ", 7) == 0)
+        {
+          /* bubblewrap's own failure inside the sandbox, before toolkit ran.  A mount whose
+           * source changed under it is this call's ("Race condition binding dirfd"); the
+           * rest (a grant its uid cannot reach, ...) is the runtime's. */
+          bool race = strstr (o->err, "Race condition") != NULL;
+          host->log (host, race ? BX_LOG_WARNING : BX_LOG_ERROR,
+                     "%s: bwrap could not set up the sandbox: " STDERR_IN_LOG "%s%s", name,
+                     flat_stderr (o), race ? "" : "; ", race ? "" : RUNBOOK_POINTER);
+          status = race ? fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED)
+                        : fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+        }
       else if (code < 0)
         {
           /* bubblewrap itself ended without a word on the sandbox's end: killed. */
           host->log (host, BX_LOG_WARNING, "%s: bwrap ended without the sandbox's status: "
                      STDERR_IN_LOG, name, flat_stderr (o));
           status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
-        }
-      else if (code == 1 && o->out_len == 0 && strncmp (o->err, "bwrap: ", 7) == 0)
-        {
-          /* bubblewrap's own failure inside the sandbox, before toolkit ran: a mount whose
-           * source changed under it ("Race condition binding dirfd"), and the like. */
-          host->log (host, BX_LOG_WARNING, "%s: the sandbox could not be set up: " STDERR_IN_LOG,
-                     name, flat_stderr (o));
-          status = fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
         }
       else if (code == 0 || code == 1)
         deliver = true;

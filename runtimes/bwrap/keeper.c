@@ -155,6 +155,8 @@ static void __attribute__ ((noreturn))
 keeper_main (int sock, const int *procs, size_t procs_count)
 {
   prctl (PR_SET_PDEATHSIG, SIGKILL);
+  /* So that ps tells it from brokerd, whose name it would otherwise keep. */
+  prctl (PR_SET_NAME, "bwrap-keeper");
   /* brokerd may have died between fork and prctl. */
   if (getppid () == 1)
     _exit (0);

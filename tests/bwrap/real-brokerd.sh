@@ -191,6 +191,31 @@ call swap read_file "{\"path\":\"$work/swap/secret.txt\"}"
   && pass "a grant swapped for a link is not followed ($(printf '%s' "$err" | head -c 80))" \
   || fail "symlink swap: rc=$rc out=$out err=$err"
 
+# A grant under a folder the sandbox's uid cannot enter: bubblewrap, as that uid, cannot
+# reach it, and says so before the sandbox exists.
+mkdir -p "$work/closed/inner"
+chmod 0700 "$work/closed"
+cat > "$work/closed.yaml" <<YAML
+socket: $work/closed.sock
+runtime:
+  module: bwrap
+  options:
+    rootfs: $work/rootfs
+    slots: 1
+grants:
+  - tools: [shell]
+    paths: [$work/closed/inner]
+    class: private
+YAML
+"$brokerd" --config "$work/closed.yaml" --runtimedir "$runtimedir" 2> "$work/closed.log" &
+pids="$pids $!"
+i=0; while [ ! -S "$work/closed.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+call closed shell "{\"command\":\"ls\",\"cwd\":\"$work/closed/inner\"}"
+[ $rc = 1 ] && contains "$err" "the tool runner could not start the container" \
+  && grep -q "bwrap could not set up the sandbox: bwrap: Can't find source path" "$work/closed.log" \
+  && pass "a grant the sandbox's uid cannot reach: the runner could not start" \
+  || fail "closed grant: rc=$rc out=$out err=$err"
+
 call tight shell '{"command":"x=$(head -c 60000000 /dev/zero | tr \\\\0 a); echo ${#x}"}'
 [ $rc = 1 ] && contains "$err" "the tool was stopped: it ran out of memory or was killed" \
   && pass "over the memory limit: stopped with the fixed sentence" || fail "memory: rc=$rc out=$out err=$err"
