@@ -77,6 +77,11 @@ void bx_bwrap_argv_free (char **argv);
  * A descriptor, or -1 with errno (ELOOP when a component is a link). */
 int bx_bwrap_open_nofollow (const char *path);
 
+/* ---- digest.c ---------------------------------------------------------------------------- */
+#define BX_BWRAP_DIGEST_LEN 71 /* "sha256:" and 64 hex digits */
+/* The content digest of the root ROOT (see digest.c); 0, or -1 with a message. */
+int bx_bwrap_rootfs_digest (const char *root, char digest[BX_BWRAP_DIGEST_LEN + 1], char **why);
+
 /* ---- seccomp.c --------------------------------------------------------------------------- */
 /* The filter as BPF bytes (malloc'd), or -1 with a message. */
 int bx_bwrap_seccomp_build (void **bpf, size_t *len, char **why);

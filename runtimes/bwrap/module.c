@@ -15,7 +15,7 @@
 #include "bwrap.h"
 
 static const char *const known_options[] = {
-  "bwrap",      "rootfs",   "cgroup_root", "output_cap",   "tmp_size",      "file_size",
+  "bwrap",      "rootfs",   "rootfs_digest", "cgroup_root", "output_cap",   "tmp_size",      "file_size",
   "memory",     "pids",     "cpu_percent", "read_file_ms", "write_file_ms", "shell_ms",
   "http_fetch_ms", "uid",   "gid",         "slots",        "slirp4netns",   "egress_dir",
   NULL,
@@ -103,6 +103,35 @@ check_rootfs (const struct bx_host *host, struct bx_bwrap_instance *inst, bx_err
   return 0;
 }
 
+/* The root must be the one the config pins. */
+static int
+check_digest (const struct bx_host *host, const struct bx_bwrap_config *cfg, bx_error_sink *sink)
+{
+  const char *want = cfg->rootfs_digest;
+  bool form = strlen (want) == BX_BWRAP_DIGEST_LEN && strncmp (want, "sha256:", 7) == 0
+              && strspn (want + 7, "0123456789abcdef") == 64;
+  if (!form)
+    {
+      host->error_set (sink, "option rootfs_digest: \"%s\" is not sha256: and 64 lowercase hex "
+                             "digits", want);
+      return -1;
+    }
+  char got[BX_BWRAP_DIGEST_LEN + 1];
+  cleanup_free char *why = NULL;
+  if (bx_bwrap_rootfs_digest (cfg->rootfs, got, &why) < 0)
+    {
+      host->error_set (sink, "option rootfs_digest: cannot compute the digest of %s: %s",
+                       cfg->rootfs, why);
+      return -1;
+    }
+  if (strcmp (got, want) != 0)
+    {
+      host->error_set (sink, "option rootfs_digest: %s holds %s, not %s", cfg->rootfs, got, want);
+      return -1;
+    }
+  return 0;
+}
+
 static int
 read_path (const struct bx_host *host, const bx_options *options, const char *name,
            const char *fallback, const char **out, bx_error_sink *sink)
@@ -124,6 +153,7 @@ read_options (const struct bx_host *host, const bx_options *options, struct bx_b
   if (host->option_check_known (options, known_options, sink) < 0
       || read_path (host, options, "bwrap", "/usr/bin/bwrap", &cfg->bwrap, sink) < 0
       || read_path (host, options, "rootfs", DEFAULT_ROOTFS, &cfg->rootfs, sink) < 0
+      || host->option_string (options, "rootfs_digest", NULL, &cfg->rootfs_digest, sink) < 0
       || read_path (host, options, "cgroup_root", "/sys/fs/cgroup", &cfg->cgroup_root, sink) < 0
       || read_path (host, options, "slirp4netns", "/usr/bin/slirp4netns", &cfg->egress_helper,
                     sink)
@@ -205,6 +235,11 @@ bwrap_create (const struct bx_host *host, const bx_options *options, void **inst
       return -1;
     }
   cleanup_free char *why = NULL;
+  if (inst->cfg.rootfs_digest != NULL && check_digest (host, &inst->cfg, sink) < 0)
+    {
+      free_instance (inst);
+      return -1;
+    }
   if (bx_bwrap_seccomp_build (&inst->bpf, &inst->bpf_len, &why) < 0)
     {
       host->error_set (sink, "cannot build the seccomp filter: %s", why);

@@ -46,9 +46,10 @@ mkdir -p "$work/web"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=web.bxtest.example \
   -addext subjectAltName=DNS:web.bxtest.example -keyout "$work/web/key.pem" \
   -out "$work/web/cert.pem" 2>"$work/openssl.log" || skip "openssl: $(cat "$work/openssl.log")"
-"$build_image" --quiet --rootfs "$work/rootfs" --toolkit "$toolkit" \
+"$build_image" --rootfs "$work/rootfs" --toolkit "$toolkit" \
   --extra-ca "$work/web/cert.pem" --add-host "web.bxtest.example:$web_ip" > "$work/build.log" 2>&1 \
   || { cat "$work/build.log"; fail "build-image.sh --rootfs"; exit 1; }
+digest=$(sed -n 's/^ *rootfs_digest: \(sha256:[0-9a-f]*\)$/\1/p' "$work/build.log")
 
 mkdir -p "$work/grant" "$work/ro" "$work/outside" "$work/home"
 chmod 0777 "$work/grant"
@@ -89,8 +90,18 @@ YAML
   while [ ! -S "$work/$1.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
   [ -S "$work/$1.sock" ] || { echo "brokerd $1 did not start:"; cat "$work/$1.log"; exit 1; }
 }
-start_brokerd plain ""
+# The digest build-image.sh printed pins the root; another one stops brokerd, naming it.
+start_brokerd plain "    rootfs_digest: $digest"
 plain_pid=$pid_of_brokerd
+[ -n "$digest" ] && pass "brokerd starts with the root pinned by the digest build-image.sh printed" \
+  || fail "build-image.sh printed no digest: $(cat "$work/build.log")"
+sed "s|rootfs_digest: sha256:.|rootfs_digest: sha256:0|; s|$work/plain.sock|$work/pin.sock|" \
+  "$work/plain.yaml" > "$work/pin.yaml"
+"$brokerd" --config "$work/pin.yaml" --runtimedir "$runtimedir" > "$work/pin.log" 2>&1
+rc=$?
+[ $rc != 0 ] && grep -q "option rootfs_digest: $work/rootfs holds $digest, not sha256:0" "$work/pin.log" \
+  && pass "another digest: brokerd refuses to start, naming the option" \
+  || fail "wrong digest: rc=$rc $(cat "$work/pin.log")"
 start_brokerd tight "    memory: 32m
     pids: 16
     shell_ms: 2000
