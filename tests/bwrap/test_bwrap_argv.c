@@ -157,6 +157,57 @@ START_TEST (test_seccomp_filter_builds_and_reads_back)
 }
 END_TEST
 
+/* The digest of a small root against the manifest it stands for, hashed by sha256sum. */
+START_TEST (test_rootfs_digest_is_the_sha256_of_its_manifest)
+{
+  char root[] = "/tmp/bx-bwrap-digest.XXXXXX";
+  ck_assert_ptr_nonnull (mkdtemp (root));
+  char *path = NULL;
+  ck_assert (asprintf (&path, "%s/a", root) > 0);
+  FILE *f = fopen (path, "w");
+  fputs ("abc", f);
+  fclose (f);
+  chmod (path, 0644);
+  free (path);
+  ck_assert (asprintf (&path, "%s/d", root) > 0);
+  ck_assert_int_eq (mkdir (path, 0755), 0);
+  chmod (path, 0755);
+  free (path);
+  ck_assert (asprintf (&path, "%s/d/l", root) > 0);
+  ck_assert_int_eq (symlink ("../a", path), 0);
+  free (path);
+
+  char got[BX_BWRAP_DIGEST_LEN + 1];
+  char *why = NULL;
+  ck_assert_int_eq (bx_bwrap_rootfs_digest (root, got, &why), 0);
+
+  /* sha256("abc") is the FIPS 180-2 example. */
+  char *manifest = NULL, *cmd = NULL;
+  unsigned u = getuid (), g = getgid ();
+  ck_assert (asprintf (&manifest,
+                       "a f 644 %u %u "
+                       "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n"
+                       "d d 755 %u %u -\n"
+                       "d/l l 777 %u %u ../a\n",
+                       u, g, u, g, u, g)
+             > 0);
+  ck_assert (asprintf (&cmd, "printf '%%s' '%s' | sha256sum | cut -c1-64", manifest) > 0);
+  FILE *p = popen (cmd, "r");
+  char want[80] = "sha256:";
+  ck_assert_ptr_nonnull (fgets (want + 7, sizeof want - 7, p));
+  pclose (p);
+  want[strcspn (want, "\n")] = '\0';
+  ck_assert_str_eq (got, want);
+
+  char *rm = NULL;
+  ck_assert (asprintf (&rm, "rm -rf %s", root) > 0);
+  ck_assert_int_eq (system (rm), 0);
+  free (rm);
+  free (manifest);
+  free (cmd);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -170,6 +221,7 @@ main (void)
   tcase_add_test (tc, test_argument_lists_are_pure);
   tcase_add_test (tc, test_open_nofollow_refuses_a_link_in_any_component);
   tcase_add_test (tc, test_seccomp_filter_builds_and_reads_back);
+  tcase_add_test (tc, test_rootfs_digest_is_the_sha256_of_its_manifest);
   suite_add_tcase (s, tc);
   SRunner *sr = srunner_create (s);
   srunner_run_all (sr, CK_NORMAL);
