@@ -79,5 +79,17 @@ check_call read_file "{\"path\":\"$work/g1/a.txt\"}" fake_read_file.argv
 check_call write_file "{\"path\":\"$work/g1/a.txt\",\"content\":\"x\"}" fake_write_file.argv
 check_call shell "{\"command\":\"ls\",\"cwd\":\"$work/g1\"}" fake_shell.argv
 
+# No bubblewrap where the config says: the runtime's sentence, and the log says why.
+rm "$work/fake-bwrap"
+out=$("$boxmaker" call read_file "{\"path\":\"$work/g1/a.txt\"}" --socket "$work/b.sock" 2>&1)
+n=$((n + 1))
+case $out in
+  *"the tool runner could not start the container"*)
+    grep -q "cannot start \"$work/fake-bwrap\": No such file or directory" "$work/brokerd.log" \
+      && pass "no bubblewrap: could not start the container; the log says why" \
+      || fail "no bubblewrap: the log does not say why" ;;
+  *) fail "no bubblewrap: $out" ;;
+esac
+
 [ $failures = 0 ] || { cat "$work/brokerd.log"; exit 1; }
 echo "all $n calls as expected"

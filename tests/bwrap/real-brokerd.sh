@@ -304,6 +304,14 @@ else
     || fail "http_fetch to a granted server: rc=$rc out=$out err=$err"
 fi
 
+# No slirp4netns where the config says: the runtime's sentence, and nothing left.
+start_brokerd noslirp "    slirp4netns: $work/no-slirp4netns"
+call noslirp http_fetch '{"url":"https://no-such-host.invalid/"}'
+[ $rc = 1 ] && contains "$err" "the tool runner could not start the container" \
+  && grep -q "slirp4netns ($work/no-slirp4netns) did not come up" "$work/noslirp.log" \
+  && pass "no slirp4netns: could not start the container; the log says why" \
+  || fail "no slirp4netns: rc=$rc out=$out err=$err"
+
 # kill -9 of brokerd in the middle of a call: the sandbox goes with it; the next brokerd
 # sweeps the dead one's cgroups and leaves the live ones' alone.
 start_brokerd doomed ""
