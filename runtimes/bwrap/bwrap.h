@@ -210,7 +210,9 @@ enum bx_run_status bx_bwrap_egress_run (struct bx_bwrap_instance *inst, const bx
 int bx_bwrap_egress_prepare (const char *root, char **why);
 /* Removes the egress folders of brokerds that are gone; returns how many. */
 int bx_bwrap_egress_sweep (const char *root);
+/* The fixed sentences egress.c answers with (call.c has them all). */
 extern const char bx_bwrap_sentence_unavailable[];
+extern const char bx_bwrap_sentence_could_not_run[];
 
 enum bx_run_status bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec,
                                       bx_run_result *result, const char **sentence);

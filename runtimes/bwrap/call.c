@@ -15,7 +15,8 @@
 
 #include "bwrap.h"
 
-static const char SENTENCE_COULD_NOT_RUN[] = "the tool could not run";
+const char bx_bwrap_sentence_could_not_run[] = "the tool could not run";
+#define SENTENCE_COULD_NOT_RUN bx_bwrap_sentence_could_not_run
 const char bx_bwrap_sentence_unavailable[] = "the tool runner could not start the container";
 #define SENTENCE_UNAVAILABLE bx_bwrap_sentence_unavailable
 static const char SENTENCE_STOPPED[] = "the tool was stopped: it ran out of memory or was killed";

@@ -187,6 +187,19 @@ bx_bwrap_egress_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, co
                      int tool, size_t slot, bx_run_result *result, const char **sentence)
 {
   const struct bx_host *host = inst->host;
+  /* The proxy takes its hosts as one comma-separated argument: brokerd's config refuses
+   * such patterns; this is the module's own guard. */
+  for (size_t i = 0; i < host->spec_egress_count (spec); i++)
+    {
+      const char *h = host->spec_egress_host (spec, i);
+      if (h == NULL || h[0] == '\0' || strchr (h, ',') != NULL)
+        {
+          host->log (host, BX_LOG_ERROR, "%s: cannot pass egress host \"%s\"", name,
+                     h ? h : "(null)");
+          *sentence = bx_bwrap_sentence_could_not_run;
+          return BX_RUN_FAILED;
+        }
+    }
   *sentence = bx_bwrap_sentence_unavailable;
   /* bubblewrap, as the sandbox's uid, resolves the folder's path again (and checks that it
    * is still the folder of the descriptor), so every folder above it must let that uid
