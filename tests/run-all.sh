@@ -16,9 +16,10 @@ step() { printf '\n==== %s\n' "$*"; }
 step "dependencies"
 tests/install-deps.sh
 
-# Real podman must run in this suite: a podman test that cannot run fails instead of
-# skipping.
+# Real podman and real bubblewrap must run in this suite: a podman or bwrap test that
+# cannot run fails instead of skipping.
 export BX_REQUIRE_PODMAN=1
+export BX_REQUIRE_BWRAP=1
 
 step "gcc build"
 cmake -S . -B build/gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo
