@@ -110,6 +110,8 @@ int bx_bwrap_cgroups_sweep (const char *root);
 size_t bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg);
 /* The socket of SLOT's keeper, which forks the slot's sandboxes (keeper.c). */
 int bx_bwrap_cgroups_keeper (struct bx_bwrap_cgroups *cg, size_t slot);
+/* Starts SLOT's keeper again (after it died); only the slot's holder calls it.  0 or -1. */
+int bx_bwrap_cgroups_revive (struct bx_bwrap_cgroups *cg, size_t slot);
 /* How many times the slot's memory limit has killed a task so far. */
 uint64_t bx_bwrap_cgroups_oom_kills (struct bx_bwrap_cgroups *cg, size_t slot);
 /* Kills every task in SLOT until it is empty. */
@@ -145,7 +147,8 @@ struct bx_bwrap_outcome
 /* What the child does between fork and exec. */
 struct bx_bwrap_child
 {
-  int keeper;       /* the socket of the keeper that forks it */
+  struct bx_bwrap_cgroups *cgroups; /* whose keeper for SLOT forks it */
+  size_t slot;
   int64_t uid, gid; /* -1: keep */
   uint64_t file_size; /* 0: no limit */
   const int *fds;     /* descriptors the child gets as 3, 4, ... in this order */

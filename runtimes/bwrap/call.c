@@ -89,7 +89,8 @@ bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call,
 
   char **argv = bx_bwrap_argv (&inst->cfg, call);
   struct bx_bwrap_child child = {
-    .keeper = bx_bwrap_cgroups_keeper (inst->cgroups, slot),
+    .cgroups = inst->cgroups,
+    .slot = slot,
     .uid = inst->cfg.uid,
     .gid = inst->cfg.gid,
     .file_size = inst->cfg.file_size,

@@ -242,6 +242,28 @@ bx_bwrap_cgroups_keeper (struct bx_bwrap_cgroups *cg, size_t slot)
   return cg->keeper[slot];
 }
 
+/* Ends SLOT's keeper, if it still runs, and waits for it. */
+static void
+end_keeper (struct bx_bwrap_cgroups *cg, size_t slot)
+{
+  if (cg->keeper[slot] < 0)
+    return;
+  close (cg->keeper[slot]);
+  cg->keeper[slot] = -1;
+  kill (cg->keeper_pid[slot], SIGKILL);
+  while (waitpid (cg->keeper_pid[slot], NULL, 0) < 0 && errno == EINTR)
+    ;
+}
+
+int
+bx_bwrap_cgroups_revive (struct bx_bwrap_cgroups *cg, size_t slot)
+{
+  end_keeper (cg, slot);
+  cg->keeper[slot] = bx_bwrap_keeper_start (cg->procs + slot * CONTROLLERS, CONTROLLERS,
+                                            &cg->keeper_pid[slot]);
+  return cg->keeper[slot] < 0 ? -1 : 0;
+}
+
 uint64_t
 bx_bwrap_cgroups_oom_kills (struct bx_bwrap_cgroups *cg, size_t slot)
 {
@@ -308,13 +330,7 @@ bx_bwrap_cgroups_close (struct bx_bwrap_cgroups *cg)
     if (cg->procs[i] >= 0)
       close (cg->procs[i]);
   for (size_t s = 0; s < cg->slots; s++)
-    if (cg->keeper[s] >= 0)
-      {
-        close (cg->keeper[s]);
-        kill (cg->keeper_pid[s], SIGKILL);
-        while (waitpid (cg->keeper_pid[s], NULL, 0) < 0 && errno == EINTR)
-          ;
-      }
+    end_keeper (cg, s);
   remove_instance (cg->root, cg->name);
   pthread_mutex_destroy (&cg->lock);
   pthread_cond_destroy (&cg->freed);

@@ -100,7 +100,8 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
   };
   int fds[] = { seccomp, status[1], dir_fd };
   struct bx_bwrap_child child = {
-    .keeper = bx_bwrap_cgroups_keeper (inst->cgroups, slot),
+    .cgroups = inst->cgroups,
+    .slot = slot,
     .uid = inst->cfg.uid,
     .gid = inst->cfg.gid,
     .file_size = inst->cfg.file_size,
@@ -140,7 +141,8 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
                          "--userns-path=/proc/self/fd/4", pid_text, "tap0", NULL };
   int slirp_fds[] = { ready[1], owner };
   struct bx_bwrap_child helper = {
-    .keeper = bx_bwrap_cgroups_keeper (inst->cgroups, slot),
+    .cgroups = inst->cgroups,
+    .slot = slot,
     .uid = -1,
     .gid = -1,
     .fds = slirp_fds,

@@ -12,8 +12,11 @@
  * SCM_RIGHTS.  The keeper clones the child with CLONE_PIDFD, waits until it has exec'd (or
  * failed to), and answers with the error number and the pidfd, through which brokerd
  * watches and kills the child.  Children are reaped by the kernel (SIGCHLD ignored);
- * their exit status reaches brokerd as bubblewrap's json status.  The keeper dies with
- * brokerd (PR_SET_PDEATHSIG), and its sandboxes with it (--die-with-parent). */
+ * their exit status reaches brokerd as bubblewrap's json status.  The keeper ends when its
+ * socket does, that is when brokerd closes it or dies, and its sandboxes with it
+ * (--die-with-parent).  Not PR_SET_PDEATHSIG: that follows the thread that forked the
+ * keeper, and a keeper started again after a failure is forked by a worker thread that
+ * may end long before brokerd. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -154,12 +157,8 @@ serve (int sock, char *buf, ssize_t len, int *fds, size_t count)
 static void __attribute__ ((noreturn))
 keeper_main (int sock, const int *procs, size_t procs_count)
 {
-  prctl (PR_SET_PDEATHSIG, SIGKILL);
   /* So that ps tells it from brokerd, whose name it would otherwise keep. */
   prctl (PR_SET_NAME, "bwrap-keeper");
-  /* brokerd may have died between fork and prctl. */
-  if (getppid () == 1)
-    _exit (0);
   for (size_t i = 0; i < procs_count; i++)
     if (write (procs[i], "0", 1) != 1)
       _exit (1);

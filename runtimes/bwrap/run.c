@@ -187,7 +187,14 @@ read_status (struct bx_bwrap_outcome *o, const char *status)
 int
 bx_bwrap_spawn (char *const argv[], const struct bx_bwrap_child *c, int in, int out, int err)
 {
-  return bx_bwrap_keeper_spawn (c->keeper, argv, c, in, out, err);
+  int sock = bx_bwrap_cgroups_keeper (c->cgroups, c->slot);
+  int pidfd = bx_bwrap_keeper_spawn (sock, argv, c, in, out, err);
+  /* A keeper that is gone (killed by hand, say) is started again, once per call. */
+  if (pidfd < 0 && (errno == EPIPE || errno == ECONNRESET || errno == EPROTO || errno == EBADF)
+      && bx_bwrap_cgroups_revive (c->cgroups, c->slot) == 0)
+    pidfd = bx_bwrap_keeper_spawn (bx_bwrap_cgroups_keeper (c->cgroups, c->slot), argv, c, in,
+                                   out, err);
+  return pidfd;
 }
 
 void

@@ -265,6 +265,16 @@ for k in 1 2 3 4; do
 done
 [ $all = 1 ] && pass "four calls at once" || fail "four calls at once: $(cat "$work"/par*)"
 
+# Keepers killed by hand are started again by the next call of their slot.
+keepers=$(pgrep -P "$plain_pid" -x bwrap-keeper | tr '\n' ' ')
+[ -n "$keepers" ] && kill -9 $keepers
+sleep 0.2
+call plain read_file "{\"path\":\"$work/grant/hello.txt\"}"
+[ -n "$keepers" ] && [ $rc = 0 ] && [ "$out" = "hello through brokerd" ] \
+  && [ -n "$(pgrep -P "$plain_pid" -x bwrap-keeper)" ] \
+  && pass "keepers killed by hand ($keepers): the next call starts its slot's again" \
+  || fail "keepers killed: keepers=[$keepers] rc=$rc out=$out err=$err"
+
 call plain http_fetch '{"url":"https://other.example.org/"}'
 [ $rc = 1 ] && contains "$err" "denied" && pass "http_fetch outside the grant is denied" \
   || fail "http_fetch outside the grant: rc=$rc out=$out err=$err"
