@@ -22,8 +22,11 @@ cgroups=
 cleanup () {
   for p in $bench_pids; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  for id in $(podman images --filter reference=localhost/boxmaker-tools-bench-rt --format '{{.ID}}'); do
-    podman rmi -f "$id" >/dev/null 2>&1 || true
+  # By name, not by id: the same files make the same image, which may also carry another
+  # name (the tools image someone built from the same toolkit); that one must stay.
+  for ref in $(podman images --filter reference=localhost/boxmaker-tools-bench-rt \
+                 --format '{{.Repository}}:{{.Tag}}'); do
+    podman rmi "$ref" >/dev/null 2>&1 || true
   done
   for c in $cgroups; do rmdir "$c" 2>/dev/null || true; done
   rm -rf "$work"
