@@ -355,6 +355,19 @@ rc=$?
   && pass "no cgroups: brokerd refuses to start ($(head -c 120 "$work/nocg.log"))" \
   || fail "no cgroups: rc=$rc $(cat "$work/nocg.log")"
 
+# brokerd not root: it cannot make the cgroups, and refuses to start rather than run
+# without limits.
+cp "$work/nocg.yaml" "$work/notroot.yaml"
+sed -i "s|cgroup_root: $work/nocgroup|slots: 1|; s|$work/nocg.sock|$work/notroot.sock|" "$work/notroot.yaml"
+chmod 0644 "$work/notroot.yaml"
+setpriv --reuid 65534 --regid 65534 --clear-groups "$brokerd" --check-config "$work/notroot.yaml" \
+  --runtimedir "$runtimedir" > "$work/notroot.log" 2>&1
+rc=$?
+[ $rc != 0 ] && grep -q "cannot make cgroups under /sys/fs/cgroup/memory: Permission denied" "$work/notroot.log" \
+  && grep -q "runs nothing without its memory, pids and CPU limits" "$work/notroot.log" \
+  && pass "brokerd not root: refuses to start, saying why" \
+  || fail "not root: rc=$rc $(cat "$work/notroot.log")"
+
 if [ $failures -ne 0 ]; then
   echo "brokerd logs:"; cat "$work"/*.log
   exit 1
