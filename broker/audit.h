@@ -32,6 +32,17 @@ struct bx_audit_record
   size_t output_bytes;
   bool truncated;
   ssize_t content_bytes; /* write_file only; -1 otherwise */
+  /* A call that waited for approval (broker/approvals.h); NULL otherwise.  Logged as
+   * "approval": {"id", "state", "approver_uid", "waited_ms"}. */
+  const struct bx_audit_approval *approval;
+};
+
+struct bx_audit_approval
+{
+  const char *id;
+  const char *state;  /* "pending", "approved", "declined", "expired", "cancelled", "stopped" */
+  int64_t approver_uid; /* -1: nobody answered */
+  int64_t waited_ms;
 };
 
 /* DEST is "stderr" or an absolute path (created 0600 if missing, opened for append). */

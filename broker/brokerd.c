@@ -19,7 +19,10 @@
 #include <unistd.h>
 
 #include "bx/cleanup.h"
+#include "bx/deadline.h"
 
+#include "admin.h"
+#include "approvals.h"
 #include "audit.h"
 #include "config.h"
 #include "host_services.h"
@@ -80,6 +83,8 @@ print_summary (const struct bx_config *cfg, struct bx_module *module)
           minor);
   printf ("socket: %s (mode %04o), home: %s, audit: %s\n", cfg->socket, cfg->socket_mode, cfg->home,
           cfg->audit);
+  if (bx_config_wants_approvals (cfg))
+    printf ("admin socket: %s (group %u)\n", cfg->admin_socket, cfg->admin_gid);
   printf ("limits: max_connections %u, request_timeout_ms %lld, grace_ms %lld\n",
           cfg->max_connections, (long long)cfg->request_timeout_ms, (long long)cfg->grace_ms);
   if (cfg->n_grants == 0)
@@ -107,7 +112,12 @@ print_summary (const struct bx_config *cfg, struct bx_module *module)
           for (size_t k = 0; k < g->n_hosts; k++)
             printf ("%s %s", k ? "," : "", g->hosts[k]);
         }
-      printf ("; class %s, %s\n", bx_class_name (g->class), g->untrusted ? "untrusted" : "trusted");
+      printf ("; class %s, %s", bx_class_name (g->class), g->untrusted ? "untrusted" : "trusted");
+      if (g->approval != BX_APPROVAL_NEVER)
+        printf ("; approval %s within %llds",
+                g->approval == BX_APPROVAL_ALWAYS ? "always" : "once_per_session",
+                (long long)(g->approval_timeout_ms / 1000));
+      printf ("\n");
     }
 }
 
@@ -224,10 +234,32 @@ main (int argc, char **argv)
       bx_config_free (cfg);
       return 1;
     }
+  struct bx_approvals *approvals = NULL;
+  struct bx_admin *admin = NULL;
+  if (bx_config_wants_approvals (cfg)
+      && (bx_approvals_start (cfg, module, audit, &approvals, &err) < 0
+          || bx_admin_start (cfg, approvals, &admin, &err) < 0))
+    {
+      print_error ("brokerd: ", err);
+      bx_approvals_stop (approvals, bx_deadline_in (0));
+      unlink (cfg->socket);
+      close (listen_fd);
+      close (sfd);
+      bx_audit_close (audit);
+      bx_module_destroy (module);
+      bx_config_free (cfg);
+      return 1;
+    }
   fprintf (stderr, "brokerd: listening on %s with runtime %s, %zu grant(s)\n", cfg->socket,
            bx_module_name (module), cfg->n_grants);
-  int left = bx_server_run (cfg, module, audit, listen_fd, sfd);
+  if (admin != NULL)
+    fprintf (stderr, "brokerd: owners approve calls on %s (group %u)\n", cfg->admin_socket,
+             cfg->admin_gid);
+  int left = bx_server_run (cfg, module, audit, approvals, listen_fd, sfd);
   close (sfd);
+  /* Every call still waiting gets its final answer; approved ones running get the grace. */
+  bx_admin_stop (admin);
+  left += (int)bx_approvals_stop (approvals, bx_deadline_in (cfg->grace_ms));
   if (left == 0)
     {
       bx_module_destroy (module);

@@ -4,6 +4,7 @@
  * walk goes on after a problem so the owner sees as many as possible in one run. */
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -421,10 +422,69 @@ is_localhost_pattern (const char *p)
   return strcmp (p, "localhost") == 0 || (n > 10 && strcmp (p + n - 10, ".localhost") == 0);
 }
 
+/* approval_timeout: a whole number of seconds, minutes or hours, from 1s to 24h. */
+static int
+duration_of (struct walk *w, yaml_node_t *node, const char *key, int64_t *out_ms)
+{
+  static const char expected[] = "a duration from 1s to 24h, such as 90s, 5m or 1h";
+  const char *s = string_of (w, node, key, expected);
+  if (s == NULL)
+    return -1;
+  size_t digits = strspn (s, "0123456789");
+  int64_t unit = 0;
+  if (strcmp (s + digits, "s") == 0)
+    unit = 1000;
+  else if (strcmp (s + digits, "m") == 0)
+    unit = 60 * 1000;
+  else if (strcmp (s + digits, "h") == 0)
+    unit = 3600 * 1000;
+  int64_t v = 0;
+  for (size_t i = 0; i < digits && v <= 86400; i++)
+    v = v * 10 + (s[i] - '0');
+  if (digits == 0 || digits > 6 || unit == 0 || v * unit < 1000 || v * unit > 86400 * 1000)
+    {
+      problem (w, node, "\"%s\" is \"%s\": expected %s", key, s, expected);
+      return -1;
+    }
+  *out_ms = v * unit;
+  return 0;
+}
+
+static void
+parse_approval (struct walk *w, yaml_node_t *mode, yaml_node_t *timeout_key,
+                yaml_node_t *timeout, const char *what, struct bx_grant *g)
+{
+  static const char expected[] = "never, always or once_per_session";
+  if (mode != NULL)
+    {
+      const char *s = string_of (w, mode, "approval", expected);
+      if (s == NULL)
+        ;
+      else if (strcmp (s, "never") == 0)
+        g->approval = BX_APPROVAL_NEVER;
+      else if (strcmp (s, "always") == 0)
+        g->approval = BX_APPROVAL_ALWAYS;
+      else if (strcmp (s, "once_per_session") == 0)
+        g->approval = BX_APPROVAL_ONCE_PER_SESSION;
+      else
+        problem (w, mode, "\"approval\" is \"%s\": expected %s", s, expected);
+    }
+  if (timeout == NULL)
+    return;
+  if (duration_of (w, timeout, "approval_timeout", &g->approval_timeout_ms) == 0
+      && g->approval == BX_APPROVAL_NEVER)
+    problem (w, timeout_key,
+             "\"approval_timeout\" has no effect: %s does not ask for approval "
+             "(expected \"approval: always\" or \"approval: once_per_session\" beside it)",
+             what);
+}
+
 static void
 parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g)
 {
-  static const char *const known[] = { "tools", "paths", "hosts", "class", "untrusted", NULL };
+  static const char *const known[] = { "tools",     "paths",    "hosts",
+                                        "class",     "untrusted", "approval",
+                                        "approval_timeout", NULL };
   enum
   {
     K_TOOLS,
@@ -432,6 +492,8 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
     K_HOSTS,
     K_CLASS,
     K_UNTRUSTED,
+    K_APPROVAL,
+    K_APPROVAL_TIMEOUT,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
@@ -439,6 +501,7 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
   snprintf (what, sizeof what, "grant %zu", index + 1);
   memset (g, 0, sizeof *g);
   g->class = BX_DEFAULT_CLASS;
+  g->approval_timeout_ms = BX_DEFAULT_APPROVAL_TIMEOUT_MS;
   g->line = (unsigned)node->start_mark.line + 1;
   if (!mapping_of (w, node, what, known, keys, v))
     return;
@@ -543,6 +606,7 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
   g->untrusted = fetch;
   if (v[K_UNTRUSTED] != NULL)
     bool_of (w, v[K_UNTRUSTED], "untrusted", &g->untrusted);
+  parse_approval (w, v[K_APPROVAL], keys[K_APPROVAL_TIMEOUT], v[K_APPROVAL_TIMEOUT], what, g);
 
   /* A grant that could never take effect is a mistake the owner should hear about now.
    * Only judged when the fields themselves were fine, to avoid a cascade. */
@@ -692,12 +756,103 @@ granted_folder_of (const struct bx_config *cfg, const char *file)
   return NULL;
 }
 
+bool
+bx_config_wants_approvals (const struct bx_config *cfg)
+{
+  for (size_t i = 0; i < cfg->n_grants; i++)
+    if (cfg->grants[i].approval != BX_APPROVAL_NEVER)
+      return true;
+  return false;
+}
+
+/* admin_group: a group name or number.  The owners who approve calls are in it; the agents
+ * must not be (brokerd also refuses it when the callers' socket has that group). */
+static void
+parse_admin_group (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
+{
+  const char *s = string_of (w, node, "admin_group", "a group name or number");
+  if (s == NULL)
+    return;
+  size_t digits = strspn (s, "0123456789");
+  if (digits > 0 && s[digits] == '\0')
+    {
+      errno = 0;
+      unsigned long n = strtoul (s, NULL, 10);
+      if (errno != 0 || digits > 10 || n >= 0xffffffffUL)
+        problem (w, node, "\"admin_group\" is \"%s\": expected a group name or number", s);
+      else
+        {
+          cfg->admin_gid = (unsigned)n;
+          cfg->has_admin_group = true;
+        }
+      return;
+    }
+  struct group gr, *found = NULL;
+  char buf[16384];
+  if (getgrnam_r (s, &gr, buf, sizeof buf, &found) != 0 || found == NULL)
+    {
+      problem (w, node, "\"admin_group\" is \"%s\": no such group on this system", s);
+      return;
+    }
+  cfg->admin_gid = (unsigned)found->gr_gid;
+  cfg->has_admin_group = true;
+}
+
+/* The owners' socket: never the callers' socket, never where a sandbox could put a listener
+ * of its own in its place (which would collect the owners' approvals). */
+static void
+parse_admin (struct walk *w, yaml_node_t *root, yaml_node_t *sock, yaml_node_t *group,
+             struct bx_config *cfg)
+{
+  if (sock != NULL)
+    {
+      const char *s = string_of (w, sock, "admin_socket", "an absolute path");
+      const char *why = s ? file_problem (s) : NULL;
+      if (s != NULL && why != NULL)
+        problem (w, sock, "admin_socket \"%s\" %s", s, why);
+      else if (s != NULL && strlen (s) >= sizeof ((struct sockaddr_un *)0)->sun_path)
+        problem (w, sock, "admin_socket \"%s\" is too long: expected at most %zu bytes", s,
+                 sizeof ((struct sockaddr_un *)0)->sun_path - 1);
+      else if (s != NULL)
+        {
+          free (cfg->admin_socket);
+          cfg->admin_socket = bx_xstrdup (s);
+        }
+    }
+  if (group != NULL)
+    parse_admin_group (w, group, cfg);
+  if (sock == NULL && !bx_config_wants_approvals (cfg))
+    return; /* the default path, never opened */
+  yaml_node_t *at = sock != NULL ? sock : root;
+  const char *folder;
+  if (strcmp (cfg->admin_socket, cfg->socket) == 0)
+    problem (w, at,
+             "admin_socket \"%s\" is the callers' socket: an agent could approve its own calls; "
+             "expected a path of its own",
+             cfg->admin_socket);
+  else if ((folder = granted_folder_of (cfg, cfg->admin_socket)) != NULL)
+    problem (w, at,
+             "admin_socket \"%s\" lies in the granted folder %s: a sandbox could replace it; "
+             "expected a file outside every grant",
+             cfg->admin_socket, folder);
+  if (bx_config_wants_approvals (cfg) && !cfg->has_admin_group)
+    for (size_t i = 0; i < cfg->n_grants; i++)
+      if (cfg->grants[i].approval != BX_APPROVAL_NEVER)
+        {
+          problem (w, root,
+                   "grant %zu asks for approval but \"admin_group\" is not set: expected the "
+                   "group of the people who approve calls",
+                   i + 1);
+          break;
+        }
+}
+
 static void
 parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
 {
   static const char *const known[] = {
     "socket", "socket_mode", "home", "max_connections", "grace_ms", "request_timeout_ms", "runtime",
-    "grants", "audit",       NULL
+    "grants", "audit",       "admin_socket", "admin_group", NULL
   };
   enum
   {
@@ -710,6 +865,8 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
     K_RUNTIME,
     K_GRANTS,
     K_AUDIT,
+    K_ADMIN_SOCKET,
+    K_ADMIN_GROUP,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
@@ -786,6 +943,7 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
              "socket \"%s\" lies in the granted folder %s: a sandbox could replace it; expected "
              "a file outside every grant",
              cfg->socket, folder);
+  parse_admin (w, root, v[K_ADMIN_SOCKET], v[K_ADMIN_GROUP], cfg);
   if (w->module_node != NULL && (folder = granted_folder_of (cfg, cfg->runtime_module)) != NULL)
     problem (w, w->module_node,
              "module \"%s\" lies in the granted folder %s: a sandbox could replace it; expected "
@@ -806,6 +964,7 @@ config_new (const char *name)
   cfg->request_timeout_ms = BX_DEFAULT_REQUEST_TIMEOUT_MS;
   cfg->runtime_options = bx_options_new ();
   cfg->audit = bx_xstrdup (BX_DEFAULT_AUDIT);
+  cfg->admin_socket = bx_xstrdup (BX_DEFAULT_ADMIN_SOCKET);
   return cfg;
 }
 
@@ -826,6 +985,7 @@ bx_config_free (struct bx_config *cfg)
     }
   free (cfg->grants);
   free (cfg->audit);
+  free (cfg->admin_socket);
   free (cfg);
 }
 

@@ -23,6 +23,8 @@
 #define BX_DEFAULT_GRACE_MS           10000
 #define BX_DEFAULT_REQUEST_TIMEOUT_MS 10000
 #define BX_DEFAULT_AUDIT              "stderr"
+#define BX_DEFAULT_ADMIN_SOCKET       "/run/boxmaker/admin.sock"
+#define BX_DEFAULT_APPROVAL_TIMEOUT_MS (5 * 60 * 1000)
 
 /* The data class that labels a grant's results, from least to most sensitive. */
 enum bx_data_class
@@ -38,6 +40,14 @@ enum bx_data_class
 const char *bx_class_name (enum bx_data_class class);
 int bx_class_from_name (const char *name, enum bx_data_class *out);
 
+/* Whether a grant's calls wait for the owner's approval (broker/approvals.h). */
+enum bx_approval
+{
+  BX_APPROVAL_NEVER,
+  BX_APPROVAL_ALWAYS,
+  BX_APPROVAL_ONCE_PER_SESSION,
+};
+
 struct bx_grant
 {
   unsigned tools; /* bit (1u << enum bx_tool) per tool listed */
@@ -47,6 +57,8 @@ struct bx_grant
   size_t n_hosts;
   enum bx_data_class class;
   bool untrusted;
+  enum bx_approval approval;
+  int64_t approval_timeout_ms;
   unsigned line; /* where the grant starts in the file (1-based), for the summary */
 };
 
@@ -70,7 +82,15 @@ struct bx_config
   struct bx_grant *grants; /* in file order: the first that matches a call wins */
   size_t n_grants;
   char *audit; /* "stderr" or an absolute path opened for append */
+  /* The owners' socket for approvals: used only when a grant asks for approval, and then
+   * admin_group must be set. */
+  char *admin_socket;
+  bool has_admin_group;
+  unsigned admin_gid;
 };
+
+/* Whether some grant's calls wait for approval. */
+bool bx_config_wants_approvals (const struct bx_config *config);
 
 /* The module used when the config names none: it runs nothing. */
 #define BX_REFUSING_MODULE "refusing"

@@ -21,6 +21,7 @@
 #include "bx/message.h"
 #include "bx/tool_args.h"
 
+#include "approvals.h"
 #include "policy.h"
 #include "runner.h"
 #include "server.h"
@@ -49,6 +50,7 @@ struct server
   const struct bx_config *config;
   struct bx_module *module;
   struct bx_audit *audit;
+  struct bx_approvals *approvals; /* NULL when no grant asks for approval */
   int listen_fd;
   pthread_mutex_t lock;
   pthread_cond_t done; /* signalled when active or workers drop */
@@ -104,7 +106,12 @@ clear_stale (const char *path, const struct sockaddr_un *addr, bx_error *err)
 int
 bx_server_listen (const struct bx_config *cfg, int *out, bx_error *err)
 {
-  const char *path = cfg->socket;
+  return bx_server_listen_at (cfg->socket, cfg->socket_mode, out, err);
+}
+
+int
+bx_server_listen_at (const char *path, unsigned mode, int *out, bx_error *err)
+{
   struct sockaddr_un addr;
   if (fill_addr (path, &addr, err) < 0)
     return -1;
@@ -130,11 +137,11 @@ bx_server_listen (const struct bx_config *cfg, int *out, bx_error *err)
   umask (old);
   if (r < 0)
     return bx_error_set (err, bind_errno, "socket %s: cannot bind", path);
-  if (chmod (path, cfg->socket_mode) < 0)
+  if (chmod (path, mode) < 0)
     {
       int e = errno;
       unlink (path);
-      return bx_error_set (err, e, "socket %s: cannot set its mode %04o", path, cfg->socket_mode);
+      return bx_error_set (err, e, "socket %s: cannot set its mode %04o", path, mode);
     }
   if (listen (fd, SOMAXCONN) < 0)
     {
@@ -328,6 +335,13 @@ serve_call (struct server *s, int fd)
 
   struct bx_decision d;
   bx_policy_decide (cfg, &args, &d);
+  /* A call that waits for the owner leaves this worker: approvals.c answers it. */
+  if (bx_approvals_take (s->approvals, fd, id, env.u.request.call, env.u.request.session, &d,
+                         c.started, c.rec.content_bytes))
+    {
+      json_decref (frame);
+      return;
+    }
   struct bx_run_report report;
   json_t *answer
       = bx_runner_respond (s->module, &d, id, env.u.request.call, env.u.request.session, &report);
@@ -450,13 +464,14 @@ worker_main (void *arg)
 
 int
 bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_audit *audit,
-               int listen_fd, int signal_fd)
+               struct bx_approvals *approvals, int listen_fd, int signal_fd)
 {
   /* On the heap: when calls outlive the grace period, their threads still point at it. */
   struct server *s = bx_xzalloc (sizeof *s);
   s->config = cfg;
   s->module = module;
   s->audit = audit;
+  s->approvals = approvals;
   s->listen_fd = listen_fd;
   pthread_mutex_init (&s->lock, NULL);
   pthread_condattr_t ca;

@@ -8,8 +8,8 @@
  *     frame "brokerd is busy" at once and is closed, never left waiting.
  *   - A wrong protocol version, a bad frame, an id that is not 1 to 64 of [A-Za-z0-9_.-]:
  *     an `error` frame, and the connection closes.
- *   - This brokerd never sends pending_approval (it has no approvals to ask for); the
- *     protocol allows one before the final answer, and clients handle it.
+ *   - A call whose grant asks for approval is handed to approvals.h, which sends the one
+ *     pending_approval frame and the final answer; the worker is free at once.
  *
  * Signals: the caller blocks SIGTERM and SIGINT in every thread and hands a signalfd for
  * them, so no handler and no global flag exist.  On either signal the server stops
@@ -19,6 +19,7 @@
 
 #include "bx/error.h"
 
+#include "approvals.h"
 #include "audit.h"
 #include "config.h"
 #include "module_loader.h"
@@ -26,12 +27,14 @@
 /* Binds CONFIG's socket with its mode and listens.  A live brokerd already on the path, or
  * something that is not a socket there, is a refusal; a stale socket file is replaced. */
 int bx_server_listen (const struct bx_config *config, int *fd, bx_error *err);
+/* The same for any socket path, with MODE (the admin socket too). */
+int bx_server_listen_at (const char *path, unsigned mode, int *fd, bx_error *err);
 
 /* Serves on LISTEN_FD until SIGNAL_FD says SIGTERM or SIGINT.  Returns 0 when every call
  * finished and every worker left (LISTEN_FD is then closed), or the number of calls still
  * running when the grace period ended (at least 1): then MODULE, AUDIT and CONFIG may still
  * be in use and must not be freed. */
 int bx_server_run (const struct bx_config *config, struct bx_module *module, struct bx_audit *audit,
-                   int listen_fd, int signal_fd);
+                   struct bx_approvals *approvals, int listen_fd, int signal_fd);
 
 #endif

@@ -21,6 +21,8 @@
 
 #include <boxmaker/client.h>
 
+#include "approvals.h"
+
 enum
 {
   EXIT_RESULT = 0,
@@ -34,6 +36,9 @@ enum
 static const char usage_text[]
     = "usage: boxmaker call TOOL 'JSON' [--socket PATH] [--timeout-ms N] [--session ID]\n"
       "                                 [--call ID] [--json]\n"
+      "       boxmaker approvals [--watch] [--json] [--admin-socket PATH]\n"
+      "       boxmaker approve ID [--admin-socket PATH]\n"
+      "       boxmaker decline ID [--reason TEXT] [--admin-socket PATH]\n"
       "       boxmaker --help | --version\n"
       "\n"
       "Sends one tool call to brokerd and prints its answer.\n"
@@ -46,7 +51,14 @@ static const char usage_text[]
       "  --json           print the whole answer as one JSON object on standard output\n"
       "\n"
       "A result's content goes to standard output, its labels to standard error.\n"
-      "Exit status: 0 result, 1 denied or failed, 2 usage, 3 broker unavailable.\n";
+      "Exit status: 0 result, 1 denied or failed, 2 usage, 3 broker unavailable.\n"
+      "\n"
+      "The owners' commands use brokerd's admin socket (default " BX_CLIENT_DEFAULT_ADMIN_SOCKET
+      "):\n"
+      "  approvals        list the calls waiting for approval (--watch: and each new one)\n"
+      "  approve ID       run the waiting call ID, exactly as it was asked\n"
+      "  decline ID       refuse it; --reason TEXT is shown to the model\n"
+      "Exit status: 0 done, 1 refused by brokerd, 2 usage, 3 admin socket unavailable.\n";
 
 static int usage_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 
@@ -301,5 +313,11 @@ main (int argc, char **argv)
     }
   if (strcmp (argv[1], "call") == 0)
     return cmd_call (argc - 2, argv + 2);
+  if (strcmp (argv[1], "approvals") == 0)
+    return bx_cli_approvals (argc - 2, argv + 2);
+  if (strcmp (argv[1], "approve") == 0)
+    return bx_cli_approve (argc - 2, argv + 2);
+  if (strcmp (argv[1], "decline") == 0)
+    return bx_cli_decline (argc - 2, argv + 2);
   return usage_error ("unknown command '%s'", argv[1]);
 }

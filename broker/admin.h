@@ -1,0 +1,28 @@
+/* The admin socket: where the owners list, watch, approve and decline waiting calls
+ * (docs/protocol.md, "The admin socket").
+ *
+ * It is a socket of its own, with its own path and group (admin_socket, admin_group), so
+ * that an agent that may reach brokerd's socket cannot approve its own calls.  brokerd
+ * refuses to start when the callers' socket has the admin group, and refuses a connection
+ * whose peer (SO_PEERCRED, SO_PEERGROUPS) is neither root, brokerd's own user, nor in the
+ * admin group, whatever the socket file's mode says.  One request per connection; `watch`
+ * keeps it open. */
+#ifndef BX_BROKER_ADMIN_H
+#define BX_BROKER_ADMIN_H
+
+#include "bx/error.h"
+
+#include "approvals.h"
+#include "config.h"
+
+struct bx_admin;
+
+/* Binds CONFIG's admin_socket (mode 0660, group admin_group) and starts accepting.  Refuses
+ * when the callers' socket (already bound) has the admin group. */
+int bx_admin_start (const struct bx_config *config, struct bx_approvals *approvals,
+                    struct bx_admin **out, bx_error *err);
+
+/* Stops accepting and removes the socket; connections still open end as approvals stop. */
+void bx_admin_stop (struct bx_admin *admin);
+
+#endif

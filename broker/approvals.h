@@ -1,0 +1,77 @@
+/* Approvals: a call whose grant says `approval: always` or `once_per_session` waits for a
+ * person (docs/config.md, "Approvals"; docs/protocol.md, "The admin socket").
+ *
+ * The worker that read the call hands it over here and goes back to accept(): the call is a
+ * stored request (a random 128-bit approval id, the session, call and tool, the grant, the
+ * canonical argument bytes, the caller's uid and pid from SO_PEERCRED, the expiry) and its
+ * connection.  One waiter thread watches every waiting connection and the expiries with one
+ * poll(), so a thousand waiting calls cost descriptors, not threads, and never take a slot
+ * from the calls that need no approval.  An approved call runs in a thread of its own,
+ * exactly the bytes stored; every other end is a final `denied`, or nothing when the client
+ * left.  Every change is an audit line. */
+#ifndef BX_BROKER_APPROVALS_H
+#define BX_BROKER_APPROVALS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bx/error.h"
+
+#include "audit.h"
+#include "config.h"
+#include "module_loader.h"
+#include "policy.h"
+
+/* At most this many calls wait at once; past it a call that needs approval is denied. */
+#define BX_APPROVALS_MAX_PENDING 256
+/* The hex digits of an approval id (128 random bits). */
+#define BX_APPROVAL_ID_LEN 32
+
+struct bx_approvals;
+
+/* Starts the waiter thread.  CONFIG, MODULE and AUDIT must outlive it. */
+int bx_approvals_start (const struct bx_config *config, struct bx_module *module,
+                        struct bx_audit *audit, struct bx_approvals **out, bx_error *err);
+
+/* The server's hook, after policy decided: false when the call needs no approval (A is NULL,
+ * the call is denied, its grant says never, or once_per_session was already approved for
+ * this session, grant and tool); the caller then runs it as usual.  True when the call was
+ * taken: its pending_approval frame and its final answer are sent from here, on a copy of
+ * FD (the caller still closes FD), and *DECISION is left empty. */
+bool bx_approvals_take (struct bx_approvals *a, int fd, const char *id, const char *call,
+                        const char *session, struct bx_decision *decision, int64_t started,
+                        ssize_t content_bytes);
+
+/* ---- The owners' side (broker/admin.c). ----------------------------------------------- */
+
+/* Every waiting call as a JSON array of objects (docs/protocol.md); *SEQ (if not NULL) gets
+ * the number of the last event, for bx_approvals_events. */
+json_t *bx_approvals_list (struct bx_approvals *a, uint64_t *seq);
+
+/* Approves or declines the waiting call APPROVAL for a person with uid APPROVER.  REASON
+ * (declining only, may be NULL) reaches the model made safe.  0, or -1 with *WHY (static)
+ * when no call with that id waits (a wrong id, one already answered, or expired). */
+int bx_approvals_answer (struct bx_approvals *a, const char *approval, bool approve,
+                         const char *reason, uid_t approver, const char **why);
+
+/* The events after *SEQ (a JSON array, possibly empty), waiting up to TIMEOUT_MS for one;
+ * *SEQ moves past them.  NULL once brokerd is stopping. */
+json_t *bx_approvals_events (struct bx_approvals *a, uint64_t *seq, int timeout_ms);
+
+/* Stops: every waiting call gets its final answer ("brokerd stopped ..."), then waits until
+ * DEADLINE (bx/deadline.h) for approved calls still running.  Returns how many still run:
+ * when 0, A is freed; otherwise A, the module, audit and config stay in use. */
+unsigned bx_approvals_stop (struct bx_approvals *a, int64_t deadline);
+
+/* For admin.c: counts an owner's connection in or out of the ones stop waits for.  Enter
+ * fails (false) once brokerd is stopping. */
+bool bx_approvals_enter (struct bx_approvals *a);
+void bx_approvals_leave (struct bx_approvals *a);
+
+/* The summary a person reads for DECISION: the tool, the folder or host, the path, command
+ * or URL, shortened and made safe (printable ASCII).  Newly allocated. */
+char *bx_approvals_summary (const struct bx_decision *decision);
+
+#endif
