@@ -67,6 +67,7 @@ struct entry
   int64_t approver_uid;
   char *reason; /* the owner's, made safe; NULL for none */
   bool half_closed;
+  bool announced; /* the pending frame is out: until then the waiter leaves it alone */
 };
 
 struct bx_approvals
@@ -83,6 +84,7 @@ struct bx_approvals
   unsigned running;      /* approved calls running */
   unsigned owners;       /* owners' connections open */
   bool stopping;
+  bool finished; /* stopping, and every waiting call answered: no more events */
   char **approved_keys; /* once_per_session: "GRANT TOOL SESSION", until restart */
   size_t n_approved_keys;
   char *events[EVENT_RING]; /* JSON texts; event number n is events[n % EVENT_RING] */
@@ -445,6 +447,11 @@ waiter_main (void *arg)
       while (*link != NULL)
         {
           struct entry *e = *link;
+          if (!e->announced)
+            {
+              link = &e->next;
+              continue;
+            }
           if (e->state == WAITING && now >= e->expires)
             settle (a, e, EXPIRED);
           else if (e->state == WAITING && a->stopping)
@@ -472,7 +479,13 @@ waiter_main (void *arg)
           finish (a, e);
         }
       if (leave)
-        break;
+        {
+          pthread_mutex_lock (&a->lock);
+          a->finished = true;
+          pthread_cond_broadcast (&a->changed);
+          pthread_mutex_unlock (&a->lock);
+          break;
+        }
       fds[0] = (struct pollfd){ .fd = a->wake, .events = POLLIN };
       int timeout = next == BX_NO_DEADLINE ? -1 : bx_deadline_left (next) + 1;
       int r = poll (fds, n, timeout);
@@ -589,21 +602,26 @@ bx_approvals_take (struct bx_approvals *a, int fd, const char *id, const char *c
       return true;
     }
 
-  /* The pending frame goes out before the waiter can answer, so it always comes first. */
+  /* The call is listed (owners may answer at once), but the waiter leaves it alone until its
+   * pending frame is out: the final answer always comes second. */
   audit_entry (a, e, "pending", NULL, NULL);
-  cleanup_free char *shown_text = bx_xasprintf ("%s: %s", e->approval, e->summary);
-  json_t *pending = bx_msg_pending_approval (id, shown_text, e->expires_unix);
-  cleanup_error bx_error err = NULL;
-  int w = bx_frame_write (e->fd, pending, bx_deadline_in (SHORT_WRITE_MS), &err);
-  json_decref (pending);
   pthread_mutex_lock (&a->lock);
   e->next = a->entries;
   a->entries = e;
   json_t *ev = entry_json (e);
   json_object_set_new (ev, "type", json_string ("pending"));
   post_event (a, ev);
-  if (w < 0)
-    /* The client is gone already (or does not read): the waiter logs it as cancelled. */
+  pthread_mutex_unlock (&a->lock);
+
+  cleanup_free char *shown_text = bx_xasprintf ("%s: %s", e->approval, e->summary);
+  json_t *pending = bx_msg_pending_approval (id, shown_text, e->expires_unix);
+  cleanup_error bx_error err = NULL;
+  int w = bx_frame_write (e->fd, pending, bx_deadline_in (SHORT_WRITE_MS), &err);
+  json_decref (pending);
+  pthread_mutex_lock (&a->lock);
+  e->announced = true;
+  if (w < 0 && e->state == WAITING)
+    /* The client is gone already (or does not read): logged as cancelled. */
     settle (a, e, CANCELLED);
   pthread_mutex_unlock (&a->lock);
   wake_waiter (a);
@@ -677,10 +695,11 @@ bx_approvals_events (struct bx_approvals *a, uint64_t *seq, int timeout_ms)
       until.tv_nsec -= 1000000000;
     }
   pthread_mutex_lock (&a->lock);
-  while (!a->stopping && a->seq == *seq)
+  while (!a->finished && a->seq == *seq)
     if (pthread_cond_timedwait (&a->changed, &a->lock, &until) == ETIMEDOUT)
       break;
-  if (a->stopping)
+  /* The last events (each waiting call stopped) still go out before the end. */
+  if (a->finished && a->seq == *seq)
     {
       pthread_mutex_unlock (&a->lock);
       return NULL;

@@ -57,7 +57,7 @@ int bx_approvals_answer (struct bx_approvals *a, const char *approval, bool appr
                          const char *reason, uid_t approver, const char **why);
 
 /* The events after *SEQ (a JSON array, possibly empty), waiting up to TIMEOUT_MS for one;
- * *SEQ moves past them.  NULL once brokerd is stopping. */
+ * *SEQ moves past them.  NULL once brokerd stopped and every event was read. */
 json_t *bx_approvals_events (struct bx_approvals *a, uint64_t *seq, int timeout_ms);
 
 /* Stops: every waiting call gets its final answer ("brokerd stopped ..."), then waits until

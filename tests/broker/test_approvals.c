@@ -1,0 +1,972 @@
+/* Approvals end to end: brokerd as a process with fake.so, its callers' socket and its admin
+ * socket, and the boxmaker program for the owners' commands.  Approve (exactly the stored
+ * bytes run), decline with a reason, expiry, a client that leaves, guessed and foreign ids,
+ * the admin socket refused outside its group, brokerd stopping with calls waiting,
+ * once_per_session's scope, and 50 waiting calls beside ordinary ones (measured). */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+#include "bx/deadline.h"
+#include "bx/frame.h"
+#include "bx/message.h"
+
+#define SKIP_WITHOUT_FAKE()                                                                        \
+  do                                                                                               \
+    {                                                                                              \
+      if (!BX_HAVE_FAKE)                                                                           \
+        {                                                                                          \
+          puts ("skipped: fake.so is built only with BX_TEST_HOOKS");                              \
+          return;                                                                                  \
+        }                                                                                          \
+    }                                                                                              \
+  while (0)
+
+/* The admin group of the tests: a number no user of the machine needs to have. */
+#define ADMIN_GID 4242
+/* A uid and gid outside the admin group, for the refusal test. */
+#define OUTSIDER 65534
+
+struct broker
+{
+  char dir[64];
+  char config[128];
+  char sock[128];
+  char admin[128];
+  char audit[128];
+  char out[128];
+  char notes[128];
+  pid_t pid;
+};
+
+static char made[4][64];
+static int n_made;
+
+static int
+remove_one (const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+  remove (path);
+  return 0;
+}
+
+static void
+remove_made (void)
+{
+  for (int i = 0; i < n_made; i++)
+    nftw (made[i], remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void
+write_text (const char *path, const char *text)
+{
+  FILE *f = fopen (path, "we");
+  ck_assert_msg (f != NULL, "cannot write %s", path);
+  fputs (text, f);
+  fclose (f);
+}
+
+static char *
+read_text (const char *path)
+{
+  FILE *f = fopen (path, "re");
+  if (f == NULL)
+    return bx_xstrdup ("");
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream (&buf, &len);
+  char chunk[4096];
+  size_t n;
+  while ((n = fread (chunk, 1, sizeof chunk, f)) > 0)
+    fwrite (chunk, 1, n, m);
+  fclose (m);
+  fclose (f);
+  return buf;
+}
+
+static void
+sleep_ms (int ms)
+{
+  struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+  nanosleep (&ts, NULL);
+}
+
+/* Grants: 1 read_file+write_file on notes with APPROVAL, 2 shell on notes without approval
+ * (the ordinary calls).  EXTRA goes at the top level. */
+static void
+broker_init (struct broker *b, const char *approval, const char *extra)
+{
+  memset (b, 0, sizeof *b);
+  strcpy (b->dir, "/tmp/bxapprovals-XXXXXX");
+  ck_assert_ptr_nonnull (mkdtemp (b->dir));
+  /* The outsider of the group test must reach the socket file to be refused by it. */
+  chmod (b->dir, 0755);
+  if (n_made == 0)
+    atexit (remove_made);
+  if (n_made < 4)
+    strcpy (made[n_made++], b->dir);
+  snprintf (b->config, sizeof b->config, "%s/brokerd.yaml", b->dir);
+  snprintf (b->sock, sizeof b->sock, "%s/b.sock", b->dir);
+  snprintf (b->admin, sizeof b->admin, "%s/admin.sock", b->dir);
+  snprintf (b->audit, sizeof b->audit, "%s/audit.log", b->dir);
+  snprintf (b->out, sizeof b->out, "%s/out", b->dir);
+  snprintf (b->notes, sizeof b->notes, "%s/notes", b->dir);
+  mkdir (b->notes, 0755);
+  cleanup_free char *text = bx_xasprintf ("socket: %s\n"
+                                          "admin_socket: %s\n"
+                                          "admin_group: %d\n"
+                                          "home: %s/home\n"
+                                          "audit: %s\n"
+                                          "grace_ms: 3000\n"
+                                          "%s"
+                                          "runtime:\n  module: fake\n  options:\n    mode: echo\n"
+                                          "grants:\n"
+                                          "  - tools: [read_file, write_file]\n"
+                                          "    paths: [%s]\n"
+                                          "%s"
+                                          "  - tools: [shell]\n"
+                                          "    paths: [%s]\n",
+                                          b->sock, b->admin, ADMIN_GID, b->dir, b->audit,
+                                          extra ? extra : "", b->notes, approval, b->notes);
+  write_text (b->config, text);
+}
+
+static int
+connect_to (const char *path)
+{
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ck_assert_int_ge (fd, 0);
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  strcpy (addr.sun_path, path);
+  if (connect (fd, (struct sockaddr *)&addr, sizeof addr) < 0)
+    {
+      int e = errno;
+      close (fd);
+      errno = e;
+      return -1;
+    }
+  return fd;
+}
+
+static void
+broker_start (struct broker *b)
+{
+  b->pid = fork ();
+  ck_assert_int_ge (b->pid, 0);
+  if (b->pid == 0)
+    {
+      prctl (PR_SET_PDEATHSIG, SIGKILL);
+      int fd = open (b->out, O_WRONLY | O_CREAT | O_APPEND, 0600);
+      dup2 (fd, 1);
+      dup2 (fd, 2);
+      execl (BROKERD_PATH, "brokerd", "--config", b->config, "--runtimedir", BX_TEST_RUNTIMEDIR,
+             (char *)NULL);
+      _exit (127);
+    }
+  for (int i = 0; i < 1000; i++)
+    {
+      int status;
+      if (waitpid (b->pid, &status, WNOHANG) == b->pid)
+        {
+          cleanup_free char *out = read_text (b->out);
+          ck_abort_msg ("brokerd exited (status %d) before listening:\n%s", status, out);
+        }
+      int fd = connect_to (b->admin);
+      if (fd >= 0)
+        {
+          close (fd);
+          return;
+        }
+      sleep_ms (10);
+    }
+  ck_abort_msg ("brokerd did not listen on %s within 10 s", b->admin);
+}
+
+static int
+broker_stop (struct broker *b)
+{
+  kill (b->pid, SIGTERM);
+  int status;
+  ck_assert_int_eq (waitpid (b->pid, &status, 0), b->pid);
+  b->pid = 0;
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+/* ---- Callers. ------------------------------------------------------------------------------ */
+
+static json_t *
+read_frame (int fd, int ms)
+{
+  json_t *f = NULL;
+  cleanup_error bx_error err = NULL;
+  if (bx_frame_read (fd, bx_deadline_in (ms), &f, &err) < 0)
+    return NULL;
+  return f;
+}
+
+static const char *
+msg_type (const json_t *frame)
+{
+  return json_string_value (json_object_get (json_object_get (frame, "msg"), "type"));
+}
+
+static const char *
+msg_field (const json_t *frame, const char *key)
+{
+  return json_string_value (json_object_get (json_object_get (frame, "msg"), key));
+}
+
+/* Sends a call; returns the connection. */
+static int
+send_call (struct broker *b, const char *id, const char *session, const char *tool,
+           const char *args)
+{
+  int fd = connect_to (b->sock);
+  ck_assert_int_ge (fd, 0);
+  json_t *a = json_loads (args, 0, NULL);
+  ck_assert_ptr_nonnull (a);
+  json_t *f = bx_msg_tool_request (id, session, tool, a);
+  json_decref (a);
+  cleanup_error bx_error err = NULL;
+  ck_assert_msg (bx_frame_write (fd, f, bx_deadline_in (5000), &err) == 0, "%s",
+                 bx_error_msg (err));
+  json_decref (f);
+  return fd;
+}
+
+/* Reads the pending frame of FD and returns its approval id (the text before ": "). */
+static char *
+read_pending (int fd, const char *id)
+{
+  json_t *f = read_frame (fd, 10000);
+  ck_assert_msg (f != NULL, "no pending frame");
+  ck_assert_str_eq (msg_type (f), "pending_approval");
+  ck_assert (json_is_false (json_object_get (f, "final")));
+  ck_assert_str_eq (json_string_value (json_object_get (f, "id")), id);
+  const char *text = msg_field (f, "approval");
+  const char *colon = strstr (text, ": ");
+  ck_assert_ptr_nonnull (colon);
+  ck_assert_int_eq (colon - text, 32);
+  char *approval = bx_xstrndup (text, 32);
+  ck_assert_uint_eq (strspn (approval, "0123456789abcdef"), 32);
+  json_decref (f);
+  return approval;
+}
+
+/* The final frame of FD; the connection then closes. */
+static json_t *
+read_final (int fd, int ms)
+{
+  json_t *f = read_frame (fd, ms);
+  ck_assert_msg (f != NULL, "no final answer");
+  ck_assert (json_is_true (json_object_get (f, "final")));
+  char c;
+  ck_assert_int_le (read (fd, &c, 1), 0);
+  return f;
+}
+
+/* A call needing no approval (grant 2): its whole round trip in microseconds. */
+static long
+ordinary_call_us (struct broker *b)
+{
+  struct timespec t0, t1;
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  int fd = send_call (b, "o1", "s-ord", "shell", "{\"command\":\"true\"}");
+  json_t *f = read_final (fd, 10000);
+  clock_gettime (CLOCK_MONOTONIC, &t1);
+  ck_assert_str_eq (msg_type (f), "result");
+  json_decref (f);
+  close (fd);
+  return (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
+}
+
+/* ---- Owners. ------------------------------------------------------------------------------- */
+
+/* One admin request and its answer, over a fresh connection. */
+static json_t *
+admin (struct broker *b, const char *request)
+{
+  int fd = connect_to (b->admin);
+  ck_assert_msg (fd >= 0, "admin connect: %s", strerror (errno));
+  json_t *req = json_loads (request, 0, NULL);
+  ck_assert_ptr_nonnull (req);
+  cleanup_error bx_error err = NULL;
+  ck_assert (bx_frame_write (fd, req, bx_deadline_in (5000), &err) == 0);
+  json_decref (req);
+  json_t *answer = read_frame (fd, 10000);
+  ck_assert_msg (answer != NULL, "no admin answer");
+  close (fd);
+  return answer;
+}
+
+static size_t
+pending_count (struct broker *b)
+{
+  json_t *l = admin (b, "{\"v\":1,\"op\":\"list\"}");
+  ck_assert_str_eq (json_string_value (json_object_get (l, "type")), "list");
+  size_t n = json_array_size (json_object_get (l, "pending"));
+  json_decref (l);
+  return n;
+}
+
+/* Runs `boxmaker ARGS...` with the test's admin socket; its exit status, output in *OUT. */
+static int
+boxmaker (struct broker *b, char **out, const char *a1, const char *a2, const char *a3,
+          const char *a4)
+{
+  char path[160];
+  snprintf (path, sizeof path, "%s/cli.out", b->dir);
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    {
+      int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      dup2 (fd, 1);
+      dup2 (fd, 2);
+      execl (BOXMAKER_PATH, "boxmaker", a1, "--admin-socket", b->admin, a2, a3, a4, (char *)NULL);
+      _exit (127);
+    }
+  int status;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  *out = read_text (path);
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+/* The audit lines that carry APPROVAL, in order. */
+static json_t *
+audit_lines_of (struct broker *b, const char *approval)
+{
+  cleanup_free char *text = read_text (b->audit);
+  json_t *lines = json_array ();
+  for (char *line = strtok (text, "\n"); line; line = strtok (NULL, "\n"))
+    {
+      json_t *o = json_loads (line, 0, NULL);
+      ck_assert_msg (o != NULL, "audit line is not JSON: %s", line);
+      const char *id
+          = json_string_value (json_object_get (json_object_get (o, "approval"), "id"));
+      if (id != NULL && strcmp (id, approval) == 0)
+        json_array_append (lines, o);
+      json_decref (o);
+    }
+  return lines;
+}
+
+static const char *
+approval_state (const json_t *line)
+{
+  return json_string_value (json_object_get (json_object_get (line, "approval"), "state"));
+}
+
+/* ---- The tests. ---------------------------------------------------------------------------- */
+
+START_TEST (test_approvals_an_approved_call_runs_exactly_the_stored_bytes)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL);
+  broker_start (&b);
+  cleanup_free char *args
+      = bx_xasprintf ("{\"content\":\"caf\\u00e9 \\u0001\",\"path\":\"%s/x.txt\"}", b.notes);
+  int fd = send_call (&b, "c1", "s1", "write_file", args);
+  cleanup_free char *approval = read_pending (fd, "c1");
+
+  /* The owner sees it with the canonical bytes (keys in canonical order), the summary and
+   * the caller's uid and pid. */
+  json_t *l = admin (&b, "{\"v\":1,\"op\":\"list\"}");
+  json_t *p = json_array_get (json_object_get (l, "pending"), 0);
+  ck_assert_ptr_nonnull (p);
+  ck_assert_str_eq (json_string_value (json_object_get (p, "approval")), approval);
+  ck_assert_str_eq (json_string_value (json_object_get (p, "session")), "s1");
+  ck_assert_str_eq (json_string_value (json_object_get (p, "tool")), "write_file");
+  ck_assert_int_eq (json_integer_value (json_object_get (p, "grant")), 1);
+  ck_assert_int_eq (json_integer_value (json_object_get (p, "uid")), getuid ());
+  ck_assert_int_eq (json_integer_value (json_object_get (p, "pid")), getpid ());
+  cleanup_free char *canonical
+      = bx_xasprintf ("{\"path\":\"%s/x.txt\",\"content\":\"caf\xc3\xa9 \\u0001\"}", b.notes);
+  ck_assert_str_eq (json_string_value (json_object_get (p, "arguments")), canonical);
+  cleanup_free char *summary
+      = bx_xasprintf ("write_file in %s: %s/x.txt (7 bytes)", b.notes, b.notes);
+  ck_assert_str_eq (json_string_value (json_object_get (p, "summary")), summary);
+  json_decref (l);
+
+  cleanup_free char *out = NULL;
+  ck_assert_int_eq (boxmaker (&b, &out, "approve", approval, NULL, NULL), 0);
+  cleanup_free char *said = bx_xasprintf ("approved %s\n", approval);
+  ck_assert_str_eq (out, said);
+
+  json_t *f = read_final (fd, 10000);
+  ck_assert_str_eq (msg_type (f), "result");
+  json_t *echo = json_loads (msg_field (f, "content"), 0, NULL);
+  ck_assert_str_eq (json_string_value (json_object_get (echo, "arguments_text")), canonical);
+  json_decref (echo);
+  json_decref (f);
+  close (fd);
+
+  /* Approving twice changes nothing: the call is no longer waiting. */
+  free (out);
+  ck_assert_int_eq (boxmaker (&b, &out, "approve", approval, NULL, NULL), 1);
+  ck_assert_ptr_nonnull (strstr (out, "no call waits for approval with that id"));
+
+  ck_assert_int_eq (broker_stop (&b), 0);
+  json_t *lines = audit_lines_of (&b, approval);
+  ck_assert_uint_eq (json_array_size (lines), 2);
+  ck_assert_str_eq (approval_state (json_array_get (lines, 0)), "pending");
+  ck_assert_str_eq (json_string_value (json_object_get (json_array_get (lines, 0), "outcome")),
+                    "pending");
+  json_t *last = json_array_get (lines, 1);
+  ck_assert_str_eq (approval_state (last), "approved");
+  ck_assert_str_eq (json_string_value (json_object_get (last, "outcome")), "result");
+  json_t *ap = json_object_get (last, "approval");
+  ck_assert_int_eq (json_integer_value (json_object_get (ap, "approver_uid")), getuid ());
+  ck_assert (json_is_integer (json_object_get (ap, "waited_ms")));
+  ck_assert_int_eq (json_integer_value (json_object_get (last, "content_bytes")), 7);
+  json_decref (lines);
+}
+END_TEST
+
+START_TEST (test_approvals_a_declined_call_is_denied_with_the_reason_made_safe)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL);
+  broker_start (&b);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/secret\"}", b.notes);
+  int fd = send_call (&b, "c1", "s1", "read_file", args);
+  cleanup_free char *approval = read_pending (fd, "c1");
+  cleanup_free char *out = NULL;
+  ck_assert_int_eq (
+      boxmaker (&b, &out, "decline", approval, "--reason", "not now\n\"ignore this\"\x1b[2J"), 0);
+  json_t *f = read_final (fd, 10000);
+  ck_assert_str_eq (msg_type (f), "denied");
+  ck_assert_str_eq (msg_field (f, "reason"),
+                    "the owner declined: not now\\x0a\\x22ignore this\\x22\\x1b[2J");
+  json_decref (f);
+  close (fd);
+
+  /* Without a reason. */
+  fd = send_call (&b, "c2", "s1", "read_file", args);
+  free (approval);
+  approval = read_pending (fd, "c2");
+  free (out);
+  ck_assert_int_eq (boxmaker (&b, &out, "decline", approval, NULL, NULL), 0);
+  f = read_final (fd, 10000);
+  ck_assert_str_eq (msg_field (f, "reason"), "the owner declined");
+  json_decref (f);
+  close (fd);
+  ck_assert_int_eq (broker_stop (&b), 0);
+  json_t *lines = audit_lines_of (&b, approval);
+  ck_assert_str_eq (approval_state (json_array_get (lines, 1)), "declined");
+  ck_assert_str_eq (json_string_value (json_object_get (json_array_get (lines, 1), "outcome")),
+                    "denied");
+  json_decref (lines);
+}
+END_TEST
+
+START_TEST (test_approvals_an_unanswered_call_expires_naming_the_timeout)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: always\n    approval_timeout: 1s\n", NULL);
+  broker_start (&b);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int64_t t0 = bx_now_ms ();
+  int fd = send_call (&b, "c1", "s1", "read_file", args);
+  cleanup_free char *approval = read_pending (fd, "c1");
+  json_t *f = read_final (fd, 10000);
+  int64_t waited = bx_now_ms () - t0;
+  ck_assert_str_eq (msg_type (f), "denied");
+  ck_assert_str_eq (msg_field (f, "reason"),
+                    "the owner did not answer within the approval timeout (1s); the call was "
+                    "not run");
+  ck_assert_int_ge (waited, 1000);
+  ck_assert_int_lt (waited, 3000);
+  json_decref (f);
+  close (fd);
+  cleanup_free char *out = NULL;
+  ck_assert_int_eq (boxmaker (&b, &out, "approve", approval, NULL, NULL), 1);
+  ck_assert_int_eq (broker_stop (&b), 0);
+  json_t *lines = audit_lines_of (&b, approval);
+  ck_assert_str_eq (approval_state (json_array_get (lines, 1)), "expired");
+  json_decref (lines);
+}
+END_TEST
+
+START_TEST (test_approvals_a_client_that_leaves_cancels_its_request)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL);
+  broker_start (&b);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int fd = send_call (&b, "c1", "s1", "read_file", args);
+  cleanup_free char *approval = read_pending (fd, "c1");
+  ck_assert_uint_eq (pending_count (&b), 1);
+  close (fd);
+  int i;
+  for (i = 0; i < 500 && pending_count (&b) != 0; i++)
+    sleep_ms (10);
+  ck_assert_uint_eq (pending_count (&b), 0);
+  cleanup_free char *out = NULL;
+  ck_assert_int_eq (boxmaker (&b, &out, "approve", approval, NULL, NULL), 1);
+
+  /* A client that half-closes its side still waits and gets its answer. */
+  fd = send_call (&b, "c2", "s1", "read_file", args);
+  free (approval);
+  approval = read_pending (fd, "c2");
+  shutdown (fd, SHUT_WR);
+  sleep_ms (200);
+  ck_assert_uint_eq (pending_count (&b), 1);
+  free (out);
+  ck_assert_int_eq (boxmaker (&b, &out, "approve", approval, NULL, NULL), 0);
+  json_t *f = read_final (fd, 10000);
+  ck_assert_str_eq (msg_type (f), "result");
+  json_decref (f);
+  close (fd);
+  ck_assert_int_eq (broker_stop (&b), 0);
+  cleanup_free char *audit = read_text (b.audit);
+  ck_assert_ptr_nonnull (strstr (audit, "\"outcome\":\"cancelled\""));
+  ck_assert_ptr_nonnull (strstr (audit, "\"state\":\"cancelled\""));
+}
+END_TEST
+
+START_TEST (test_approvals_a_wrong_or_foreign_id_changes_nothing)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL);
+  broker_start (&b);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int fa = send_call (&b, "ca", "session-a", "read_file", args);
+  int fb = send_call (&b, "cb", "session-b", "read_file", args);
+  cleanup_free char *ida = read_pending (fa, "ca");
+  cleanup_free char *idb = read_pending (fb, "cb");
+  ck_assert_str_ne (ida, idb);
+
+  /* Guesses: a random id, the real one cut short, upper case, one more digit, empty. */
+  char upper[33], longer[34];
+  for (int i = 0; i < 32; i++)
+    upper[i] = (char)(ida[i] >= 'a' ? ida[i] - 32 : ida[i]);
+  upper[32] = '\0';
+  snprintf (longer, sizeof longer, "%s0", ida);
+  cleanup_free char *prefix = bx_xstrndup (ida, 31);
+  const char *guesses[]
+      = { "0123456789abcdef0123456789abcdef", prefix, upper, longer, "", "*", NULL };
+  for (int i = 0; guesses[i]; i++)
+    for (int op = 0; op < 2; op++)
+      {
+        cleanup_free char *req
+            = bx_xasprintf ("{\"v\":1,\"op\":\"%s\",\"approval\":\"%s\"}",
+                            op ? "decline" : "approve", guesses[i]);
+        json_t *r = admin (&b, req);
+        ck_assert_str_eq (json_string_value (json_object_get (r, "type")), "error");
+        ck_assert_str_eq (json_string_value (json_object_get (r, "detail")),
+                          "no call waits for approval with that id");
+        json_decref (r);
+      }
+  ck_assert_uint_eq (pending_count (&b), 2);
+
+  /* A caller cannot answer on the callers' socket, with its own id or another's. */
+  const char *ids[] = { ida, idb };
+  for (int i = 0; i < 2; i++)
+    {
+      int fd = connect_to (b.sock);
+      cleanup_free char *req = bx_xasprintf ("{\"v\":1,\"op\":\"approve\",\"approval\":\"%s\"}",
+                                             ids[i]);
+      json_t *o = json_loads (req, 0, NULL);
+      cleanup_error bx_error err = NULL;
+      ck_assert (bx_frame_write (fd, o, bx_deadline_in (5000), &err) == 0);
+      json_decref (o);
+      json_t *f = read_final (fd, 10000);
+      ck_assert_str_eq (msg_type (f), "error");
+      json_decref (f);
+      close (fd);
+    }
+  ck_assert_uint_eq (pending_count (&b), 2);
+
+  /* Session a's id answers session a's call, and only that. */
+  json_t *r = admin (&b, "{\"v\":1,\"op\":\"list\"}");
+  json_decref (r);
+  cleanup_free char *req = bx_xasprintf ("{\"v\":1,\"op\":\"approve\",\"approval\":\"%s\"}", ida);
+  r = admin (&b, req);
+  ck_assert_str_eq (json_string_value (json_object_get (r, "type")), "done");
+  json_decref (r);
+  json_t *f = read_final (fa, 10000);
+  ck_assert_str_eq (msg_type (f), "result");
+  json_decref (f);
+  ck_assert_uint_eq (pending_count (&b), 1);
+  struct pollfd p = { .fd = fb, .events = POLLIN };
+  ck_assert_int_eq (poll (&p, 1, 200), 0);
+  close (fa);
+  close (fb);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
+/* In a child: drops to uid OUTSIDER with GROUPS, then lists on the admin socket.  Exit 0:
+ * listed; 1: connect refused (errno EACCES); 2: brokerd answered an error; 3: other. */
+static int
+list_as (struct broker *b, gid_t gid, const gid_t *groups, size_t n_groups)
+{
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    {
+      if (setgroups (n_groups, groups) < 0 || setgid (gid) < 0 || setuid (OUTSIDER) < 0)
+        _exit (4);
+      int fd = connect_to (b->admin);
+      if (fd < 0)
+        _exit (errno == EACCES ? 1 : 3);
+      json_t *req = json_pack ("{s:i, s:s}", "v", 1, "op", "list");
+      cleanup_error bx_error err = NULL;
+      /* A refused peer may find the connection closed before its request is out; the
+       * refusal is still there to read. */
+      bx_frame_write (fd, req, bx_deadline_in (5000), &err);
+      json_t *f = read_frame (fd, 5000);
+      if (f == NULL)
+        _exit (3);
+      const char *type = json_string_value (json_object_get (f, "type"));
+      if (strcmp (type, "error") == 0)
+        _exit (strcmp (json_string_value (json_object_get (f, "detail")),
+                       "not allowed: this socket is for the owners in the admin group")
+                       == 0
+                   ? 2
+                   : 3);
+      _exit (strcmp (type, "list") == 0 ? 0 : 3);
+    }
+  int status;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+START_TEST (test_approvals_the_admin_socket_is_refused_outside_its_group)
+{
+  SKIP_WITHOUT_FAKE ();
+  if (geteuid () != 0)
+    {
+      puts ("skipped: changing to another uid and group needs root");
+      return;
+    }
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL);
+  broker_start (&b);
+  struct stat st;
+  ck_assert_int_eq (stat (b.admin, &st), 0);
+  ck_assert_uint_eq (st.st_gid, ADMIN_GID);
+  ck_assert_uint_eq (st.st_mode & 07777, 0660);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int fd = send_call (&b, "c1", "s1", "read_file", args);
+  cleanup_free char *approval = read_pending (fd, "c1");
+
+  gid_t none[1] = { OUTSIDER };
+  gid_t admins[1] = { ADMIN_GID };
+  /* Outside the group: the socket's mode refuses the connection. */
+  ck_assert_int_eq (list_as (&b, OUTSIDER, none, 1), 1);
+  /* In the group (as a supplementary group): allowed. */
+  ck_assert_int_eq (list_as (&b, OUTSIDER, admins, 1), 0);
+  /* A socket whose mode was loosened by hand: brokerd's own check still refuses. */
+  ck_assert_int_eq (chmod (b.admin, 0666), 0);
+  ck_assert_int_eq (list_as (&b, OUTSIDER, none, 1), 2);
+  ck_assert_uint_eq (pending_count (&b), 1);
+  close (fd);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
+START_TEST (test_approvals_brokerd_refuses_an_admin_group_the_callers_share)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL);
+  /* The callers' socket gets brokerd's group; the same as admin group is refused. */
+  cleanup_free char *text = read_text (b.config);
+  char *at = strstr (text, "admin_group: 4242");
+  ck_assert_ptr_nonnull (at);
+  cleanup_free char *fixed = bx_xasprintf ("%.*sadmin_group: %u%s", (int)(at - text), text,
+                                           (unsigned)getegid (), at + strlen ("admin_group: 4242"));
+  write_text (b.config, fixed);
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      int fd = open (b.out, O_WRONLY | O_CREAT | O_APPEND, 0600);
+      dup2 (fd, 2);
+      execl (BROKERD_PATH, "brokerd", "--config", b.config, "--runtimedir", BX_TEST_RUNTIMEDIR,
+             (char *)NULL);
+      _exit (127);
+    }
+  int status;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  ck_assert (WIFEXITED (status) && WEXITSTATUS (status) == 1);
+  cleanup_free char *out = read_text (b.out);
+  ck_assert_msg (strstr (out, "is also the group of the callers' socket") != NULL, "%s", out);
+  struct stat st;
+  ck_assert_int_ne (stat (b.sock, &st), 0);
+  ck_assert_int_ne (stat (b.admin, &st), 0);
+}
+END_TEST
+
+START_TEST (test_approvals_stopping_brokerd_answers_every_waiting_call)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL);
+  broker_start (&b);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int fds[5];
+  char id[8];
+  for (int i = 0; i < 5; i++)
+    {
+      snprintf (id, sizeof id, "c%d", i);
+      fds[i] = send_call (&b, id, "s1", "read_file", args);
+      free (read_pending (fds[i], id));
+    }
+  /* An owner watching too: the watch ends with brokerd. */
+  int w = connect_to (b.admin);
+  json_t *req = json_pack ("{s:i, s:s}", "v", 1, "op", "watch");
+  cleanup_error bx_error err = NULL;
+  ck_assert (bx_frame_write (w, req, bx_deadline_in (5000), &err) == 0);
+  json_decref (req);
+  json_t *first = read_frame (w, 5000);
+  ck_assert_uint_eq (json_array_size (json_object_get (first, "pending")), 5);
+  json_decref (first);
+
+  ck_assert_int_eq (broker_stop (&b), 0);
+  for (int i = 0; i < 5; i++)
+    {
+      json_t *f = read_final (fds[i], 1000);
+      ck_assert_str_eq (msg_type (f), "denied");
+      ck_assert_str_eq (msg_field (f, "reason"),
+                        "brokerd stopped before the owner answered; the call was not run");
+      json_decref (f);
+      close (fds[i]);
+    }
+  /* The watcher heard each one end, then the connection closed. */
+  int stopped = 0;
+  json_t *ev;
+  while ((ev = read_frame (w, 2000)) != NULL)
+    {
+      if (strcmp (json_string_value (json_object_get (ev, "state")), "stopped") == 0)
+        stopped++;
+      json_decref (ev);
+    }
+  ck_assert_int_eq (stopped, 5);
+  close (w);
+  struct stat st;
+  ck_assert_int_ne (stat (b.admin, &st), 0);
+  cleanup_free char *audit = read_text (b.audit);
+  int lines = 0;
+  for (const char *p = audit; (p = strstr (p, "\"state\":\"stopped\"")) != NULL; p++)
+    lines++;
+  ck_assert_int_eq (lines, 5);
+}
+END_TEST
+
+START_TEST (test_approvals_once_per_session_covers_one_session_grant_and_tool_until_restart)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: once_per_session\n", NULL);
+  broker_start (&b);
+  cleanup_free char *rargs = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  cleanup_free char *wargs = bx_xasprintf ("{\"path\":\"%s/a\",\"content\":\"x\"}", b.notes);
+  int fd = send_call (&b, "c1", "s1", "read_file", rargs);
+  cleanup_free char *approval = read_pending (fd, "c1");
+  cleanup_free char *out = NULL;
+  ck_assert_int_eq (boxmaker (&b, &out, "approve", approval, NULL, NULL), 0);
+  json_t *f = read_final (fd, 10000);
+  ck_assert_str_eq (msg_type (f), "result");
+  json_decref (f);
+  close (fd);
+
+  /* The same session, grant and tool: no question. */
+  fd = send_call (&b, "c2", "s1", "read_file", rargs);
+  f = read_final (fd, 10000);
+  ck_assert_str_eq (msg_type (f), "result");
+  json_decref (f);
+  close (fd);
+
+  /* Another session, or another tool of the same grant: asked again. */
+  fd = send_call (&b, "c3", "s2", "read_file", rargs);
+  free (read_pending (fd, "c3"));
+  close (fd);
+  fd = send_call (&b, "c4", "s1", "write_file", wargs);
+  free (read_pending (fd, "c4"));
+  close (fd);
+  ck_assert_int_eq (broker_stop (&b), 0);
+
+  /* A restart forgets it. */
+  broker_start (&b);
+  fd = send_call (&b, "c5", "s1", "read_file", rargs);
+  free (read_pending (fd, "c5"));
+  close (fd);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
+static int
+cmp_long (const void *a, const void *b)
+{
+  long x = *(const long *)a, y = *(const long *)b;
+  return x < y ? -1 : x > y;
+}
+
+static long
+median_of_ordinary_calls (struct broker *b, int n)
+{
+  long *t = bx_xzalloc (sizeof (long) * (size_t)n);
+  for (int i = 0; i < n; i++)
+    t[i] = ordinary_call_us (b);
+  qsort (t, (size_t)n, sizeof *t, cmp_long);
+  long m = t[n / 2];
+  free (t);
+  return m;
+}
+
+static int
+threads_of (pid_t pid)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/status", (int)pid);
+  cleanup_free char *status = read_text (path);
+  const char *t = strstr (status, "Threads:");
+  return t ? atoi (t + 8) : -1;
+}
+
+START_TEST (test_approvals_fifty_waiting_calls_leave_ordinary_calls_their_latency)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  /* max_connections 8: fifty waiting calls would take every slot if they held one. */
+  broker_init (&b, "    approval: always\n", "max_connections: 8\n");
+  broker_start (&b);
+  /* Warm up the workers, then measure without and with fifty calls waiting. */
+  median_of_ordinary_calls (&b, 20);
+  long before = median_of_ordinary_calls (&b, 200);
+  int threads_before = threads_of (b.pid);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int fds[50];
+  char id[8];
+  for (int i = 0; i < 50; i++)
+    {
+      snprintf (id, sizeof id, "w%d", i);
+      fds[i] = send_call (&b, id, "s-wait", "read_file", args);
+      free (read_pending (fds[i], id));
+    }
+  ck_assert_uint_eq (pending_count (&b), 50);
+  long during = median_of_ordinary_calls (&b, 200);
+  int threads_during = threads_of (b.pid);
+  printf ("approvals: ordinary call median %ld us alone, %ld us with 50 calls waiting "
+          "(ratio %.2f); brokerd threads %d -> %d\n",
+          before, during, (double)during / (double)before, threads_before, threads_during);
+  /* Waiting costs no thread each, and the calls that need no approval keep their pace (a
+   * generous bound: these machines are noisy). */
+  ck_assert_int_le (threads_during, threads_before + 2);
+  ck_assert_msg (during <= before * 3 + 2000, "median %ld us with 50 waiting, %ld us without",
+                 during, before);
+  for (int i = 0; i < 50; i++)
+    close (fds[i]);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
+START_TEST (test_approvals_boxmaker_lists_and_watches)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL);
+  broker_start (&b);
+  cleanup_free char *out = NULL;
+  ck_assert_int_eq (boxmaker (&b, &out, "approvals", NULL, NULL, NULL), 0);
+  ck_assert_str_eq (out, "no call waits for approval\n");
+
+  /* A watcher started before the call sees it arrive and end. */
+  char wpath[160];
+  snprintf (wpath, sizeof wpath, "%s/watch.out", b.dir);
+  pid_t watcher = fork ();
+  if (watcher == 0)
+    {
+      int fd = open (wpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      dup2 (fd, 1);
+      execl (BOXMAKER_PATH, "boxmaker", "approvals", "--watch", "--admin-socket", b.admin,
+             (char *)NULL);
+      _exit (127);
+    }
+  sleep_ms (300);
+  cleanup_free char *rargs = bx_xasprintf ("{\"path\":\"%s/n\\u001bx\"}", b.notes);
+  int fd = send_call (&b, "c1", "s1", "read_file", rargs);
+  cleanup_free char *approval = read_pending (fd, "c1");
+  free (out);
+  ck_assert_int_eq (boxmaker (&b, &out, "approvals", NULL, NULL, NULL), 0);
+  ck_assert_ptr_nonnull (strstr (out, approval));
+  ck_assert_ptr_nonnull (strstr (out, "session s1 call c1  grant 1"));
+  ck_assert_ptr_nonnull (strstr (out, "/n\\x1bx"));
+  ck_assert_ptr_null (strchr (out, 0x1b));
+  free (out);
+  ck_assert_int_eq (boxmaker (&b, &out, "decline", approval, NULL, NULL), 0);
+  json_decref (read_final (fd, 10000));
+  close (fd);
+  sleep_ms (300);
+  kill (watcher, SIGTERM);
+  waitpid (watcher, NULL, 0);
+  cleanup_free char *watched = read_text (wpath);
+  cleanup_free char *arrived = bx_xasprintf ("pending %s", approval);
+  cleanup_free char *ended = bx_xasprintf ("declined %s by uid %d", approval, (int)getuid ());
+  ck_assert_msg (strstr (watched, arrived) != NULL, "%s", watched);
+  ck_assert_msg (strstr (watched, ended) != NULL, "%s", watched);
+
+  /* Usage errors and an unreachable socket. */
+  free (out);
+  ck_assert_int_eq (boxmaker (&b, &out, "approve", NULL, NULL, NULL), 2);
+  free (out);
+  ck_assert_int_eq (boxmaker (&b, &out, "approve", "not-hex", NULL, NULL), 2);
+  free (out);
+  ck_assert_int_eq (boxmaker (&b, &out, "approvals", "--reason", "x", NULL), 2);
+  ck_assert_int_eq (broker_stop (&b), 0);
+  free (out);
+  ck_assert_int_eq (boxmaker (&b, &out, "approvals", NULL, NULL, NULL), 3);
+}
+END_TEST
+
+static Suite *
+suite (void)
+{
+  Suite *s = suite_create ("approvals");
+  TCase *tc = tcase_create ("brokerd");
+  tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, test_approvals_an_approved_call_runs_exactly_the_stored_bytes);
+  tcase_add_test (tc, test_approvals_a_declined_call_is_denied_with_the_reason_made_safe);
+  tcase_add_test (tc, test_approvals_an_unanswered_call_expires_naming_the_timeout);
+  tcase_add_test (tc, test_approvals_a_client_that_leaves_cancels_its_request);
+  tcase_add_test (tc, test_approvals_a_wrong_or_foreign_id_changes_nothing);
+  tcase_add_test (tc, test_approvals_the_admin_socket_is_refused_outside_its_group);
+  tcase_add_test (tc, test_approvals_brokerd_refuses_an_admin_group_the_callers_share);
+  tcase_add_test (tc, test_approvals_stopping_brokerd_answers_every_waiting_call);
+  tcase_add_test (tc, test_approvals_once_per_session_covers_one_session_grant_and_tool_until_restart);
+  tcase_add_test (tc, test_approvals_fifty_waiting_calls_leave_ordinary_calls_their_latency);
+  tcase_add_test (tc, test_approvals_boxmaker_lists_and_watches);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *r = srunner_create (suite ());
+  srunner_run_all (r, CK_NORMAL);
+  int failed = srunner_ntests_failed (r);
+  srunner_free (r);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
