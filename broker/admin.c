@@ -87,6 +87,8 @@ static const char *
 check_request (const json_t *req, const char **op, const char **approval, const char **reason)
 {
   *op = *approval = *reason = NULL;
+  if (json_object_get (req, "v") == NULL)
+    return "missing field \"v\": expected 1";
   const char *key;
   json_t *value;
   json_object_foreach ((json_t *)req, key, value)

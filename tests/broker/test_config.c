@@ -51,7 +51,8 @@ struct bad
 static const struct bad bad_table[] = {
   { "unknown top-level key", "socket: /run/b.sock\nsockt: /x\n",
     "t.yaml:2:1: unknown key \"sockt\" in the config: expected one of socket, socket_mode, home, "
-    "max_connections, grace_ms, request_timeout_ms, runtime, grants, audit" },
+    "max_connections, grace_ms, request_timeout_ms, runtime, grants, audit, admin_socket, "
+    "admin_group" },
   { "duplicate top-level key", "socket: /a/b.sock\nhome: /h\nsocket: /c/d.sock\n",
     "t.yaml:3:1: duplicate key \"socket\" in the config (first at line 1)" },
   { "root is a list", "- a\n- b\n", "t.yaml:1:1: the config is a list: expected a mapping" },
@@ -61,7 +62,7 @@ static const struct bad bad_table[] = {
     "t.yaml:1:10: grant 1 is a scalar: expected a mapping" },
   { "unknown key in a grant", G_READ "    paths: [/a]\n    path: [/b]\n",
     "t.yaml:4:5: unknown key \"path\" in grant 1: expected one of tools, paths, hosts, class, "
-    "untrusted" },
+    "untrusted, approval, approval_timeout" },
   { "duplicate key in a grant", G_READ "    paths: [/a]\n    tools: [shell]\n",
     "t.yaml:4:5: duplicate key \"tools\" in grant 1 (first at line 2)" },
   { "relative path", G_READ "    paths: [notes]\n",
@@ -188,6 +189,57 @@ static const struct bad bad_table[] = {
     "t.yaml:2:12: \"options\" is a list: expected a mapping of the module's options" },
   { "an alias", "home: &h /var/lib/x\naudit: *h\n",
     "t.yaml:1:7: anchors and aliases are not supported: write the value out" },
+  { "unknown approval", G_READ "    paths: [/a]\n    approval: sometimes\n",
+    "t.yaml:4:15: \"approval\" is \"sometimes\": expected never, always or once_per_session" },
+  { "approval a list", G_READ "    paths: [/a]\n    approval: [always]\n",
+    "t.yaml:4:15: \"approval\" is a list: expected never, always or once_per_session" },
+  { "approval_timeout without a unit",
+    "admin_group: 0\n" G_READ "    paths: [/a]\n    approval: always\n    approval_timeout: 300\n",
+    "t.yaml:6:23: \"approval_timeout\" is \"300\": expected a duration from 1s to 24h, such as "
+    "90s, 5m or 1h" },
+  { "approval_timeout zero",
+    "admin_group: 0\n" G_READ "    paths: [/a]\n    approval: always\n    approval_timeout: 0s\n",
+    "t.yaml:6:23: \"approval_timeout\" is \"0s\": expected a duration from 1s to 24h, such as "
+    "90s, 5m or 1h" },
+  { "approval_timeout over a day",
+    "admin_group: 0\n" G_READ "    paths: [/a]\n    approval: always\n    approval_timeout: 25h\n",
+    "t.yaml:6:23: \"approval_timeout\" is \"25h\": expected a duration from 1s to 24h, such as "
+    "90s, 5m or 1h" },
+  { "approval_timeout in milliseconds",
+    "admin_group: 0\n" G_READ "    paths: [/a]\n    approval: always\n    approval_timeout: 500ms\n",
+    "t.yaml:6:23: \"approval_timeout\" is \"500ms\": expected a duration from 1s to 24h, such as "
+    "90s, 5m or 1h" },
+  { "approval_timeout without approval", G_READ "    paths: [/a]\n    approval_timeout: 5m\n",
+    "t.yaml:4:5: \"approval_timeout\" has no effect: grant 1 does not ask for approval (expected "
+    "\"approval: always\" or \"approval: once_per_session\" beside it)" },
+  { "approval without admin_group", G_READ "    paths: [/a]\n    approval: always\n",
+    "t.yaml:1:1: grant 1 asks for approval but \"admin_group\" is not set: expected the group of "
+    "the people who approve calls" },
+  { "admin_group unknown", "admin_group: no-such-group-bx\n",
+    "t.yaml:1:14: \"admin_group\" is \"no-such-group-bx\": no such group on this system" },
+  { "admin_group too large", "admin_group: 4294967295\n",
+    "t.yaml:1:14: \"admin_group\" is \"4294967295\": expected a group name or number" },
+  { "admin_socket relative", "admin_socket: admin.sock\n",
+    "t.yaml:1:15: admin_socket \"admin.sock\" is relative: expected an absolute path" },
+  { "admin_socket too long", "admin_socket: " LONG_SOCKET "\n",
+    "t.yaml:1:15: admin_socket \"" LONG_SOCKET "\" is too long: expected at most 107 bytes" },
+  { "admin_socket is the callers' socket",
+    "socket: /run/bx/b.sock\nadmin_socket: /run/bx/b.sock\n",
+    "t.yaml:2:15: admin_socket \"/run/bx/b.sock\" is the callers' socket: an agent could approve "
+    "its own calls; expected a path of its own" },
+  { "default admin_socket is the callers' socket",
+    "socket: /run/boxmaker/admin.sock\nadmin_group: 0\n" G_READ
+    "    paths: [/a]\n    approval: always\n",
+    "t.yaml:1:1: admin_socket \"/run/boxmaker/admin.sock\" is the callers' socket: an agent "
+    "could approve its own calls; expected a path of its own" },
+  { "admin_socket inside a grant",
+    "admin_socket: /srv/notes/admin.sock\n" G_READ "    paths: [/srv/notes]\n",
+    "t.yaml:1:15: admin_socket \"/srv/notes/admin.sock\" lies in the granted folder /srv/notes: a "
+    "sandbox could replace it; expected a file outside every grant" },
+  { "default admin_socket inside a grant",
+    "admin_group: 0\n" G_READ "    paths: [/run/boxmaker]\n    approval: always\n",
+    "t.yaml:1:1: admin_socket \"/run/boxmaker/admin.sock\" lies in the granted folder "
+    "/run/boxmaker: a sandbox could replace it; expected a file outside every grant" },
   { "two documents", "home: /a\n---\nhome: /b\n",
     "t.yaml:3:1: a second YAML document: expected exactly one" },
   { "invalid YAML", "grants: [\n  - tools: [read_file\n",
@@ -234,7 +286,7 @@ START_TEST (test_config_reports_errors_in_file_order)
                     "t.yaml:3:12: unknown class \"topsecret\": expected public, internal, private "
                     "or secret\n"
                     "t.yaml:4:5: unknown key \"extra\" in grant 1: expected one of tools, paths, "
-                    "hosts, class, untrusted");
+                    "hosts, class, untrusted, approval, approval_timeout");
 }
 END_TEST
 
@@ -246,6 +298,49 @@ START_TEST (test_config_caps_a_flood_of_errors)
   strcat (text, "]\n");
   cleanup_free char *errors = parse_errors (text);
   ck_assert_ptr_nonnull (strstr (errors, "t.yaml: 30 more problems not shown"));
+}
+END_TEST
+
+START_TEST (test_config_reads_approvals)
+{
+  struct bx_config *cfg = parse_ok ("admin_socket: /run/bx/admin.sock\n"
+                                    "admin_group: root\n"
+                                    "grants:\n"
+                                    "  - tools: [read_file]\n"
+                                    "    paths: [/a]\n"
+                                    "  - tools: [shell]\n"
+                                    "    paths: [/b]\n"
+                                    "    approval: always\n"
+                                    "  - tools: [write_file]\n"
+                                    "    paths: [/c]\n"
+                                    "    approval: once_per_session\n"
+                                    "    approval_timeout: 90s\n"
+                                    "  - tools: [write_file]\n"
+                                    "    paths: [/d]\n"
+                                    "    approval: never\n"
+                                    "  - tools: [write_file]\n"
+                                    "    paths: [/e]\n"
+                                    "    approval: always\n"
+                                    "    approval_timeout: 2h\n");
+  ck_assert_str_eq (cfg->admin_socket, "/run/bx/admin.sock");
+  ck_assert (cfg->has_admin_group);
+  ck_assert_uint_eq (cfg->admin_gid, 0);
+  ck_assert (bx_config_wants_approvals (cfg));
+  ck_assert_int_eq (cfg->grants[0].approval, BX_APPROVAL_NEVER);
+  ck_assert_int_eq (cfg->grants[1].approval, BX_APPROVAL_ALWAYS);
+  ck_assert_int_eq (cfg->grants[1].approval_timeout_ms, 5 * 60 * 1000);
+  ck_assert_int_eq (cfg->grants[2].approval, BX_APPROVAL_ONCE_PER_SESSION);
+  ck_assert_int_eq (cfg->grants[2].approval_timeout_ms, 90 * 1000);
+  ck_assert_int_eq (cfg->grants[3].approval, BX_APPROVAL_NEVER);
+  ck_assert_int_eq (cfg->grants[4].approval_timeout_ms, 2 * 3600 * 1000);
+  bx_config_free (cfg);
+
+  /* Numbers for the group; no grant asking leaves the admin socket unused and unchecked. */
+  cfg = parse_ok ("admin_group: 4242\n");
+  ck_assert_uint_eq (cfg->admin_gid, 4242);
+  ck_assert (!bx_config_wants_approvals (cfg));
+  ck_assert_str_eq (cfg->admin_socket, "/run/boxmaker/admin.sock");
+  bx_config_free (cfg);
 }
 END_TEST
 
@@ -416,6 +511,7 @@ main (void)
   tcase_add_test (tc, test_config_reports_errors_in_file_order);
   tcase_add_test (tc, test_config_caps_a_flood_of_errors);
   tcase_add_test (tc, test_config_empty_file_gives_defaults);
+  tcase_add_test (tc, test_config_reads_approvals);
   tcase_add_test (tc, test_config_reads_every_key);
   tcase_add_test (tc, test_config_accepts_a_module_by_absolute_path);
   tcase_add_test (tc, test_config_load_names_a_missing_file);
