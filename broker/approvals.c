@@ -804,8 +804,14 @@ bx_approvals_stop (struct bx_approvals *a, int64_t deadline)
       break;
   unsigned left = a->running + a->owners;
   pthread_mutex_unlock (&a->lock);
-  if (left > 0)
-    return left;
+  return left;
+}
+
+void
+bx_approvals_free (struct bx_approvals *a)
+{
+  if (a == NULL)
+    return;
   close (a->wake);
   for (size_t i = 0; i < a->n_approved_keys; i++)
     free (a->approved_keys[i]);
@@ -815,5 +821,4 @@ bx_approvals_stop (struct bx_approvals *a, int64_t deadline)
   pthread_cond_destroy (&a->changed);
   pthread_mutex_destroy (&a->lock);
   free (a);
-  return 0;
 }

@@ -61,9 +61,12 @@ int bx_approvals_answer (struct bx_approvals *a, const char *approval, bool appr
 json_t *bx_approvals_events (struct bx_approvals *a, uint64_t *seq, int timeout_ms);
 
 /* Stops: every waiting call gets its final answer ("brokerd stopped ..."), then waits until
- * DEADLINE (bx/deadline.h) for approved calls still running.  Returns how many still run:
- * when 0, A is freed; otherwise A, the module, audit and config stay in use. */
+ * DEADLINE (bx/deadline.h) for approved calls still running and owners' connections.
+ * Returns how many are left: while any is, A, the module, audit and config stay in use.
+ * Calls taken after this are denied at once. */
 unsigned bx_approvals_stop (struct bx_approvals *a, int64_t deadline);
+/* Frees a stopped A; only when nothing can use it any more (no worker either). */
+void bx_approvals_free (struct bx_approvals *a);
 
 /* For admin.c: counts an owner's connection in or out of the ones stop waits for.  Enter
  * fails (false) once brokerd is stopping. */

@@ -242,6 +242,7 @@ main (int argc, char **argv)
     {
       print_error ("brokerd: ", err);
       bx_approvals_stop (approvals, bx_deadline_in (0));
+      bx_approvals_free (approvals);
       unlink (cfg->socket);
       close (listen_fd);
       close (sfd);
@@ -262,6 +263,7 @@ main (int argc, char **argv)
   left += (int)bx_approvals_stop (approvals, bx_deadline_in (cfg->grace_ms));
   if (left == 0)
     {
+      bx_approvals_free (approvals);
       bx_module_destroy (module);
       bx_audit_close (audit);
       bx_config_free (cfg);

@@ -25,6 +25,11 @@
 #include "bx/deadline.h"
 #include "bx/frame.h"
 #include "bx/message.h"
+#include "bx/tool_args.h"
+
+#include "approvals.h"
+#include "config.h"
+#include "policy.h"
 
 #define SKIP_WITHOUT_FAKE()                                                                        \
   do                                                                                               \
@@ -940,6 +945,58 @@ START_TEST (test_approvals_boxmaker_lists_and_watches)
 }
 END_TEST
 
+/* The summary of TOOL with ARGS under a config of a shell grant with two folders and an
+ * http_fetch grant. */
+static char *
+summary_of (enum bx_tool tool, const char *args)
+{
+  static const char yaml[] = "admin_group: 0\n"
+                             "grants:\n"
+                             "  - tools: [shell]\n"
+                             "    paths: [/srv/work, /srv/more]\n"
+                             "    approval: always\n"
+                             "  - tools: [http_fetch]\n"
+                             "    hosts: [example.com]\n"
+                             "    approval: always\n";
+  struct bx_config *cfg = NULL;
+  cleanup_error bx_error err = NULL;
+  ck_assert_int_eq (bx_config_parse (yaml, strlen (yaml), "t.yaml", &cfg, &err), 0);
+  struct bx_tool_args a = { 0 };
+  ck_assert_int_eq (bx_tool_args_parse (tool, args, strlen (args), &a, &err), 0);
+  struct bx_decision d;
+  bx_policy_decide (cfg, &a, &d);
+  ck_assert_int_eq (d.verdict, BX_ALLOWED);
+  char *s = bx_approvals_summary (&d);
+  bx_decision_clear (&d);
+  bx_config_free (cfg);
+  return s;
+}
+
+START_TEST (test_approvals_summary_is_short_and_printable)
+{
+  cleanup_free char *sh = summary_of (BX_TOOL_SHELL, "{\"command\":\"make test\"}");
+  ck_assert_str_eq (sh, "shell in /srv/work (+1 more): make test");
+  cleanup_free char *cwd
+      = summary_of (BX_TOOL_SHELL, "{\"command\":\"ls\",\"cwd\":\"/srv/more/a\"}");
+  ck_assert_str_eq (cwd, "shell in /srv/work (+1 more): ls (cwd /srv/more/a)");
+  cleanup_free char *fetch
+      = summary_of (BX_TOOL_HTTP_FETCH, "{\"url\":\"https://Example.com/a?b=c\"}");
+  ck_assert_str_eq (fetch, "http_fetch from example.com: https://Example.com/a?b=c");
+  /* Control bytes, quotes and non-ASCII are escaped; a long command is cut with "...". */
+  cleanup_free char *odd
+      = summary_of (BX_TOOL_SHELL, "{\"command\":\"echo \\\"caf\u00e9\\\"\\u001b[2J\\nrm\"}");
+  ck_assert_str_eq (odd, "shell in /srv/work (+1 more): echo \\x22caf\\xc3\\xa9\\x22\\x1b[2J\\x0arm");
+  char long_cmd[1200] = "{\"command\":\"";
+  for (int i = 0; i < 1000; i++)
+    strcat (long_cmd, "a");
+  strcat (long_cmd, "; rm -rf /\"}");
+  cleanup_free char *cut = summary_of (BX_TOOL_SHELL, long_cmd);
+  ck_assert_uint_lt (strlen (cut), 260);
+  ck_assert_ptr_nonnull (strstr (cut, "..."));
+  ck_assert_ptr_null (strstr (cut, "rm -rf"));
+}
+END_TEST
+
 static Suite *
 suite (void)
 {
@@ -957,6 +1014,7 @@ suite (void)
   tcase_add_test (tc, test_approvals_once_per_session_covers_one_session_grant_and_tool_until_restart);
   tcase_add_test (tc, test_approvals_fifty_waiting_calls_leave_ordinary_calls_their_latency);
   tcase_add_test (tc, test_approvals_boxmaker_lists_and_watches);
+  tcase_add_test (tc, test_approvals_summary_is_short_and_printable);
   suite_add_tcase (s, tc);
   return s;
 }

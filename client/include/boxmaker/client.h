@@ -31,7 +31,7 @@
 /* What brokerd said while the call waits for a person's approval. */
 struct bx_client_pending
 {
-  const char *approval; /* what the person is asked to approve */
+  const char *approval; /* the approval id, ": " and a summary of the call */
   int64_t expires;      /* Unix time in ms, as brokerd sent it */
 };
 
