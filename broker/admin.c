@@ -326,13 +326,13 @@ bx_admin_stop (struct bx_admin *admin)
     fprintf (stderr, "brokerd: cannot remove %s: %s\n", admin->config->admin_socket,
              strerror (errno));
   close (admin->fd);
-  /* Open connections hold only the approvals, which wait for them; admin is theirs too. */
-  pthread_mutex_lock (&admin->lock);
-  bool idle = admin->open == 0;
-  pthread_mutex_unlock (&admin->lock);
-  if (idle)
-    {
-      pthread_mutex_destroy (&admin->lock);
-      free (admin);
-    }
+}
+
+void
+bx_admin_free (struct bx_admin *admin)
+{
+  if (admin == NULL)
+    return;
+  pthread_mutex_destroy (&admin->lock);
+  free (admin);
 }

@@ -22,7 +22,10 @@ struct bx_admin;
 int bx_admin_start (const struct bx_config *config, struct bx_approvals *approvals,
                     struct bx_admin **out, bx_error *err);
 
-/* Stops accepting and removes the socket; connections still open end as approvals stop. */
+/* Stops accepting and removes the socket; connections still open end as approvals stop
+ * (bx_approvals_stop waits for them). */
 void bx_admin_stop (struct bx_admin *admin);
+/* Frees a stopped ADMIN once bx_approvals_stop found no connection left. */
+void bx_admin_free (struct bx_admin *admin);
 
 #endif

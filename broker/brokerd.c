@@ -263,6 +263,7 @@ main (int argc, char **argv)
   left += (int)bx_approvals_stop (approvals, bx_deadline_in (cfg->grace_ms));
   if (left == 0)
     {
+      bx_admin_free (admin);
       bx_approvals_free (approvals);
       bx_module_destroy (module);
       bx_audit_close (audit);

@@ -143,6 +143,15 @@ put_safe (FILE *to, const char *s)
 }
 
 static void
+print_number (const json_t *n)
+{
+  if (json_is_integer (n))
+    printf ("%lld", (long long)json_integer_value (n));
+  else
+    putchar ('?');
+}
+
+static void
 print_pending (const json_t *p)
 {
   struct timespec ts;
@@ -155,11 +164,11 @@ print_pending (const json_t *p)
   put_safe (stdout, text_of (p, "session"));
   printf (" call ");
   put_safe (stdout, text_of (p, "call"));
-  printf ("  grant %lld  uid %lld pid %lld  expires in %lldm%02llds\n  ",
-          (long long)json_integer_value (json_object_get (p, "grant")),
-          (long long)json_integer_value (json_object_get (p, "uid")),
-          (long long)json_integer_value (json_object_get (p, "pid")), left / 60000,
-          left / 1000 % 60);
+  printf ("  grant %lld  uid ", (long long)json_integer_value (json_object_get (p, "grant")));
+  print_number (json_object_get (p, "uid"));
+  printf (" pid ");
+  print_number (json_object_get (p, "pid"));
+  printf ("  expires in %lldm%02llds\n  ", left / 60000, left / 1000 % 60);
   put_safe (stdout, text_of (p, "summary"));
   putchar ('\n');
 }
@@ -208,6 +217,12 @@ read_answer (int fd, int64_t deadline, json_t **out)
   cleanup_error bx_error err = NULL;
   if (bx_frame_read (fd, deadline, out, &err) < 0)
     {
+      /* A watch ends when brokerd stops: that is no failure. */
+      if (deadline == BX_NO_DEADLINE && bx_error_code (err) == BX_FRAME_CLOSED)
+        {
+          fputs ("boxmaker: brokerd closed the admin socket\n", stderr);
+          return EXIT_DONE;
+        }
       fprintf (stderr, "boxmaker: no answer from the admin socket: %s\n", bx_error_msg (err));
       return EXIT_UNAVAILABLE;
     }
@@ -273,7 +288,7 @@ bx_cli_approvals (int argc, char **argv)
     {
       r = read_answer (fd, BX_NO_DEADLINE, &out);
       if (r >= 0)
-        return r == EXIT_UNAVAILABLE ? EXIT_DONE : r;
+        return r;
       if (a.json)
         print_json_line (out);
       else

@@ -685,7 +685,13 @@ START_TEST (test_approvals_the_admin_socket_is_refused_outside_its_group)
   /* A socket whose mode was loosened by hand: brokerd's own check still refuses. */
   ck_assert_int_eq (chmod (b.admin, 0666), 0);
   ck_assert_int_eq (list_as (&b, OUTSIDER, none, 1), 2);
+  /* Nothing the outsider did touched the call: an owner still answers it. */
   ck_assert_uint_eq (pending_count (&b), 1);
+  cleanup_free char *out = NULL;
+  ck_assert_int_eq (boxmaker (&b, &out, "approve", approval, NULL, NULL), 0);
+  json_t *f = read_final (fd, 10000);
+  ck_assert_str_eq (msg_type (f), "result");
+  json_decref (f);
   close (fd);
   ck_assert_int_eq (broker_stop (&b), 0);
 }
