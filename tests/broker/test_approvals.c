@@ -729,6 +729,42 @@ START_TEST (test_approvals_brokerd_refuses_an_admin_group_the_callers_share)
 }
 END_TEST
 
+START_TEST (test_approvals_brokerd_refuses_an_admin_group_it_cannot_give)
+{
+  SKIP_WITHOUT_FAKE ();
+  if (geteuid () != 0)
+    {
+      puts ("skipped: starting brokerd as another user needs root");
+      return;
+    }
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL);
+  ck_assert_int_eq (chown (b.dir, OUTSIDER, OUTSIDER), 0);
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      int fd = open (b.out, O_WRONLY | O_CREAT | O_APPEND, 0600);
+      dup2 (fd, 2);
+      gid_t none[1] = { OUTSIDER };
+      if (setgroups (1, none) < 0 || setgid (OUTSIDER) < 0 || setuid (OUTSIDER) < 0)
+        _exit (126);
+      execl (BROKERD_PATH, "brokerd", "--config", b.config, "--runtimedir", BX_TEST_RUNTIMEDIR,
+             (char *)NULL);
+      _exit (127);
+    }
+  int status;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  cleanup_free char *out = read_text (b.out);
+  ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 1, "status %d: %s", status, out);
+  cleanup_free char *expected
+      = bx_xasprintf ("admin socket %s: cannot give it the group 4242", b.admin);
+  ck_assert_msg (strstr (out, expected) != NULL, "%s", out);
+  struct stat st;
+  ck_assert_int_ne (stat (b.admin, &st), 0);
+  ck_assert_int_ne (stat (b.sock, &st), 0);
+}
+END_TEST
+
 START_TEST (test_approvals_stopping_brokerd_answers_every_waiting_call)
 {
   SKIP_WITHOUT_FAKE ();
@@ -1016,6 +1052,7 @@ suite (void)
   tcase_add_test (tc, test_approvals_a_wrong_or_foreign_id_changes_nothing);
   tcase_add_test (tc, test_approvals_the_admin_socket_is_refused_outside_its_group);
   tcase_add_test (tc, test_approvals_brokerd_refuses_an_admin_group_the_callers_share);
+  tcase_add_test (tc, test_approvals_brokerd_refuses_an_admin_group_it_cannot_give);
   tcase_add_test (tc, test_approvals_stopping_brokerd_answers_every_waiting_call);
   tcase_add_test (tc, test_approvals_once_per_session_covers_one_session_grant_and_tool_until_restart);
   tcase_add_test (tc, test_approvals_fifty_waiting_calls_leave_ordinary_calls_their_latency);
