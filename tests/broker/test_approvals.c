@@ -528,6 +528,17 @@ START_TEST (test_approvals_a_client_that_leaves_cancels_its_request)
   cleanup_free char *out = NULL;
   ck_assert_int_eq (boxmaker (&b, &out, "approve", approval, NULL, NULL), 1);
 
+  /* A client that sends more after its request breaks the protocol: cancelled too. */
+  fd = send_call (&b, "c3", "s1", "read_file", args);
+  free (approval);
+  approval = read_pending (fd, "c3");
+  ck_assert_int_eq (write (fd, "more", 4), 4);
+  for (i = 0; i < 500 && pending_count (&b) != 0; i++)
+    sleep_ms (10);
+  ck_assert_uint_eq (pending_count (&b), 0);
+  ck_assert_ptr_null (read_frame (fd, 2000));
+  close (fd);
+
   /* A client that half-closes its side still waits and gets its answer. */
   fd = send_call (&b, "c2", "s1", "read_file", args);
   free (approval);
@@ -602,9 +613,20 @@ START_TEST (test_approvals_a_wrong_or_foreign_id_changes_nothing)
     }
   ck_assert_uint_eq (pending_count (&b), 2);
 
-  /* Session a's id answers session a's call, and only that. */
+  /* The list: newest first; each with its times and the grant's timeout between them. */
   json_t *r = admin (&b, "{\"v\":1,\"op\":\"list\"}");
+  json_t *pend = json_object_get (r, "pending");
+  ck_assert_str_eq (json_string_value (json_object_get (json_array_get (pend, 0), "approval")), idb);
+  ck_assert_str_eq (json_string_value (json_object_get (json_array_get (pend, 1), "approval")), ida);
+  json_t *first = json_array_get (pend, 1);
+  json_int_t since = json_integer_value (json_object_get (first, "since"));
+  ck_assert_int_eq (json_integer_value (json_object_get (first, "expires")) - since,
+                    5 * 60 * 1000);
+  ck_assert_int_le (since, (json_int_t)time (NULL) * 1000 + 1000);
+  ck_assert_int_ge (since, (json_int_t)time (NULL) * 1000 - 60000);
   json_decref (r);
+
+  /* Session a's id answers session a's call, and only that. */
   cleanup_free char *req = bx_xasprintf ("{\"v\":1,\"op\":\"approve\",\"approval\":\"%s\"}", ida);
   r = admin (&b, req);
   ck_assert_str_eq (json_string_value (json_object_get (r, "type")), "done");
@@ -863,6 +885,119 @@ START_TEST (test_approvals_once_per_session_covers_one_session_grant_and_tool_un
 }
 END_TEST
 
+START_TEST (test_approvals_the_admin_socket_refuses_malformed_requests)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL);
+  broker_start (&b);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int fd = send_call (&b, "c1", "s1", "read_file", args);
+  cleanup_free char *approval = read_pending (fd, "c1");
+  char long_reason[1100];
+  memset (long_reason, 'r', 1001);
+  long_reason[1001] = '\0';
+  cleanup_free char *too_long = bx_xasprintf (
+      "{\"v\":1,\"op\":\"decline\",\"approval\":\"%s\",\"reason\":\"%s\"}", approval,
+      long_reason);
+  cleanup_free char *reason_on_approve = bx_xasprintf (
+      "{\"v\":1,\"op\":\"approve\",\"approval\":\"%s\",\"reason\":\"x\"}", approval);
+  cleanup_free char *extra
+      = bx_xasprintf ("{\"v\":1,\"op\":\"approve\",\"approval\":\"%s\",\"x\":1}", approval);
+  cleanup_free char *no_v = bx_xasprintf ("{\"op\":\"approve\",\"approval\":\"%s\"}", approval);
+  cleanup_free char *v2 = bx_xasprintf ("{\"v\":2,\"op\":\"approve\",\"approval\":\"%s\"}", approval);
+  cleanup_free char *number
+      = bx_xasprintf ("{\"v\":1,\"op\":\"approve\",\"approval\":%d}", 12);
+  const struct
+  {
+    const char *request, *detail;
+  } bad[] = {
+    { too_long, "the reason is too long: at most 1000 bytes" },
+    { reason_on_approve, "\"reason\" belongs to decline only" },
+    { extra, "unknown field: expected v, op, approval and reason" },
+    { no_v, "missing field \"v\": expected 1" },
+    { v2, "unsupported version: this brokerd speaks 1" },
+    { number, "op, approval and reason must be strings" },
+    { "{\"v\":1}", "missing field \"op\": expected list, watch, approve or decline" },
+    { "{\"v\":1,\"op\":\"run\"}", "unknown op: expected list, watch, approve or decline" },
+    { "{\"v\":1,\"op\":\"approve\"}", "missing field \"approval\": expected the approval id" },
+    { "{\"v\":1,\"op\":\"list\",\"approval\":\"x\"}",
+      "\"approval\" belongs to approve and decline only" },
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    {
+      json_t *r = admin (&b, bad[i].request);
+      ck_assert_str_eq (json_string_value (json_object_get (r, "type")), "error");
+      ck_assert_str_eq (json_string_value (json_object_get (r, "detail")), bad[i].detail);
+      ck_assert_int_eq (json_integer_value (json_object_get (r, "v")), 1);
+      json_decref (r);
+    }
+  /* None of them answered the call. */
+  ck_assert_uint_eq (pending_count (&b), 1);
+  close (fd);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
+START_TEST (test_approvals_an_admin_request_must_arrive_within_10_s)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL);
+  broker_start (&b);
+  int fd = connect_to (b.admin);
+  ck_assert_int_ge (fd, 0);
+  ck_assert_int_eq (write (fd, "\0\0", 2), 2); /* half a header, then nothing */
+  int64_t t0 = bx_now_ms ();
+  json_t *r = read_frame (fd, 20000);
+  int64_t took = bx_now_ms () - t0;
+  ck_assert_ptr_nonnull (r);
+  ck_assert_str_eq (json_string_value (json_object_get (r, "type")), "error");
+  ck_assert_ptr_nonnull (strstr (json_string_value (json_object_get (r, "detail")), "bad frame: "));
+  ck_assert_int_ge (took, 9500);
+  ck_assert_int_lt (took, 13000);
+  json_decref (r);
+  close (fd);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
+START_TEST (test_approvals_past_256_waiting_a_call_is_denied_at_once)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL);
+  broker_start (&b);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int fds[256];
+  char id[16];
+  for (int i = 0; i < 256; i++)
+    {
+      snprintf (id, sizeof id, "w%d", i);
+      fds[i] = send_call (&b, id, "s1", "read_file", args);
+      free (read_pending (fds[i], id));
+    }
+  int fd = send_call (&b, "over", "s1", "read_file", args);
+  json_t *f = read_final (fd, 5000);
+  ck_assert_str_eq (msg_type (f), "denied");
+  ck_assert_str_eq (msg_field (f, "reason"),
+                    "too many calls are waiting for the owner's approval; the call was not run");
+  json_decref (f);
+  close (fd);
+  /* One leaves: there is room again. */
+  close (fds[0]);
+  int i;
+  for (i = 0; i < 500 && pending_count (&b) != 255; i++)
+    sleep_ms (10);
+  fd = send_call (&b, "again", "s1", "read_file", args);
+  free (read_pending (fd, "again"));
+  close (fd);
+  for (i = 1; i < 256; i++)
+    close (fds[i]);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
 static int
 cmp_long (const void *a, const void *b)
 {
@@ -1058,6 +1193,9 @@ suite (void)
   tcase_add_test (tc, test_approvals_fifty_waiting_calls_leave_ordinary_calls_their_latency);
   tcase_add_test (tc, test_approvals_boxmaker_lists_and_watches);
   tcase_add_test (tc, test_approvals_summary_is_short_and_printable);
+  tcase_add_test (tc, test_approvals_the_admin_socket_refuses_malformed_requests);
+  tcase_add_test (tc, test_approvals_past_256_waiting_a_call_is_denied_at_once);
+  tcase_add_test (tc, test_approvals_an_admin_request_must_arrive_within_10_s);
   suite_add_tcase (s, tc);
   return s;
 }
