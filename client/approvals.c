@@ -202,6 +202,20 @@ send_request (int fd, json_t *req)
   json_decref (req);
   if (w < 0)
     {
+      /* brokerd may have refused the connection before reading the request: its refusal
+       * is still there to read. */
+      json_t *refusal = NULL;
+      cleanup_error bx_error rerr = NULL;
+      if (bx_frame_read (fd, bx_deadline_in (IO_MS), &refusal, &rerr) == 0
+          && strcmp (text_of (refusal, "type"), "error") == 0)
+        {
+          fputs ("boxmaker: brokerd refused: ", stderr);
+          put_safe (stderr, text_of (refusal, "detail"));
+          fputc ('\n', stderr);
+          json_decref (refusal);
+          return EXIT_REFUSED;
+        }
+      json_decref (refusal);
       fprintf (stderr, "boxmaker: cannot send to the admin socket: %s\n", bx_error_msg (err));
       return EXIT_UNAVAILABLE;
     }

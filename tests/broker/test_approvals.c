@@ -643,6 +643,28 @@ START_TEST (test_approvals_a_wrong_or_foreign_id_changes_nothing)
 }
 END_TEST
 
+/* `boxmaker approvals` as uid and gid OUTSIDER: its exit status. */
+static int
+boxmaker_as_outsider (struct broker *b)
+{
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    {
+      gid_t none[1] = { OUTSIDER };
+      int fd = open ("/dev/null", O_WRONLY);
+      dup2 (fd, 1);
+      dup2 (fd, 2);
+      if (setgroups (1, none) < 0 || setgid (OUTSIDER) < 0 || setuid (OUTSIDER) < 0)
+        _exit (126);
+      execl (BOXMAKER_PATH, "boxmaker", "approvals", "--admin-socket", b->admin, (char *)NULL);
+      _exit (127);
+    }
+  int status;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
 /* In a child: drops to uid OUTSIDER with GROUPS, then lists on the admin socket.  Exit 0:
  * listed; 1: connect refused (errno EACCES); 2: brokerd answered an error; 3: other. */
 static int
@@ -702,11 +724,13 @@ START_TEST (test_approvals_the_admin_socket_is_refused_outside_its_group)
   gid_t admins[1] = { ADMIN_GID };
   /* Outside the group: the socket's mode refuses the connection. */
   ck_assert_int_eq (list_as (&b, OUTSIDER, none, 1), 1);
+  ck_assert_int_eq (boxmaker_as_outsider (&b), 3);
   /* In the group (as a supplementary group): allowed. */
   ck_assert_int_eq (list_as (&b, OUTSIDER, admins, 1), 0);
   /* A socket whose mode was loosened by hand: brokerd's own check still refuses. */
   ck_assert_int_eq (chmod (b.admin, 0666), 0);
   ck_assert_int_eq (list_as (&b, OUTSIDER, none, 1), 2);
+  ck_assert_int_eq (boxmaker_as_outsider (&b), 1);
   /* Nothing the outsider did touched the call: an owner still answers it. */
   ck_assert_uint_eq (pending_count (&b), 1);
   cleanup_free char *out = NULL;
