@@ -109,9 +109,8 @@ unix_now_ms (void)
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* "5m", "90s", "1h": the timeout as the config writes it. */
-static char *
-duration_text (int64_t ms)
+char *
+bx_approvals_timeout_text (int64_t ms)
 {
   int64_t s = ms / 1000;
   if (s % 3600 == 0)
@@ -369,7 +368,7 @@ finish (struct bx_approvals *a, struct entry *e)
       break;
     case EXPIRED:
       {
-        cleanup_free char *t = duration_text (e->decision.grant->approval_timeout_ms);
+        cleanup_free char *t = bx_approvals_timeout_text (e->decision.grant->approval_timeout_ms);
         reason = bx_xasprintf ("the owner did not answer within the approval timeout (%s); "
                                "the call was not run",
                                t);

@@ -73,6 +73,10 @@ void bx_approvals_free (struct bx_approvals *a);
 bool bx_approvals_enter (struct bx_approvals *a);
 void bx_approvals_leave (struct bx_approvals *a);
 
+/* An approval_timeout of MS (whole seconds) in its largest whole unit: "90s", "5m", "1h"
+ * (for 60m).  Newly allocated. */
+char *bx_approvals_timeout_text (int64_t ms);
+
 /* The summary a person reads for DECISION: the tool, the folder or host, the path, command
  * or URL, shortened and made safe (printable ASCII).  Newly allocated. */
 char *bx_approvals_summary (const struct bx_decision *decision);

@@ -743,6 +743,69 @@ START_TEST (test_approvals_the_admin_socket_is_refused_outside_its_group)
 }
 END_TEST
 
+START_TEST (test_approvals_check_config_shows_the_approvals)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: once_per_session\n    approval_timeout: 60m\n", NULL);
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      int fd = open (b.out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      dup2 (fd, 1);
+      dup2 (fd, 2);
+      execl (BROKERD_PATH, "brokerd", "--check-config", b.config, "--runtimedir",
+             BX_TEST_RUNTIMEDIR, (char *)NULL);
+      _exit (127);
+    }
+  int status;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  cleanup_free char *out = read_text (b.out);
+  ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0, "%s", out);
+  cleanup_free char *admin_line = bx_xasprintf ("\nadmin socket: %s (group 4242)\nlimits: ", b.admin);
+  ck_assert_msg (strstr (out, admin_line) != NULL, "%s", out);
+  cleanup_free char *grant_line = bx_xasprintf (
+      "grant 1 (line 12): read_file, write_file in %s; class private, trusted; approval "
+      "once_per_session within 3600s\n",
+      b.notes);
+  ck_assert_msg (strstr (out, grant_line) != NULL, "%s", out);
+  /* It never opens the admin socket. */
+  struct stat st;
+  ck_assert_int_ne (stat (b.admin, &st), 0);
+}
+END_TEST
+
+START_TEST (test_approvals_an_expiry_names_the_timeout_in_its_largest_unit)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: always\n    approval_timeout: 2s\n", NULL);
+  broker_start (&b);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int fd = send_call (&b, "c1", "s1", "read_file", args);
+  free (read_pending (fd, "c1"));
+  json_t *f = read_final (fd, 10000);
+  ck_assert_str_eq (msg_field (f, "reason"),
+                    "the owner did not answer within the approval timeout (2s); the call was "
+                    "not run");
+  json_decref (f);
+  close (fd);
+  ck_assert_int_eq (broker_stop (&b), 0);
+
+  const struct
+  {
+    int64_t ms;
+    const char *text;
+  } units[] = { { 1000, "1s" },       { 90000, "90s" },     { 300000, "5m" },
+                { 3600000, "1h" },    { 5400000, "90m" },   { 86400000, "24h" } };
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    {
+      cleanup_free char *t = bx_approvals_timeout_text (units[i].ms);
+      ck_assert_str_eq (t, units[i].text);
+    }
+}
+END_TEST
+
 START_TEST (test_approvals_brokerd_refuses_an_admin_group_the_callers_share)
 {
   SKIP_WITHOUT_FAKE ();
@@ -1211,6 +1274,8 @@ suite (void)
   tcase_add_test (tc, test_approvals_a_wrong_or_foreign_id_changes_nothing);
   tcase_add_test (tc, test_approvals_the_admin_socket_is_refused_outside_its_group);
   tcase_add_test (tc, test_approvals_brokerd_refuses_an_admin_group_the_callers_share);
+  tcase_add_test (tc, test_approvals_check_config_shows_the_approvals);
+  tcase_add_test (tc, test_approvals_an_expiry_names_the_timeout_in_its_largest_unit);
   tcase_add_test (tc, test_approvals_brokerd_refuses_an_admin_group_it_cannot_give);
   tcase_add_test (tc, test_approvals_stopping_brokerd_answers_every_waiting_call);
   tcase_add_test (tc, test_approvals_once_per_session_covers_one_session_grant_and_tool_until_restart);
