@@ -277,8 +277,8 @@ accept_main (void *arg)
 }
 
 int
-bx_admin_start (const struct bx_config *cfg, struct bx_approvals *approvals,
-                struct bx_admin **out, bx_error *err)
+bx_admin_start (const struct bx_config *cfg, struct bx_approvals *approvals, struct bx_admin **out,
+                bx_error *err)
 {
   /* The agents reach the callers' socket through its group; that group must not approve. */
   struct stat st;

@@ -42,7 +42,7 @@ enum state
 };
 
 static const char *const state_names[] = {
-  [WAITING] = "pending", [APPROVED] = "approved", [DECLINED] = "declined",
+  [WAITING] = "pending", [APPROVED] = "approved",   [DECLINED] = "declined",
   [EXPIRED] = "expired", [CANCELLED] = "cancelled", [STOPPED] = "stopped",
 };
 
@@ -84,7 +84,7 @@ struct bx_approvals
   unsigned running;      /* approved calls running */
   unsigned owners;       /* owners' connections open */
   bool stopping;
-  bool finished; /* stopping, and every waiting call answered: no more events */
+  bool finished;        /* stopping, and every waiting call answered: no more events */
   char **approved_keys; /* once_per_session: "GRANT TOOL SESSION", until restart */
   size_t n_approved_keys;
   char *events[EVENT_RING]; /* JSON texts; event number n is events[n % EVENT_RING] */
@@ -148,9 +148,8 @@ bx_approvals_summary (const struct bx_decision *d)
       {
         where = shown (g && g->n_paths ? g->paths[0] : "?", SHOWN_FOLDER);
         what = shown (args->command, SHOWN_SUBJECT);
-        cleanup_free char *more = g && g->n_paths > 1
-                                      ? bx_xasprintf (" (+%zu more)", g->n_paths - 1)
-                                      : bx_xstrdup ("");
+        cleanup_free char *more
+            = g && g->n_paths > 1 ? bx_xasprintf (" (+%zu more)", g->n_paths - 1) : bx_xstrdup ("");
         cleanup_free char *cwd = args->cwd ? shown (args->cwd, SHOWN_FOLDER) : NULL;
         return bx_xasprintf ("shell in %s%s: %s%s%s%s", where, more, what, cwd ? " (cwd " : "",
                              cwd ? cwd : "", cwd ? ")" : "");
@@ -216,14 +215,13 @@ session_approved (struct bx_approvals *a, const char *key)
 static json_t *
 entry_json (const struct entry *e)
 {
-  json_t *o = json_pack ("{s:s, s:s, s:s, s:s, s:I, s:s, s:s%, s:o, s:o, s:I, s:I}", "approval",
-                         e->approval, "session", e->session, "call", e->call, "tool",
-                         bx_tool_name (e->decision.args.tool), "grant",
-                         (json_int_t)e->decision.grant_index + 1, "summary", e->summary,
-                         "arguments", e->arguments, e->arguments_len, "uid",
-                         e->uid >= 0 ? json_integer (e->uid) : json_null (), "pid",
-                         e->pid >= 0 ? json_integer (e->pid) : json_null (), "since",
-                         (json_int_t)e->since_unix, "expires", (json_int_t)e->expires_unix);
+  json_t *o = json_pack (
+      "{s:s, s:s, s:s, s:s, s:I, s:s, s:s%, s:o, s:o, s:I, s:I}", "approval", e->approval,
+      "session", e->session, "call", e->call, "tool", bx_tool_name (e->decision.args.tool), "grant",
+      (json_int_t)e->decision.grant_index + 1, "summary", e->summary, "arguments", e->arguments,
+      e->arguments_len, "uid", e->uid >= 0 ? json_integer (e->uid) : json_null (), "pid",
+      e->pid >= 0 ? json_integer (e->pid) : json_null (), "since", (json_int_t)e->since_unix,
+      "expires", (json_int_t)e->expires_unix);
   if (o == NULL)
     abort ();
   return o;
@@ -261,8 +259,8 @@ entry_free (struct entry *e)
 }
 
 static void
-audit_entry (struct bx_approvals *a, const struct entry *e, const char *outcome,
-             const char *reason, const struct bx_run_report *report)
+audit_entry (struct bx_approvals *a, const struct entry *e, const char *outcome, const char *reason,
+             const struct bx_run_report *report)
 {
   int64_t now = bx_now_ms ();
   struct bx_audit_approval ap = {
@@ -351,8 +349,7 @@ finish (struct bx_approvals *a, struct entry *e)
       pthread_mutex_lock (&a->lock);
       a->running--;
       pthread_mutex_unlock (&a->lock);
-      fprintf (stderr, "brokerd: cannot start a thread for an approved call: %s\n",
-               strerror (r));
+      fprintf (stderr, "brokerd: cannot start a thread for an approved call: %s\n", strerror (r));
       const char *msg = "brokerd cannot run the approved call now";
       audit_entry (a, e, "failed", msg, NULL);
       send_final (e->fd, bx_msg_failed (e->id, msg), e->id, bx_deadline_in (SHORT_WRITE_MS));
@@ -399,8 +396,7 @@ settle (struct bx_approvals *a, struct entry *e, enum state state)
   e->state = state;
   post_event (a, json_pack ("{s:s, s:s, s:s, s:o}", "type", "resolved", "approval", e->approval,
                             "state", state_names[state], "approver_uid",
-                            e->approver_uid >= 0 ? json_integer (e->approver_uid)
-                                                 : json_null ()));
+                            e->approver_uid >= 0 ? json_integer (e->approver_uid) : json_null ()));
 }
 
 /* Lock held: what a waiting connection's poll said.  The client sends nothing after its
@@ -645,8 +641,8 @@ bx_approvals_list (struct bx_approvals *a, uint64_t *seq)
 }
 
 int
-bx_approvals_answer (struct bx_approvals *a, const char *approval, bool approve,
-                     const char *reason, uid_t approver, const char **why)
+bx_approvals_answer (struct bx_approvals *a, const char *approval, bool approve, const char *reason,
+                     uid_t approver, const char **why)
 {
   pthread_mutex_lock (&a->lock);
   int64_t now = bx_now_ms ();

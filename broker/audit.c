@@ -71,13 +71,13 @@ bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
   if (r->content_bytes >= 0)
     json_object_set_new (o, "content_bytes", json_integer ((json_int_t)r->content_bytes));
   if (r->approval != NULL)
-    json_object_set_new (
-        o, "approval",
-        json_pack ("{s:s, s:s, s:o, s:I}", "id", r->approval->id, "state", r->approval->state,
-                   "approver_uid",
-                   r->approval->approver_uid >= 0 ? json_integer (r->approval->approver_uid)
-                                                  : json_null (),
-                   "waited_ms", (json_int_t)r->approval->waited_ms));
+    json_object_set_new (o, "approval",
+                         json_pack ("{s:s, s:s, s:o, s:I}", "id", r->approval->id, "state",
+                                    r->approval->state, "approver_uid",
+                                    r->approval->approver_uid >= 0
+                                        ? json_integer (r->approval->approver_uid)
+                                        : json_null (),
+                                    "waited_ms", (json_int_t)r->approval->waited_ms));
   /* Strings from a client are valid UTF-8 (jansson checked them); a NULL here would only be
    * an allocation failure, which bx_x* elsewhere turns into an abort too. */
   char *line = json_dumps (o, JSON_COMPACT | JSON_PRESERVE_ORDER);

@@ -40,7 +40,7 @@ struct bx_audit_record
 struct bx_audit_approval
 {
   const char *id;
-  const char *state;  /* "pending", "approved", "declined", "expired", "cancelled", "stopped" */
+  const char *state;    /* "pending", "approved", "declined", "expired", "cancelled", "stopped" */
   int64_t approver_uid; /* -1: nobody answered */
   int64_t waited_ms;
 };

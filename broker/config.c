@@ -451,8 +451,8 @@ duration_of (struct walk *w, yaml_node_t *node, const char *key, int64_t *out_ms
 }
 
 static void
-parse_approval (struct walk *w, yaml_node_t *mode, yaml_node_t *timeout_key,
-                yaml_node_t *timeout, const char *what, struct bx_grant *g)
+parse_approval (struct walk *w, yaml_node_t *mode, yaml_node_t *timeout_key, yaml_node_t *timeout,
+                const char *what, struct bx_grant *g)
 {
   static const char expected[] = "never, always or once_per_session";
   if (mode != NULL)
@@ -482,9 +482,8 @@ parse_approval (struct walk *w, yaml_node_t *mode, yaml_node_t *timeout_key,
 static void
 parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g)
 {
-  static const char *const known[] = { "tools",     "paths",    "hosts",
-                                        "class",     "untrusted", "approval",
-                                        "approval_timeout", NULL };
+  static const char *const known[]
+      = { "tools", "paths", "hosts", "class", "untrusted", "approval", "approval_timeout", NULL };
   enum
   {
     K_TOOLS,
@@ -501,7 +500,7 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
   snprintf (what, sizeof what, "grant %zu", index + 1);
   memset (g, 0, sizeof *g);
   g->class = BX_DEFAULT_CLASS;
-  g->approval_timeout_ms = BX_DEFAULT_APPROVAL_TIMEOUT_MS;
+  g->approval_timeout_ms = BX_DEFAULT_APPROVAL_MS;
   g->line = (unsigned)node->start_mark.line + 1;
   if (!mapping_of (w, node, what, known, keys, v))
     return;
@@ -850,10 +849,9 @@ parse_admin (struct walk *w, yaml_node_t *root, yaml_node_t *sock, yaml_node_t *
 static void
 parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
 {
-  static const char *const known[] = {
-    "socket", "socket_mode", "home", "max_connections", "grace_ms", "request_timeout_ms", "runtime",
-    "grants", "audit",       "admin_socket", "admin_group", NULL
-  };
+  static const char *const known[]
+      = { "socket",  "socket_mode", "home",  "max_connections", "grace_ms",    "request_timeout_ms",
+          "runtime", "grants",      "audit", "admin_socket",    "admin_group", NULL };
   enum
   {
     K_SOCKET,

@@ -24,7 +24,7 @@
 #define BX_DEFAULT_REQUEST_TIMEOUT_MS 10000
 #define BX_DEFAULT_AUDIT              "stderr"
 #define BX_DEFAULT_ADMIN_SOCKET       "/run/boxmaker/admin.sock"
-#define BX_DEFAULT_APPROVAL_TIMEOUT_MS (5 * 60 * 1000)
+#define BX_DEFAULT_APPROVAL_MS        (5 * 60 * 1000)
 
 /* The data class that labels a grant's results, from least to most sensitive. */
 enum bx_data_class

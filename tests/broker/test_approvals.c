@@ -361,8 +361,7 @@ audit_lines_of (struct broker *b, const char *approval)
     {
       json_t *o = json_loads (line, 0, NULL);
       ck_assert_msg (o != NULL, "audit line is not JSON: %s", line);
-      const char *id
-          = json_string_value (json_object_get (json_object_get (o, "approval"), "id"));
+      const char *id = json_string_value (json_object_get (json_object_get (o, "approval"), "id"));
       if (id != NULL && strcmp (id, approval) == 0)
         json_array_append (lines, o);
       json_decref (o);
@@ -584,9 +583,8 @@ START_TEST (test_approvals_a_wrong_or_foreign_id_changes_nothing)
   for (int i = 0; guesses[i]; i++)
     for (int op = 0; op < 2; op++)
       {
-        cleanup_free char *req
-            = bx_xasprintf ("{\"v\":1,\"op\":\"%s\",\"approval\":\"%s\"}",
-                            op ? "decline" : "approve", guesses[i]);
+        cleanup_free char *req = bx_xasprintf ("{\"v\":1,\"op\":\"%s\",\"approval\":\"%s\"}",
+                                               op ? "decline" : "approve", guesses[i]);
         json_t *r = admin (&b, req);
         ck_assert_str_eq (json_string_value (json_object_get (r, "type")), "error");
         ck_assert_str_eq (json_string_value (json_object_get (r, "detail")),
@@ -600,8 +598,8 @@ START_TEST (test_approvals_a_wrong_or_foreign_id_changes_nothing)
   for (int i = 0; i < 2; i++)
     {
       int fd = connect_to (b.sock);
-      cleanup_free char *req = bx_xasprintf ("{\"v\":1,\"op\":\"approve\",\"approval\":\"%s\"}",
-                                             ids[i]);
+      cleanup_free char *req
+          = bx_xasprintf ("{\"v\":1,\"op\":\"approve\",\"approval\":\"%s\"}", ids[i]);
       json_t *o = json_loads (req, 0, NULL);
       cleanup_error bx_error err = NULL;
       ck_assert (bx_frame_write (fd, o, bx_deadline_in (5000), &err) == 0);
@@ -616,12 +614,13 @@ START_TEST (test_approvals_a_wrong_or_foreign_id_changes_nothing)
   /* The list: newest first; each with its times and the grant's timeout between them. */
   json_t *r = admin (&b, "{\"v\":1,\"op\":\"list\"}");
   json_t *pend = json_object_get (r, "pending");
-  ck_assert_str_eq (json_string_value (json_object_get (json_array_get (pend, 0), "approval")), idb);
-  ck_assert_str_eq (json_string_value (json_object_get (json_array_get (pend, 1), "approval")), ida);
+  ck_assert_str_eq (json_string_value (json_object_get (json_array_get (pend, 0), "approval")),
+                    idb);
+  ck_assert_str_eq (json_string_value (json_object_get (json_array_get (pend, 1), "approval")),
+                    ida);
   json_t *first = json_array_get (pend, 1);
   json_int_t since = json_integer_value (json_object_get (first, "since"));
-  ck_assert_int_eq (json_integer_value (json_object_get (first, "expires")) - since,
-                    5 * 60 * 1000);
+  ck_assert_int_eq (json_integer_value (json_object_get (first, "expires")) - since, 5 * 60 * 1000);
   ck_assert_int_le (since, (json_int_t)time (NULL) * 1000 + 1000);
   ck_assert_int_ge (since, (json_int_t)time (NULL) * 1000 - 60000);
   json_decref (r);
@@ -762,7 +761,8 @@ START_TEST (test_approvals_check_config_shows_the_approvals)
   ck_assert_int_eq (waitpid (pid, &status, 0), pid);
   cleanup_free char *out = read_text (b.out);
   ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0, "%s", out);
-  cleanup_free char *admin_line = bx_xasprintf ("\nadmin socket: %s (group 4242)\nlimits: ", b.admin);
+  cleanup_free char *admin_line
+      = bx_xasprintf ("\nadmin socket: %s (group 4242)\nlimits: ", b.admin);
   ck_assert_msg (strstr (out, admin_line) != NULL, "%s", out);
   cleanup_free char *grant_line = bx_xasprintf (
       "grant 1 (line 12): read_file, write_file in %s; class private, trusted; approval "
@@ -796,8 +796,8 @@ START_TEST (test_approvals_an_expiry_names_the_timeout_in_its_largest_unit)
   {
     int64_t ms;
     const char *text;
-  } units[] = { { 1000, "1s" },       { 90000, "90s" },     { 300000, "5m" },
-                { 3600000, "1h" },    { 5400000, "90m" },   { 86400000, "24h" } };
+  } units[] = { { 1000, "1s" },    { 90000, "90s" },   { 300000, "5m" },
+                { 3600000, "1h" }, { 5400000, "90m" }, { 86400000, "24h" } };
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
     {
       cleanup_free char *t = bx_approvals_timeout_text (units[i].ms);
@@ -985,16 +985,15 @@ START_TEST (test_approvals_the_admin_socket_refuses_malformed_requests)
   memset (long_reason, 'r', 1001);
   long_reason[1001] = '\0';
   cleanup_free char *too_long = bx_xasprintf (
-      "{\"v\":1,\"op\":\"decline\",\"approval\":\"%s\",\"reason\":\"%s\"}", approval,
-      long_reason);
+      "{\"v\":1,\"op\":\"decline\",\"approval\":\"%s\",\"reason\":\"%s\"}", approval, long_reason);
   cleanup_free char *reason_on_approve = bx_xasprintf (
       "{\"v\":1,\"op\":\"approve\",\"approval\":\"%s\",\"reason\":\"x\"}", approval);
   cleanup_free char *extra
       = bx_xasprintf ("{\"v\":1,\"op\":\"approve\",\"approval\":\"%s\",\"x\":1}", approval);
   cleanup_free char *no_v = bx_xasprintf ("{\"op\":\"approve\",\"approval\":\"%s\"}", approval);
-  cleanup_free char *v2 = bx_xasprintf ("{\"v\":2,\"op\":\"approve\",\"approval\":\"%s\"}", approval);
-  cleanup_free char *number
-      = bx_xasprintf ("{\"v\":1,\"op\":\"approve\",\"approval\":%d}", 12);
+  cleanup_free char *v2
+      = bx_xasprintf ("{\"v\":2,\"op\":\"approve\",\"approval\":\"%s\"}", approval);
+  cleanup_free char *number = bx_xasprintf ("{\"v\":1,\"op\":\"approve\",\"approval\":%d}", 12);
   const struct
   {
     const char *request, *detail;
@@ -1249,7 +1248,8 @@ START_TEST (test_approvals_summary_is_short_and_printable)
   /* Control bytes, quotes and non-ASCII are escaped; a long command is cut with "...". */
   cleanup_free char *odd
       = summary_of (BX_TOOL_SHELL, "{\"command\":\"echo \\\"caf\u00e9\\\"\\u001b[2J\\nrm\"}");
-  ck_assert_str_eq (odd, "shell in /srv/work (+1 more): echo \\x22caf\\xc3\\xa9\\x22\\x1b[2J\\x0arm");
+  ck_assert_str_eq (odd,
+                    "shell in /srv/work (+1 more): echo \\x22caf\\xc3\\xa9\\x22\\x1b[2J\\x0arm");
   char long_cmd[1200] = "{\"command\":\"";
   for (int i = 0; i < 1000; i++)
     strcat (long_cmd, "a");
@@ -1278,7 +1278,8 @@ suite (void)
   tcase_add_test (tc, test_approvals_an_expiry_names_the_timeout_in_its_largest_unit);
   tcase_add_test (tc, test_approvals_brokerd_refuses_an_admin_group_it_cannot_give);
   tcase_add_test (tc, test_approvals_stopping_brokerd_answers_every_waiting_call);
-  tcase_add_test (tc, test_approvals_once_per_session_covers_one_session_grant_and_tool_until_restart);
+  tcase_add_test (tc,
+                  test_approvals_once_per_session_covers_one_session_grant_and_tool_until_restart);
   tcase_add_test (tc, test_approvals_fifty_waiting_calls_leave_ordinary_calls_their_latency);
   tcase_add_test (tc, test_approvals_boxmaker_lists_and_watches);
   tcase_add_test (tc, test_approvals_summary_is_short_and_printable);

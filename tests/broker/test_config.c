@@ -206,7 +206,8 @@ static const struct bad bad_table[] = {
     "t.yaml:6:23: \"approval_timeout\" is \"25h\": expected a duration from 1s to 24h, such as "
     "90s, 5m or 1h" },
   { "approval_timeout in milliseconds",
-    "admin_group: 0\n" G_READ "    paths: [/a]\n    approval: always\n    approval_timeout: 500ms\n",
+    "admin_group: 0\n" G_READ
+    "    paths: [/a]\n    approval: always\n    approval_timeout: 500ms\n",
     "t.yaml:6:23: \"approval_timeout\" is \"500ms\": expected a duration from 1s to 24h, such as "
     "90s, 5m or 1h" },
   { "approval_timeout without approval", G_READ "    paths: [/a]\n    approval_timeout: 5m\n",
@@ -223,8 +224,7 @@ static const struct bad bad_table[] = {
     "t.yaml:1:15: admin_socket \"admin.sock\" is relative: expected an absolute path" },
   { "admin_socket too long", "admin_socket: " LONG_SOCKET "\n",
     "t.yaml:1:15: admin_socket \"" LONG_SOCKET "\" is too long: expected at most 107 bytes" },
-  { "admin_socket is the callers' socket",
-    "socket: /run/bx/b.sock\nadmin_socket: /run/bx/b.sock\n",
+  { "admin_socket is the callers' socket", "socket: /run/bx/b.sock\nadmin_socket: /run/bx/b.sock\n",
     "t.yaml:2:15: admin_socket \"/run/bx/b.sock\" is the callers' socket: an agent could approve "
     "its own calls; expected a path of its own" },
   { "default admin_socket is the callers' socket",
