@@ -565,9 +565,10 @@ START_TEST (test_approvals_a_wrong_or_foreign_id_changes_nothing)
   broker_init (&b, "    approval: always\n", NULL);
   broker_start (&b);
   cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  /* One after the other: b is the newer. */
   int fa = send_call (&b, "ca", "session-a", "read_file", args);
-  int fb = send_call (&b, "cb", "session-b", "read_file", args);
   cleanup_free char *ida = read_pending (fa, "ca");
+  int fb = send_call (&b, "cb", "session-b", "read_file", args);
   cleanup_free char *idb = read_pending (fb, "cb");
   ck_assert_str_ne (ida, idb);
 
