@@ -851,7 +851,8 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
 {
   static const char *const known[]
       = { "socket",  "socket_mode", "home",  "max_connections", "grace_ms",    "request_timeout_ms",
-          "runtime", "grants",      "audit", "admin_socket",    "admin_group", NULL };
+          "runtime", "grants",      "audit", "admin_socket",    "admin_group", "metrics_socket",
+          NULL };
   enum
   {
     K_SOCKET,
@@ -865,12 +866,14 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
     K_AUDIT,
     K_ADMIN_SOCKET,
     K_ADMIN_GROUP,
+    K_METRICS,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
   if (!mapping_of (w, root, "the config", known, keys, v))
     return;
   uint64_t n;
+  const char *folder;
 
   if (v[K_SOCKET] != NULL)
     {
@@ -926,10 +929,27 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
         }
     }
 
+  if (v[K_METRICS] != NULL)
+    {
+      const char *s = string_of (w, v[K_METRICS], "metrics_socket", "an absolute path");
+      const char *why = s ? file_problem (s) : NULL;
+      if (s != NULL && why != NULL)
+        problem (w, v[K_METRICS], "metrics_socket \"%s\" %s", s, why);
+      else if (s != NULL && strlen (s) >= sizeof ((struct sockaddr_un *)0)->sun_path)
+        problem (w, v[K_METRICS], "metrics_socket \"%s\" is too long: expected at most %zu bytes",
+                 s, sizeof ((struct sockaddr_un *)0)->sun_path - 1);
+      else if (s != NULL && (folder = granted_folder_of (cfg, s)) != NULL)
+        problem (w, v[K_METRICS],
+                 "metrics_socket \"%s\" lies in the granted folder %s: a sandbox could replace "
+                 "it; expected a file outside every grant",
+                 s, folder);
+      else if (s != NULL)
+        cfg->metrics_socket = bx_xstrdup (s);
+    }
+
   /* brokerd's own files outside every sandbox: a model must not read or forge the audit
    * trail, put a listener of its own in place of brokerd's socket, nor replace the code
    * brokerd loads at its next start. */
-  const char *folder;
   if (v[K_AUDIT] != NULL && strcmp (cfg->audit, "stderr") != 0
       && (folder = granted_folder_of (cfg, cfg->audit)) != NULL)
     problem (w, v[K_AUDIT],
@@ -984,6 +1004,7 @@ bx_config_free (struct bx_config *cfg)
   free (cfg->grants);
   free (cfg->audit);
   free (cfg->admin_socket);
+  free (cfg->metrics_socket);
   free (cfg);
 }
 

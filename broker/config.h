@@ -87,6 +87,7 @@ struct bx_config
   char *admin_socket;
   bool has_admin_group;
   unsigned admin_gid;
+  char *metrics_socket; /* where brokerd serves its metrics; NULL: nowhere */
 };
 
 /* Whether some grant's calls wait for approval. */

@@ -11,6 +11,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "bx/tool_args.h"
 
 #include "approvals.h"
+#include "ops.h"
 #include "policy.h"
 #include "runner.h"
 #include "server.h"
@@ -31,6 +33,10 @@
 #define SHORT_WRITE_MS 200
 /* How long a refused connection is given to deliver its request before it is closed. */
 #define BUSY_DRAIN_MS 100
+/* How long a worker waits in accept() before it leaves (when it is not the last). */
+#define WORKER_IDLE_MS 5000
+/* How often, at most, systemd hears the number of calls in flight. */
+#define STATUS_MS 1000
 
 static const char busy_detail[] = "brokerd is busy";
 
@@ -38,19 +44,23 @@ static const char busy_detail[] = "brokerd is busy";
  * idle worker waits in accept(), so a call wakes one thread and no hand-over is needed
  * (starting a thread per call, or handing connections from an accepting thread, costs more
  * than the rest of brokerd's work on a call).  Workers are started as they are first needed
- * and then kept.
+ * and leave after WORKER_IDLE_MS without a connection, as long as another one is waiting in
+ * accept(): the listening socket's receive timeout ends their accept() (no extra system
+ * call per connection), so a burst's threads, and the memory glibc keeps for each, go
+ * again.
  *
  * There are never fewer workers than calls being served plus one, so someone is always
  * there to accept; with max_connections busy, that one more worker (max_connections + 1 in
  * all) answers "brokerd is busy", so a client past the limit is told at once instead of
- * waiting in the listen backlog.  So the number of threads follows the peak number of
- * calls at once, plus one, and stays there. */
+ * waiting in the listen backlog.  So the number of threads follows the number of calls at
+ * once, plus one, within WORKER_IDLE_MS. */
 struct server
 {
   const struct bx_config *config;
   struct bx_module *module;
   struct bx_audit *audit;
   struct bx_approvals *approvals; /* NULL when no grant asks for approval */
+  struct bx_ops *ops;
   int listen_fd;
   pthread_mutex_t lock;
   pthread_cond_t done; /* signalled when active or workers drop */
@@ -161,7 +171,60 @@ struct call
   int fd;
   int64_t started;
   struct bx_audit_record rec;
+  int64_t t0_ns;     /* when the connection was taken, for the metrics */
+  int64_t decide_ns; /* to the decision; -1 until then */
+  int64_t run_ns;    /* the module's run; -1 when nothing ran */
 };
+
+static int64_t
+now_ns (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static struct bx_log_context
+log_context (const struct call *c)
+{
+  return (struct bx_log_context){ .call = c->rec.call, .session = c->rec.session,
+                                  .tool = c->rec.tool, .grant = (long)c->rec.grant };
+}
+
+/* The audit line of a call could not be written (fail closed): a result is withheld. */
+static json_t *
+audit_failed (struct call *c, json_t *frame)
+{
+  int e = errno;
+  struct bx_log_context ctx = log_context (c);
+  bx_metrics_audit_failed (c->server->ops->metrics);
+  bx_log (c->server->ops->journal, LOG_CRIT, &ctx, "call %s: cannot write the audit log: %s",
+          c->rec.call ? c->rec.call : "?", strerror (e));
+  if (frame == NULL || c->rec.outcome == NULL || strcmp (c->rec.outcome, "result") != 0)
+    return frame;
+  json_t *failed = bx_msg_failed (json_string_value (json_object_get (frame, "id")),
+                                  BX_AUDIT_WITHHELD);
+  json_decref (frame);
+  return failed;
+}
+
+/* An allowed call's line before it runs: false when it could not be written, and then the
+ * call must not run. */
+static bool
+audit_running (struct call *c)
+{
+  c->rec.outcome = "running";
+  c->rec.duration_ms = bx_now_ms () - c->started;
+  if (bx_audit_write (c->server->audit, &c->rec) == 0)
+    return true;
+  int e = errno;
+  struct bx_log_context ctx = log_context (c);
+  bx_metrics_audit_failed (c->server->ops->metrics);
+  bx_log (c->server->ops->journal, LOG_CRIT, &ctx,
+          "call %s: cannot write the audit log, not running it: %s",
+          c->rec.call ? c->rec.call : "?", strerror (e));
+  return false;
+}
 
 /* Logs the call, then sends FRAME (taking it).  The audit line comes first: it exists even
  * when the client is gone, and once the answer is out the worker has nothing left to do but
@@ -170,7 +233,11 @@ static void
 finish (struct call *c, json_t *frame, int64_t deadline)
 {
   c->rec.duration_ms = bx_now_ms () - c->started;
-  bx_audit_write (c->server->audit, &c->rec);
+  if (bx_audit_write (c->server->audit, &c->rec) < 0)
+    frame = audit_failed (c, frame);
+  if (c->decide_ns < 0)
+    c->decide_ns = now_ns () - c->t0_ns;
+  bx_metrics_call_ended (c->server->ops->metrics, &c->rec, c->decide_ns, c->run_ns);
   cleanup_error bx_error err = NULL;
   if (frame != NULL && bx_frame_write (c->fd, frame, deadline, &err) < 0
       && bx_error_code (err) == BX_FRAME_TOO_LARGE)
@@ -228,7 +295,12 @@ serve_call (struct server *s, int fd)
     .fd = fd,
     .started = bx_now_ms (),
     .rec = { .content_bytes = -1 },
+    .t0_ns = now_ns (),
+    .decide_ns = -1,
+    .run_ns = -1,
   };
+  bx_audit_set_peer (&c.rec, fd);
+  bx_metrics_call_started (s->ops->metrics);
   const struct bx_config *cfg = s->config;
   cleanup_error bx_error err = NULL;
   json_t *frame = NULL;
@@ -240,6 +312,7 @@ serve_call (struct server *s, int fd)
         case BX_FRAME_CLOSED:
           /* Connected and left without a byte: a probe (another brokerd checking whether
            * this socket is live), not a call. */
+          bx_metrics_call_left (s->ops->metrics);
           return;
         case BX_FRAME_TIMED_OUT:
           detail = bx_xasprintf ("no complete request within %lld ms",
@@ -332,28 +405,53 @@ serve_call (struct server *s, int fd)
     }
   if (tool == BX_TOOL_WRITE_FILE && args.content != NULL)
     c.rec.content_bytes = (ssize_t)strlen (args.content);
+  bx_audit_set_args (&c.rec, &args);
 
+  /* The grants of the config serving now, held until the call ends (a reload may replace
+   * them meanwhile; the decision points into these). */
+  const struct bx_config *grants = NULL;
+  struct bx_config_hold *hold = bx_live_config_get (s->ops->live, &grants);
   struct bx_decision d;
-  bx_policy_decide (cfg, &args, &d);
-  /* A call that waits for the owner leaves this worker: approvals.c answers it. */
+  bx_policy_decide (grants, &args, &d);
+  c.decide_ns = now_ns () - c.t0_ns;
+  /* A call that waits for the owner leaves this worker: approvals.c answers it.  Its
+   * decision points into GRANTS: a reloaded config it was decided with stays held for the
+   * rest of the run (the first config lives that long anyway). */
   if (bx_approvals_take (s->approvals, fd, id, env.u.request.call, env.u.request.session, &d,
                          c.started, c.rec.content_bytes))
     {
+      if (grants == s->config)
+        bx_live_config_put (s->ops->live, hold);
+      bx_audit_record_clear (&c.rec);
+      bx_metrics_call_left (s->ops->metrics);
       json_decref (frame);
       return;
     }
-  struct bx_run_report report;
-  json_t *answer
-      = bx_runner_respond (s->module, &d, id, env.u.request.call, env.u.request.session, &report);
   c.rec.decision = d.verdict == BX_ALLOWED ? "allowed" : "denied";
   c.rec.grant = d.verdict == BX_ALLOWED ? (ssize_t)d.grant_index + 1 : 0;
   c.rec.reason = d.reason;
+  struct bx_run_report report = { .outcome = "failed" };
+  json_t *answer;
+  if (d.verdict == BX_ALLOWED && !audit_running (&c))
+    answer = bx_msg_failed (id, BX_AUDIT_NOT_RUN);
+  else
+    {
+      int64_t t = now_ns ();
+      answer = bx_runner_respond (s->module, &d, id, env.u.request.call, env.u.request.session,
+                                  &report);
+      if (d.verdict == BX_ALLOWED)
+        c.run_ns = now_ns () - t;
+    }
   c.rec.outcome = report.outcome;
+  c.rec.egress = report.egress;
   c.rec.output_bytes = report.output_bytes;
   c.rec.truncated = report.truncated;
   /* The client may read a large answer slowly; it gets a fresh deadline of its own. */
   finish (&c, answer, bx_deadline_in (cfg->request_timeout_ms));
+  bx_audit_record_clear (&c.rec);
+  json_decref (report.egress);
   bx_decision_clear (&d);
+  bx_live_config_put (s->ops->live, hold);
   json_decref (frame);
 }
 
@@ -369,7 +467,12 @@ refuse_busy (struct server *s, int fd)
     .fd = fd,
     .started = bx_now_ms (),
     .rec = { .content_bytes = -1 },
+    .t0_ns = now_ns (),
+    .decide_ns = -1,
+    .run_ns = -1,
   };
+  bx_audit_set_peer (&c.rec, fd);
+  bx_metrics_call_started (s->ops->metrics);
   refuse (&c, NULL, busy_detail);
   shutdown (fd, SHUT_WR);
   int64_t deadline = bx_deadline_in (BUSY_DRAIN_MS);
@@ -388,6 +491,23 @@ refuse_busy (struct server *s, int fd)
 }
 
 static void *worker_main (void *arg);
+
+/* Connects to PATH N times and leaves at once: each connection wakes one worker waiting in
+ * accept(), which sees that the server is stopping and closes it. */
+static void
+wake_acceptors (const char *path, unsigned n)
+{
+  struct sockaddr_un addr;
+  cleanup_error bx_error err = NULL;
+  if (fill_addr (path, &addr, &err) < 0)
+    return;
+  for (unsigned i = 0; i < n; i++)
+    {
+      cleanup_close int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (fd < 0 || connect (fd, (const struct sockaddr *)&addr, sizeof addr) < 0)
+        return;
+    }
+}
 
 /* Starts one more worker; S's lock is held. */
 static void
@@ -421,6 +541,9 @@ worker_main (void *arg)
       s->accepting--;
       if (fd < 0)
         {
+          /* Idle for WORKER_IDLE_MS: leave, unless nobody else would be accepting. */
+          if ((e == EAGAIN || e == EWOULDBLOCK) && s->accepting > 0)
+            break;
           if (!s->stopping && (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM))
             {
               pthread_mutex_unlock (&s->lock);
@@ -430,6 +553,12 @@ worker_main (void *arg)
               nanosleep (&ts, NULL);
               pthread_mutex_lock (&s->lock);
             }
+          continue;
+        }
+      if (s->stopping)
+        {
+          /* A wake-up connection (or a client racing the stop): not served. */
+          close (fd);
           continue;
         }
       if (s->active >= s->config->max_connections)
@@ -464,7 +593,8 @@ worker_main (void *arg)
 
 int
 bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_audit *audit,
-               struct bx_approvals *approvals, int listen_fd, int signal_fd)
+               struct bx_approvals *approvals, struct bx_ops *ops, int listen_fd,
+               int signal_fd)
 {
   /* On the heap: when calls outlive the grace period, their threads still point at it. */
   struct server *s = bx_xzalloc (sizeof *s);
@@ -472,6 +602,7 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   s->module = module;
   s->audit = audit;
   s->approvals = approvals;
+  s->ops = ops;
   s->listen_fd = listen_fd;
   pthread_mutex_init (&s->lock, NULL);
   pthread_condattr_t ca;
@@ -480,14 +611,30 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   pthread_cond_init (&s->done, &ca);
   pthread_condattr_destroy (&ca);
 
+  /* accept() honours the socket's receive timeout: the idle workers' clock. */
+  struct timeval idle = { WORKER_IDLE_MS / 1000, (WORKER_IDLE_MS % 1000) * 1000 };
+  if (setsockopt (listen_fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof idle) < 0)
+    fprintf (stderr, "brokerd: cannot set the workers' idle time: %s\n", strerror (errno));
+
   pthread_mutex_lock (&s->lock);
   spawn_worker (s);
   pthread_mutex_unlock (&s->lock);
 
-  /* This thread only waits for signals. */
+  /* This thread only waits for signals, and tells systemd the calls in flight when they
+   * change (at most every STATUS_MS). */
   int signo = 0;
+  unsigned told = 0;
   while (signo == 0)
     {
+      struct pollfd p = { .fd = signal_fd, .events = POLLIN };
+      if (poll (&p, 1, STATUS_MS) == 0)
+        {
+          unsigned now = bx_metrics_in_flight (ops->metrics);
+          if (now != told)
+            bx_notify_in_flight (now);
+          told = now;
+          continue;
+        }
       struct signalfd_siginfo si;
       ssize_t n = read (signal_fd, &si, sizeof si);
       if (n < 0 && errno == EINTR)
@@ -501,9 +648,7 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
       signo = (int)si.ssi_signo;
       if (signo == SIGHUP)
         {
-          fputs ("brokerd: SIGHUP: there is no live reload; restart brokerd to apply a new "
-                 "config\n",
-                 stderr);
+          bx_ops_reload (ops, audit);
           signo = 0;
         }
     }
@@ -512,12 +657,21 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
    * rather than waiting, and a new brokerd started during the grace period keeps its
    * socket.  shutdown() wakes the workers waiting in accept(); the descriptor itself is
    * closed only when no worker can be using it. */
+  bx_notify_stopping ();
   pthread_mutex_lock (&s->lock);
   s->stopping = true;
+  unsigned waiting = s->accepting;
   pthread_mutex_unlock (&s->lock);
-  shutdown (listen_fd, SHUT_RDWR);
-  if (unlink (cfg->socket) < 0 && errno != ENOENT)
-    fprintf (stderr, "brokerd: cannot remove %s: %s\n", cfg->socket, strerror (errno));
+  if (ops->socket_activated)
+    /* systemd's socket stays open for the next start: shutting it down would break it for
+     * good.  The workers in accept() are woken by connections of our own instead. */
+    wake_acceptors (cfg->socket, waiting);
+  else
+    {
+      shutdown (listen_fd, SHUT_RDWR);
+      if (unlink (cfg->socket) < 0 && errno != ENOENT)
+        fprintf (stderr, "brokerd: cannot remove %s: %s\n", cfg->socket, strerror (errno));
+    }
   fprintf (stderr, "brokerd: %s: stopping\n", signo ? strsignal (signo) : "error");
 
   struct timespec until;

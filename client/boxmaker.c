@@ -22,6 +22,8 @@
 #include <boxmaker/client.h>
 
 #include "approvals.h"
+#include "audit_verify.h"
+#include "stats.h"
 
 enum
 {
@@ -39,6 +41,8 @@ static const char usage_text[]
       "       boxmaker approvals [--watch] [--json] [--admin-socket PATH]\n"
       "       boxmaker approve ID [--admin-socket PATH]\n"
       "       boxmaker decline ID [--reason TEXT] [--admin-socket PATH]\n"
+      "       boxmaker audit verify [--prev HASH] FILE...\n"
+      "       boxmaker stats [--socket PATH]\n"
       "       boxmaker --help | --version\n"
       "\n"
       "Sends one tool call to brokerd and prints its answer.\n"
@@ -58,7 +62,13 @@ static const char usage_text[]
       "  approvals        list the calls waiting for approval (--watch: and each new one)\n"
       "  approve ID       run the waiting call ID, exactly as it was asked\n"
       "  decline ID       refuse it; --reason TEXT is shown to the model\n"
-      "Exit status: 0 done, 1 refused by brokerd, 2 usage, 3 admin socket unavailable.\n";
+      "Exit status: 0 done, 1 refused by brokerd, 2 usage, 3 admin socket unavailable.\n"
+      "\n"
+      "audit verify checks the audit log's hash chain across FILEs, oldest first, and names\n"
+      "the first line where it breaks.  Exit status: 0 intact, 1 broken, 2 usage or unreadable.\n"
+      "\n"
+      "stats prints brokerd's metrics from its metrics socket (default " BX_DEFAULT_METRICS_SOCKET ").\n"
+      "Exit status: 0 printed, 2 usage, 3 no answer.\n";
 
 static int usage_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 
@@ -319,5 +329,13 @@ main (int argc, char **argv)
     return bx_cli_approve (argc - 2, argv + 2);
   if (strcmp (argv[1], "decline") == 0)
     return bx_cli_decline (argc - 2, argv + 2);
+  if (strcmp (argv[1], "stats") == 0)
+    return bx_cmd_stats (argc - 2, argv + 2);
+  if (strcmp (argv[1], "audit") == 0)
+    {
+      if (argc < 3 || strcmp (argv[2], "verify") != 0)
+        return usage_error ("audit: expected 'audit verify FILE...'");
+      return bx_cmd_audit_verify (argc - 3, argv + 3);
+    }
   return usage_error ("unknown command '%s'", argv[1]);
 }

@@ -52,7 +52,13 @@ static const struct bad bad_table[] = {
   { "unknown top-level key", "socket: /run/b.sock\nsockt: /x\n",
     "t.yaml:2:1: unknown key \"sockt\" in the config: expected one of socket, socket_mode, home, "
     "max_connections, grace_ms, request_timeout_ms, runtime, grants, audit, admin_socket, "
-    "admin_group" },
+    "admin_group, metrics_socket" },
+  { "relative metrics_socket", "metrics_socket: m.sock\n",
+    "t.yaml:1:17: metrics_socket \"m.sock\" is relative: expected an absolute path" },
+  { "metrics_socket in a grant",
+    "metrics_socket: /g/m.sock\ngrants:\n  - tools: [read_file]\n    paths: [/g]\n",
+    "t.yaml:1:17: metrics_socket \"/g/m.sock\" lies in the granted folder /g: a sandbox could "
+    "replace it; expected a file outside every grant" },
   { "duplicate top-level key", "socket: /a/b.sock\nhome: /h\nsocket: /c/d.sock\n",
     "t.yaml:3:1: duplicate key \"socket\" in the config (first at line 1)" },
   { "root is a list", "- a\n- b\n", "t.yaml:1:1: the config is a list: expected a mapping" },

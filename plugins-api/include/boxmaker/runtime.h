@@ -161,7 +161,20 @@ struct bx_host
 
   /* Where brokerd keeps its state (config key `home`), for per-call folders. */
   const char *home;
+
+  /* Egress records (appended after 1.0: check BX_HOST_HAS (host, egress_record) first).
+   * For each connection the call's egress proxy allowed or refused, the record the proxy
+   * wrote, LEN bytes: one JSON object {"host": a host name or null, "port": integer,
+   * "reply": the SOCKS5 reply code (0: allowed), "address": the address connected to,
+   * allowed only}.  brokerd checks it and puts it on the call's audit line.  0, or -1 when
+   * it is refused (not such an object, or past the 64th of the call).  Call it before run()
+   * returns, whatever the run's status. */
+  int (*egress_record) (bx_run_result *result, const char *record, size_t len);
 };
+
+/* Whether HOST's table holds FIELD (a host built for an older minor has a smaller table). */
+#define BX_HOST_HAS(host, field)                                                                  \
+  ((host)->size >= offsetof (struct bx_host, field) + sizeof ((host)->field))
 
 /* ---- What a module gives the host. ------------------------------------------------------ */
 
