@@ -312,6 +312,10 @@ else
   [ $rc = 0 ] && contains "$out" "hello from the namespace" && contains "$out" "[http 200]" \
     && pass "http_fetch reaches a granted server through the proxy and slirp4netns" \
     || fail "http_fetch to a granted server: rc=$rc out=$out err=$err"
+  line=$(grep "\"call\":\"c$n\"" "$work/web.log" | grep -v '"outcome":"running"' | tail -n 1)
+  contains "$line" "\"egress\":[{\"host\":\"web.bxtest.example\",\"port\":443,\"reply\":0,\"address\":\"$web_ip\"}]" \
+    && pass "the proxy's record of the connection is on the call's audit line" \
+    || fail "no egress record on the audit line: $line"
 fi
 
 # No slirp4netns where the config says: the runtime's sentence, and nothing left.
