@@ -18,8 +18,8 @@
 
 #include "metrics.h"
 
-static const char *const tools[] = { "read_file", "write_file", "shell", "http_fetch", "unknown",
-                                     "none" };
+static const char *const tools[]
+    = { "read_file", "write_file", "shell", "http_fetch", "unknown", "none" };
 #define N_TOOLS 6
 static const char *const decisions[] = { "allowed", "denied", "error" };
 #define N_DECISIONS 3
@@ -354,9 +354,8 @@ bx_metrics_serve (struct bx_metrics *m, const char *path, bx_error *err)
                               path);
       cleanup_close int probe = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
       if (probe >= 0 && connect (probe, (struct sockaddr *)&addr, sizeof addr) == 0)
-        return bx_error_setc (err, EADDRINUSE,
-                              "metrics socket %s: another brokerd is already listening on it",
-                              path);
+        return bx_error_setc (
+            err, EADDRINUSE, "metrics socket %s: another brokerd is already listening on it", path);
       unlink (path);
     }
   mode_t old = umask (0117);

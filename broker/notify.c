@@ -56,8 +56,8 @@ bx_notify_listen_fd (const struct bx_config *cfg, int *fd, bx_error *err)
   if (n == 0)
     return 0;
   if (n != 1)
-    return bx_error_setc (err, EINVAL, "socket activation: %d sockets were passed; brokerd takes one",
-                          n);
+    return bx_error_setc (err, EINVAL,
+                          "socket activation: %d sockets were passed; brokerd takes one", n);
   int passed = SD_LISTEN_FDS_START;
   if (sd_is_socket_unix (passed, SOCK_STREAM, 1, cfg->socket, 0) <= 0)
     return bx_error_setc (err, EINVAL,
@@ -107,8 +107,8 @@ bx_log (bool journal, int priority, const struct bx_log_context *ctx, const char
       cleanup_free char *session
           = ctx->session ? bx_xasprintf ("BOXMAKER_SESSION=%s", ctx->session) : NULL;
       cleanup_free char *tool = ctx->tool ? bx_xasprintf ("BOXMAKER_TOOL=%s", ctx->tool) : NULL;
-      cleanup_free char *grant = ctx->grant > 0 ? bx_xasprintf ("BOXMAKER_GRANT=%ld", ctx->grant)
-                                                : NULL;
+      cleanup_free char *grant
+          = ctx->grant > 0 ? bx_xasprintf ("BOXMAKER_GRANT=%ld", ctx->grant) : NULL;
       const char *extra[4];
       int n = 0;
       if (call)

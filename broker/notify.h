@@ -44,7 +44,7 @@ struct bx_log_context
 /* One log line at syslog PRIORITY.  To the journal (JOURNAL true) with PRIORITY and the
  * context as fields BOXMAKER_CALL, BOXMAKER_SESSION, BOXMAKER_TOOL, BOXMAKER_GRANT;
  * otherwise "brokerd: MESSAGE" on standard error in one write. */
-void bx_log (bool journal, int priority, const struct bx_log_context *context, const char *fmt,
-             ...) __attribute__ ((format (printf, 4, 5)));
+void bx_log (bool journal, int priority, const struct bx_log_context *context, const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
 
 #endif

@@ -18,7 +18,7 @@
 
 struct chain
 {
-  char head[BX_AUDIT_HASH_HEX + 1]; /* the hash of the last line checked */
+  char head[BX_AUDIT_HASH_HEX + 1];  /* the hash of the last line checked */
   char first[BX_AUDIT_HASH_HEX + 1]; /* the first line's "prev" */
   bool started;
   unsigned long long lines;

@@ -76,9 +76,15 @@ write_text (const char *path, const char *text)
 static struct bx_audit_record
 record (const char *call)
 {
-  return (struct bx_audit_record){ .session = "s", .call = call, .tool = "read_file",
-                                   .decision = "denied", .reason = "no", .outcome = "denied",
-                                   .content_bytes = -1, .uid = 1000, .pid = 42 };
+  return (struct bx_audit_record){ .session = "s",
+                                   .call = call,
+                                   .tool = "read_file",
+                                   .decision = "denied",
+                                   .reason = "no",
+                                   .outcome = "denied",
+                                   .content_bytes = -1,
+                                   .uid = 1000,
+                                   .pid = 42 };
 }
 
 /* Writes N lines for calls named PREFIX1..PREFIXN. */
@@ -257,8 +263,8 @@ START_TEST (test_audit_summary_keeps_the_path_cwd_command_start_and_host)
   json_decref (o);
   bx_audit_record_clear (&r);
 
-  struct bx_tool_args fetch = { .tool = BX_TOOL_HTTP_FETCH,
-                                .url = "https://Example.COM/a?secret=1" };
+  struct bx_tool_args fetch
+      = { .tool = BX_TOOL_HTTP_FETCH, .url = "https://Example.COM/a?secret=1" };
   r = record ("c2");
   bx_audit_set_args (&r, &fetch);
   cleanup_free char *line2 = bx_audit_format (&r, 0);
