@@ -5,18 +5,26 @@
 # holds (`boxmaker audit verify`).
 #
 #   faults.sh CASE BROKERD BOXMAKER RUNTIMEDIR IMAGE_REF_FILE
+#   faults.sh bwrap-missing|rootfs-missing BROKERD BOXMAKER RUNTIMEDIR TOOLKIT
 #
 # CASE: podman-missing, image-missing, create-fails, proxy-killed, brokerd-killed,
-# audit-full, thousand-clients.  Exit 0 passed, 1 failed, 77 skipped (it says why).
+# audit-full, thousand-clients (podman.so); bwrap-missing, rootfs-missing (bwrap.so).
+# Exit 0 passed, 1 failed, 77 skipped (it says why).
 set -u
 case=$1 brokerd=$2 boxmaker=$3 runtimedir=$4 ref_file=$5
 here=$(cd "$(dirname "$0")" && pwd)
 
-image=$(cat "$ref_file" 2>/dev/null || true)
-case $image in
-  "") echo "SKIP faults $case: no image reference (the podman_real_setup test did not run)"
-      [ "${BX_REQUIRE_PODMAN:-0}" = 1 ] && exit 1; exit 77 ;;
-  unusable:*) echo "SKIP faults $case: podman is $image"; exit 77 ;;
+case $case in
+bwrap-*|rootfs-*)
+  [ "$(id -u)" = 0 ] || { echo "SKIP faults $case: bwrap.so needs root (its cgroups)"; exit 77; }
+  image= ;;
+*)
+  image=$(cat "$ref_file" 2>/dev/null || true)
+  case $image in
+    "") echo "SKIP faults $case: no image reference (the podman_real_setup test did not run)"
+        [ "${BX_REQUIRE_PODMAN:-0}" = 1 ] && exit 1; exit 77 ;;
+    unusable:*) echo "SKIP faults $case: podman is $image"; exit 77 ;;
+  esac ;;
 esac
 
 work=$(mktemp -d /tmp/bx-faults.XXXXXX)
@@ -111,8 +119,9 @@ afterwards () { # [WAIT]
     sleep 0.1
   done
   [ -z "$left" ] && pass "no container left" || fail "containers left: $left"
-  [ -z "$(ls -A "$work/home/run/egress" 2>/dev/null)" ] && pass "no egress folder left" \
-    || fail "egress folders left: $(ls "$work/home/run/egress")"
+  [ -z "$(ls -A "$work/home/run/egress" "$work/egress" 2>/dev/null | grep -v ':$' | grep .)" ] \
+    && pass "no egress folder left" \
+    || fail "egress folders left: $(ls "$work/home/run/egress" "$work/egress" 2>/dev/null)"
   k=1
   while [ $k -le $n ]; do
     audited "c$k" || fail "call c$k has no audit line"
@@ -125,7 +134,49 @@ afterwards () { # [WAIT]
   fi
 }
 
+# bwrap_config ROOTFS [OPTION LINES]: a config for the bubblewrap runtime.
+bwrap_config () {
+  cat > "$work/c.yaml" <<YAML
+socket: $work/b.sock
+home: $work/home
+audit: $audit
+runtime:
+  module: bwrap
+  options:
+    rootfs: $1
+    egress_dir: $work/egress
+$2
+grants:
+  - tools: [read_file, shell]
+    paths: [$work/grant]
+YAML
+}
+
 case $case in
+bwrap-missing)
+  # A root with toolkit in it is all bwrap.so checks at start besides bubblewrap itself.
+  mkdir -p "$work/root/bin"
+  cp "$ref_file" "$work/root/bin/toolkit"
+  bwrap_config "$work/root" "    bwrap: $work/no/bwrap"
+  start c
+  call shell '{"command":"echo hi"}'
+  [ $rc = 1 ] && contains "$err" "failed: " && pass "bubblewrap missing: failed: ${err#boxmaker: failed: }" \
+    || fail "bubblewrap missing: rc=$rc err=$err"
+  grep -q 'not found; every call will fail until it is installed' "$work/brokerd.log" \
+    && pass "bubblewrap missing: brokerd warned at start" || fail "no warning at start"
+  stop
+  afterwards
+  ;;
+rootfs-missing)
+  bwrap_config "$work/no-rootfs" ""
+  "$brokerd" --config "$work/c.yaml" --runtimedir "$runtimedir" > "$work/brokerd.log" 2>&1
+  rc=$?
+  [ $rc = 1 ] && grep -q "option rootfs: $work/no-rootfs is not a folder" "$work/brokerd.log" \
+    && [ ! -e "$work/b.sock" ] \
+    && pass "rootfs missing: brokerd refuses to start, naming the option" \
+    || fail "rootfs missing: rc=$rc $(cat "$work/brokerd.log")"
+  afterwards
+  ;;
 podman-missing)
   config c "    podman: $work/no/podman" ""
   start c
