@@ -124,7 +124,8 @@ bx_audit_set_args (struct bx_audit_record *r, const struct bx_tool_args *args)
   r->arg_command = r->owned_command;
   r->owned_host = NULL;
   const char *why = NULL;
-  if (args->url != NULL && bx_fetch_url_host (args->url, &r->owned_host, &why) < 0)
+  unsigned port; /* the host is what the line names */
+  if (args->url != NULL && bx_fetch_url_host (args->url, &r->owned_host, &port, &why) < 0)
     r->owned_host = NULL;
   r->arg_host = r->owned_host;
 }

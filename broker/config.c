@@ -418,8 +418,9 @@ free_strings (char **v, size_t n)
 static bool
 is_localhost_pattern (const char *p)
 {
-  size_t n = strlen (p);
-  return strcmp (p, "localhost") == 0 || (n > 10 && strcmp (p + n - 10, ".localhost") == 0);
+  size_t n = strcspn (p, ":");
+  return (n == 9 && memcmp (p, "localhost", 9) == 0)
+         || (n > 10 && memcmp (p + n - 10, ".localhost", 10) == 0);
 }
 
 /* approval_timeout: a whole number of seconds, minutes or hours, from 1s to 24h. */
@@ -572,11 +573,12 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
         char *lower = bx_xstrdup (pattern);
         for (char *p = lower; *p; p++)
           *p = (char)tolower ((unsigned char)*p);
-        if (!bx_valid_host_pattern (lower))
+        if (!bx_valid_host_port_pattern (lower))
           {
             problem (w, item,
                      "host pattern \"%s\" is not valid: expected a host name such as example.com "
-                     "or *.example.com (no scheme, port, path or IP address)",
+                     "or *.example.com, optionally with :PORT or :* (no scheme, path or IP "
+                     "address)",
                      pattern);
             free (lower);
           }

@@ -53,7 +53,7 @@ struct bx_grant
   unsigned tools; /* bit (1u << enum bx_tool) per tool listed */
   char **paths;   /* absolute, clean folders, in file order */
   size_t n_paths;
-  char **hosts; /* host patterns (bx_valid_host_pattern), lowercase, in file order */
+  char **hosts; /* host patterns (bx_valid_host_port_pattern), lowercase, in file order */
   size_t n_hosts;
   enum bx_data_class class;
   bool untrusted;

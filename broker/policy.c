@@ -174,10 +174,11 @@ all_digits (const char *s, size_t n)
 }
 
 int
-bx_fetch_url_host (const char *url, char **host, const char **why)
+bx_fetch_url_host (const char *url, char **host, unsigned *port, const char **why)
 {
   static const char scheme[] = "https://";
   *host = NULL;
+  *port = BX_HOST_DEFAULT_PORT;
   for (const char *p = url; *p; p++)
     {
       unsigned char c = (unsigned char)*p;
@@ -225,10 +226,13 @@ bx_fetch_url_host (const char *url, char **host, const char **why)
   size_t hlen = colon ? (size_t)(colon - auth) : alen;
   if (colon != NULL)
     {
-      size_t plen = alen - hlen - 1;
-      if (plen != 3 || memcmp (colon + 1, "443", 3) != 0)
+      /* curl reads "0443" as 443 and ":" as no port; only one spelling of each port passes,
+       * so the port policy matched is the port curl asks the proxy for. */
+      *port = bx_port_parse (colon + 1, alen - hlen - 1);
+      if (*port == 0)
         {
-          *why = "the URL names a port: only 443 (or no port) is allowed";
+          *why = "the URL's port is not a port number: expected 1 to 65535 without a leading "
+                 "zero, or no port";
           return -1;
         }
     }
@@ -271,7 +275,7 @@ decide_fetch (const struct bx_config *cfg, struct bx_decision *d)
 {
   const char *why = NULL;
   cleanup_free char *u = shown (d->args.url);
-  if (bx_fetch_url_host (d->args.url, &d->host, &why) < 0)
+  if (bx_fetch_url_host (d->args.url, &d->host, &d->port, &why) < 0)
     {
       deny (d, "http_fetch: %s: %s", why, u);
       return;
@@ -282,13 +286,16 @@ decide_fetch (const struct bx_config *cfg, struct bx_decision *d)
       if (!bx_grant_lists (g, BX_TOOL_HTTP_FETCH))
         continue;
       for (size_t k = 0; k < g->n_hosts; k++)
-        if (bx_host_matches (g->hosts[k], d->host))
+        if (bx_host_port_matches (g->hosts[k], d->host, d->port))
           {
             allow (d, cfg, i);
             return;
           }
     }
-  deny (d, "http_fetch: %s is not a granted host", d->host);
+  if (d->port == BX_HOST_DEFAULT_PORT)
+    deny (d, "http_fetch: %s is not a granted host", d->host);
+  else
+    deny (d, "http_fetch: %s:%u is not a granted host and port", d->host, d->port);
 }
 
 void

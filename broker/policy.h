@@ -30,7 +30,8 @@ struct bx_decision
   /* http_fetch: the lowercase host of args.url.  Computed from args.url by the same parse
    * that checked it, so policy matched exactly the host the tool will fetch from. */
   char *host;
-  char *reason; /* denied: a sentence the model can act on, starting with the tool's name */
+  unsigned port; /* http_fetch: the URL's port, 443 when it names none */
+  char *reason;  /* denied: a sentence the model can act on, starting with the tool's name */
 };
 
 /* Decides the call in ARGS, which it takes over (*args is left empty).  Always fills OUT;
@@ -39,11 +40,12 @@ void bx_policy_decide (const struct bx_config *config, struct bx_tool_args *args
                        struct bx_decision *out);
 void bx_decision_clear (struct bx_decision *decision);
 
-/* The strict URL check http_fetch uses: https only, no user info, no port but 443, a host
+/* The strict URL check http_fetch uses: https only, no user info, a port (when named) of 1 to
+ * 65535 without a leading zero, a host
  * bx_valid_host accepts (so no IP literal), no percent-encoding or backslash in the host, no
  * space, control character or non-ASCII byte anywhere, no unencoded [ ] { } (curl's URL
  * patterns) after the host.  0 and *host (lowercase, newly
- * allocated), or -1 and *why (a static phrase). */
-int bx_fetch_url_host (const char *url, char **host, const char **why);
+ * allocated) and *port (443 when none is named), or -1 and *why (a static phrase). */
+int bx_fetch_url_host (const char *url, char **host, unsigned *port, const char **why);
 
 #endif

@@ -135,3 +135,61 @@ bx_host_matches (const char *pattern, const char *host)
     }
   return strlen (pattern) == host_len && equal_nocase (pattern, host, host_len);
 }
+
+unsigned
+bx_port_parse (const char *text, size_t len)
+{
+  /* "0443" is 443 to curl and a URL parser; refused so that one port has one spelling. */
+  if (len == 0 || len > 5 || text[0] == '0')
+    return 0;
+  unsigned port = 0;
+  for (size_t i = 0; i < len; i++)
+    {
+      if (text[i] < '0' || text[i] > '9')
+        return 0;
+      port = port * 10 + (unsigned)(text[i] - '0');
+    }
+  return port <= 65535 ? port : 0;
+}
+
+/* Splits "pattern[:port]" at its last ':' (a host holds none).  PORT is 0 for "*", the
+ * default port when none is written; false when the port part is not a port or the
+ * pattern part is too long. */
+static bool
+split_port (const char *text, char pattern[BX_HOST_MAX + 3], unsigned *port)
+{
+  const char *colon = strrchr (text, ':');
+  size_t plen = colon ? (size_t)(colon - text) : strlen (text);
+  if (plen > BX_HOST_MAX + 2)
+    return false;
+  memcpy (pattern, text, plen);
+  pattern[plen] = '\0';
+  if (colon == NULL)
+    *port = BX_HOST_DEFAULT_PORT;
+  else if (strcmp (colon + 1, "*") == 0)
+    *port = 0;
+  else if ((*port = bx_port_parse (colon + 1, strlen (colon + 1))) == 0)
+    return false;
+  return true;
+}
+
+bool
+bx_valid_host_port_pattern (const char *text)
+{
+  char pattern[BX_HOST_MAX + 3];
+  unsigned port;
+  if (text == NULL || strnlen (text, BX_HOST_PORT_PATTERN_MAX + 1) > BX_HOST_PORT_PATTERN_MAX)
+    return false;
+  return split_port (text, pattern, &port) && bx_valid_host_pattern (pattern);
+}
+
+bool
+bx_host_port_matches (const char *text, const char *host, unsigned port)
+{
+  char pattern[BX_HOST_MAX + 3];
+  unsigned allowed;
+  if (!bx_valid_host_port_pattern (text) || port == 0 || port > 65535)
+    return false;
+  split_port (text, pattern, &allowed);
+  return (allowed == 0 || allowed == port) && bx_host_matches (pattern, host);
+}

@@ -66,7 +66,7 @@ bx_allow_parse (const char *list, struct bx_allow **out, bx_error *err)
         }
       char *piece = bx_xstrndup (start, end - start);
       allow->patterns[allow->n++] = piece;
-      if (!bx_valid_host_pattern (piece))
+      if (!bx_valid_host_port_pattern (piece))
         {
           int r = bx_error_setc (err, EINVAL, "not a host pattern: \"%s\"", piece);
           bx_allow_free (allow);
@@ -81,12 +81,12 @@ bx_allow_parse (const char *list, struct bx_allow **out, bx_error *err)
 }
 
 bool
-bx_allow_permits (const struct bx_allow *allow, const char *host)
+bx_allow_permits (const struct bx_allow *allow, const char *host, unsigned port)
 {
   if (!bx_valid_host (host))
     return false;
   for (size_t i = 0; i < allow->n; i++)
-    if (bx_host_matches (allow->patterns[i], host))
+    if (bx_host_port_matches (allow->patterns[i], host, port))
       return true;
   return false;
 }
@@ -457,9 +457,9 @@ handshake (struct bx_egress *proxy, int client, struct bx_egress_conn *conn)
   if (bx_valid_host_n (name, len))
     memcpy (conn->host, name, (size_t)len + 1);
   /* 8. a host name (bx_valid_host_n refuses a NUL, bytes outside host syntax and every
-   * numeric form glibc would read as an address, before any lookup), port 443, granted. */
-  if (!bx_valid_host_n (name, len) || port != BX_EGRESS_PORT
-      || !bx_allow_permits (proxy->allow, name))
+   * numeric form glibc would read as an address, before any lookup), granted with this
+   * port. */
+  if (!bx_valid_host_n (name, len) || !bx_allow_permits (proxy->allow, name, port))
     return refuse_as (conn, client, BX_SOCKS_NOT_ALLOWED);
 
   /* 9. resolve before the deadline; the first public address, the others never tried. */

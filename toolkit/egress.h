@@ -1,7 +1,8 @@
 /* The egress proxy: the part of SOCKS5 (RFC 1928) that `curl --proxy socks5h://` speaks,
- * over a Unix socket.  It lets a connection through only to a granted name, on port 443, at
- * a public address, and then copies bytes both ways without looking at them (TLS runs end
- * to end between curl and the server).  Seed 003 is the step-by-step contract. */
+ * over a Unix socket.  It lets a connection through only to a granted name, on a granted port
+ * (443 unless the pattern names others), at a public address, and then copies bytes both ways
+ * without looking at them (TLS runs end to end between curl and the server).  Seed 003 is the
+ * step-by-step contract. */
 #ifndef BX_TOOLKIT_EGRESS_H
 #define BX_TOOLKIT_EGRESS_H
 
@@ -16,7 +17,6 @@
 #define BX_EGRESS_HANDSHAKE_MS    10000
 #define BX_EGRESS_CONNECT_MS      10000
 #define BX_EGRESS_MAX_CONNECTIONS 8
-#define BX_EGRESS_PORT            443
 
 /* The SOCKS5 reply codes the proxy sends. */
 #define BX_SOCKS_SUCCEEDED                  0
@@ -27,11 +27,12 @@
 #define BX_SOCKS_ADDRESS_TYPE_NOT_SUPPORTED 8
 
 /* The --allow list: one or more host patterns separated by ','.  Every piece must pass
- * bx_valid_host_pattern; an empty piece ("", ",", "a.com,") is an error. */
+ * bx_valid_host_port_pattern ("example.com", "example.com:8443", "*.example.com:*"); an
+ * empty piece ("", ",", "a.com,") is an error. */
 struct bx_allow;
 int bx_allow_parse (const char *list, struct bx_allow **out, bx_error *err);
-/* HOST is a valid host and some pattern matches it (without regard to case). */
-bool bx_allow_permits (const struct bx_allow *allow, const char *host);
+/* HOST is a valid host and some pattern allows it (without regard to case) on PORT. */
+bool bx_allow_permits (const struct bx_allow *allow, const char *host, unsigned port);
 void bx_allow_free (struct bx_allow *allow);
 
 /* How the copy after the handshake moves bytes (egress_copy.c). */

@@ -20,7 +20,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             if (!bx_path_is_clean (cfg->grants[i].paths[k]))
               abort ();
           for (size_t k = 0; k < cfg->grants[i].n_hosts; k++)
-            if (!bx_valid_host_pattern (cfg->grants[i].hosts[k]))
+            if (!bx_valid_host_port_pattern (cfg->grants[i].hosts[k]))
               abort ();
         }
       bx_config_free (cfg);

@@ -19,7 +19,7 @@ static const char grants[] = "grants:\n"
                              "  - tools: [shell]\n"
                              "    paths: [/home/me/work]\n"
                              "  - tools: [http_fetch]\n"
-                             "    hosts: [example.com, \"*.wikipedia.org\"]\n";
+                             "    hosts: [example.com, \"*.wikipedia.org\", \"git.test:8443\"]\n";
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
@@ -70,7 +70,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     {
       bool matched = false;
       for (size_t i = 0; i < d.grant->n_hosts; i++)
-        matched = matched || bx_host_matches (d.grant->hosts[i], d.host);
+        matched = matched || bx_host_port_matches (d.grant->hosts[i], d.host, d.port);
       if (!matched || strncasecmp (d.args.url, "https://", 8) != 0)
         abort ();
     }

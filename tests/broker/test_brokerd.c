@@ -403,8 +403,7 @@ START_TEST (test_brokerd_decision_table_end_to_end)
     { "http_fetch", "{\"url\": \"http://example.com/\"}",
       "http_fetch: only https URLs are allowed: http://example.com/" },
     { "http_fetch", "{\"url\": \"https://example.com:8443/\"}",
-      "http_fetch: the URL names a port: only 443 (or no port) is allowed: "
-      "https://example.com:8443/" },
+      "http_fetch: example.com:8443 is not a granted host and port" },
     { "http_fetch", "{\"url\": \"https://127.1/\"}",
       "http_fetch: the URL's host is an IP address: expected a host name: https://127.1/" },
     { "http_fetch", "{\"url\": \"https://evil.net/\"}",

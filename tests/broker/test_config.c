@@ -122,20 +122,24 @@ static const struct bad bad_table[] = {
   { "host pattern with a scheme",
     "grants:\n  - tools: [http_fetch]\n    hosts: [\"https://example.com\"]\n",
     "t.yaml:3:13: host pattern \"https://example.com\" is not valid: expected a host name such as "
-    "example.com or *.example.com (no scheme, port, path or IP address)" },
+    "example.com or *.example.com, optionally with :PORT or :* (no scheme, path or IP address)" },
   { "host pattern that is an address", "grants:\n  - tools: [http_fetch]\n    hosts: [10.0.0.1]\n",
     "t.yaml:3:13: host pattern \"10.0.0.1\" is not valid: expected a host name such as "
-    "example.com or *.example.com (no scheme, port, path or IP address)" },
-  { "host pattern with a port",
-    "grants:\n  - tools: [http_fetch]\n    hosts: [\"example.com:443\"]\n",
-    "t.yaml:3:13: host pattern \"example.com:443\" is not valid: expected a host name such as "
-    "example.com or *.example.com (no scheme, port, path or IP address)" },
+    "example.com or *.example.com, optionally with :PORT or :* (no scheme, path or IP address)" },
+  { "host pattern with a port that is not one",
+    "grants:\n  - tools: [http_fetch]\n    hosts: [\"example.com:0443\"]\n",
+    "t.yaml:3:13: host pattern \"example.com:0443\" is not valid: expected a host name such as "
+    "example.com or *.example.com, optionally with :PORT or :* (no scheme, path or IP address)" },
   { "host localhost", "grants:\n  - tools: [http_fetch]\n    hosts: [example.com, localhost]\n",
     "t.yaml:3:26: host \"localhost\" can never be reached: the egress proxy connects only to "
     "public addresses" },
   { "host under localhost", "grants:\n  - tools: [http_fetch]\n    hosts: [\"*.localhost\"]\n",
     "t.yaml:3:13: host \"*.localhost\" can never be reached: the egress proxy connects only to "
     "public addresses" },
+  { "host localhost with a port",
+    "grants:\n  - tools: [http_fetch]\n    hosts: [\"localhost:8080\"]\n",
+    "t.yaml:3:13: host \"localhost:8080\" can never be reached: the egress proxy connects only "
+    "to public addresses" },
   { "unknown class", G_READ "    paths: [/a]\n    class: topsecret\n",
     "t.yaml:4:12: unknown class \"topsecret\": expected public, internal, private or secret" },
   { "untrusted not a bool", G_READ "    paths: [/a]\n    untrusted: maybe\n",
@@ -386,7 +390,8 @@ START_TEST (test_config_reads_every_key)
                                     "  - tools: [read_file, write_file]\n"
                                     "    paths: [/home/me/notes, /srv/docs]\n"
                                     "  - tools: [http_fetch]\n"
-                                    "    hosts: [Example.COM, \"*.wikipedia.org\"]\n"
+                                    "    hosts: [Example.COM, \"*.wikipedia.org\",\n"
+                                    "      \"Git.Example:8443\", \"*.registry.test:*\"]\n"
                                     "    class: public\n"
                                     "  - tools: [shell]\n"
                                     "    paths: [/home/me/work]\n"
@@ -420,9 +425,11 @@ START_TEST (test_config_reads_every_key)
   ck_assert_uint_eq (g->line, 15);
 
   g = &cfg->grants[1];
-  ck_assert_uint_eq (g->n_hosts, 2);
+  ck_assert_uint_eq (g->n_hosts, 4);
   ck_assert_str_eq (g->hosts[0], "example.com"); /* lowercased */
   ck_assert_str_eq (g->hosts[1], "*.wikipedia.org");
+  ck_assert_str_eq (g->hosts[2], "git.example:8443");
+  ck_assert_str_eq (g->hosts[3], "*.registry.test:*");
   ck_assert_int_eq (g->class, BX_CLASS_PUBLIC);
   ck_assert (g->untrusted); /* http_fetch: untrusted by default */
 

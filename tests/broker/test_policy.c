@@ -21,7 +21,9 @@ static const char grants_yaml[] = "grants:\n"
                                   "    class: public\n"
                                   "  - tools: [http_fetch]\n" /* grant 4 */
                                   "    hosts: [en.wikipedia.org, wikipedia.org]\n"
-                                  "    class: secret\n";
+                                  "    class: secret\n"
+                                  "  - tools: [http_fetch]\n" /* grant 5 */
+                                  "    hosts: [\"git.example:8443\", \"*.registry.test:*\"]\n";
 
 static struct bx_config *
 config_of (const char *yaml)
@@ -121,11 +123,26 @@ static const struct row table[] = {
     "http_fetch: the URL holds user information (user@): expected none: "
     "https://user@example.com/" },
   { H, "https://user:pw@example.com/", NULL, DENY, NULL },
+  /* Ports: 443 unless a pattern names others. */
   { H, "https://example.com:8443/", NULL, DENY,
-    "http_fetch: the URL names a port: only 443 (or no port) is allowed: "
-    "https://example.com:8443/" },
-  { H, "https://example.com:/", NULL, DENY, NULL },
+    "http_fetch: example.com:8443 is not a granted host and port" },
+  { H, "https://git.example:8443/repo.git", NULL, 5, "git.example" },
+  { H, "https://git.example/repo.git", NULL, DENY,
+    "http_fetch: git.example is not a granted host" },
+  { H, "https://git.example:443/", NULL, DENY, "http_fetch: git.example is not a granted host" },
+  { H, "https://git.example:8444/", NULL, DENY,
+    "http_fetch: git.example:8444 is not a granted host and port" },
+  { H, "https://a.registry.test:1/", NULL, 5, "a.registry.test" },
+  { H, "https://a.registry.test/", NULL, 5, "a.registry.test" },
+  { H, "https://a.registry.test:65535/x", NULL, 5, "a.registry.test" },
+  { H, "https://example.com:/", NULL, DENY,
+    "http_fetch: the URL's port is not a port number: expected 1 to 65535 without a leading "
+    "zero, or no port: https://example.com:/" },
   { H, "https://example.com:0443/", NULL, DENY, NULL },
+  { H, "https://a.registry.test:0443/", NULL, DENY, NULL },
+  { H, "https://a.registry.test:0/", NULL, DENY, NULL },
+  { H, "https://a.registry.test:65536/", NULL, DENY, NULL },
+  { H, "https://a.registry.test:+1/", NULL, DENY, NULL },
   { H, "https://example.com:443:443/", NULL, DENY, NULL },
   { H, "https://127.1/", NULL, DENY,
     "http_fetch: the URL's host is an IP address: expected a host name: https://127.1/" },
@@ -274,10 +291,18 @@ START_TEST (test_fetch_url_host_lowercases)
 {
   char *host = NULL;
   const char *why = NULL;
-  ck_assert_int_eq (bx_fetch_url_host ("https://Sub.Example.COM:443/X", &host, &why), 0);
+  unsigned port = 0;
+  ck_assert_int_eq (bx_fetch_url_host ("https://Sub.Example.COM:443/X", &host, &port, &why), 0);
   ck_assert_str_eq (host, "sub.example.com");
+  ck_assert_uint_eq (port, 443);
   free (host);
-  ck_assert_int_lt (bx_fetch_url_host ("https://1.2.3.4/", &host, &why), 0);
+  ck_assert_int_eq (bx_fetch_url_host ("https://Sub.Example.COM:8443/X", &host, &port, &why), 0);
+  ck_assert_uint_eq (port, 8443);
+  free (host);
+  ck_assert_int_eq (bx_fetch_url_host ("https://Sub.Example.COM?a:1", &host, &port, &why), 0);
+  ck_assert_uint_eq (port, 443);
+  free (host);
+  ck_assert_int_lt (bx_fetch_url_host ("https://1.2.3.4/", &host, &port, &why), 0);
   ck_assert_ptr_null (host);
   ck_assert_str_eq (why, "the URL's host is an IP address: expected a host name");
 }

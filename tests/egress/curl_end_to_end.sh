@@ -1,6 +1,7 @@
 #!/bin/sh
 # The real curl through the proxy (with the fake Dial) to a local HTTPS server: the granted
-# name gives the body; a name not granted, another port, an IP literal and a name that
+# name gives the body, on 443 or on the port its pattern names; a name not granted, another
+# port, an IP literal and a name that
 # resolves only to private addresses each give curl's error.  With TOOLKIT, the real
 # program (the system Dial) is checked too: granted "localhost" resolves to loopback and is
 # refused, like a name not granted and an IP literal.
@@ -32,7 +33,7 @@ fail () {
 
 # A certificate for allowed.example, and the body the server gives.
 "$openssl" req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=allowed.example \
-  -addext subjectAltName=DNS:allowed.example \
+  -addext subjectAltName=DNS:allowed.example,DNS:ported.example \
   -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null || { echo "cannot make a certificate"; exit 1; }
 mkdir "$work/www"
 echo "hello through the egress proxy" > "$work/www/index.txt"
@@ -58,8 +59,9 @@ done
 [ -n "$port" ] || { echo "the HTTPS server did not start"; cat "$work/server.log"; exit 1; }
 
 sock="$work/egress.sock"
-"$proxy_bin" --socket "$sock" --allow "allowed.example,private.example" --target "$port" \
-  --map allowed.example=93.184.216.34 --map private.example=10.0.0.1+127.0.0.1 \
+"$proxy_bin" --socket "$sock" --allow "allowed.example,private.example,ported.example:8443" \
+  --target "$port" --map allowed.example=93.184.216.34 --map ported.example=93.184.216.34 \
+  --map private.example=10.0.0.1+127.0.0.1 \
   2>"$work/proxy.log" &
 proxy_pid=$!
 for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
@@ -103,6 +105,14 @@ run_curl "https://ALLOWED.example/index.txt"
 expect_refused "https://other.example/" 97 "Can't complete SOCKS5 connection to other.example. (2)"
 expect_refused "https://allowed.example:8443/" 97 \
   "Can't complete SOCKS5 connection to allowed.example. (2)"
+# A pattern with a port: that port, and 443 no more.
+run_curl "https://ported.example:8443/index.txt"
+[ "$code" = 0 ] && [ "$out" = "hello through the egress proxy" ] \
+  && echo "ok: https://ported.example:8443/index.txt -> the body" \
+  || fail "ported.example:8443: exit $code, \"$err\""
+expect_refused "https://ported.example/" 97 "Can't complete SOCKS5 connection to ported.example. (2)"
+expect_refused "https://ported.example:8444/" 97 \
+  "Can't complete SOCKS5 connection to ported.example. (2)"
 expect_refused "https://private.example/" 97 \
   "Can't complete SOCKS5 connection to private.example. (4)"
 # IP literals: curl sends them as address type 1 or 4 (normalising 0x7f000001 first), and

@@ -44,7 +44,8 @@ make_proxy (int handshake_ms, enum bx_egress_copy copy)
 {
   struct bx_allow *allow = NULL;
   cleanup_error bx_error err = NULL;
-  ck_assert_int_eq (bx_allow_parse ("*.example,exact.org", &allow, &err), 0);
+  ck_assert_int_eq (bx_allow_parse ("*.example,exact.org,ports.test:8443,any.test:*", &allow, &err),
+                    0);
   struct bx_egress_config config = bx_egress_default_config ();
   config.handshake_ms = handshake_ms;
   config.connect_ms = 1000;
@@ -67,6 +68,8 @@ setup (void)
   const char *public1[] = { "93.184.216.34" };
   bx_dial_fake_add (fake, "allowed.example", public1, 1);
   bx_dial_fake_add (fake, "exact.org", public1, 1);
+  bx_dial_fake_add (fake, "ports.test", public1, 1);
+  bx_dial_fake_add (fake, "any.test", public1, 1);
   const char *mixed[] = { "10.0.0.1", "127.0.0.1", "::1", "100.64.0.1", "93.184.216.35" };
   bx_dial_fake_add (fake, "mixed.example", mixed, 5);
   const char *private[]
@@ -317,9 +320,12 @@ END_TEST
 
 START_TEST (test_allow_list_refuses_empty_pieces_and_bad_patterns)
 {
-  const char *bad[] = { "",          ",",      "a.com,", ",a.com",    "a.com,,b.com",
-                        "bad host",  "*.",     "*",      "127.0.0.1", "a.com,0x7f000001",
-                        "*.*.a.com", "a..com", "a.com.", "-a.com",    "a_b.com" };
+  const char *bad[] = { "",           ",",        "a.com,",      ",a.com",     "a.com,,b.com",
+                        "bad host",   "*.",       "*",           "127.0.0.1",  "a.com,0x7f000001",
+                        "*.*.a.com",  "a..com",   "a.com.",      "-a.com",     "a_b.com",
+                        "a.com:",     "a.com:0",  "a.com:65536", "a.com:0443", "a.com:-1",
+                        "a.com:+443", "a.com:**", "a.com:1:2",   "a.com: 443", "127.0.0.1:443",
+                        ":443",       "*:443" };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
     {
       struct bx_allow *allow = NULL;
@@ -336,14 +342,34 @@ START_TEST (test_allow_list_permits_its_hosts_without_regard_to_case)
   struct bx_allow *allow = NULL;
   cleanup_error bx_error err = NULL;
   ck_assert_int_eq (bx_allow_parse ("Example.com,*.wikipedia.org", &allow, &err), 0);
-  ck_assert (bx_allow_permits (allow, "example.com"));
-  ck_assert (bx_allow_permits (allow, "EXAMPLE.COM"));
-  ck_assert (bx_allow_permits (allow, "en.Wikipedia.org"));
-  ck_assert (bx_allow_permits (allow, "a.b.wikipedia.org"));
-  ck_assert (!bx_allow_permits (allow, "wikipedia.org"));
-  ck_assert (!bx_allow_permits (allow, "www.example.com"));
-  ck_assert (!bx_allow_permits (allow, "example.com.evil.net"));
-  ck_assert (!bx_allow_permits (allow, "127.0.0.1"));
+  ck_assert (bx_allow_permits (allow, "example.com", 443));
+  ck_assert (bx_allow_permits (allow, "EXAMPLE.COM", 443));
+  ck_assert (bx_allow_permits (allow, "en.Wikipedia.org", 443));
+  ck_assert (bx_allow_permits (allow, "a.b.wikipedia.org", 443));
+  ck_assert (!bx_allow_permits (allow, "wikipedia.org", 443));
+  ck_assert (!bx_allow_permits (allow, "www.example.com", 443));
+  ck_assert (!bx_allow_permits (allow, "example.com.evil.net", 443));
+  ck_assert (!bx_allow_permits (allow, "127.0.0.1", 443));
+  bx_allow_free (allow);
+}
+END_TEST
+
+START_TEST (test_allow_list_permits_port_443_unless_a_pattern_names_its_ports)
+{
+  struct bx_allow *allow = NULL;
+  cleanup_error bx_error err = NULL;
+  ck_assert_int_eq (bx_allow_parse ("plain.com,git.example:8443,*.registry.test:*", &allow, &err),
+                    0);
+  ck_assert (bx_allow_permits (allow, "plain.com", 443));
+  ck_assert (!bx_allow_permits (allow, "plain.com", 80));
+  ck_assert (!bx_allow_permits (allow, "plain.com", 8443));
+  ck_assert (bx_allow_permits (allow, "git.example", 8443));
+  ck_assert (!bx_allow_permits (allow, "git.example", 443));
+  ck_assert (bx_allow_permits (allow, "a.registry.test", 1));
+  ck_assert (bx_allow_permits (allow, "a.registry.test", 443));
+  ck_assert (bx_allow_permits (allow, "a.registry.test", 65535));
+  ck_assert (!bx_allow_permits (allow, "a.registry.test", 0));
+  ck_assert (!bx_allow_permits (allow, "registry.test", 443));
   bx_allow_free (allow);
 }
 END_TEST
@@ -548,6 +574,41 @@ START_TEST (test_a_port_other_than_443_is_refused_with_2)
       expect_refusal (fd, BX_SOCKS_NOT_ALLOWED);
     }
   ck_assert_uint_eq (bx_dial_fake_resolves (fake), 0);
+}
+END_TEST
+
+START_TEST (test_a_pattern_with_a_port_lets_that_port_through_and_no_other)
+{
+  const uint16_t refused[] = { 443, 80, 0, 8444 };
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+    {
+      int fd = open_conn ();
+      greet (fd);
+      ask (fd, "ports.test", 10, refused[i]);
+      expect_refusal (fd, BX_SOCKS_NOT_ALLOWED);
+    }
+  ck_assert_uint_eq (bx_dial_fake_resolves (fake), 0);
+  int fd = open_conn ();
+  greet (fd);
+  ask (fd, "ports.test", 10, 8443);
+  expect_reply (fd, BX_SOCKS_SUCCEEDED);
+}
+END_TEST
+
+START_TEST (test_a_pattern_with_any_port_lets_every_port_but_0_through)
+{
+  const uint16_t ports[] = { 1, 80, 443, 65535 };
+  for (size_t i = 0; i < sizeof ports / sizeof *ports; i++)
+    {
+      int fd = open_conn ();
+      greet (fd);
+      ask (fd, "any.test", 8, ports[i]);
+      expect_reply (fd, BX_SOCKS_SUCCEEDED);
+    }
+  int fd = open_conn ();
+  greet (fd);
+  ask (fd, "any.test", 8, 0);
+  expect_refusal (fd, BX_SOCKS_NOT_ALLOWED);
 }
 END_TEST
 
@@ -1037,6 +1098,7 @@ egress_suite (void)
   tcase_add_test (tc, test_each_reply_is_recorded_with_host_port_code_and_address);
   tcase_add_test (tc, test_records_stop_at_the_maximum);
   tcase_add_test (tc, test_allow_list_permits_its_hosts_without_regard_to_case);
+  tcase_add_test (tc, test_allow_list_permits_port_443_unless_a_pattern_names_its_ports);
   tcase_add_test (tc, test_a_greeting_of_another_version_closes_without_a_reply);
   tcase_add_test (tc, test_methods_without_no_authentication_are_answered_ff_then_closed);
   tcase_add_test (tc, test_an_empty_method_list_is_answered_ff);
@@ -1052,6 +1114,8 @@ egress_suite (void)
   tcase_add_test (tc, test_a_name_cut_short_closes_without_a_reply);
   tcase_add_test (tc, test_a_missing_port_closes_without_a_reply);
   tcase_add_test (tc, test_a_port_other_than_443_is_refused_with_2);
+  tcase_add_test (tc, test_a_pattern_with_a_port_lets_that_port_through_and_no_other);
+  tcase_add_test (tc, test_a_pattern_with_any_port_lets_every_port_but_0_through);
   tcase_add_test (tc, test_a_name_not_granted_is_refused_with_2_and_never_looked_up);
   tcase_add_test (tc, test_names_are_matched_without_regard_to_case);
   tcase_add_test (tc, test_ip_literals_as_names_are_refused_with_2_before_any_lookup);

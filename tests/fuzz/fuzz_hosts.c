@@ -116,6 +116,26 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
           else
             CHECK (strcasecmp (host, pattern) == 0);
         }
+      /* A pattern with a port allows what its host part matches, on its port only. */
+      static const unsigned ports[] = { 0, 1, 80, 443, 8443, 65535, 65536 };
+      for (size_t i = 0; i < sizeof ports / sizeof *ports; i++)
+        if (bx_host_port_matches (pattern, host, ports[i]))
+          {
+            unsigned port = ports[i];
+            CHECK (bx_valid_host_port_pattern (pattern) && port >= 1 && port <= 65535);
+            char *colon = strrchr (pattern, ':');
+            if (colon == NULL)
+              CHECK (port == BX_HOST_DEFAULT_PORT && bx_host_matches (pattern, host));
+            else
+              {
+                *colon = '\0';
+                CHECK (bx_host_matches (pattern, host));
+                CHECK (strcmp (colon + 1, "*") == 0 || (unsigned)atoi (colon + 1) == port);
+                *colon = ':';
+              }
+          }
+      if (bx_valid_host_port_pattern (pattern))
+        CHECK (strchr (pattern, ':') != NULL || bx_valid_host_pattern (pattern));
     }
   free (s);
   return 0;

@@ -366,6 +366,143 @@ START_TEST (test_host_matches_a_253_character_name_below_a_pattern)
 }
 END_TEST
 
+static const struct
+{
+  const char *pattern;
+  bool valid;
+} port_pattern_table[] = {
+  { "example.com", true },
+  { "*.example.com", true },
+  { "example.com:443", true },
+  { "example.com:1", true },
+  { "example.com:8443", true },
+  { "example.com:65535", true },
+  { "example.com:*", true },
+  { "*.example.com:*", true },
+  { "*.example.com:9418", true },
+  { "EXAMPLE.COM:80", true },
+  { "localhost:5000", true },
+  { "example.com:", false },
+  { "example.com:0", false },
+  { "example.com:00", false },
+  { "example.com:0443", false },
+  { "example.com:65536", false },
+  { "example.com:99999", false },
+  { "example.com:100000", false },
+  { "example.com:-1", false },
+  { "example.com:+443", false },
+  { "example.com: 443", false },
+  { "example.com:443 ", false },
+  { "example.com:4a3", false },
+  { "example.com:0x1bb", false },
+  { "example.com:**", false },
+  { "example.com:*1", false },
+  { "example.com:1:2", false },
+  { "example.com::443", false },
+  { ":443", false },
+  { ":*", false },
+  { "*:443", false },
+  { "*.:443", false },
+  { "127.0.0.1:443", false },
+  { "0x7f000001:80", false },
+  { "[::1]:443", false },
+  { "::1", false },
+  { "example.com.:443", false },
+  { "", false },
+};
+
+static int
+port_pattern_row (size_t row)
+{
+  EXPECT (bx_valid_host_port_pattern (port_pattern_table[row].pattern)
+              == port_pattern_table[row].valid,
+          "bx_valid_host_port_pattern (\"%s\") should be %s", port_pattern_table[row].pattern,
+          port_pattern_table[row].valid ? "true" : "false");
+  return 0;
+}
+
+START_TEST (test_valid_host_port_pattern_follows_the_table)
+{
+  RUN_TABLE (port_pattern_table, port_pattern_row);
+  ck_assert (!bx_valid_host_port_pattern (NULL));
+  ck_assert (!bx_host_port_matches (NULL, "example.com", 443));
+  ck_assert (!bx_host_port_matches ("example.com", NULL, 443));
+}
+END_TEST
+
+static const struct
+{
+  const char *pattern;
+  const char *host;
+  unsigned port;
+  bool match;
+} port_match_table[] = {
+  /* No port written: 443 only, as before ports existed. */
+  { "example.com", "example.com", 443, true },
+  { "example.com", "example.com", 80, false },
+  { "example.com", "example.com", 8443, false },
+  { "*.example.com", "a.example.com", 443, true },
+  { "*.example.com", "a.example.com", 444, false },
+  /* One port. */
+  { "example.com:8443", "example.com", 8443, true },
+  { "example.com:8443", "EXAMPLE.com", 8443, true },
+  { "example.com:8443", "example.com", 443, false },
+  { "example.com:8443", "example.com", 84, false },
+  { "example.com:8443", "example.com", 84430, false },
+  { "example.com:443", "example.com", 443, true },
+  { "example.com:1", "example.com", 1, true },
+  { "example.com:65535", "example.com", 65535, true },
+  { "*.example.com:9418", "git.example.com", 9418, true },
+  { "*.example.com:9418", "example.com", 9418, false },
+  /* Every port, never port 0 or past 65535. */
+  { "example.com:*", "example.com", 1, true },
+  { "example.com:*", "example.com", 443, true },
+  { "example.com:*", "example.com", 65535, true },
+  { "example.com:*", "example.com", 0, false },
+  { "example.com:*", "example.com", 65536, false },
+  { "example.com:*", "www.example.com", 443, false },
+  { "*.example.com:*", "www.example.com", 22, true },
+  /* The host part follows the host rules: no address, wherever the port is. */
+  { "example.com:*", "127.0.0.1", 443, false },
+  { "example.com:*", "example.com:443", 443, false },
+  { "example.com:0443", "example.com", 443, false },
+  { "example.com:", "example.com", 443, false },
+  { "", "example.com", 443, false },
+};
+
+static int
+port_match_row (size_t row)
+{
+  EXPECT (bx_host_port_matches (port_match_table[row].pattern, port_match_table[row].host,
+                                port_match_table[row].port)
+              == port_match_table[row].match,
+          "bx_host_port_matches (\"%s\", \"%s\", %u) should be %s", port_match_table[row].pattern,
+          port_match_table[row].host, port_match_table[row].port,
+          port_match_table[row].match ? "true" : "false");
+  return 0;
+}
+
+START_TEST (test_host_port_matches_follows_the_table)
+{
+  RUN_TABLE (port_match_table, port_match_row);
+}
+END_TEST
+
+START_TEST (test_a_port_pattern_of_the_longest_host_is_valid_and_one_longer_is_not)
+{
+  char *l63 = repeat ('a', 63), *l61 = repeat ('b', 61);
+  char pattern[400];
+  /* "*." + 253 characters + ":65535" */
+  snprintf (pattern, sizeof pattern, "*.%s.%s.%s.%s:65535", l63, l63, l63, l61);
+  ck_assert_uint_eq (strlen (pattern), BX_HOST_PORT_PATTERN_MAX);
+  ck_assert (bx_valid_host_port_pattern (pattern));
+  snprintf (pattern, sizeof pattern, "*.%s.%s.%s.%sb:65535", l63, l63, l63, l61);
+  ck_assert (!bx_valid_host_port_pattern (pattern));
+  free (l63);
+  free (l61);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -382,6 +519,9 @@ main (void)
   tcase_add_test (tc, test_valid_host_pattern_follows_the_table);
   tcase_add_test (tc, test_host_matches_follows_the_table);
   tcase_add_test (tc, test_host_matches_a_253_character_name_below_a_pattern);
+  tcase_add_test (tc, test_valid_host_port_pattern_follows_the_table);
+  tcase_add_test (tc, test_host_port_matches_follows_the_table);
+  tcase_add_test (tc, test_a_port_pattern_of_the_longest_host_is_valid_and_one_longer_is_not);
   suite_add_tcase (s, tc);
   SRunner *sr = srunner_create (s);
   srunner_run_all (sr, CK_NORMAL);

@@ -115,7 +115,8 @@ struct bx_host
   const char *(*spec_mount_path) (const bx_run_spec *spec, size_t index);
   int (*spec_mount_writable) (const bx_run_spec *spec, size_t index);
   /* Network: 0 means none at all (every tool but http_fetch); 1 means the call may reach
-   * exactly the host patterns listed, on port 443, at public addresses. */
+   * exactly the host patterns listed (docs/hosts.md: "host" for port 443, "host:PORT",
+   * "host:*" for every port), at public addresses. */
   int (*spec_has_egress) (const bx_run_spec *spec);
   size_t (*spec_egress_count) (const bx_run_spec *spec);
   const char *(*spec_egress_host) (const bx_run_spec *spec, size_t index);

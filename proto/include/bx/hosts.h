@@ -8,7 +8,9 @@
  *     inet_aton or inet_pton would read as an address;
  *   - compared without regard to case;
  *   - a pattern is a host, or "*." followed by a host; "*.example.com" matches every name
- *     below example.com at any depth, never example.com itself.
+ *     below example.com at any depth, never example.com itself;
+ *   - a grant's host may name its ports: "pattern" (port 443 only), "pattern:PORT" (that
+ *     port, 1 to 65535, decimal without a leading zero) or "pattern:*" (every port).
  */
 #ifndef BX_HOSTS_H
 #define BX_HOSTS_H
@@ -26,5 +28,19 @@ bool bx_valid_host_pattern (const char *pattern);
 
 /* True when HOST is a valid host and PATTERN (a valid pattern) matches it. */
 bool bx_host_matches (const char *pattern, const char *host);
+
+/* The port a host pattern without ":PORT" allows, and a URL without a port names. */
+#define BX_HOST_DEFAULT_PORT 443
+/* The longest "pattern:PORT": "*." and a host, ':' and five digits. */
+#define BX_HOST_PORT_PATTERN_MAX (BX_HOST_MAX + 8)
+
+/* A pattern, alone (port 443) or followed by ":PORT" or ":*". */
+bool bx_valid_host_port_pattern (const char *pattern);
+/* True when HOST is a valid host, PORT is 1 to 65535, and PATTERN (a valid host and port
+ * pattern) allows both. */
+bool bx_host_port_matches (const char *pattern, const char *host, unsigned port);
+/* Reads "PORT" (LEN bytes): decimal, 1 to 65535, no sign, no leading zero.  0 when it is not
+ * a port. */
+unsigned bx_port_parse (const char *text, size_t len);
 
 #endif
