@@ -19,9 +19,9 @@
 struct bx_audit
 {
   pthread_mutex_t lock;
-  int fd;     /* -1 when a reopen failed: every write fails */
-  bool owned; /* false for standard error */
-  char *path; /* NULL for standard error */
+  int fd;                           /* -1 when a reopen failed: every write fails */
+  bool owned;                       /* false for standard error */
+  char *path;                       /* NULL for standard error */
   char prev[BX_AUDIT_HASH_HEX + 1]; /* the hash of the last line written */
 };
 
@@ -204,6 +204,13 @@ bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
                                     "waited_ms", (json_int_t)r->approval->waited_ms));
   if (r->egress != NULL)
     json_object_set (o, "egress", (json_t *)r->egress);
+  if (r->n_allow_private > 0)
+    {
+      json_t *ranges = json_array ();
+      for (size_t i = 0; i < r->n_allow_private; i++)
+        json_array_append_new (ranges, json_string (r->allow_private[i]));
+      json_object_set_new (o, "allow_private", ranges);
+    }
   /* Strings from a client are valid UTF-8 (jansson checked them); a NULL here would only be
    * an allocation failure, which bx_x* elsewhere turns into an abort too. */
   char *line = json_dumps (o, JSON_COMPACT | JSON_PRESERVE_ORDER);

@@ -10,7 +10,8 @@
  * write_file's content never ("content_bytes" gives its size), a command's first 200 bytes.
  * Each line is one write(2) under a mutex, to a file opened with O_APPEND or to standard
  * error, so lines from concurrent calls never interleave, and each carries the hash of the
- * line before it (bx/audit_chain.h).
+ * line before it (bx/audit_chain.h).  A call whose egress may reach private ranges lists
+ * them: "allow_private":["10.0.0.0/8"].
  *
  * Fail closed: bx_audit_write says whether the line is in the log, and a call whose line is
  * not does not run (or, once it has run, its result is withheld). */
@@ -56,6 +57,10 @@ struct bx_audit_record
   /* A call that waited for approval (broker/approvals.h); NULL otherwise.  Logged as
    * "approval": {"id", "state", "approver_uid", "waited_ms"}. */
   const struct bx_audit_approval *approval;
+  /* An allowed call whose egress may reach these private ranges (the grant's
+   * allow_private); logged as "allow_private" only when there are some. */
+  const char *const *allow_private;
+  size_t n_allow_private;
 };
 
 struct bx_audit_approval

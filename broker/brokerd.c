@@ -122,6 +122,12 @@ print_summary (const struct bx_config *cfg, struct bx_module *module)
           for (size_t k = 0; k < g->n_hosts; k++)
             printf ("%s %s", k ? "," : "", g->hosts[k]);
         }
+      if (g->n_private > 0)
+        {
+          printf (", private addresses in");
+          for (size_t k = 0; k < g->n_private; k++)
+            printf ("%s %s", k ? "," : "", g->private_ranges[k]);
+        }
       printf ("; class %s, %s", bx_class_name (g->class), g->untrusted ? "untrusted" : "trusted");
       if (g->approval != BX_APPROVAL_NEVER)
         printf ("; approval %s within %llds",

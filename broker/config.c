@@ -14,6 +14,7 @@
 #include <yaml.h>
 
 #include "bx/cleanup.h"
+#include "bx/cidr.h"
 #include "bx/hosts.h"
 
 #include "config.h"
@@ -484,7 +485,8 @@ static void
 parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g)
 {
   static const char *const known[]
-      = { "tools", "paths", "hosts", "class", "untrusted", "approval", "approval_timeout", NULL };
+      = { "tools",         "paths", "hosts", "class", "untrusted", "approval", "approval_timeout",
+          "allow_private", NULL };
   enum
   {
     K_TOOLS,
@@ -494,6 +496,7 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
     K_UNTRUSTED,
     K_APPROVAL,
     K_APPROVAL_TIMEOUT,
+    K_PRIVATE,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
@@ -595,6 +598,25 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
       }
     }
 
+  if (v[K_PRIVATE] != NULL && list_of (w, v[K_PRIVATE], "allow_private", "address ranges"))
+    {
+      size_t n = (size_t)(v[K_PRIVATE]->data.sequence.items.top
+                          - v[K_PRIVATE]->data.sequence.items.start);
+      g->private_ranges = bx_xzalloc ((n + 1) * sizeof *g->private_ranges);
+      FOR_ITEMS (w, v[K_PRIVATE], item)
+      {
+        const char *range = string_of (w, item, "allow_private", "an address range");
+        struct bx_cidr cidr;
+        const char *why = NULL;
+        if (range == NULL)
+          continue;
+        if (bx_cidr_parse (range, &cidr, &why) < 0)
+          problem (w, item, "allow_private range \"%s\" is refused: %s", range, why);
+        else
+          g->private_ranges[g->n_private++] = bx_xstrdup (range);
+      }
+    }
+
   if (v[K_CLASS] != NULL)
     {
       const char *name = string_of (w, v[K_CLASS], "class", "public, internal, private or secret");
@@ -629,6 +651,9 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
              what);
   if (!fetch && v[K_HOSTS] != NULL)
     problem (w, keys[K_HOSTS], "\"hosts\" has no effect: %s does not list http_fetch", what);
+  if (!fetch && v[K_PRIVATE] != NULL)
+    problem (w, keys[K_PRIVATE], "\"allow_private\" has no effect: %s does not list http_fetch",
+             what);
 }
 
 static void
@@ -1002,6 +1027,7 @@ bx_config_free (struct bx_config *cfg)
     {
       free_strings (cfg->grants[i].paths, cfg->grants[i].n_paths);
       free_strings (cfg->grants[i].hosts, cfg->grants[i].n_hosts);
+      free_strings (cfg->grants[i].private_ranges, cfg->grants[i].n_private);
     }
   free (cfg->grants);
   free (cfg->audit);

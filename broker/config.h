@@ -55,6 +55,8 @@ struct bx_grant
   size_t n_paths;
   char **hosts; /* host patterns (bx_valid_host_port_pattern), lowercase, in file order */
   size_t n_hosts;
+  char **private_ranges; /* allow_private: address ranges (bx_cidr_parse), in file order */
+  size_t n_private;
   enum bx_data_class class;
   bool untrusted;
   enum bx_approval approval;

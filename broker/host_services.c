@@ -588,6 +588,8 @@ bx_host_services_init (struct bx_host_services *services, const char *module_nam
   h->option_bool = host_option_bool;
   h->option_list = host_option_list;
   h->home = services->home;
+  h->spec_egress_private_count = bx_run_spec_egress_private_count;
+  h->spec_egress_private = bx_run_spec_egress_private;
 }
 
 void

@@ -23,6 +23,8 @@ struct bx_run_spec
   bool has_egress; /* false: no network at all */
   char **egress;
   size_t egress_count;
+  char **private_ranges; /* allow_private */
+  size_t private_count;
   char *call;
   char *session;
 };
@@ -63,6 +65,18 @@ bx_run_spec_set_egress (bx_run_spec *spec, const char *const *hosts, size_t coun
 }
 
 void
+bx_run_spec_set_egress_private (bx_run_spec *spec, const char *const *ranges, size_t count)
+{
+  for (size_t i = 0; i < spec->private_count; i++)
+    free (spec->private_ranges[i]);
+  free (spec->private_ranges);
+  spec->private_ranges = bx_xzalloc ((count + 1) * sizeof (char *));
+  for (size_t i = 0; i < count; i++)
+    spec->private_ranges[i] = bx_xstrdup (ranges[i]);
+  spec->private_count = count;
+}
+
+void
 bx_run_spec_free (bx_run_spec *spec)
 {
   if (spec == NULL)
@@ -74,6 +88,9 @@ bx_run_spec_free (bx_run_spec *spec)
   for (size_t i = 0; i < spec->egress_count; i++)
     free (spec->egress[i]);
   free (spec->egress);
+  for (size_t i = 0; i < spec->private_count; i++)
+    free (spec->private_ranges[i]);
+  free (spec->private_ranges);
   free (spec->call);
   free (spec->session);
   free (spec);
@@ -157,4 +174,18 @@ const char *
 bx_run_spec_session (const bx_run_spec *spec)
 {
   return spec == NULL ? NULL : spec->session;
+}
+
+size_t
+bx_run_spec_egress_private_count (const bx_run_spec *spec)
+{
+  return spec == NULL || !spec->has_egress ? 0 : spec->private_count;
+}
+
+const char *
+bx_run_spec_egress_private (const bx_run_spec *spec, size_t index)
+{
+  if (index >= bx_run_spec_egress_private_count (spec))
+    return NULL;
+  return spec->private_ranges[index];
 }

@@ -17,6 +17,8 @@ bx_run_spec *bx_run_spec_new (enum bx_tool tool, const char *arguments_json, siz
 void bx_run_spec_add_mount (bx_run_spec *spec, const char *path, bool writable);
 /* Gives the spec network to exactly these host patterns (http_fetch only). */
 void bx_run_spec_set_egress (bx_run_spec *spec, const char *const *hosts, size_t count);
+/* The allow_private ranges that go with the egress hosts. */
+void bx_run_spec_set_egress_private (bx_run_spec *spec, const char *const *ranges, size_t count);
 void bx_run_spec_free (bx_run_spec *spec);
 
 /* The readers behind bx_host.spec_* (host_services.c hands these to modules).  An index out
@@ -30,6 +32,8 @@ int bx_run_spec_mount_writable (const bx_run_spec *spec, size_t index);
 int bx_run_spec_has_egress (const bx_run_spec *spec);
 size_t bx_run_spec_egress_count (const bx_run_spec *spec);
 const char *bx_run_spec_egress_host (const bx_run_spec *spec, size_t index);
+size_t bx_run_spec_egress_private_count (const bx_run_spec *spec);
+const char *bx_run_spec_egress_private (const bx_run_spec *spec, size_t index);
 const char *bx_run_spec_call (const bx_run_spec *spec);
 const char *bx_run_spec_session (const bx_run_spec *spec);
 

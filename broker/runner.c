@@ -36,6 +36,7 @@ bx_runner_spec (const struct bx_decision *d, const char *call, const char *sessi
       break;
     case BX_TOOL_HTTP_FETCH:
       bx_run_spec_set_egress (spec, (const char *const *)g->hosts, g->n_hosts);
+      bx_run_spec_set_egress_private (spec, (const char *const *)g->private_ranges, g->n_private);
       break;
     }
   return spec;

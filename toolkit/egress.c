@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bx/addr.h"
+#include "bx/cidr.h"
 #include "bx/cleanup.h"
 #include "bx/deadline.h"
 #include "bx/hosts.h"
@@ -31,6 +32,8 @@ struct bx_allow
 {
   size_t n;
   char **patterns;
+  size_t n_private;
+  struct bx_cidr *ranges;
 };
 
 void
@@ -41,6 +44,7 @@ bx_allow_free (struct bx_allow *allow)
   for (size_t i = 0; i < allow->n; i++)
     free (allow->patterns[i]);
   free (allow->patterns);
+  free (allow->ranges);
   free (allow);
 }
 
@@ -87,6 +91,57 @@ bx_allow_permits (const struct bx_allow *allow, const char *host, unsigned port)
     return false;
   for (size_t i = 0; i < allow->n; i++)
     if (bx_host_port_matches (allow->patterns[i], host, port))
+      return true;
+  return false;
+}
+
+int
+bx_allow_parse_private (struct bx_allow *allow, const char *list, bx_error *err)
+{
+  size_t pieces = 1;
+  for (const char *c = list; *c; c++)
+    pieces += *c == ',';
+  struct bx_cidr *ranges = bx_xzalloc (pieces * sizeof *ranges);
+  size_t n = 0;
+  const char *start = list;
+  for (;;)
+    {
+      const char *end = strchrnul (start, ',');
+      size_t len = (size_t)(end - start);
+      char piece[BX_CIDR_TEXT_MAX + 1];
+      const char *why = len == 0 ? "an empty range" : "too long";
+      bool ok = len >= 1 && len <= BX_CIDR_TEXT_MAX;
+      if (ok)
+        {
+          memcpy (piece, start, len);
+          piece[len] = '\0';
+          ok = bx_cidr_parse (piece, &ranges[n], &why) == 0;
+        }
+      if (!ok)
+        {
+          free (ranges);
+          int shown = len > BX_CIDR_TEXT_MAX ? BX_CIDR_TEXT_MAX : (int)len;
+          return bx_error_setc (err, EINVAL, "not an address range: \"%.*s\": %s", shown, start,
+                                why);
+        }
+      n++;
+      if (*end == '\0')
+        break;
+      start = end + 1;
+    }
+  free (allow->ranges);
+  allow->ranges = ranges;
+  allow->n_private = n;
+  return 0;
+}
+
+bool
+bx_allow_address (const struct bx_allow *allow, const struct sockaddr *addr)
+{
+  if (bx_is_public (addr))
+    return true;
+  for (size_t i = 0; i < allow->n_private; i++)
+    if (bx_cidr_contains (&allow->ranges[i], addr))
       return true;
   return false;
 }
@@ -462,13 +517,14 @@ handshake (struct bx_egress *proxy, int client, struct bx_egress_conn *conn)
   if (!bx_valid_host_n (name, len) || !bx_allow_permits (proxy->allow, name, port))
     return refuse_as (conn, client, BX_SOCKS_NOT_ALLOWED);
 
-  /* 9. resolve before the deadline; the first public address, the others never tried. */
+  /* 9. resolve before the deadline; the first public address (or one in a range of
+   * --allow-private), the others never tried. */
   struct bx_dial_addrs addrs;
   if (resolve_before (proxy->dial, name, port, deadline, &addrs) < 0)
     return refuse_as (conn, client, BX_SOCKS_HOST_UNREACHABLE);
   const struct bx_dial_addr *chosen = NULL;
   for (size_t i = 0; i < addrs.n && i < BX_DIAL_MAX_ADDRS && chosen == NULL; i++)
-    if (bx_is_public ((const struct sockaddr *)&addrs.a[i].ss))
+    if (bx_allow_address (proxy->allow, (const struct sockaddr *)&addrs.a[i].ss))
       chosen = &addrs.a[i];
   if (chosen == NULL)
     return refuse_as (conn, client, BX_SOCKS_HOST_UNREACHABLE);

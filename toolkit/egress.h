@@ -34,6 +34,12 @@ int bx_allow_parse (const char *list, struct bx_allow **out, bx_error *err);
 /* HOST is a valid host and some pattern allows it (without regard to case) on PORT. */
 bool bx_allow_permits (const struct bx_allow *allow, const char *host, unsigned port);
 void bx_allow_free (struct bx_allow *allow);
+/* The --allow-private list: address ranges (bx_cidr_parse) separated by ',', which the proxy
+ * may reach besides public addresses.  Adds them to ALLOW; an empty piece or a range
+ * bx_cidr_parse refuses is an error. */
+int bx_allow_parse_private (struct bx_allow *allow, const char *list, bx_error *err);
+/* ADDR is public, or lies in one of the private ranges. */
+bool bx_allow_address (const struct bx_allow *allow, const struct sockaddr *addr);
 
 /* How the copy after the handshake moves bytes (egress_copy.c). */
 enum bx_egress_copy

@@ -1,4 +1,5 @@
 /* toolkit egress-proxy --socket <path> --allow <pattern>[,<pattern>...]
+ *                     [--allow-private <range>[,<range>...]]
  *
  * The connection records (egress.h) go to egress-records in the socket's folder. */
 #include "egress_main.h"
@@ -17,10 +18,12 @@
 int
 bx_egress_proxy_main (int argc, char **argv)
 {
-  /* Exactly this form, in this order; any other list starting with egress-proxy is not the
-   * proxy's, and is answered as the tool form answers a name it does not know. */
-  if (argc != 6 || strcmp (argv[1], "egress-proxy") != 0 || strcmp (argv[2], "--socket") != 0
-      || strcmp (argv[4], "--allow") != 0)
+  /* Exactly this form (the private ranges optional), in this order; any other list starting with
+   * egress-proxy is not the proxy's, and is answered as the tool form answers a name it does not
+   * know. */
+  if ((argc != 6 && argc != 8) || strcmp (argv[1], "egress-proxy") != 0
+      || strcmp (argv[2], "--socket") != 0 || strcmp (argv[4], "--allow") != 0
+      || (argc == 8 && strcmp (argv[6], "--allow-private") != 0))
     {
       fprintf (stderr, "toolkit: unknown tool \"%s\"\n", argc > 1 ? argv[1] : "");
       return 2;
@@ -32,6 +35,12 @@ bx_egress_proxy_main (int argc, char **argv)
   if (bx_allow_parse (argv[5], &allow, &err) < 0)
     {
       fprintf (stderr, "toolkit: egress-proxy: --allow: %s\n", bx_error_msg (err));
+      return 2;
+    }
+  if (argc == 8 && bx_allow_parse_private (allow, argv[7], &err) < 0)
+    {
+      bx_allow_free (allow);
+      fprintf (stderr, "toolkit: egress-proxy: --allow-private: %s\n", bx_error_msg (err));
       return 2;
     }
   cleanup_close int listener = bx_egress_listen (path, &err);
@@ -46,8 +55,7 @@ bx_egress_proxy_main (int argc, char **argv)
    * audit trail must not miss one). */
   const char *slash = strrchr (path, '/');
   cleanup_free char *records_path
-      = bx_xasprintf ("%.*s%s", slash ? (int)(slash - path + 1) : 0, path,
-                      BX_EGRESS_RECORDS_FILE);
+      = bx_xasprintf ("%.*s%s", slash ? (int)(slash - path + 1) : 0, path, BX_EGRESS_RECORDS_FILE);
   cleanup_close int records
       = open (records_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (records < 0)

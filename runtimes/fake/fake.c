@@ -1,7 +1,8 @@
 /* fake.so: a runtime module for tests.  Its options choose the answer:
  *
  *   mode: echo          output is the whole spec as JSON (tool, arguments as text and
- *                       parsed, mounts with writability, egress or null, call, session,
+ *                       parsed, mounts with writability, egress or null, egress_private
+ *                       (the allow_private ranges), call, session,
  *                       home), plus in_flight and max_in_flight so a test can prove that
  *                       runs overlap
  *   mode: fixed         output is `content` (repeated `repeat` times), marked truncated
@@ -136,13 +137,19 @@ echo_spec (struct fake *f, const bx_run_spec *spec, int in_flight)
         json_array_append_new (egress, nullable_string (h->spec_egress_host (spec, i)));
     }
 
-  return json_pack ("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i}", "tool",
+  json_t *ranges = json_array ();
+  size_t np = BX_HOST_HAS (h, spec_egress_private) ? h->spec_egress_private_count (spec) : 0;
+  for (size_t i = 0; i < np; i++)
+    json_array_append_new (ranges, nullable_string (h->spec_egress_private (spec, i)));
+
+  return json_pack ("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i}", "tool",
                     nullable_string (h->spec_tool (spec)), "arguments_text",
                     arguments != NULL ? json_stringn (arguments, len) : json_null (), "arguments",
                     parsed != NULL ? parsed : json_null (), "mounts", mounts, "egress", egress,
-                    "call", nullable_string (h->spec_call (spec)), "session",
-                    nullable_string (h->spec_session (spec)), "home", nullable_string (h->home),
-                    "in_flight", in_flight, "max_in_flight", atomic_load (&f->max_in_flight));
+                    "egress_private", ranges, "call", nullable_string (h->spec_call (spec)),
+                    "session", nullable_string (h->spec_session (spec)), "home",
+                    nullable_string (h->home), "in_flight", in_flight, "max_in_flight",
+                    atomic_load (&f->max_in_flight));
 }
 
 static enum bx_run_status

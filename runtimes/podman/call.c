@@ -267,6 +267,12 @@ start_proxy (struct bx_podman_instance *inst, const bx_run_spec *spec, const cha
     hosts[i] = host->spec_egress_host (spec, i);
   char **argv = bx_podman_argv_proxy (&inst->cfg, name, egress_dir, hosts, count);
   free (hosts);
+  size_t n_private = bx_podman_private_count (host, spec);
+  const char **ranges = bx_podman_xmalloc ((n_private + 1) * sizeof (char *));
+  for (size_t i = 0; i < n_private; i++)
+    ranges[i] = host->spec_egress_private (spec, i);
+  argv = bx_podman_argv_add_private (argv, ranges, n_private);
+  free (ranges);
 
   struct bx_podman_outcome o;
   run_helper (inst, argv, &o);
@@ -461,6 +467,12 @@ bx_podman_call_run (struct bx_podman_instance *inst, const bx_run_spec *spec, bx
                      h ? h : "(null)");
           ok = false;
         }
+    }
+
+  if (host->spec_has_egress (spec) && !bx_podman_private_ok (host, spec))
+    {
+      host->log (host, BX_LOG_ERROR, "%s: cannot pass an allow_private range", name);
+      ok = false;
     }
 
   enum bx_run_status status;

@@ -63,6 +63,14 @@ char **bx_podman_argv_kill (const struct bx_podman_config *cfg, const char *name
 char **bx_podman_argv_rm (const struct bx_podman_config *cfg, const char *name);
 void bx_podman_argv_free (char **argv);
 
+/* ---- egress_private.c: allow_private for the proxy. ---------------------------------------- */
+/* How many private ranges the spec holds (0 from a host older than ABI 1.1). */
+size_t bx_podman_private_count (const struct bx_host *host, const bx_run_spec *spec);
+/* Every range is non-empty text without a comma. */
+bool bx_podman_private_ok (const struct bx_host *host, const bx_run_spec *spec);
+/* ARGV (a proxy list) with `--allow-private R1,R2...` appended; unchanged when COUNT is 0. */
+char **bx_podman_argv_add_private (char **argv, const char *const *ranges, size_t count);
+
 /* ---- name.c ------------------------------------------------------------------------------ */
 #define BX_PODMAN_TOKEN_LEN 12
 /* Fills TOKEN (BX_PODMAN_TOKEN_LEN hex digits and a NUL) from the kernel's random source;

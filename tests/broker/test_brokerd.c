@@ -393,6 +393,8 @@ START_TEST (test_brokerd_decision_table_end_to_end)
   cleanup_free char *he = dump (json_object_get (echo, "egress"));
   ck_assert_str_eq (hm, "[]");
   ck_assert_str_eq (he, "[\"example.com\",\"*.wikipedia.org\"]");
+  cleanup_free char *hp = dump (json_object_get (echo, "egress_private"));
+  ck_assert_str_eq (hp, "[]");
   json_decref (echo);
   json_decref (r);
 
@@ -1013,6 +1015,74 @@ END_TEST
 
 /* ---- The audit log. ------------------------------------------------------------------------ */
 
+/* The final audit lines of AUDIT (every line but the "running" ones), parsed, in order. */
+static size_t
+final_audit_lines (const char *audit, json_t **out, size_t max)
+{
+  cleanup_free char *log = read_text (audit);
+  size_t n = 0;
+  for (char *line = log; *line && n < max;)
+    {
+      char *nl = strchr (line, '\n');
+      ck_assert_ptr_nonnull (nl);
+      *nl = '\0';
+      json_t *j = json_loads (line, 0, NULL);
+      ck_assert_msg (j != NULL, "not a JSON line: %s", line);
+      if (strcmp (json_string_value (json_object_get (j, "outcome")), "running") == 0)
+        json_decref (j);
+      else
+        out[n++] = j;
+      line = nl + 1;
+    }
+  return n;
+}
+
+START_TEST (test_brokerd_passes_allow_private_to_the_module_and_logs_it)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, NULL, NULL);
+  cleanup_free char *text = read_text (b.config);
+  cleanup_free char *more = bx_xasprintf ("%s"
+                                          "  - tools: [http_fetch]\n"
+                                          "    hosts: [\"registry.lan:5000\"]\n"
+                                          "    allow_private: [10.0.0.0/8, \"fd00::/8\"]\n",
+                                          text);
+  write_text (b.config, more);
+  ck_assert_int_eq (broker_run (&b, "--check-config"), 0);
+  cleanup_free char *summary = read_text (b.out);
+  ck_assert_msg (strstr (summary, "grant 4 (line 17): http_fetch from registry.lan:5000, private "
+                                  "addresses in 10.0.0.0/8, fd00::/8; class private, untrusted")
+                     != NULL,
+                 "got: %s", summary);
+  broker_start (&b);
+  json_t *r = call (&b, "http_fetch", "{\"url\": \"https://registry.lan:5000/v2/\"}");
+  json_t *echo = echo_of (r);
+  cleanup_free char *he = dump (json_object_get (echo, "egress"));
+  cleanup_free char *hp = dump (json_object_get (echo, "egress_private"));
+  ck_assert_str_eq (he, "[\"registry.lan:5000\"]");
+  ck_assert_str_eq (hp, "[\"10.0.0.0/8\",\"fd00::/8\"]");
+  json_decref (echo);
+  json_decref (r);
+  /* A grant without allow_private: no private range, and none in its audit line. */
+  json_decref (call (&b, "http_fetch", "{\"url\": \"https://example.com/\"}"));
+  ck_assert_int_eq (broker_stop (&b), 0);
+
+  json_t *finals[4];
+  size_t n = final_audit_lines (b.audit, finals, 4);
+  ck_assert_uint_eq (n, 2);
+  json_t *first = finals[0], *second = finals[1];
+  /* The "running" line of a call with private ranges lists them too. */
+  cleanup_free char *log = read_text (b.audit);
+  ck_assert_ptr_nonnull (strstr (log, "\"outcome\":\"running\""));
+  cleanup_free char *logged = dump (json_object_get (first, "allow_private"));
+  ck_assert_str_eq (logged, "[\"10.0.0.0/8\",\"fd00::/8\"]");
+  ck_assert_ptr_null (json_object_get (second, "allow_private"));
+  json_decref (first);
+  json_decref (second);
+}
+END_TEST
+
 START_TEST (test_brokerd_audit_log_has_one_line_per_call)
 {
   SKIP_WITHOUT_FAKE ();
@@ -1056,9 +1126,9 @@ START_TEST (test_brokerd_audit_log_has_one_line_per_call)
   ck_assert_str_eq (json_string_value (json_object_get (running, "decision")), "allowed");
   json_decref (running);
   static const char *const keys[]
-      = { "time",     "session", "call",   "tool",    "uid",         "pid",
-          "args",     "grant",   "decision", "reason", "outcome",    "duration_ms",
-          "output_bytes", "truncated", "prev" };
+      = { "time",    "session",     "call",         "tool",      "uid",
+          "pid",     "args",        "grant",        "decision",  "reason",
+          "outcome", "duration_ms", "output_bytes", "truncated", "prev" };
   for (size_t i = 0; i < n; i++)
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
       ck_assert_msg (json_object_get (lines[i], keys[k]) != NULL, "line %zu has no %s", i, keys[k]);
@@ -1083,8 +1153,9 @@ START_TEST (test_brokerd_audit_log_has_one_line_per_call)
   cleanup_free char *wpath = bx_xasprintf ("%s/notes/s.txt", b.dir);
   ck_assert_str_eq (json_string_value (json_object_get (args, "path")), wpath);
   ck_assert_uint_eq (json_object_size (args), 1);
-  ck_assert_str_eq (json_string_value (json_object_get (json_object_get (lines[1], "args"), "path")),
-                    "/etc/passwd");
+  ck_assert_str_eq (
+      json_string_value (json_object_get (json_object_get (lines[1], "args"), "path")),
+      "/etc/passwd");
 
   ck_assert (json_is_null (json_object_get (lines[1], "grant")));
   ck_assert_str_eq (json_string_value (json_object_get (lines[1], "decision")), "denied");
@@ -1265,6 +1336,7 @@ main (void)
   tcase_add_test (tc, test_brokerd_sigterm_stops_waiting_after_the_grace_period);
   tcase_add_test (tc, test_brokerd_sighup_reloads_and_keeps_serving);
   tcase_add_test (tc, test_brokerd_audit_log_has_one_line_per_call);
+  tcase_add_test (tc, test_brokerd_passes_allow_private_to_the_module_and_logs_it);
   tcase_add_test (tc, test_brokerd_audit_line_cuts_an_unknown_tools_name);
   tcase_add_test (tc, test_brokerd_check_config_prints_a_summary);
   tcase_add_test (tc, test_brokerd_check_config_prints_errors_and_fails);

@@ -68,7 +68,7 @@ static const struct bad bad_table[] = {
     "t.yaml:1:10: grant 1 is a scalar: expected a mapping" },
   { "unknown key in a grant", G_READ "    paths: [/a]\n    path: [/b]\n",
     "t.yaml:4:5: unknown key \"path\" in grant 1: expected one of tools, paths, hosts, class, "
-    "untrusted, approval, approval_timeout" },
+    "untrusted, approval, approval_timeout, allow_private" },
   { "duplicate key in a grant", G_READ "    paths: [/a]\n    tools: [shell]\n",
     "t.yaml:4:5: duplicate key \"tools\" in grant 1 (first at line 2)" },
   { "relative path", G_READ "    paths: [notes]\n",
@@ -140,6 +140,30 @@ static const struct bad bad_table[] = {
     "grants:\n  - tools: [http_fetch]\n    hosts: [\"localhost:8080\"]\n",
     "t.yaml:3:13: host \"localhost:8080\" can never be reached: the egress proxy connects only "
     "to public addresses" },
+  { "allow_private without http_fetch",
+    "grants:\n  - tools: [shell]\n    allow_private: [10.0.0.0/8]\n",
+    "t.yaml:3:5: \"allow_private\" has no effect: grant 1 does not list http_fetch" },
+  { "allow_private over loopback",
+    "grants:\n  - tools: [http_fetch]\n    hosts: [a.test]\n    allow_private: [10.0.0.0/8, "
+    "127.0.0.0/8]\n",
+    "t.yaml:4:33: allow_private range \"127.0.0.0/8\" is refused: it overlaps the loopback range "
+    "127.0.0.0/8" },
+  { "allow_private over link-local",
+    "grants:\n  - tools: [http_fetch]\n    hosts: [a.test]\n    allow_private: [\"fe80::/10\"]\n",
+    "t.yaml:4:21: allow_private range \"fe80::/10\" is refused: it overlaps the link-local range "
+    "fe80::/10" },
+  { "allow_private wider than written",
+    "grants:\n  - tools: [http_fetch]\n    hosts: [a.test]\n    allow_private: [10.1.0.0/8]\n",
+    "t.yaml:4:21: allow_private range \"10.1.0.0/8\" is refused: it has address bits set below "
+    "its prefix length" },
+  { "allow_private a name",
+    "grants:\n  - tools: [http_fetch]\n    hosts: [a.test]\n    allow_private: [registry.lan]\n",
+    "t.yaml:4:21: allow_private range \"registry.lan\" is refused: expected an IP address, or an "
+    "address and a prefix length such as 10.0.0.0/8" },
+  { "allow_private not a list",
+    "grants:\n  - tools: [http_fetch]\n    hosts: [a.test]\n    allow_private: 10.0.0.0/8\n",
+    "t.yaml:4:20: \"allow_private\" is a scalar: expected a list of address ranges, such as "
+    "[address ranges]" },
   { "unknown class", G_READ "    paths: [/a]\n    class: topsecret\n",
     "t.yaml:4:12: unknown class \"topsecret\": expected public, internal, private or secret" },
   { "untrusted not a bool", G_READ "    paths: [/a]\n    untrusted: maybe\n",
@@ -296,7 +320,7 @@ START_TEST (test_config_reports_errors_in_file_order)
                     "t.yaml:3:12: unknown class \"topsecret\": expected public, internal, private "
                     "or secret\n"
                     "t.yaml:4:5: unknown key \"extra\" in grant 1: expected one of tools, paths, "
-                    "hosts, class, untrusted, approval, approval_timeout");
+                    "hosts, class, untrusted, approval, approval_timeout, allow_private");
 }
 END_TEST
 
@@ -399,6 +423,7 @@ START_TEST (test_config_reads_every_key)
                                     "    untrusted: true\n"
                                     "  - tools: [http_fetch]\n"
                                     "    hosts: [example.org]\n"
+                                    "    allow_private: [10.0.0.0/8, \"fd00::/8\", 192.168.1.5]\n"
                                     "    untrusted: false\n");
   ck_assert_str_eq (cfg->socket, "/run/bx/b.sock");
   ck_assert_uint_eq (cfg->socket_mode, 0600);
@@ -437,6 +462,11 @@ START_TEST (test_config_reads_every_key)
   ck_assert_int_eq (g->class, BX_CLASS_SECRET);
   ck_assert (g->untrusted);
   ck_assert (!cfg->grants[3].untrusted); /* said explicitly */
+  ck_assert_uint_eq (cfg->grants[3].n_private, 3);
+  ck_assert_str_eq (cfg->grants[3].private_ranges[0], "10.0.0.0/8");
+  ck_assert_str_eq (cfg->grants[3].private_ranges[1], "fd00::/8");
+  ck_assert_str_eq (cfg->grants[3].private_ranges[2], "192.168.1.5");
+  ck_assert_uint_eq (cfg->grants[1].n_private, 0);
   bx_config_free (cfg);
 }
 END_TEST

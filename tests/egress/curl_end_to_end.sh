@@ -33,7 +33,7 @@ fail () {
 
 # A certificate for allowed.example, and the body the server gives.
 "$openssl" req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=allowed.example \
-  -addext subjectAltName=DNS:allowed.example,DNS:ported.example \
+  -addext subjectAltName=DNS:allowed.example,DNS:ported.example,DNS:private.example \
   -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null || { echo "cannot make a certificate"; exit 1; }
 mkdir "$work/www"
 echo "hello through the egress proxy" > "$work/www/index.txt"
@@ -123,6 +123,33 @@ expect_refused "https://127.1/" 97 "Can't complete SOCKS5 connection to 127.0.0.
 expect_refused "https://[::1]/" 97 "Can't complete SOCKS5 connection to ::1. (8)"
 
 kill -0 "$proxy_pid" 2>/dev/null || fail "the proxy died"
+
+# allow_private: the same names through a proxy given 10.0.0.0/8.  private.example
+# (10.0.0.1, 127.0.0.1) now gives the body at 10.0.0.1; loopback stays out even when it is
+# the only answer.
+sock="$work/private.sock"
+"$proxy_bin" --socket "$sock" --allow "private.example,loopback.example" --target "$port" \
+  --map private.example=10.0.0.1+127.0.0.1 --map loopback.example=127.0.0.1 \
+  --allow-private "10.0.0.0/8" 2>"$work/private.log" &
+private_pid=$!
+for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+run_curl "https://private.example/index.txt"
+[ "$code" = 0 ] && [ "$out" = "hello through the egress proxy" ] \
+  && echo "ok: https://private.example/index.txt with allow_private 10.0.0.0/8 -> the body" \
+  || fail "private.example with allow_private: exit $code, \"$err\""
+expect_refused "https://loopback.example/" 97 \
+  "Can't complete SOCKS5 connection to loopback.example. (4)"
+kill "$private_pid" 2>/dev/null
+wait "$private_pid" 2>/dev/null
+# A range over loopback is refused before anything listens.
+if "$proxy_bin" --socket "$work/bad.sock" --allow "a.example" --target "$port" \
+     --allow-private "127.0.0.0/8" 2>"$work/bad.log"; then
+  fail "a proxy took --allow-private 127.0.0.0/8"
+elif grep -qF "it overlaps the loopback range 127.0.0.0/8" "$work/bad.log"; then
+  echo "ok: --allow-private 127.0.0.0/8 -> $(cat "$work/bad.log")"
+else
+  fail "--allow-private 127.0.0.0/8: $(cat "$work/bad.log")"
+fi
 
 if [ -n "$toolkit" ]; then
   sock="$work/toolkit.sock"

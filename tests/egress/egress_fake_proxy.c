@@ -4,7 +4,7 @@
  *
  *   egress_fake_proxy --socket PATH --allow LIST (--target PORT | --target-unix PATH)
  *                     [--map NAME=ADDR[+ADDR...]]... [--copy splice|buffer|poll-splice|poll-buffer]
- *                     [--handshake-ms N]
+ *                     [--handshake-ms N] [--allow-private RANGES]
  *
  * Test builds only: it links bx_dial_fake. */
 #include <arpa/inet.h>
@@ -25,14 +25,14 @@ usage (void)
   fprintf (stderr, "usage: egress_fake_proxy --socket PATH --allow LIST (--target PORT | "
                    "--target-unix PATH) [--map NAME=ADDR[+ADDR...]]... [--copy "
                    "splice|buffer|poll-splice|poll-buffer] "
-                   "[--handshake-ms N]\n");
+                   "[--handshake-ms N] [--allow-private RANGES]\n");
   return 2;
 }
 
 int
 main (int argc, char **argv)
 {
-  const char *path = NULL, *list = NULL, *target_unix = NULL;
+  const char *path = NULL, *list = NULL, *target_unix = NULL, *ranges = NULL;
   int port = -1;
   struct bx_egress_config config = bx_egress_default_config ();
   const char *maps[64];
@@ -44,6 +44,8 @@ main (int argc, char **argv)
         path = v;
       else if (strcmp (k, "--allow") == 0)
         list = v;
+      else if (strcmp (k, "--allow-private") == 0)
+        ranges = v;
       else if (strcmp (k, "--target") == 0)
         port = atoi (v);
       else if (strcmp (k, "--target-unix") == 0)
@@ -100,6 +102,11 @@ main (int argc, char **argv)
   if (bx_allow_parse (list, &allow, &err) < 0)
     {
       fprintf (stderr, "egress_fake_proxy: --allow: %s\n", bx_error_msg (err));
+      return 2;
+    }
+  if (ranges != NULL && bx_allow_parse_private (allow, ranges, &err) < 0)
+    {
+      fprintf (stderr, "egress_fake_proxy: --allow-private: %s\n", bx_error_msg (err));
       return 2;
     }
   int listener = bx_egress_listen (path, &err);

@@ -723,6 +723,65 @@ START_TEST (test_non_public_addresses_are_skipped_for_the_first_public_one)
 }
 END_TEST
 
+/* The proxy of these tests, with PRIVATE as its --allow-private list. */
+static void
+use_private_ranges (const char *private)
+{
+  bx_egress_free (proxy);
+  struct bx_allow *allow = NULL;
+  cleanup_error bx_error err = NULL;
+  ck_assert_int_eq (bx_allow_parse ("*.example", &allow, &err), 0);
+  ck_assert_msg (bx_allow_parse_private (allow, private, &err) == 0, "%s", bx_error_msg (err));
+  struct bx_egress_config config = bx_egress_default_config ();
+  config.handshake_ms = TEST_HANDSHAKE_MS;
+  config.connect_ms = 1000;
+  proxy = bx_egress_new (allow, bx_dial_fake_dial (fake), &config);
+}
+
+START_TEST (test_a_private_range_lets_its_addresses_through_and_no_other)
+{
+  /* private.example: 10.0.0.1, 192.168.1.1, ::1, ::ffff:127.0.0.1, fe80::1, 100.100.100.100,
+   * 169.254.169.254, 64:ff9b::a00:1.  Only 192.168.0.0/16 is listed: its address is the one
+   * tried, not 10.0.0.1 before it. */
+  use_private_ranges ("192.168.0.0/16,fd00::/8");
+  int fd = connect_through ("private.example");
+  accept_server ();
+  char last[64];
+  bx_dial_fake_last_connect (fake, last, sizeof last);
+  ck_assert_str_eq (last, "192.168.1.1");
+  ck_assert_uint_eq (bx_dial_fake_connects (fake), 1);
+  (void)fd;
+}
+END_TEST
+
+START_TEST (test_a_private_range_that_holds_none_of_the_addresses_is_4)
+{
+  use_private_ranges ("172.16.0.0/12,10.0.0.2");
+  int fd = open_conn ();
+  greet (fd);
+  ask (fd, "private.example", 15, 443);
+  expect_refusal (fd, BX_SOCKS_HOST_UNREACHABLE);
+  ck_assert_uint_eq (bx_dial_fake_connects (fake), 0);
+}
+END_TEST
+
+START_TEST (test_a_private_range_never_parses_over_loopback_or_link_local)
+{
+  const char *bad[] = { "127.0.0.0/8", "0.0.0.0/0",        "169.254.0.0/16", "::1",
+                        "fe80::/10",   "::ffff:127.0.0.1", "10.0.0.0/8,",    "",
+                        "10.1.0.0/8",  "10.0.0.0/33" };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    {
+      struct bx_allow *allow = NULL;
+      cleanup_error bx_error err = NULL;
+      ck_assert_int_eq (bx_allow_parse ("a.example", &allow, &err), 0);
+      ck_assert_msg (bx_allow_parse_private (allow, bad[i], &err) < 0, "accepted \"%s\"", bad[i]);
+      ck_assert_ptr_nonnull (strstr (bx_error_msg (err), "not an address range"));
+      bx_allow_free (allow);
+    }
+}
+END_TEST
+
 START_TEST (test_an_empty_answer_is_4)
 {
   int fd = open_conn ();
@@ -1114,6 +1173,9 @@ egress_suite (void)
   tcase_add_test (tc, test_a_name_cut_short_closes_without_a_reply);
   tcase_add_test (tc, test_a_missing_port_closes_without_a_reply);
   tcase_add_test (tc, test_a_port_other_than_443_is_refused_with_2);
+  tcase_add_test (tc, test_a_private_range_lets_its_addresses_through_and_no_other);
+  tcase_add_test (tc, test_a_private_range_that_holds_none_of_the_addresses_is_4);
+  tcase_add_test (tc, test_a_private_range_never_parses_over_loopback_or_link_local);
   tcase_add_test (tc, test_a_pattern_with_a_port_lets_that_port_through_and_no_other);
   tcase_add_test (tc, test_a_pattern_with_any_port_lets_every_port_but_0_through);
   tcase_add_test (tc, test_a_name_not_granted_is_refused_with_2_and_never_looked_up);

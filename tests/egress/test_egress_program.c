@@ -113,6 +113,35 @@ START_TEST (test_a_bad_allow_list_is_exit_2_with_its_line)
 }
 END_TEST
 
+START_TEST (test_a_bad_private_range_is_exit_2_with_its_line)
+{
+  static const struct
+  {
+    const char *list, *line;
+  } cases[] = {
+    { "", "toolkit: egress-proxy: --allow-private: not an address range: \"\": an empty range\n" },
+    { "10.0.0.0/8,",
+      "toolkit: egress-proxy: --allow-private: not an address range: \"\": an empty range\n" },
+    { "127.0.0.0/8", "toolkit: egress-proxy: --allow-private: not an address range: "
+                     "\"127.0.0.0/8\": it overlaps the loopback range 127.0.0.0/8\n" },
+    { "10.0.0.0/8,169.254.169.254",
+      "toolkit: egress-proxy: --allow-private: not an address range: \"169.254.169.254\": it "
+      "overlaps the link-local range 169.254.0.0/16\n" },
+    { "10.0.0.1/8", "toolkit: egress-proxy: --allow-private: not an address range: "
+                    "\"10.0.0.1/8\": it has address bits set below its prefix length\n" },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    {
+      const char *args[] = { "egress-proxy", "--socket",        sock_path,     "--allow",
+                             "a.com",        "--allow-private", cases[i].list, NULL };
+      char err[512];
+      ck_assert_int_eq (run (args, err, sizeof err), 2);
+      ck_assert_str_eq (err, cases[i].line);
+      ck_assert_int_ne (access (sock_path, F_OK), 0);
+    }
+}
+END_TEST
+
 START_TEST (test_a_file_at_the_socket_path_is_an_error_and_stays)
 {
   FILE *f = fopen (sock_path, "w");
@@ -163,6 +192,10 @@ START_TEST (test_another_argument_list_is_not_the_proxy_form)
     { "egress-proxy", "--socket", sock_path, "--allow", "a.com", "extra", NULL },
     { "egress-proxy", "--socket=", sock_path, "--allow", "a.com", NULL },
     { "egress-proxy", "-s", sock_path, "--allow", "a.com", NULL },
+    { "egress-proxy", "--socket", sock_path, "--allow", "a.com", "--allow-private", NULL },
+    { "egress-proxy", "--socket", sock_path, "--allow", "a.com", "--private", "10.0.0.0/8", NULL },
+    { "egress-proxy", "--socket", sock_path, "--allow-private", "10.0.0.0/8", "--allow", "a.com",
+      NULL },
   };
   for (size_t i = 0; i < sizeof forms / sizeof *forms; i++)
     {
@@ -250,6 +283,7 @@ main (void)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_a_bad_allow_list_is_exit_2_with_its_line);
+  tcase_add_test (tc, test_a_bad_private_range_is_exit_2_with_its_line);
   tcase_add_test (tc, test_a_file_at_the_socket_path_is_an_error_and_stays);
   tcase_add_test (tc, test_a_socket_path_it_cannot_bind_is_exit_2_with_its_line);
   tcase_add_test (tc, test_another_argument_list_is_not_the_proxy_form);

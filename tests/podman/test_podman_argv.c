@@ -113,6 +113,26 @@ START_TEST (test_proxy_joins_the_hosts_with_commas)
 }
 END_TEST
 
+START_TEST (test_proxy_takes_the_private_ranges_last)
+{
+  struct bx_podman_config cfg = root_config ();
+  const char *hosts[] = { "registry.lan:5000" };
+  const char *ranges[] = { "10.0.0.0/8", "fd00::/8" };
+  char **argv = bx_podman_argv_proxy (&cfg, NAME, "/var/lib/boxmaker/run/egress/" NAME, hosts, 1);
+  argv = bx_podman_argv_add_private (argv, ranges, 2);
+  golden_check ("proxy_private.argv", argv, NULL);
+  bx_podman_argv_free (argv);
+  /* None: the list the proxy had before allow_private. */
+  argv = bx_podman_argv_proxy (&cfg, NAME, "/var/lib/boxmaker/run/egress/" NAME, hosts, 1);
+  argv = bx_podman_argv_add_private (argv, ranges, 0);
+  size_t n = 0;
+  while (argv[n] != NULL)
+    n++;
+  ck_assert_str_eq (argv[n - 2], "--allow");
+  bx_podman_argv_free (argv);
+}
+END_TEST
+
 START_TEST (test_rootless_proxy_uses_the_configured_network)
 {
   struct bx_podman_config cfg = rootless_config ();
@@ -182,6 +202,7 @@ main (void)
   tcase_add_test (tc, test_http_fetch_mounts_only_the_egress_folder);
   tcase_add_test (tc, test_rootless_list_is_the_seeds_own);
   tcase_add_test (tc, test_proxy_joins_the_hosts_with_commas);
+  tcase_add_test (tc, test_proxy_takes_the_private_ranges_last);
   tcase_add_test (tc, test_rootless_proxy_uses_the_configured_network);
   tcase_add_test (tc, test_kill_and_rm_take_the_global_options);
   tcase_add_test (tc, test_argument_lists_are_pure);

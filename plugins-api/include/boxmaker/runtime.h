@@ -171,6 +171,14 @@ struct bx_host
    * it is refused (not such an object, or past the 64th of the call).  Call it before run()
    * returns, whatever the run's status. */
   int (*egress_record) (bx_run_result *result, const char *record, size_t len);
+
+  /* Private destinations (appended after 1.0: check BX_HOST_HAS (host, spec_egress_private)
+   * first), config key `allow_private`: address ranges such as 10.0.0.0/8
+   * or fd00::/8 that the egress proxy may reach besides public addresses, passed to it as
+   * `--allow-private RANGE[,RANGE...]`.  None (0) for most calls.  brokerd has checked
+   * each with the rules of docs/hosts.md: never loopback or link-local. */
+  size_t (*spec_egress_private_count) (const bx_run_spec *spec);
+  const char *(*spec_egress_private) (const bx_run_spec *spec, size_t index);
 };
 
 /* Whether HOST's table holds FIELD (a host built for an older minor has a smaller table). */
