@@ -15,6 +15,7 @@
 
 #include "bx/cleanup.h"
 #include "bx/cidr.h"
+#include "protect.h"
 #include "bx/hosts.h"
 
 #include "config.h"
@@ -481,12 +482,44 @@ parse_approval (struct walk *w, yaml_node_t *mode, yaml_node_t *timeout_key, yam
              what);
 }
 
+/* `readonly` (the protected subpaths, the defaults when absent) and `writable`. */
+static void
+parse_protection (struct walk *w, yaml_node_t *readonly, yaml_node_t *writable, struct bx_grant *g)
+{
+  g->writable = true;
+  if (writable != NULL)
+    bool_of (w, writable, "writable", &g->writable);
+  if (readonly == NULL)
+    {
+      g->readonly = bx_xzalloc ((bx_protect_default_count + 1) * sizeof *g->readonly);
+      for (size_t i = 0; i < bx_protect_default_count; i++)
+        g->readonly[g->n_readonly++] = bx_xstrdup (bx_protect_defaults[i]);
+      return;
+    }
+  if (!list_of (w, readonly, "readonly", "paths inside the granted folders"))
+    return;
+  size_t n = (size_t)(readonly->data.sequence.items.top - readonly->data.sequence.items.start);
+  g->readonly = bx_xzalloc ((n + 1) * sizeof *g->readonly);
+  FOR_ITEMS (w, readonly, item)
+  {
+    const char *sub = string_of (w, item, "readonly", "a path inside the granted folders");
+    if (sub == NULL)
+      continue;
+    const char *why = bx_protect_subpath_problem (sub);
+    if (why != NULL)
+      problem (w, item, "readonly path \"%s\" %s", sub, why);
+    else
+      g->readonly[g->n_readonly++] = bx_xstrdup (sub);
+  }
+}
+
 static void
 parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g)
 {
-  static const char *const known[]
-      = { "tools",         "paths", "hosts", "class", "untrusted", "approval", "approval_timeout",
-          "allow_private", NULL };
+  static const char *const known[] = {
+    "tools",         "paths",    "hosts",    "class", "untrusted", "approval", "approval_timeout",
+    "allow_private", "readonly", "writable", NULL
+  };
   enum
   {
     K_TOOLS,
@@ -497,6 +530,8 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
     K_APPROVAL,
     K_APPROVAL_TIMEOUT,
     K_PRIVATE,
+    K_READONLY,
+    K_WRITABLE,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
@@ -617,6 +652,8 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
       }
     }
 
+  parse_protection (w, v[K_READONLY], v[K_WRITABLE], g);
+
   if (v[K_CLASS] != NULL)
     {
       const char *name = string_of (w, v[K_CLASS], "class", "public, internal, private or secret");
@@ -651,6 +688,16 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
              what);
   if (!fetch && v[K_HOSTS] != NULL)
     problem (w, keys[K_HOSTS], "\"hosts\" has no effect: %s does not list http_fetch", what);
+  bool writes = bx_grant_lists (g, BX_TOOL_SHELL) || bx_grant_lists (g, BX_TOOL_WRITE_FILE);
+  if (v[K_WRITABLE] != NULL
+      && (!bx_grant_lists (g, BX_TOOL_SHELL) || bx_grant_lists (g, BX_TOOL_WRITE_FILE)))
+    problem (w, keys[K_WRITABLE],
+             "\"writable\" has no effect: %s must list shell and not write_file", what);
+  else if (v[K_READONLY] != NULL && (!writes || !g->writable))
+    problem (w, keys[K_READONLY],
+             "\"readonly\" has no effect: %s mounts no folder writable (it lists neither shell "
+             "nor write_file, or says writable: false)",
+             what);
   if (!fetch && v[K_PRIVATE] != NULL)
     problem (w, keys[K_PRIVATE], "\"allow_private\" has no effect: %s does not list http_fetch",
              what);
@@ -1028,6 +1075,7 @@ bx_config_free (struct bx_config *cfg)
       free_strings (cfg->grants[i].paths, cfg->grants[i].n_paths);
       free_strings (cfg->grants[i].hosts, cfg->grants[i].n_hosts);
       free_strings (cfg->grants[i].private_ranges, cfg->grants[i].n_private);
+      free_strings (cfg->grants[i].readonly, cfg->grants[i].n_readonly);
     }
   free (cfg->grants);
   free (cfg->audit);

@@ -57,6 +57,11 @@ struct bx_grant
   size_t n_hosts;
   char **private_ranges; /* allow_private: address ranges (bx_cidr_parse), in file order */
   size_t n_private;
+  /* readonly: subpaths of each writable folder the sandbox sees read-only (protect.h);
+   * bx_protect_defaults unless the grant lists its own (an empty list protects nothing). */
+  char **readonly;
+  size_t n_readonly;
+  bool writable; /* false: shell's folders are mounted read-only (key `writable`) */
   enum bx_data_class class;
   bool untrusted;
   enum bx_approval approval;

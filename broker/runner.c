@@ -1,4 +1,5 @@
 /* The runner: decision -> spec -> module -> response.  See runner.h. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,12 +8,32 @@
 #include "bx/message.h"
 #include "bx/utf8.h"
 
+#include "protect.h"
 #include "run_spec.h"
 #include "runner.h"
 
-bx_run_spec *
-bx_runner_spec (const struct bx_decision *d, const char *call, const char *session)
+/* FOLDER, and when it is writable the grant's protected paths inside it, mounted over it. */
+static int
+add_folder (bx_run_spec *spec, const struct bx_grant *g, const char *folder, bool writable,
+            char **detail)
 {
+  bx_run_spec_add_mount (spec, folder, writable);
+  if (!writable)
+    return 0;
+  struct bx_protect_list list = { 0 };
+  int r
+      = bx_protect_folder (folder, (const char *const *)g->readonly, g->n_readonly, &list, detail);
+  for (size_t i = 0; r == 0 && i < list.count; i++)
+    bx_run_spec_add_mount (spec, list.mounts[i].path, list.mounts[i].writable);
+  bx_protect_list_clear (&list);
+  return r;
+}
+
+/* The spec, or NULL with *DETAIL (allocated) when a protected path could not be checked. */
+static bx_run_spec *
+build_spec (const struct bx_decision *d, const char *call, const char *session, char **detail)
+{
+  *detail = NULL;
   if (d->verdict != BX_ALLOWED || d->grant == NULL)
     return NULL;
   const struct bx_grant *g = d->grant;
@@ -27,12 +48,13 @@ bx_runner_spec (const struct bx_decision *d, const char *call, const char *sessi
         bx_run_spec_add_mount (spec, d->folder, false);
       break;
     case BX_TOOL_WRITE_FILE:
-      if (d->folder != NULL)
-        bx_run_spec_add_mount (spec, d->folder, true);
+      if (d->folder != NULL && add_folder (spec, g, d->folder, true, detail) < 0)
+        goto refused;
       break;
     case BX_TOOL_SHELL:
       for (size_t i = 0; i < g->n_paths; i++)
-        bx_run_spec_add_mount (spec, g->paths[i], true);
+        if (add_folder (spec, g, g->paths[i], g->writable, detail) < 0)
+          goto refused;
       break;
     case BX_TOOL_HTTP_FETCH:
       bx_run_spec_set_egress (spec, (const char *const *)g->hosts, g->n_hosts);
@@ -40,6 +62,16 @@ bx_runner_spec (const struct bx_decision *d, const char *call, const char *sessi
       break;
     }
   return spec;
+refused:
+  bx_run_spec_free (spec);
+  return NULL;
+}
+
+bx_run_spec *
+bx_runner_spec (const struct bx_decision *d, const char *call, const char *session)
+{
+  cleanup_free char *detail = NULL;
+  return build_spec (d, call, session, &detail);
 }
 
 /* How many bytes C takes inside a JSON string as jansson writes it. */
@@ -86,7 +118,15 @@ bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const 
    * change it. */
   const char *class = bx_class_name (d->grant->class);
   bool untrusted = d->grant->untrusted;
-  bx_run_spec *spec = bx_runner_spec (d, call, session);
+  cleanup_free char *detail = NULL;
+  bx_run_spec *spec = build_spec (d, call, session, &detail);
+  if (spec == NULL)
+    {
+      /* The owner's log says which path; the model gets the fixed sentence. */
+      fprintf (stderr, "brokerd: call %s: %s\n", call, detail ? detail : "no spec");
+      report->outcome = "failed";
+      return bx_msg_failed (id, BX_SENTENCE_PROTECTED);
+    }
   struct bx_run_output out = { 0 };
   const char *sentence = NULL;
   enum bx_run_status status = bx_module_run (module, spec, &out, &sentence);

@@ -31,10 +31,12 @@ struct bx_run_report
  *
  *   read_file   the matched folder, read-only     no network
  *   write_file  the matched folder, writable      no network
- *   shell       every folder of the grant, writable, in order   no network
+ *   shell       every folder of the grant, writable (read-only with `writable: false`),
+ *               in order                          no network
  *   http_fetch  nothing mounted                   egress: the grant's host patterns
  *
- * NULL for a denied decision. */
+ * After each writable folder come the mounts protecting its `readonly` paths (protect.h).
+ * NULL for a denied decision, or when a protected path could not be checked. */
 bx_run_spec *bx_runner_spec (const struct bx_decision *decision, const char *call,
                              const char *session);
 
@@ -43,6 +45,12 @@ bx_run_spec *bx_runner_spec (const struct bx_decision *decision, const char *cal
 json_t *bx_runner_respond (struct bx_module *module, const struct bx_decision *decision,
                            const char *id, const char *call, const char *session,
                            struct bx_run_report *report);
+
+/* The answer to a call whose protected paths could not be checked (a symbolic link where a
+ * protected path or a folder on its way should be): the call does not run. */
+#define BX_SENTENCE_PROTECTED                                                                      \
+  "the call did not run: a protected path in a granted folder is a symbolic link or cannot be "    \
+  "checked"
 
 /* The most content bytes a response carries once escaped for JSON: what is beyond is cut
  * (at a character boundary) and the result marked truncated, so the frame always fits. */

@@ -8,6 +8,7 @@
 
 #include "bx/cleanup.h"
 #include "config.h"
+#include "protect.h"
 #include "options.h"
 
 static struct bx_config *
@@ -68,7 +69,7 @@ static const struct bad bad_table[] = {
     "t.yaml:1:10: grant 1 is a scalar: expected a mapping" },
   { "unknown key in a grant", G_READ "    paths: [/a]\n    path: [/b]\n",
     "t.yaml:4:5: unknown key \"path\" in grant 1: expected one of tools, paths, hosts, class, "
-    "untrusted, approval, approval_timeout, allow_private" },
+    "untrusted, approval, approval_timeout, allow_private, readonly, writable" },
   { "duplicate key in a grant", G_READ "    paths: [/a]\n    tools: [shell]\n",
     "t.yaml:4:5: duplicate key \"tools\" in grant 1 (first at line 2)" },
   { "relative path", G_READ "    paths: [notes]\n",
@@ -164,6 +165,26 @@ static const struct bad bad_table[] = {
     "grants:\n  - tools: [http_fetch]\n    hosts: [a.test]\n    allow_private: 10.0.0.0/8\n",
     "t.yaml:4:20: \"allow_private\" is a scalar: expected a list of address ranges, such as "
     "[address ranges]" },
+  { "readonly absolute",
+    "grants:\n  - tools: [shell]\n    paths: [/a]\n    readonly: [.git/hooks, /etc]\n",
+    "t.yaml:4:28: readonly path \"/etc\" is absolute: expected a path relative to the granted "
+    "folder, such as .git/hooks" },
+  { "readonly climbing out", "grants:\n  - tools: [shell]\n    paths: [/a]\n    readonly: [../b]\n",
+    "t.yaml:4:16: readonly path \"../b\" is not clean: expected no empty, '.' or '..' component "
+    "and no trailing '/'" },
+  { "readonly on a read_file grant", G_READ "    paths: [/a]\n    readonly: [.git]\n",
+    "t.yaml:4:5: \"readonly\" has no effect: grant 1 mounts no folder writable (it lists neither "
+    "shell nor write_file, or says writable: false)" },
+  { "readonly with writable false",
+    "grants:\n  - tools: [shell]\n    paths: [/a]\n    writable: false\n    readonly: [.git]\n",
+    "t.yaml:5:5: \"readonly\" has no effect: grant 1 mounts no folder writable (it lists neither "
+    "shell nor write_file, or says writable: false)" },
+  { "writable on a write_file grant",
+    "grants:\n  - tools: [shell, write_file]\n    paths: [/a]\n    writable: false\n",
+    "t.yaml:4:5: \"writable\" has no effect: grant 1 must list shell and not write_file" },
+  { "writable not a bool",
+    "grants:\n  - tools: [shell]\n    paths: [/a]\n    writable: sometimes\n",
+    "t.yaml:4:15: \"writable\" is \"sometimes\": expected true or false" },
   { "unknown class", G_READ "    paths: [/a]\n    class: topsecret\n",
     "t.yaml:4:12: unknown class \"topsecret\": expected public, internal, private or secret" },
   { "untrusted not a bool", G_READ "    paths: [/a]\n    untrusted: maybe\n",
@@ -316,11 +337,12 @@ START_TEST (test_config_reports_errors_in_file_order)
                                             "  - tools: [shell]\n"
                                             "    class: topsecret\n"
                                             "    extra: 1\n");
-  ck_assert_str_eq (errors,
-                    "t.yaml:3:12: unknown class \"topsecret\": expected public, internal, private "
-                    "or secret\n"
-                    "t.yaml:4:5: unknown key \"extra\" in grant 1: expected one of tools, paths, "
-                    "hosts, class, untrusted, approval, approval_timeout, allow_private");
+  ck_assert_str_eq (
+      errors,
+      "t.yaml:3:12: unknown class \"topsecret\": expected public, internal, private "
+      "or secret\n"
+      "t.yaml:4:5: unknown key \"extra\" in grant 1: expected one of tools, paths, "
+      "hosts, class, untrusted, approval, approval_timeout, allow_private, readonly, writable");
 }
 END_TEST
 
@@ -467,6 +489,11 @@ START_TEST (test_config_reads_every_key)
   ck_assert_str_eq (cfg->grants[3].private_ranges[1], "fd00::/8");
   ck_assert_str_eq (cfg->grants[3].private_ranges[2], "192.168.1.5");
   ck_assert_uint_eq (cfg->grants[1].n_private, 0);
+  /* No readonly: the default protected paths; writable by default. */
+  ck_assert_uint_eq (cfg->grants[2].n_readonly, bx_protect_default_count);
+  ck_assert_str_eq (cfg->grants[2].readonly[0], ".git/hooks");
+  ck_assert_str_eq (cfg->grants[2].readonly[1], ".git/config");
+  ck_assert (cfg->grants[2].writable);
   bx_config_free (cfg);
 }
 END_TEST

@@ -186,6 +186,168 @@ START_TEST (test_runner_builds_no_spec_for_a_denial)
 }
 END_TEST
 
+/* A grant over a real temporary folder holding a repository, for the protected paths. */
+struct tree
+{
+  char dir[64];
+  struct bx_config *cfg;
+};
+
+static void
+tree_make (struct tree *t, const char *grant_extra)
+{
+  strcpy (t->dir, "/tmp/bx-runner-XXXXXX");
+  ck_assert_ptr_nonnull (mkdtemp (t->dir));
+  cleanup_free char *cmd = bx_xasprintf (
+      "mkdir -p '%s/repo/.git/hooks' && touch '%s/repo/.git/config' '%s/repo/.profile'", t->dir,
+      t->dir, t->dir);
+  ck_assert_int_eq (system (cmd), 0);
+  cleanup_free char *yaml = bx_xasprintf ("grants:\n"
+                                          "  - tools: [shell, write_file]\n"
+                                          "    paths: [%s/repo]\n"
+                                          "%s",
+                                          t->dir, grant_extra);
+  cleanup_error bx_error err = NULL;
+  ck_assert_msg (bx_config_parse (yaml, strlen (yaml), "t.yaml", &t->cfg, &err) == 0, "%s",
+                 bx_error_msg (err));
+}
+
+static void
+tree_free (struct tree *t)
+{
+  bx_config_free (t->cfg);
+  cleanup_free char *cmd = bx_xasprintf ("rm -rf '%s'", t->dir);
+  ck_assert_int_eq (system (cmd), 0);
+}
+
+/* The echo's mounts for TOOL in the tree, with the tree's folder written as "R". */
+static char *
+tree_mounts (struct tree *t, enum bx_tool tool, const char *a, const char *b)
+{
+  static const char *const kv[] = { "mode", "echo", NULL };
+  struct bx_module *m = fake_with (kv);
+  struct bx_decision d;
+  decide (t->cfg, tool, a, b, &d);
+  ck_assert_msg (d.verdict == BX_ALLOWED, "%s", d.reason);
+  struct bx_run_report report;
+  json_t *frame = bx_runner_respond (m, &d, "c1", "call-1", "sess.A", &report);
+  const json_t *msg = result_msg (frame, "private", false);
+  json_t *echo = json_loads (json_string_value (json_object_get (msg, "content")), 0, NULL);
+  char *mounts = json_dumps (json_object_get (echo, "mounts"), JSON_COMPACT);
+  /* Replace every occurrence of the folder by R. */
+  char *out = bx_xstrdup ("");
+  cleanup_free char *root = bx_xasprintf ("%s/repo", t->dir);
+  for (char *p = mounts; *p;)
+    {
+      char *hit = strstr (p, root);
+      size_t len = hit ? (size_t)(hit - p) : strlen (p);
+      char *more = bx_xasprintf ("%s%.*s%s", out, (int)len, p, hit ? "R" : "");
+      free (out);
+      out = more;
+      p += len + (hit ? strlen (root) : 0);
+    }
+  free (mounts);
+  json_decref (echo);
+  json_decref (frame);
+  bx_decision_clear (&d);
+  bx_module_destroy (m);
+  return out;
+}
+
+START_TEST (test_runner_mounts_protected_paths_read_only_over_a_writable_folder)
+{
+#if !BX_HAVE_FAKE
+  puts ("skipped: fake.so is built only with BX_TEST_HOOKS");
+  return;
+#endif
+  struct tree t;
+  tree_make (&t, "");
+  cleanup_free char *shell = tree_mounts (&t, BX_TOOL_SHELL, "id", NULL);
+  ck_assert_str_eq (shell, "[{\"path\":\"R\",\"writable\":true},"
+                           "{\"path\":\"R/.git\",\"writable\":true},"
+                           "{\"path\":\"R/.git/hooks\",\"writable\":false},"
+                           "{\"path\":\"R/.git/config\",\"writable\":false},"
+                           "{\"path\":\"R/.profile\",\"writable\":false}]");
+  cleanup_free char *path = bx_xasprintf ("%s/repo/n.txt", t.dir);
+  cleanup_free char *write = tree_mounts (&t, BX_TOOL_WRITE_FILE, path, "x");
+  ck_assert_str_eq (write, shell);
+  tree_free (&t);
+}
+END_TEST
+
+START_TEST (test_runner_takes_the_grants_own_readonly_list)
+{
+#if !BX_HAVE_FAKE
+  puts ("skipped: fake.so is built only with BX_TEST_HOOKS");
+  return;
+#endif
+  struct tree t;
+  tree_make (&t, "    readonly: [.git]\n");
+  cleanup_free char *shell = tree_mounts (&t, BX_TOOL_SHELL, "id", NULL);
+  ck_assert_str_eq (shell, "[{\"path\":\"R\",\"writable\":true},"
+                           "{\"path\":\"R/.git\",\"writable\":false}]");
+  tree_free (&t);
+  tree_make (&t, "    readonly: []\n");
+  cleanup_free char *none = tree_mounts (&t, BX_TOOL_SHELL, "id", NULL);
+  ck_assert_str_eq (none, "[{\"path\":\"R\",\"writable\":true}]");
+  tree_free (&t);
+}
+END_TEST
+
+START_TEST (test_runner_mounts_a_read_only_shell_without_protections)
+{
+#if !BX_HAVE_FAKE
+  puts ("skipped: fake.so is built only with BX_TEST_HOOKS");
+  return;
+#endif
+  struct tree t;
+  strcpy (t.dir, "/tmp/bx-runner-XXXXXX");
+  ck_assert_ptr_nonnull (mkdtemp (t.dir));
+  cleanup_free char *cmd = bx_xasprintf ("mkdir -p '%s/repo/.git/hooks'", t.dir);
+  ck_assert_int_eq (system (cmd), 0);
+  cleanup_free char *yaml = bx_xasprintf ("grants:\n"
+                                          "  - tools: [shell]\n"
+                                          "    paths: [%s/repo]\n"
+                                          "    writable: false\n",
+                                          t.dir);
+  cleanup_error bx_error err = NULL;
+  ck_assert_msg (bx_config_parse (yaml, strlen (yaml), "t.yaml", &t.cfg, &err) == 0, "%s",
+                 bx_error_msg (err));
+  cleanup_free char *shell = tree_mounts (&t, BX_TOOL_SHELL, "id", NULL);
+  ck_assert_str_eq (shell, "[{\"path\":\"R\",\"writable\":false}]");
+  tree_free (&t);
+}
+END_TEST
+
+START_TEST (test_runner_refuses_a_call_whose_protected_path_is_a_link)
+{
+#if !BX_HAVE_FAKE
+  puts ("skipped: fake.so is built only with BX_TEST_HOOKS");
+  return;
+#endif
+  struct tree t;
+  tree_make (&t, "");
+  cleanup_free char *cmd = bx_xasprintf (
+      "rm -rf '%s/repo/.git/hooks' && ln -s /tmp '%s/repo/.git/hooks'", t.dir, t.dir);
+  ck_assert_int_eq (system (cmd), 0);
+  static const char *const kv[] = { "mode", "echo", NULL };
+  struct bx_module *m = fake_with (kv);
+  struct bx_decision d;
+  decide (t.cfg, BX_TOOL_SHELL, "id", NULL, &d);
+  ck_assert_ptr_null (bx_runner_spec (&d, "c", "s"));
+  struct bx_run_report report;
+  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", &report);
+  const json_t *msg = json_object_get (frame, "msg");
+  ck_assert_str_eq (json_string_value (json_object_get (msg, "type")), "failed");
+  ck_assert_str_eq (json_string_value (json_object_get (msg, "message")), BX_SENTENCE_PROTECTED);
+  ck_assert_str_eq (report.outcome, "failed");
+  json_decref (frame);
+  bx_decision_clear (&d);
+  bx_module_destroy (m);
+  tree_free (&t);
+}
+END_TEST
+
 /* A run error's sentence reaches the model unchanged, as failed. */
 static void
 expect_failed (const char *mode, const char *sentence)
@@ -319,6 +481,10 @@ main (void)
   tcase_add_loop_test (tc, test_runner_spec_table, 0,
                        (int)(sizeof spec_table / sizeof spec_table[0]));
   tcase_add_test (tc, test_runner_builds_no_spec_for_a_denial);
+  tcase_add_test (tc, test_runner_mounts_protected_paths_read_only_over_a_writable_folder);
+  tcase_add_test (tc, test_runner_takes_the_grants_own_readonly_list);
+  tcase_add_test (tc, test_runner_mounts_a_read_only_shell_without_protections);
+  tcase_add_test (tc, test_runner_refuses_a_call_whose_protected_path_is_a_link);
   tcase_add_test (tc, test_runner_passes_a_failure_sentence_unchanged);
   tcase_add_test (tc, test_runner_passes_unavailable_as_failed);
   tcase_add_test (tc, test_runner_labels_output_and_keeps_truncated);

@@ -1,6 +1,8 @@
 #!/bin/sh
 # End to end through brokerd and `boxmaker call`, with podman.so and the tools image that
-# real-setup.sh built: each tool; a read outside the grant denied; no way from a shell to
+# real-setup.sh built: each tool; a read outside the grant denied; a repository's
+# .git/hooks and .git/config read-only to shell and write_file, .git not movable, a link at
+# .git/hooks refusing the call; a shell grant with writable: false; no way from a shell to
 # a listener on the host's loopback; the memory and time limits and the output cap with
 # their fixed sentences; http_fetch outside the grant denied and to an allowed name that
 # does not resolve refused with curl's error text; and http_fetch reaching a granted HTTPS
@@ -37,7 +39,8 @@ failures=0
 fail () { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass () { echo "ok: $*"; }
 
-mkdir -p "$work/grant" "$work/outside" "$work/home"
+mkdir -p "$work/grant" "$work/outside" "$work/home" "$work/ro"
+echo "read me" > "$work/ro/r.txt"
 echo "hello through brokerd" > "$work/grant/hello.txt"
 echo "the secret" > "$work/outside/secret.txt"
 session=brokerdreal-$$
@@ -63,6 +66,9 @@ grants:
   - tools: [http_fetch]
     hosts: [$fetch_host, "*.invalid"]
     class: public
+  - tools: [shell]
+    paths: [$work/ro]
+    writable: false
 YAML
   "$brokerd" --config "$work/$1.yaml" --runtimedir "$runtimedir" 2> "$work/$1.log" &
   pids="$pids $!"
@@ -107,6 +113,38 @@ call plain write_file "{\"path\":\"$work/grant/new.txt\",\"content\":\"written\"
 call plain shell "{\"command\":\"cat hello.txt; ls\",\"cwd\":\"$work/grant\"}"
 [ $rc = 0 ] && contains "$out" "hello through brokerd" && contains "$out" "[exit 0]" \
   && pass "shell in the grant" || fail "shell: rc=$rc out=$out err=$err"
+
+# Protected paths: a repository's hooks and config are read-only in the sandbox, and its
+# .git cannot be moved aside for one of the sandbox's own; the rest stays writable.
+mkdir -p "$work/grant/.git/hooks"
+echo "[core]" > "$work/grant/.git/config"
+call plain shell "{\"command\":\"echo 'touch /tmp/pwned' > .git/hooks/post-checkout; echo hook=\$?; echo x >> .git/config; echo config=\$?; mv .git .git-old; echo mv=\$?; echo ok > .git/HEAD; echo head=\$?; echo fine > work.txt; echo file=\$?\",\"cwd\":\"$work/grant\"}"
+if [ $rc = 0 ] && contains "$out" "hook=1" && contains "$out" "config=1" && contains "$out" "mv=1" \
+   && contains "$out" "Read-only file system" && contains "$out" "head=0" && contains "$out" "file=0" \
+   && [ ! -e "$work/grant/.git/hooks/post-checkout" ] && [ "$(cat "$work/grant/.git/config")" = "[core]" ] \
+   && [ -d "$work/grant/.git" ] && [ ! -e "$work/grant/.git-old" ] \
+   && [ "$(cat "$work/grant/work.txt" 2>/dev/null)" = fine ]; then
+  pass "a shell cannot write .git/hooks/post-checkout or .git/config, nor move .git aside"
+else
+  fail "protected paths: rc=$rc out=$out err=$err"
+fi
+call plain write_file "{\"path\":\"$work/grant/.git/hooks/pre-commit\",\"content\":\"x\"}"
+[ ! -e "$work/grant/.git/hooks/pre-commit" ] && contains "$out" "read-only file system" \
+  && pass "write_file into .git/hooks is refused by the read-only mount" \
+  || fail "write_file into .git/hooks: rc=$rc out=$out err=$err"
+ln -s /etc "$work/grant/.git/hooks-elsewhere"
+rm -rf "$work/grant/.git/hooks" && ln -s hooks-elsewhere "$work/grant/.git/hooks"
+call plain shell "{\"command\":\"ls\",\"cwd\":\"$work/grant\"}"
+[ $rc = 1 ] && contains "$err" "a protected path in a granted folder is a symbolic link" \
+  && pass "a symbolic link at .git/hooks refuses the call" \
+  || fail "symbolic link at .git/hooks: rc=$rc out=$out err=$err"
+rm -rf "$work/grant/.git"
+
+# writable: false: the shell runs over a read-only mount.
+call plain shell "{\"command\":\"cat r.txt; echo x > w.txt; echo w=\$?\",\"cwd\":\"$work/ro\"}"
+[ $rc = 0 ] && contains "$out" "read me" && contains "$out" "w=1" && [ ! -e "$work/ro/w.txt" ] \
+  && pass "a shell grant with writable: false reads and cannot write" \
+  || fail "writable: false: rc=$rc out=$out err=$err"
 
 # Four calls at once: each its own container, every answer right, nothing left.
 cp "$work/grant/hello.txt" "$work/grant/h1.txt"

@@ -110,7 +110,10 @@ struct bx_host
   /* The tool's arguments as canonical JSON text (what toolkit reads on standard input);
    * *len gets its length when len is not NULL. */
   const char *(*spec_arguments) (const bx_run_spec *spec, size_t *len);
-  /* The folders to mount, in order, each read-only or writable. */
+  /* The folders to mount, in order, each read-only or writable.  A later mount may lie inside
+   * an earlier one (a grant's protected paths, read-only over its writable folder, and the
+   * folders on their way over themselves): mount them in this order, each over what the
+   * earlier ones made. */
   size_t (*spec_mount_count) (const bx_run_spec *spec);
   const char *(*spec_mount_path) (const bx_run_spec *spec, size_t index);
   int (*spec_mount_writable) (const bx_run_spec *spec, size_t index);

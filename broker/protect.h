@@ -1,0 +1,47 @@
+/* Protected paths (config key `readonly`, docs/config.md "Protected paths"): subpaths of a
+ * writable granted folder that the sandbox sees read-only, so that what it writes cannot
+ * run on the host later (a git hook, a git config's core.hooksPath, a shell start-up file).
+ *
+ * When a call starts, each subpath is walked from the folder one component at a time
+ * without following a symbolic link.  What exists becomes a read-only mount over the
+ * writable folder; each folder on the way becomes a writable mount of itself, so that the
+ * sandbox can neither rename nor remove it to put a folder of its own in its place (the
+ * kernel refuses to move a mount point).  A regular file on the way (a `.git` file of a
+ * linked worktree, which names the git folder) is protected instead of what lies past it.
+ * A subpath that does not exist is not protected in that call.  A symbolic link anywhere
+ * on the way refuses the call: the sandbox may have planted it, and the host would follow
+ * it. */
+#ifndef BX_BROKER_PROTECT_H
+#define BX_BROKER_PROTECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The subpaths protected when a grant says nothing: git's hooks and config, and the shell
+ * start-up files. */
+extern const char *const bx_protect_defaults[];
+extern const size_t bx_protect_default_count;
+
+/* NULL when SUBPATH is a relative clean path (no empty, '.' or '..' component, no leading or
+ * trailing '/', no ':', ',' or control character); else why not. */
+const char *bx_protect_subpath_problem (const char *subpath);
+
+struct bx_protect_mount
+{
+  char *path;
+  bool writable;
+};
+
+struct bx_protect_list
+{
+  struct bx_protect_mount *mounts;
+  size_t count;
+};
+
+/* Appends to LIST the mounts protecting SUBPATHS inside FOLDER (an absolute clean folder),
+ * parents before what lies in them.  0, or -1 with *DETAIL (allocated) naming the path. */
+int bx_protect_folder (const char *folder, const char *const *subpaths, size_t count,
+                       struct bx_protect_list *list, char **detail);
+void bx_protect_list_clear (struct bx_protect_list *list);
+
+#endif
