@@ -8,7 +8,9 @@
 # does not resolve refused with curl's error text; and http_fetch reaching a granted HTTPS
 # server (in a network namespace of the test's own, at an address the proxy counts as
 # public) through slirp4netns and the proxy, with the body and "[http 200]"; both fetches'
-# egress records (refused, allowed with the address) on their audit lines.  After every
+# egress records (refused, allowed with the address) on their audit lines; the same
+# server on port 8443 under a pattern naming that port; and at a private address, refused
+# without allow_private and reached with it (the range in the audit line).  After every
 # call: no container of this test and no egress folder left.
 #
 #   real-brokerd.sh BROKERD BOXMAKER RUNTIMEDIR IMAGE_REF_FILE
@@ -46,9 +48,11 @@ echo "the secret" > "$work/outside/secret.txt"
 session=brokerdreal-$$
 
 # One brokerd with the defaults, one with tight limits.
-start_brokerd () { # name, extra options (YAML lines), extra run option, http_fetch host
+start_brokerd () { # name, extra options (YAML lines), extra run option, http_fetch host,
+                  # extra lines of the http_fetch grant
   extra_run=${3:+, $3}
   fetch_host=${4:-example.com}
+  fetch_extra=${5:-}
   cat > "$work/$1.yaml" <<YAML
 socket: $work/$1.sock
 home: $work/home
@@ -66,6 +70,7 @@ grants:
   - tools: [http_fetch]
     hosts: [$fetch_host, "*.invalid"]
     class: public
+$fetch_extra
   - tools: [shell]
     paths: [$work/ro]
     writable: false
@@ -253,6 +258,44 @@ else
   contains "$line" "\"egress\":[{\"host\":\"web.bxtest.example\",\"port\":443,\"reply\":0,\"address\":\"$web_ip\"}]" \
     && pass "the allowed connection and its address are on the audit line" \
     || fail "no allowed egress record on the audit line: $line"
+
+  # A port named by the pattern: the same server on 8443 too.
+  (cd "$work/www" && exec ip netns exec "$netns" openssl s_server -quiet -WWW \
+     -accept "$web_ip:8443" -cert "$web/cert.pem" -key "$web/key.pem") > "$work/server8443.log" 2>&1 &
+  pids="$pids $!"
+  start_brokerd port "" "--add-host=web.bxtest.example:$web_ip" "\"web.bxtest.example:8443\""
+  sleep 0.3
+  call port http_fetch '{"url":"https://web.bxtest.example:8443/index.txt"}'
+  [ $rc = 0 ] && contains "$out" "hello from the namespace" \
+    && pass "http_fetch reaches port 8443 granted as web.bxtest.example:8443" \
+    || fail "http_fetch to port 8443: rc=$rc out=$out err=$err"
+  call port http_fetch '{"url":"https://web.bxtest.example/index.txt"}'
+  [ $rc = 1 ] && contains "$err" "web.bxtest.example is not a granted host" \
+    && pass "the same name on 443 is denied by a grant for 8443" \
+    || fail "443 under a grant for 8443: rc=$rc out=$out err=$err"
+
+  # A private address: the same server at 10.200.x.2, refused unless allow_private lists it.
+  priv_host=10.200.$octet.1 priv_ip=10.200.$octet.2
+  ip addr add "$priv_host/30" dev "bxh$$" &&
+    ip netns exec "$netns" ip addr add "$priv_ip/30" dev "bxn$$" || fail "cannot add the private addresses"
+  (cd "$work/www" && exec ip netns exec "$netns" openssl s_server -quiet -WWW \
+     -accept "$priv_ip:443" -cert "$web/cert.pem" -key "$web/key.pem") > "$work/server-priv.log" 2>&1 &
+  pids="$pids $!"
+  start_brokerd private "" "--add-host=web.bxtest.example:$priv_ip" web.bxtest.example
+  start_brokerd privok "" "--add-host=web.bxtest.example:$priv_ip" web.bxtest.example \
+    "    allow_private: [10.200.$octet.0/30]"
+  sleep 0.3
+  call private http_fetch '{"url":"https://web.bxtest.example/index.txt"}'
+  contains "$out" "Can't complete SOCKS5 connection to web.bxtest.example. (4)" \
+    && pass "a granted name at a private address is refused without allow_private" \
+    || fail "private address without allow_private: rc=$rc out=$out err=$err"
+  call privok http_fetch '{"url":"https://web.bxtest.example/index.txt"}'
+  [ $rc = 0 ] && contains "$out" "hello from the namespace" \
+    && pass "allow_private: [10.200.$octet.0/30] reaches the private address" \
+    || fail "private address with allow_private: rc=$rc out=$out err=$err"
+  grep -q "\"allow_private\":\[\"10.200.$octet.0/30\"\]" "$work/privok.log" \
+    && pass "the call's audit line lists the private range" \
+    || fail "no allow_private in the audit line: $(cat "$work/privok.log")"
 fi
 
 if [ $failures -ne 0 ]; then
