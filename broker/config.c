@@ -663,7 +663,9 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
     }
 
   bool fetch = bx_grant_lists (g, BX_TOOL_HTTP_FETCH);
-  g->untrusted = fetch;
+  /* A shell with hosts reads the internet too. */
+  bool online_shell = bx_grant_lists (g, BX_TOOL_SHELL) && v[K_HOSTS] != NULL;
+  g->untrusted = fetch || online_shell;
   if (v[K_UNTRUSTED] != NULL)
     bool_of (w, v[K_UNTRUSTED], "untrusted", &g->untrusted);
   parse_approval (w, v[K_APPROVAL], keys[K_APPROVAL_TIMEOUT], v[K_APPROVAL_TIMEOUT], what, g);
@@ -686,8 +688,9 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
     problem (w, v[K_HOSTS] ? v[K_HOSTS] : node,
              "%s lists http_fetch but no \"hosts\": expected the host patterns it may fetch from",
              what);
-  if (!fetch && v[K_HOSTS] != NULL)
-    problem (w, keys[K_HOSTS], "\"hosts\" has no effect: %s does not list http_fetch", what);
+  if (!fetch && !bx_grant_lists (g, BX_TOOL_SHELL) && v[K_HOSTS] != NULL)
+    problem (w, keys[K_HOSTS], "\"hosts\" has no effect: %s lists neither http_fetch nor shell",
+             what);
   bool writes = bx_grant_lists (g, BX_TOOL_SHELL) || bx_grant_lists (g, BX_TOOL_WRITE_FILE);
   if (v[K_WRITABLE] != NULL
       && (!bx_grant_lists (g, BX_TOOL_SHELL) || bx_grant_lists (g, BX_TOOL_WRITE_FILE)))
@@ -698,8 +701,9 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
              "\"readonly\" has no effect: %s mounts no folder writable (it lists neither shell "
              "nor write_file, or says writable: false)",
              what);
-  if (!fetch && v[K_PRIVATE] != NULL)
-    problem (w, keys[K_PRIVATE], "\"allow_private\" has no effect: %s does not list http_fetch",
+  if (g->n_hosts == 0 && v[K_PRIVATE] != NULL)
+    problem (w, keys[K_PRIVATE],
+             "\"allow_private\" has no effect: %s has no \"hosts\" (for http_fetch or shell)",
              what);
 }
 

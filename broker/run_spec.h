@@ -15,7 +15,7 @@
 bx_run_spec *bx_run_spec_new (enum bx_tool tool, const char *arguments_json, size_t len,
                               const char *call, const char *session);
 void bx_run_spec_add_mount (bx_run_spec *spec, const char *path, bool writable);
-/* Gives the spec network to exactly these host patterns (http_fetch only). */
+/* Gives the spec network to exactly these host patterns (http_fetch, and shell with hosts). */
 void bx_run_spec_set_egress (bx_run_spec *spec, const char *const *hosts, size_t count);
 /* The allow_private ranges that go with the egress hosts. */
 void bx_run_spec_set_egress_private (bx_run_spec *spec, const char *const *ranges, size_t count);

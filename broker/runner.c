@@ -55,6 +55,13 @@ build_spec (const struct bx_decision *d, const char *call, const char *session, 
       for (size_t i = 0; i < g->n_paths; i++)
         if (add_folder (spec, g, g->paths[i], g->writable, detail) < 0)
           goto refused;
+      /* hosts on a shell grant: the proxy, and toolkit's forwarder inside the sandbox. */
+      if (g->n_hosts > 0)
+        {
+          bx_run_spec_set_egress (spec, (const char *const *)g->hosts, g->n_hosts);
+          bx_run_spec_set_egress_private (spec, (const char *const *)g->private_ranges,
+                                          g->n_private);
+        }
       break;
     case BX_TOOL_HTTP_FETCH:
       bx_run_spec_set_egress (spec, (const char *const *)g->hosts, g->n_hosts);

@@ -14,6 +14,7 @@
 #include "bx/cleanup.h"
 #include "tools.h"
 
+#include "egress_local.h"
 #include "egress_main.h"
 
 /* The installed program always runs /bin/curl.  Only the test build (toolkit_test, never
@@ -27,6 +28,18 @@ curl_path (void)
     return fake;
 #endif
   return BX_TOOLKIT_CURL;
+}
+
+/* Where the proxy's socket is mounted.  Only the test build lets a test name another. */
+static const char *
+egress_socket_path (void)
+{
+#ifdef BX_TOOLKIT_TEST_BUILD
+  const char *other = getenv ("BX_TEST_EGRESS_SOCKET");
+  if (other != NULL && other[0] != '\0')
+    return other;
+#endif
+  return BX_EGRESS_SOCKET_PATH;
 }
 
 /* A descriptor toolkit opens must never become 0, 1 or 2 by accident (a pipe end there
@@ -75,7 +88,7 @@ run_tool (enum bx_tool tool)
       status = bx_toolkit_write_file (&args, STDOUT_FILENO);
       break;
     case BX_TOOL_SHELL:
-      status = bx_toolkit_shell (&args, STDOUT_FILENO);
+      status = bx_toolkit_shell (&args, egress_socket_path (), STDOUT_FILENO);
       break;
     case BX_TOOL_HTTP_FETCH:
       status = bx_toolkit_http_fetch (&args, curl_path (), STDOUT_FILENO);

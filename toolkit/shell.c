@@ -6,7 +6,11 @@
  * would otherwise keep toolkit reading until the time limit).  The shell leads its own
  * process group, toolkit is a child subreaper so orphans come back to it, and once the
  * shell has ended toolkit kills the group, then every child it still has, and reads only
- * what is already in the pipe. */
+ * what is already in the pipe.
+ *
+ * With the egress proxy's socket mounted (a grant listing shell with hosts), the command
+ * reaches the granted hosts through a forwarder on 127.0.0.1 (egress_local.h), named in
+ * the proxy variables it inherits. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -14,10 +18,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "bx/cleanup.h"
+#include "egress_local.h"
 #include "tools.h"
 
 /* What the shell wrote after it ended is read up to this much; a child that escaped every
@@ -88,7 +94,7 @@ drain (int out_r, int out_fd, bx_error *err)
 }
 
 int
-bx_toolkit_shell (const struct bx_tool_args *args, int out_fd)
+bx_toolkit_shell (const struct bx_tool_args *args, const char *egress_socket, int out_fd)
 {
   const char *cwd = args->cwd != NULL ? args->cwd : "/tmp";
   cleanup_error bx_error err = NULL;
@@ -115,6 +121,17 @@ bx_toolkit_shell (const struct bx_tool_args *args, int out_fd)
     return bx_toolkit_misused ("cannot make a pipe: %s", strerror (errno));
   cleanup_close int out_r = outp[0];
   cleanup_close int out_w = outp[1];
+
+  /* A grant with hosts: the proxy's socket is mounted, and the command reaches it through a
+   * forwarder on 127.0.0.1 and the proxy variables. */
+  struct stat st;
+  if (egress_socket != NULL && stat (egress_socket, &st) == 0 && S_ISSOCK (st.st_mode)
+      && bx_egress_local_for_shell (egress_socket, &err) < 0)
+    {
+      char buf[128];
+      return bx_toolkit_refuse (out_fd, "shell", "127.0.0.1",
+                                bx_toolkit_reason (bx_error_code (err), buf, sizeof buf));
+    }
 
   const char *argv[] = { "/bin/sh", "-c", args->command, NULL };
   struct bx_toolkit_spawn spawn = {

@@ -42,7 +42,10 @@ int bx_toolkit_parse_input (enum bx_tool tool, const char *buf, size_t len,
 
 int bx_toolkit_read_file (const struct bx_tool_args *args, int out_fd);
 int bx_toolkit_write_file (const struct bx_tool_args *args, int out_fd);
-int bx_toolkit_shell (const struct bx_tool_args *args, int out_fd);
+/* EGRESS_SOCKET: where the egress proxy's socket is when the grant gave the shell hosts
+ * (BX_EGRESS_SOCKET_PATH); when a socket is there the command gets the local forwarder and
+ * its proxy variables (egress_local.h).  NULL: never. */
+int bx_toolkit_shell (const struct bx_tool_args *args, const char *egress_socket, int out_fd);
 /* CURL is the program to run: BX_TOOLKIT_CURL, except in a test build. */
 int bx_toolkit_http_fetch (const struct bx_tool_args *args, const char *curl, int out_fd);
 

@@ -118,8 +118,9 @@ static const struct bad bad_table[] = {
   { "http_fetch without hosts", "grants:\n  - tools: [http_fetch]\n",
     "t.yaml:2:5: grant 1 lists http_fetch but no \"hosts\": expected the host patterns it may "
     "fetch from" },
-  { "hosts without http_fetch", "grants:\n  - tools: [shell]\n    hosts: [example.com]\n",
-    "t.yaml:3:5: \"hosts\" has no effect: grant 1 does not list http_fetch" },
+  { "hosts without http_fetch or shell",
+    "grants:\n  - tools: [read_file]\n    paths: [/a]\n    hosts: [example.com]\n",
+    "t.yaml:4:5: \"hosts\" has no effect: grant 1 lists neither http_fetch nor shell" },
   { "host pattern with a scheme",
     "grants:\n  - tools: [http_fetch]\n    hosts: [\"https://example.com\"]\n",
     "t.yaml:3:13: host pattern \"https://example.com\" is not valid: expected a host name such as "
@@ -141,9 +142,9 @@ static const struct bad bad_table[] = {
     "grants:\n  - tools: [http_fetch]\n    hosts: [\"localhost:8080\"]\n",
     "t.yaml:3:13: host \"localhost:8080\" can never be reached: the egress proxy connects only "
     "to public addresses" },
-  { "allow_private without http_fetch",
-    "grants:\n  - tools: [shell]\n    allow_private: [10.0.0.0/8]\n",
-    "t.yaml:3:5: \"allow_private\" has no effect: grant 1 does not list http_fetch" },
+  { "allow_private without hosts", "grants:\n  - tools: [shell]\n    allow_private: [10.0.0.0/8]\n",
+    "t.yaml:3:5: \"allow_private\" has no effect: grant 1 has no \"hosts\" (for http_fetch or "
+    "shell)" },
   { "allow_private over loopback",
     "grants:\n  - tools: [http_fetch]\n    hosts: [a.test]\n    allow_private: [10.0.0.0/8, "
     "127.0.0.0/8]\n",

@@ -24,7 +24,11 @@ static const char grants_yaml[] = "grants:\n"
                                   "    paths: [/home/me/work, /home/me/scratch, /srv/docs]\n"
                                   "  - tools: [http_fetch]\n"
                                   "    hosts: [example.com, \"*.wikipedia.org\"]\n"
-                                  "    class: public\n";
+                                  "    class: public\n"
+                                  "  - tools: [shell]\n"
+                                  "    paths: [/home/me/online]\n"
+                                  "    hosts: [pypi.org, \"git.example:8443\"]\n"
+                                  "    allow_private: [10.0.0.0/8]\n";
 
 static void
 quiet (void *ctx, const char *module, enum bx_log_level level, const char *line)
@@ -121,6 +125,10 @@ static const struct spec_row spec_table[] = {
     "[{\"path\":\"/home/me/work\",\"writable\":true},{\"path\":\"/home/me/scratch\",\"writable\":"
     "true},{\"path\":\"/srv/docs\",\"writable\":true}]",
     "null", "{\"command\":\"id\"}" },
+  /* A shell with hosts: the egress list, untrusted by default. */
+  { BX_TOOL_SHELL, "pip download x", "/home/me/online", "private", true,
+    "[{\"path\":\"/home/me/online\",\"writable\":true}]", "[\"pypi.org\",\"git.example:8443\"]",
+    "{\"command\":\"pip download x\",\"cwd\":\"/home/me/online\"}" },
   { BX_TOOL_HTTP_FETCH, "https://En.Wikipedia.org/wiki/C", NULL, "public", true, "[]",
     "[\"example.com\",\"*.wikipedia.org\"]", "{\"url\":\"https://En.Wikipedia.org/wiki/C\"}" },
 };

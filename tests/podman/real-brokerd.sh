@@ -41,7 +41,7 @@ failures=0
 fail () { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass () { echo "ok: $*"; }
 
-mkdir -p "$work/grant" "$work/outside" "$work/home" "$work/ro"
+mkdir -p "$work/grant" "$work/outside" "$work/home" "$work/ro" "$work/net"
 echo "read me" > "$work/ro/r.txt"
 echo "hello through brokerd" > "$work/grant/hello.txt"
 echo "the secret" > "$work/outside/secret.txt"
@@ -74,6 +74,10 @@ $fetch_extra
   - tools: [shell]
     paths: [$work/ro]
     writable: false
+  - tools: [shell]
+    paths: [$work/net]
+    hosts: [$fetch_host]
+$fetch_extra
 YAML
   "$brokerd" --config "$work/$1.yaml" --runtimedir "$runtimedir" 2> "$work/$1.log" &
   pids="$pids $!"
@@ -259,6 +263,17 @@ else
     && pass "the allowed connection and its address are on the audit line" \
     || fail "no allowed egress record on the audit line: $line"
 
+  # A shell with hosts: curl in the sandbox (the tools image has it) through the forwarder.
+  call web shell "{\"command\":\"curl -sS https://web.bxtest.example/index.txt; curl -sS -v https://other.example/ 2>&1 | grep '^< HTTP'\",\"cwd\":\"$work/net\"}"
+  [ $rc = 0 ] && contains "$out" "hello from the namespace" \
+    && contains "$out" "< HTTP/1.1 403 boxmaker egress: other.example:443 is not a granted host and port" \
+    && pass "a shell with hosts fetches from its granted host; another host gets 403 with the reason" \
+    || fail "shell with hosts: rc=$rc out=$out err=$err"
+  call web shell "{\"command\":\"curl -sS --max-time 5 https://web.bxtest.example/index.txt; echo rc=\$?\",\"cwd\":\"$work/grant\"}"
+  [ $rc = 0 ] && ! contains "$out" "hello from the namespace" && contains "$out" "rc=" \
+    && pass "a shell grant without hosts still has no network" \
+    || fail "shell without hosts: rc=$rc out=$out err=$err"
+
   # A port named by the pattern: the same server on 8443 too.
   (cd "$work/www" && exec ip netns exec "$netns" openssl s_server -quiet -WWW \
      -accept "$web_ip:8443" -cert "$web/cert.pem" -key "$web/key.pem") > "$work/server8443.log" 2>&1 &
@@ -293,6 +308,14 @@ else
   [ $rc = 0 ] && contains "$out" "hello from the namespace" \
     && pass "allow_private: [10.200.$octet.0/30] reaches the private address" \
     || fail "private address with allow_private: rc=$rc out=$out err=$err"
+  call private shell "{\"command\":\"curl -sS -v https://web.bxtest.example/index.txt 2>&1 | grep '^< HTTP'\",\"cwd\":\"$work/net\"}"
+  contains "$out" "< HTTP/1.1 502 boxmaker egress: web.bxtest.example has no address this sandbox may reach" \
+    && pass "a shell with hosts is refused the private address without allow_private" \
+    || fail "shell, private address without allow_private: rc=$rc out=$out err=$err"
+  call privok shell "{\"command\":\"curl -sS https://web.bxtest.example/index.txt\",\"cwd\":\"$work/net\"}"
+  [ $rc = 0 ] && contains "$out" "hello from the namespace" \
+    && pass "a shell with hosts and allow_private reaches the private address" \
+    || fail "shell, private address with allow_private: rc=$rc out=$out err=$err"
   grep -q "\"allow_private\":\[\"10.200.$octet.0/30\"\]" "$work/privok.log" \
     && pass "the call's audit line lists the private range" \
     || fail "no allow_private in the audit line: $(cat "$work/privok.log")"

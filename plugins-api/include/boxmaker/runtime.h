@@ -117,9 +117,11 @@ struct bx_host
   size_t (*spec_mount_count) (const bx_run_spec *spec);
   const char *(*spec_mount_path) (const bx_run_spec *spec, size_t index);
   int (*spec_mount_writable) (const bx_run_spec *spec, size_t index);
-  /* Network: 0 means none at all (every tool but http_fetch); 1 means the call may reach
-   * exactly the host patterns listed (docs/hosts.md: "host" for port 443, "host:PORT",
-   * "host:*" for every port), at public addresses. */
+  /* Network: 0 means none at all (read_file, write_file, a shell without hosts); 1 means the
+   * call (http_fetch, a shell whose grant has hosts) may reach exactly the host patterns
+   * listed (docs/hosts.md: "host" for port 443, "host:PORT", "host:*" for every port), at
+   * public addresses.  For a shell, toolkit finds the proxy's socket at
+   * /run/egress/egress.sock and gives the command a forwarder on 127.0.0.1. */
   int (*spec_has_egress) (const bx_run_spec *spec);
   size_t (*spec_egress_count) (const bx_run_spec *spec);
   const char *(*spec_egress_host) (const bx_run_spec *spec, size_t index);
