@@ -513,12 +513,30 @@ parse_protection (struct walk *w, yaml_node_t *readonly, yaml_node_t *writable, 
   }
 }
 
+/* NULL when IMAGE is a reference pinned by digest, NAME@sha256:<64 lowercase hex digits>,
+ * with a NAME of [a-z0-9._/:-] that does not start with '-' (podman would read an option);
+ * else why not. */
+static const char *
+image_ref_problem (const char *image)
+{
+  const char *at = strrchr (image, '@');
+  if (at == NULL || strncmp (at + 1, "sha256:", 7) != 0 || strlen (at + 8) != 64
+      || strspn (at + 8, "0123456789abcdef") != 64)
+    return "is not pinned by digest: expected NAME@sha256:<64 hex digits>, as "
+           "build-dev-image.sh prints";
+  if (at == image || image[0] == '-' || image[0] == '/' || image[0] == ':'
+      || strspn (image, "abcdefghijklmnopqrstuvwxyz0123456789._/:-") != (size_t)(at - image))
+    return "has no valid name before '@': expected lowercase letters, digits, '.', '_', '/', "
+           "':' and '-'";
+  return NULL;
+}
+
 static void
 parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g)
 {
   static const char *const known[] = {
     "tools",         "paths",    "hosts",    "class", "untrusted", "approval", "approval_timeout",
-    "allow_private", "readonly", "writable", NULL
+    "allow_private", "readonly", "writable", "image", NULL
   };
   enum
   {
@@ -532,6 +550,7 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
     K_PRIVATE,
     K_READONLY,
     K_WRITABLE,
+    K_IMAGE,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
@@ -654,6 +673,16 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
 
   parse_protection (w, v[K_READONLY], v[K_WRITABLE], g);
 
+  if (v[K_IMAGE] != NULL)
+    {
+      const char *image = string_of (w, v[K_IMAGE], "image", "an image pinned by digest");
+      const char *why = image ? image_ref_problem (image) : NULL;
+      if (why != NULL)
+        problem (w, v[K_IMAGE], "image \"%s\" %s", image, why);
+      else if (image != NULL)
+        g->image = bx_xstrdup (image);
+    }
+
   if (v[K_CLASS] != NULL)
     {
       const char *name = string_of (w, v[K_CLASS], "class", "public, internal, private or secret");
@@ -700,6 +729,11 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
     problem (w, keys[K_READONLY],
              "\"readonly\" has no effect: %s mounts no folder writable (it lists neither shell "
              "nor write_file, or says writable: false)",
+             what);
+  if (v[K_IMAGE] != NULL && !folders)
+    problem (w, keys[K_IMAGE],
+             "\"image\" has no effect: %s lists none of read_file, write_file, shell "
+             "(http_fetch keeps the runtime's own image)",
              what);
   if (g->n_hosts == 0 && v[K_PRIVATE] != NULL)
     problem (w, keys[K_PRIVATE],
@@ -1080,6 +1114,7 @@ bx_config_free (struct bx_config *cfg)
       free_strings (cfg->grants[i].hosts, cfg->grants[i].n_hosts);
       free_strings (cfg->grants[i].private_ranges, cfg->grants[i].n_private);
       free_strings (cfg->grants[i].readonly, cfg->grants[i].n_readonly);
+      free (cfg->grants[i].image);
     }
   free (cfg->grants);
   free (cfg->audit);

@@ -62,6 +62,7 @@ struct bx_grant
   char **readonly;
   size_t n_readonly;
   bool writable; /* false: shell's folders are mounted read-only (key `writable`) */
+  char *image;   /* the image its calls but http_fetch run in (NAME@sha256:...); NULL: default */
   enum bx_data_class class;
   bool untrusted;
   enum bx_approval approval;

@@ -25,6 +25,7 @@ struct bx_run_spec
   size_t egress_count;
   char **private_ranges; /* allow_private */
   size_t private_count;
+  char *image; /* NULL: the module's own */
   char *call;
   char *session;
 };
@@ -77,6 +78,13 @@ bx_run_spec_set_egress_private (bx_run_spec *spec, const char *const *ranges, si
 }
 
 void
+bx_run_spec_set_image (bx_run_spec *spec, const char *image)
+{
+  free (spec->image);
+  spec->image = image != NULL ? bx_xstrdup (image) : NULL;
+}
+
+void
 bx_run_spec_free (bx_run_spec *spec)
 {
   if (spec == NULL)
@@ -91,6 +99,7 @@ bx_run_spec_free (bx_run_spec *spec)
   for (size_t i = 0; i < spec->private_count; i++)
     free (spec->private_ranges[i]);
   free (spec->private_ranges);
+  free (spec->image);
   free (spec->call);
   free (spec->session);
   free (spec);
@@ -188,4 +197,10 @@ bx_run_spec_egress_private (const bx_run_spec *spec, size_t index)
   if (index >= bx_run_spec_egress_private_count (spec))
     return NULL;
   return spec->private_ranges[index];
+}
+
+const char *
+bx_run_spec_image (const bx_run_spec *spec)
+{
+  return spec == NULL ? NULL : spec->image;
 }

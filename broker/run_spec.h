@@ -19,6 +19,8 @@ void bx_run_spec_add_mount (bx_run_spec *spec, const char *path, bool writable);
 void bx_run_spec_set_egress (bx_run_spec *spec, const char *const *hosts, size_t count);
 /* The allow_private ranges that go with the egress hosts. */
 void bx_run_spec_set_egress_private (bx_run_spec *spec, const char *const *ranges, size_t count);
+/* The grant's image (NULL: the module's own). */
+void bx_run_spec_set_image (bx_run_spec *spec, const char *image);
 void bx_run_spec_free (bx_run_spec *spec);
 
 /* The readers behind bx_host.spec_* (host_services.c hands these to modules).  An index out
@@ -34,6 +36,7 @@ size_t bx_run_spec_egress_count (const bx_run_spec *spec);
 const char *bx_run_spec_egress_host (const bx_run_spec *spec, size_t index);
 size_t bx_run_spec_egress_private_count (const bx_run_spec *spec);
 const char *bx_run_spec_egress_private (const bx_run_spec *spec, size_t index);
+const char *bx_run_spec_image (const bx_run_spec *spec);
 const char *bx_run_spec_call (const bx_run_spec *spec);
 const char *bx_run_spec_session (const bx_run_spec *spec);
 

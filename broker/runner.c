@@ -40,6 +40,9 @@ build_spec (const struct bx_decision *d, const char *call, const char *session, 
   size_t len = 0;
   cleanup_free char *json = bx_tool_args_to_json (&d->args, &len);
   bx_run_spec *spec = bx_run_spec_new (d->args.tool, json, len, call, session);
+  /* http_fetch keeps the module's minimal image: curl and the proxy are all it needs. */
+  if (d->args.tool != BX_TOOL_HTTP_FETCH)
+    bx_run_spec_set_image (spec, g->image);
   /* One switch with no default: a fifth tool must be given its row here. */
   switch (d->args.tool)
     {

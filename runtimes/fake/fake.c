@@ -2,7 +2,7 @@
  *
  *   mode: echo          output is the whole spec as JSON (tool, arguments as text and
  *                       parsed, mounts with writability, egress or null, egress_private
- *                       (the allow_private ranges), call, session,
+ *                       (the allow_private ranges), image, call, session,
  *                       home), plus in_flight and max_in_flight so a test can prove that
  *                       runs overlap
  *   mode: fixed         output is `content` (repeated `repeat` times), marked truncated
@@ -142,14 +142,16 @@ echo_spec (struct fake *f, const bx_run_spec *spec, int in_flight)
   for (size_t i = 0; i < np; i++)
     json_array_append_new (ranges, nullable_string (h->spec_egress_private (spec, i)));
 
-  return json_pack ("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i}", "tool",
+  const char *image = BX_HOST_HAS (h, spec_image) ? h->spec_image (spec) : NULL;
+
+  return json_pack ("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i}", "tool",
                     nullable_string (h->spec_tool (spec)), "arguments_text",
                     arguments != NULL ? json_stringn (arguments, len) : json_null (), "arguments",
                     parsed != NULL ? parsed : json_null (), "mounts", mounts, "egress", egress,
-                    "egress_private", ranges, "call", nullable_string (h->spec_call (spec)),
-                    "session", nullable_string (h->spec_session (spec)), "home",
-                    nullable_string (h->home), "in_flight", in_flight, "max_in_flight",
-                    atomic_load (&f->max_in_flight));
+                    "egress_private", ranges, "image", nullable_string (image), "call",
+                    nullable_string (h->spec_call (spec)), "session",
+                    nullable_string (h->spec_session (spec)), "home", nullable_string (h->home),
+                    "in_flight", in_flight, "max_in_flight", atomic_load (&f->max_in_flight));
 }
 
 static enum bx_run_status

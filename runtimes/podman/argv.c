@@ -73,8 +73,11 @@ bx_podman_argv_tool (const struct bx_podman_config *cfg, const struct bx_podman_
                                      call->mounts[i].path, call->mounts[i].writable ? "rw" : "ro"));
   if (call->egress_dir != NULL)
     push_owned (&b, bx_podman_xasprintf ("--volume=%s:/run/egress:rw", call->egress_dir));
-  push (&b, cfg->image);
-  push (&b, "/bin/toolkit");
+  if (call->image != NULL)
+    push_owned (
+        &b, bx_podman_xasprintf ("--volume=%s:" BX_PODMAN_INJECTED_TOOLKIT ":ro", cfg->toolkit));
+  push (&b, call->image != NULL ? call->image : cfg->image);
+  push (&b, call->image != NULL ? BX_PODMAN_INJECTED_TOOLKIT : "/bin/toolkit");
   push (&b, call->tool);
   return b.items;
 }

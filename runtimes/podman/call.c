@@ -469,6 +469,12 @@ bx_podman_call_run (struct bx_podman_instance *inst, const bx_run_spec *spec, bx
         }
     }
 
+  const char *image = BX_HOST_HAS (host, spec_image) ? host->spec_image (spec) : NULL;
+  if (image != NULL && (image[0] == '\0' || image[0] == '-'))
+    {
+      host->log (host, BX_LOG_ERROR, "%s: cannot run image \"%s\"", name, image);
+      ok = false;
+    }
   if (host->spec_has_egress (spec) && !bx_podman_private_ok (host, spec))
     {
       host->log (host, BX_LOG_ERROR, "%s: cannot pass an allow_private range", name);
@@ -482,6 +488,7 @@ bx_podman_call_run (struct bx_podman_instance *inst, const bx_run_spec *spec, bx
     .mounts = mounts,
     .mount_count = count,
     .egress_dir = NULL,
+    .image = image,
   };
   if (!ok)
     status = fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);

@@ -11,7 +11,7 @@
 static const char *const known_options[] = {
   "podman",         "image",        "egress_network", "output_cap", "memory",
   "pids",           "read_file_ms", "write_file_ms",  "shell_ms",   "http_fetch_ms",
-  "global_options", "run_options",  "userns_keep_id", NULL,
+  "global_options", "run_options",  "userns_keep_id", "toolkit",    NULL,
 };
 
 static const char *const limit_names[BX_PODMAN_TOOL_COUNT] = {
@@ -125,6 +125,17 @@ read_options (const struct bx_host *host, const bx_options *options, struct bx_p
   if (host->option_bool (options, "userns_keep_id", geteuid () != 0, &keep_id, sink) < 0)
     return -1;
   cfg->userns_keep_id = keep_id != 0;
+
+  /* The toolkit mounted into a grant's own image: the installed static program. */
+  if (host->option_string (options, "toolkit", BX_PODMAN_DEFAULT_TOOLKIT, &cfg->toolkit, sink) < 0)
+    return -1;
+  if (cfg->toolkit[0] != '/' || strchr (cfg->toolkit, ':') != NULL
+      || strchr (cfg->toolkit, ',') != NULL)
+    {
+      host->error_set (sink, "option toolkit: \"%s\" is not an absolute path without ':' or ','",
+                       cfg->toolkit);
+      return -1;
+    }
   return 0;
 }
 
@@ -163,6 +174,12 @@ podman_create (const struct bx_host *host, const bx_options *options, void **ins
                inst->cfg.podman);
   host->log (host, BX_LOG_INFO, "image %s, container names end in -%s", inst->cfg.image,
              inst->token);
+  /* Not fatal either: only grants with an image of their own need it. */
+  if (access (inst->cfg.toolkit, X_OK) != 0)
+    host->log (host, BX_LOG_WARNING,
+               "toolkit \"%s\" not found; calls of grants with an image of their own will "
+               "fail",
+               inst->cfg.toolkit);
   *instance = inst;
   return 0;
 }

@@ -35,7 +35,12 @@ struct bx_podman_config
   const char *const *run_options; /* after the fixed `run` options, before the mounts */
   size_t run_count;
   bool userns_keep_id;
+  const char *toolkit; /* the host's static toolkit, mounted into a grant's own image */
 };
+
+/* Where toolkit appears in a grant's own image (spec_image): read-only, from the `toolkit`
+ * option, so that any image runs it unchanged. */
+#define BX_PODMAN_INJECTED_TOOLKIT "/run/boxmaker/toolkit"
 
 struct bx_podman_mount
 {
@@ -51,6 +56,7 @@ struct bx_podman_call
   const struct bx_podman_mount *mounts;
   size_t mount_count;
   const char *egress_dir; /* http_fetch only: mounted at /run/egress; NULL otherwise */
+  const char *image;      /* a grant's own image, with toolkit mounted in; NULL: cfg->image */
 };
 
 /* ---- argv.c: the argument lists, pure functions of their inputs. ------------------------

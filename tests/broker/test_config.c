@@ -69,7 +69,8 @@ static const struct bad bad_table[] = {
     "t.yaml:1:10: grant 1 is a scalar: expected a mapping" },
   { "unknown key in a grant", G_READ "    paths: [/a]\n    path: [/b]\n",
     "t.yaml:4:5: unknown key \"path\" in grant 1: expected one of tools, paths, hosts, class, "
-    "untrusted, approval, approval_timeout, allow_private, readonly, writable" },
+    "untrusted, approval, approval_timeout, allow_private, readonly, writable, "
+    "image" },
   { "duplicate key in a grant", G_READ "    paths: [/a]\n    tools: [shell]\n",
     "t.yaml:4:5: duplicate key \"tools\" in grant 1 (first at line 2)" },
   { "relative path", G_READ "    paths: [notes]\n",
@@ -186,6 +187,23 @@ static const struct bad bad_table[] = {
   { "writable not a bool",
     "grants:\n  - tools: [shell]\n    paths: [/a]\n    writable: sometimes\n",
     "t.yaml:4:15: \"writable\" is \"sometimes\": expected true or false" },
+  { "image by tag", "grants:\n  - tools: [shell]\n    image: localhost/boxmaker-dev:latest\n",
+    "t.yaml:3:12: image \"localhost/boxmaker-dev:latest\" is not pinned by digest: expected "
+    "NAME@sha256:<64 hex digits>, as build-dev-image.sh prints" },
+  { "image with a short digest", "grants:\n  - tools: [shell]\n    image: a@sha256:abc\n",
+    "t.yaml:3:12: image \"a@sha256:abc\" is not pinned by digest: expected NAME@sha256:<64 hex "
+    "digits>, as build-dev-image.sh prints" },
+  { "image that is an option",
+    "grants:\n  - tools: [shell]\n    image: "
+    "\"--privileged@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"\n",
+    "t.yaml:3:12: image "
+    "\"--privileged@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\" has "
+    "no valid name before '@': expected lowercase letters, digits, '.', '_', '/', ':' and '-'" },
+  { "image on an http_fetch grant",
+    "grants:\n  - tools: [http_fetch]\n    hosts: [a.test]\n    image: "
+    "a@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n",
+    "t.yaml:4:5: \"image\" has no effect: grant 1 lists none of read_file, write_file, shell "
+    "(http_fetch keeps the runtime's own image)" },
   { "unknown class", G_READ "    paths: [/a]\n    class: topsecret\n",
     "t.yaml:4:12: unknown class \"topsecret\": expected public, internal, private or secret" },
   { "untrusted not a bool", G_READ "    paths: [/a]\n    untrusted: maybe\n",
@@ -338,12 +356,12 @@ START_TEST (test_config_reports_errors_in_file_order)
                                             "  - tools: [shell]\n"
                                             "    class: topsecret\n"
                                             "    extra: 1\n");
-  ck_assert_str_eq (
-      errors,
-      "t.yaml:3:12: unknown class \"topsecret\": expected public, internal, private "
-      "or secret\n"
-      "t.yaml:4:5: unknown key \"extra\" in grant 1: expected one of tools, paths, "
-      "hosts, class, untrusted, approval, approval_timeout, allow_private, readonly, writable");
+  ck_assert_str_eq (errors,
+                    "t.yaml:3:12: unknown class \"topsecret\": expected public, internal, private "
+                    "or secret\n"
+                    "t.yaml:4:5: unknown key \"extra\" in grant 1: expected one of tools, paths, "
+                    "hosts, class, untrusted, approval, approval_timeout, allow_private, readonly, "
+                    "writable, image");
 }
 END_TEST
 

@@ -29,6 +29,7 @@ root_config (void)
     .run_options = root_run,
     .run_count = 4,
     .userns_keep_id = false,
+    .toolkit = "/usr/libexec/boxmaker/toolkit",
   };
   return cfg;
 }
@@ -61,6 +62,24 @@ check_tool (const char *golden, struct bx_podman_config cfg, const char *tool,
   golden_check (golden, argv, NULL);
   bx_podman_argv_free (argv);
 }
+
+START_TEST (test_a_grants_image_runs_the_installed_toolkit_mounted_read_only)
+{
+  struct bx_podman_config cfg = root_config ();
+  struct bx_podman_mount m[] = { { "/home/me/work", true }, { "/home/me/work/.git/hooks", false } };
+  struct bx_podman_call call
+      = { .name = NAME,
+          .tool = "shell",
+          .mounts = m,
+          .mount_count = 2,
+          .egress_dir = "/var/lib/boxmaker/run/egress/" NAME,
+          .image = "localhost/boxmaker-dev@sha256:"
+                   "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210" };
+  char **argv = bx_podman_argv_tool (&cfg, &call);
+  golden_check ("shell_image.argv", argv, NULL);
+  bx_podman_argv_free (argv);
+}
+END_TEST
 
 START_TEST (test_read_file_mounts_the_matched_path_read_only)
 {
@@ -203,6 +222,7 @@ main (void)
   tcase_add_test (tc, test_rootless_list_is_the_seeds_own);
   tcase_add_test (tc, test_proxy_joins_the_hosts_with_commas);
   tcase_add_test (tc, test_proxy_takes_the_private_ranges_last);
+  tcase_add_test (tc, test_a_grants_image_runs_the_installed_toolkit_mounted_read_only);
   tcase_add_test (tc, test_rootless_proxy_uses_the_configured_network);
   tcase_add_test (tc, test_kill_and_rm_take_the_global_options);
   tcase_add_test (tc, test_argument_lists_are_pure);

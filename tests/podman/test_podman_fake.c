@@ -668,6 +668,10 @@ START_TEST (test_options_are_checked_at_create)
   expect_refused (huge_limit, "shell_ms");
   const char *bad_bool[] = { "image", "x", "userns_keep_id", "maybe", NULL };
   expect_refused (bad_bool, "userns_keep_id");
+  const char *relative_toolkit[] = { "image", "x", "toolkit", "bin/toolkit", NULL };
+  expect_refused (relative_toolkit, "option toolkit: \"bin/toolkit\" is not an absolute path");
+  const char *colon_toolkit[] = { "image", "x", "toolkit", "/a:b/toolkit", NULL };
+  expect_refused (colon_toolkit, "option toolkit");
 }
 END_TEST
 

@@ -184,6 +184,12 @@ struct bx_host
    * each with the rules of docs/hosts.md: never loopback or link-local. */
   size_t (*spec_egress_private_count) (const bx_run_spec *spec);
   const char *(*spec_egress_private) (const bx_run_spec *spec, size_t index);
+  /* The image the grant names for this call (config key `image`), pinned by digest
+   * (NAME@sha256:<64 hex digits>); NULL for the module's own.  Never set for http_fetch,
+   * which keeps the module's minimal image.  A module that runs images MUST run toolkit in
+   * it from its own installed copy, mounted read-only, so that any image works; a module
+   * that cannot run another image MUST answer BX_RUN_UNAVAILABLE. */
+  const char *(*spec_image) (const bx_run_spec *spec);
 };
 
 /* Whether HOST's table holds FIELD (a host built for an older minor has a smaller table). */
