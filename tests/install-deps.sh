@@ -8,7 +8,7 @@ packages="
   check libsubunit-dev libjansson-dev libyaml-dev nettle-dev libsystemd-dev
   python3 python3-prometheus-client
   clang libclang-rt-14-dev
-  curl openssl ca-certificates
+  curl openssl ca-certificates python3
   podman runc slirp4netns uidmap fuse-overlayfs busybox-static iproute2
   bubblewrap libseccomp-dev
   microsocks

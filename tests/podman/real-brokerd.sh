@@ -13,10 +13,11 @@
 # without allow_private and reached with it (the range in the audit line).  After every
 # call: no container of this test and no egress folder left.
 #
-#   real-brokerd.sh BROKERD BOXMAKER RUNTIMEDIR IMAGE_REF_FILE
+#   real-brokerd.sh BROKERD BOXMAKER RUNTIMEDIR IMAGE_REF_FILE [BUILD_DEV_IMAGE_SH TOOLKIT]
 # (real-setup.sh left the web server's certificate beside IMAGE_REF_FILE, in web/)
 set -u
 brokerd=$1 boxmaker=$2 runtimedir=$3 ref_file=$4
+build_dev=${5:-} toolkit=${6:-}
 web=$(dirname "$ref_file")/web
 
 image=$(cat "$ref_file" 2>/dev/null || true)
@@ -49,10 +50,11 @@ session=brokerdreal-$$
 
 # One brokerd with the defaults, one with tight limits.
 start_brokerd () { # name, extra options (YAML lines), extra run option, http_fetch host,
-                  # extra lines of the http_fetch grant
+                  # extra lines of the http_fetch and network shell grants, of the latter only
   extra_run=${3:+, $3}
   fetch_host=${4:-example.com}
   fetch_extra=${5:-}
+  net_extra=${6:-}
   cat > "$work/$1.yaml" <<YAML
 socket: $work/$1.sock
 home: $work/home
@@ -78,6 +80,7 @@ $fetch_extra
     paths: [$work/net]
     hosts: [$fetch_host]
 $fetch_extra
+$net_extra
 YAML
   "$brokerd" --config "$work/$1.yaml" --runtimedir "$runtimedir" 2> "$work/$1.log" &
   pids="$pids $!"
@@ -273,6 +276,72 @@ else
   [ $rc = 0 ] && ! contains "$out" "hello from the namespace" && contains "$out" "rc=" \
     && pass "a shell grant without hosts still has no network" \
     || fail "shell without hosts: rc=$rc out=$out err=$err"
+
+  # The development image, named by a grant: git clone over https from the granted server
+  # (a bare repository served as files), python3 fetching through the proxy as pip does,
+  # gcc and python3 at work, and toolkit mounted from this build.
+  if [ -z "$build_dev" ] || [ -z "$toolkit" ]; then
+    web_skip "no build-dev-image.sh or toolkit given"
+  elif ! command -v python3 >/dev/null; then
+    web_skip "no python3 for the test's git server"
+  elif ! file -b "$toolkit" | grep -q 'statically linked'; then
+    echo "SKIP the development image: this toolkit is not static (a sanitizer build), so it cannot run in another image"
+  else
+    dev_name=localhost/boxmaker-dev-test-$(printf '%s' "$work" | cksum | cut -d ' ' -f 1)
+    if ! dev_ref=$(sh "$build_dev" --quiet --name "$dev_name" --extra-ca "$web/cert.pem" 2>"$work/dev-image.log"); then
+      web_skip "build-dev-image.sh failed: $(cat "$work/dev-image.log")"
+    else
+      dev_ref=$(printf '%s\n' "$dev_ref" | tail -n 1)
+      git init -q --bare "$work/www/repo.git"
+      git -C "$work" -c init.defaultBranch=main init -q src
+      echo "cloned through the proxy" > "$work/src/README"
+      git -C "$work/src" add README
+      git -C "$work/src" -c user.name=t -c user.email=t@t commit -q -m one
+      git -C "$work/src" push -q "$work/www/repo.git" HEAD:refs/heads/main
+      git -C "$work/www/repo.git" symbolic-ref HEAD refs/heads/main
+      git -C "$work/www/repo.git" update-server-info
+      # openssl s_server cannot answer git's info/refs?service=... request; Python's file
+      # server ignores the query, as git's dumb protocol needs, on port 9443.
+      (cd "$work/www" && exec ip netns exec "$netns" python3 -c '
+import http.server, ssl, sys
+server = http.server.HTTPServer((sys.argv[1], 9443), http.server.SimpleHTTPRequestHandler)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(sys.argv[2], sys.argv[3])
+server.socket = context.wrap_socket(server.socket, server_side=True)
+server.serve_forever()' "$web_ip" "$web/cert.pem" "$web/key.pem") > "$work/git-server.log" 2>&1 &
+      pids="$pids $!"
+      start_brokerd dev "    toolkit: $toolkit" "--add-host=web.bxtest.example:$web_ip" \
+        "web.bxtest.example, \"web.bxtest.example:9443\"" "" "    image: $dev_ref"
+      # The commands as scripts in the granted folder: no JSON quoting to get wrong.
+      cat > "$work/net/work.sh" <<'SH'
+git clone -q https://web.bxtest.example:9443/repo.git && cat repo/README
+python3 -c 'print(6 * 7)'
+printf '#include <stdio.h>\nint main (void) { puts ("built by gcc"); return 0; }\n' > /tmp/h.c
+gcc -o /tmp/h /tmp/h.c && /tmp/h
+SH
+      cat > "$work/net/pip.py" <<'PY'
+import urllib.request
+print(urllib.request.urlopen("https://web.bxtest.example/index.txt").read().decode().strip())
+try:
+    urllib.request.urlopen("https://pypi.org/simple/")
+except Exception as e:
+    print("refused:", e)
+PY
+      call dev shell "{\"command\":\"sh work.sh\",\"cwd\":\"$work/net\"}"
+      [ $rc = 0 ] && contains "$out" "cloned through the proxy" && contains "$out" "42" \
+        && contains "$out" "built by gcc" && [ -f "$work/net/repo/README" ] \
+        && pass "the development image: git clone over https through the proxy, python3 -c, gcc" \
+        || fail "development image: rc=$rc out=$out err=$err"
+      call dev shell "{\"command\":\"python3 pip.py\",\"cwd\":\"$work/net\"}"
+      [ $rc = 0 ] && contains "$out" "hello from the namespace" \
+        && contains "$out" "Tunnel connection failed: 403 boxmaker egress: pypi.org:443 is not a granted host and port" \
+        && pass "python3 fetches through CONNECT as pip does; a registry not granted is refused in words" \
+        || fail "python3 through the proxy: rc=$rc out=$out err=$err"
+      for r in $(podman images --filter reference="$dev_name" --format '{{.Repository}}:{{.Tag}}'); do
+        podman rmi "$r" >/dev/null 2>&1 || true
+      done
+    fi
+  fi
 
   # A port named by the pattern: the same server on 8443 too.
   (cd "$work/www" && exec ip netns exec "$netns" openssl s_server -quiet -WWW \
