@@ -112,6 +112,11 @@ bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *ca
       push (&b, "/run/egress/egress.sock");
       push (&b, "--allow");
       push (&b, call->allow);
+      if (call->allow_private != NULL)
+        {
+          push (&b, "--allow-private");
+          push (&b, call->allow_private);
+        }
     }
   return b.items;
 }

@@ -65,6 +65,7 @@ struct bx_bwrap_call
   int status_fd;
   int egress_fd;          /* the egress folder, bound at /run/egress; -1 for none */
   const char *allow;      /* the proxy: its comma-separated host patterns */
+  const char *allow_private; /* the proxy: the grant's allow_private ranges, or NULL */
 };
 
 /* ---- argv.c: the argument list, a pure function of its inputs. ---------------------------

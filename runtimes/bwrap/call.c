@@ -259,6 +259,16 @@ bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, bx_r
       host->log (host, BX_LOG_ERROR, "unknown tool \"%s\"", host->spec_tool (spec));
       return fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
     }
+  /* A grant's own image is podman's: this module runs every call on its one root, and must
+   * not run a call in less than the grant asked for. */
+  if (BX_HOST_HAS (host, spec_image) && host->spec_image (spec) != NULL)
+    {
+      host->log (host, BX_LOG_ERROR,
+                 "the grant names image %s: bwrap.so runs only its own root; name the image "
+                 "under podman.so",
+                 host->spec_image (spec));
+      return fail (sentence, bx_bwrap_sentence_unavailable, BX_RUN_UNAVAILABLE);
+    }
   uint64_t n = atomic_fetch_add (&inst->counter, 1);
   cleanup_free char *name = bx_xasprintf ("boxmaker-%s-%s-%llu", host->spec_session (spec),
                                           host->spec_call (spec), (unsigned long long)n);

@@ -82,6 +82,25 @@ tick (void)
   nanosleep (&t, NULL);
 }
 
+/* The grant's allow_private ranges joined with ',' (ABI 1.1), or NULL for none. */
+static char *
+join_private (const struct bx_host *host, const bx_run_spec *spec)
+{
+  size_t count
+      = BX_HOST_HAS (host, spec_egress_private) ? host->spec_egress_private_count (spec) : 0;
+  if (count == 0)
+    return NULL;
+  char *joined = bx_xstrdup ("");
+  for (size_t i = 0; i < count; i++)
+    {
+      char *more
+          = bx_xasprintf ("%s%s%s", joined, i ? "," : "", host->spec_egress_private (spec, i));
+      free (joined);
+      joined = more;
+    }
+  return joined;
+}
+
 static char *
 join_hosts (const struct bx_host *host, const bx_run_spec *spec)
 {
@@ -132,6 +151,7 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
   const struct bx_host *host = inst->host;
   int64_t deadline = bx_deadline_in (START_MS);
   cleanup_free char *allow = join_hosts (host, spec);
+  cleanup_free char *allow_private = join_private (host, spec);
   cleanup_close int seccomp = bx_bwrap_seccomp_fd (inst->bpf, inst->bpf_len);
   cleanup_close int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
   int status[2] = { -1, -1 };
@@ -147,6 +167,7 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
     .status_fd = 4,
     .egress_fd = BX_BWRAP_FD_FIRST_EXTRA,
     .allow = allow,
+    .allow_private = allow_private,
   };
   int fds[] = { seccomp, status[1], dir_fd };
   struct bx_bwrap_child child = {

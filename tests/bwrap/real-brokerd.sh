@@ -6,9 +6,10 @@
 # static probe run from a grant; a setuid file left in a grant belongs to nobody; a grant
 # swapped for a symbolic link is not followed; every limit (memory, time, output, pids,
 # file size) with its fixed sentence or error; four calls at once; http_fetch through the
-# egress proxy to a granted HTTPS server in a network namespace of the test's own; after
-# kill -9 of brokerd nothing of it runs and the next brokerd sweeps its cgroups, but never
-# a live brokerd's; no cgroups, no start.
+# egress proxy to a granted HTTPS server in a network namespace of the test's own, and a
+# shell with hosts through toolkit's forwarder; protected paths read-only over a grant; a
+# grant's image refused; after kill -9 of brokerd nothing of it runs and the next brokerd
+# sweeps its cgroups, but never a live brokerd's; no cgroups, no start.
 #
 #   real-brokerd.sh BROKERD BOXMAKER RUNTIMEDIR TOOLKIT BUILD_IMAGE PROBE
 set -u
@@ -51,8 +52,8 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=web.bxtest.example \
   || { cat "$work/build.log"; fail "build-image.sh --rootfs"; exit 1; }
 digest=$(sed -n 's/^ *rootfs_digest: \(sha256:[0-9a-f]*\)$/\1/p' "$work/build.log")
 
-mkdir -p "$work/grant" "$work/ro" "$work/outside" "$work/home"
-chmod 0777 "$work/grant"
+mkdir -p "$work/grant" "$work/ro" "$work/outside" "$work/home" "$work/net"
+chmod 0777 "$work/grant" "$work/net"
 echo "hello through brokerd" > "$work/grant/hello.txt"
 echo "read only" > "$work/ro/file.txt"
 echo "the secret" > "$work/outside/secret.txt"
@@ -60,7 +61,7 @@ cp "$probe" "$work/grant/probe"
 chmod 0755 "$work/grant/probe"
 session=bwrapreal-$$
 
-start_brokerd () { # name, extra options (YAML lines), http_fetch host
+start_brokerd () { # name, extra options (YAML lines), http_fetch host, network shell's extra
   cat > "$work/$1.yaml" <<YAML
 socket: $work/$1.sock
 home: $work/home
@@ -81,6 +82,10 @@ grants:
   - tools: [http_fetch]
     hosts: [${3:-example.com}, "*.invalid"]
     class: public
+  - tools: [shell]
+    paths: [$work/net]
+    hosts: [${3:-example.com}]
+${4:-}
 YAML
   BX_HOST_SECRET=leaked "$brokerd" --config "$work/$1.yaml" --runtimedir "$runtimedir" \
     2> "$work/$1.log" &
@@ -316,7 +321,36 @@ else
   contains "$line" "\"egress\":[{\"host\":\"web.bxtest.example\",\"port\":443,\"reply\":0,\"address\":\"$web_ip\"}]" \
     && pass "the proxy's record of the connection is on the call's audit line" \
     || fail "no egress record on the audit line: $line"
+
+  # A shell with hosts: curl in the root, through toolkit's forwarder and the proxy.
+  call web shell "{\"command\":\"curl -sS https://web.bxtest.example/index.txt; curl -sS -v https://other.example/ 2>&1 | grep '^< HTTP'\",\"cwd\":\"$work/net\"}"
+  [ $rc = 0 ] && contains "$out" "hello from the namespace" \
+    && contains "$out" "< HTTP/1.1 403 boxmaker egress: other.example:443 is not a granted host and port" \
+    && pass "a shell with hosts fetches from its granted host; another host gets 403 with the reason" \
+    || fail "shell with hosts: rc=$rc out=$out err=$err"
 fi
+
+# Protected paths: .git/hooks and .git/config read-only even where the sandbox's uid could
+# write them, and .git not movable.
+mkdir -p "$work/grant/.git/hooks"
+echo "[core]" > "$work/grant/.git/config"
+chmod 0777 "$work/grant/.git" "$work/grant/.git/hooks"
+chmod 0666 "$work/grant/.git/config"
+call plain shell "{\"command\":\"echo x > .git/hooks/post-checkout; echo hook=\$?; echo x >> .git/config; echo config=\$?; mv .git .git-old; echo mv=\$?; echo ok > .git/HEAD; echo head=\$?\",\"cwd\":\"$work/grant\"}"
+[ $rc = 0 ] && contains "$out" "hook=1" && contains "$out" "config=1" && contains "$out" "mv=1" \
+  && contains "$out" "head=0" && [ ! -e "$work/grant/.git/hooks/post-checkout" ] \
+  && [ "$(cat "$work/grant/.git/config")" = "[core]" ] && [ ! -e "$work/grant/.git-old" ] \
+  && pass "protected paths: .git/hooks and .git/config read-only, .git not movable" \
+  || fail "protected paths: rc=$rc out=$out err=$err"
+rm -rf "$work/grant/.git"
+
+# A grant naming an image: this runtime has only its root, so the call does not run.
+start_brokerd imaged "" "" "    image: localhost/any@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+call imaged shell "{\"command\":\"id\",\"cwd\":\"$work/net\"}"
+[ $rc = 1 ] && contains "$err" "the tool runner could not start the container" \
+  && grep -q "bwrap.so runs only its own root" "$work/imaged.log" \
+  && pass "a grant's image under bwrap.so: could not start, and the log says why" \
+  || fail "image under bwrap.so: rc=$rc out=$out err=$err"
 
 # No slirp4netns where the config says: the runtime's sentence, and nothing left.
 start_brokerd noslirp "    slirp4netns: $work/no-slirp4netns"

@@ -84,6 +84,23 @@ START_TEST (test_proxy_gets_its_hosts_and_socket)
 }
 END_TEST
 
+START_TEST (test_proxy_gets_the_private_ranges_last)
+{
+  struct bx_bwrap_config cfg = config ();
+  struct bx_bwrap_call call = {
+    .tool = "egress-proxy",
+    .seccomp_fd = 3,
+    .status_fd = 4,
+    .egress_fd = 5,
+    .allow = "registry.lan:5000",
+    .allow_private = "10.0.0.0/8,fd00::/8",
+  };
+  char **argv = bx_bwrap_argv (&cfg, &call);
+  golden_check ("proxy_private.argv", argv, NULL);
+  bx_bwrap_argv_free (argv);
+}
+END_TEST
+
 START_TEST (test_argument_lists_are_pure)
 {
   struct bx_bwrap_config cfg = config ();
@@ -218,6 +235,7 @@ main (void)
   tcase_add_test (tc, test_shell_binds_every_grant_in_order);
   tcase_add_test (tc, test_http_fetch_binds_only_the_egress_folder);
   tcase_add_test (tc, test_proxy_gets_its_hosts_and_socket);
+  tcase_add_test (tc, test_proxy_gets_the_private_ranges_last);
   tcase_add_test (tc, test_argument_lists_are_pure);
   tcase_add_test (tc, test_open_nofollow_refuses_a_link_in_any_component);
   tcase_add_test (tc, test_seccomp_filter_builds_and_reads_back);
