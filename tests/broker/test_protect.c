@@ -141,6 +141,9 @@ START_TEST (test_a_symbolic_link_on_the_way_refuses_the_call)
       cleanup_free char *detail = NULL;
       cleanup_free char *s = protect (bx_protect_defaults, bx_protect_default_count, &rc, &detail);
       ck_assert_int_eq (rc, -1);
+      /* Nothing is mounted for a call that does not run; what came before the link may be
+       * listed, and the caller drops it all. */
+      ck_assert_ptr_nonnull (s);
       cleanup_free char *want
           = bx_xasprintf ("the protected path %s/%s is a symbolic link", root, cases[i].link);
       ck_assert_str_eq (detail, want);
