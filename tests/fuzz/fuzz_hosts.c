@@ -1,6 +1,6 @@
-/* libFuzzer harness for host names, patterns and public addresses.  The input is a host, or
- * a pattern and a host separated by a newline; the checks are the rules of docs/hosts.md
- * restated independently. */
+/* libFuzzer harness for host names, patterns (with ports), public addresses and allow_private
+ * ranges.  The input is a host, or a pattern and a host separated by a newline; the checks
+ * are the rules of docs/hosts.md restated independently. */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <stdint.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bx/addr.h"
+#include "bx/cidr.h"
 #include "bx/hosts.h"
 
 #define CHECK(c)                                                                                   \
@@ -92,6 +93,29 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   char *s = malloc (size + 1);
   memcpy (s, data, size);
   s[size] = '\0';
+
+  /* An allow_private range: one that parses never holds loopback or link-local, and holds
+   * its own first address unless that is one the proxy never reaches. */
+  struct bx_cidr range;
+  const char *why = NULL;
+  if (bx_cidr_parse (s, &range, &why) == 0)
+    {
+      CHECK (range.family == AF_INET || range.family == AF_INET6);
+      struct sockaddr_in lo4 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (0x7f000001) };
+      struct sockaddr_in ll4 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (0xa9fea9fe) };
+      struct sockaddr_in6 lo6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+      CHECK (!bx_cidr_contains (&range, (struct sockaddr *)&lo4));
+      CHECK (!bx_cidr_contains (&range, (struct sockaddr *)&ll4));
+      CHECK (!bx_cidr_contains (&range, (struct sockaddr *)&lo6));
+      if (range.family == AF_INET)
+        {
+          struct sockaddr_in first = { .sin_family = AF_INET };
+          memcpy (&first.sin_addr, range.addr, 4);
+          CHECK (bx_cidr_contains (&range, (struct sockaddr *)&first));
+        }
+    }
+  else
+    CHECK (why != NULL);
 
   bool valid = bx_valid_host_n (s, size);
   if (memchr (s, '\0', size) != NULL)
