@@ -14,6 +14,7 @@
 #include "bx/cleanup.h"
 
 #include "audit.h"
+#include "config.h"
 #include "policy.h"
 
 struct bx_audit
@@ -211,6 +212,8 @@ bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
         json_array_append_new (ranges, json_string (r->allow_private[i]));
       json_object_set_new (o, "allow_private", ranges);
     }
+  if (r->image != NULL)
+    json_object_set_new (o, "image", json_string (r->image));
   /* Strings from a client are valid UTF-8 (jansson checked them); a NULL here would only be
    * an allocation failure, which bx_x* elsewhere turns into an abort too. */
   char *line = json_dumps (o, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -278,4 +281,17 @@ bx_audit_close (struct bx_audit *a)
   free (a->path);
   pthread_mutex_destroy (&a->lock);
   free (a);
+}
+
+void
+bx_audit_grant_reach (struct bx_audit_record *r, const struct bx_grant *g, int tool)
+{
+  bool online = tool == BX_TOOL_HTTP_FETCH || (tool == BX_TOOL_SHELL && g->n_hosts > 0);
+  if (online)
+    {
+      r->allow_private = (const char *const *)g->private_ranges;
+      r->n_allow_private = g->n_private;
+    }
+  if (tool != BX_TOOL_HTTP_FETCH)
+    r->image = g->image;
 }

@@ -61,6 +61,9 @@ struct bx_audit_record
    * allow_private); logged as "allow_private" only when there are some. */
   const char *const *allow_private;
   size_t n_allow_private;
+  /* An allowed call that ran in its grant's own image (config key `image`); NULL otherwise.
+   * Logged as "image" only when set. */
+  const char *image;
 };
 
 struct bx_audit_approval
@@ -70,6 +73,11 @@ struct bx_audit_approval
   int64_t approver_uid; /* -1: nobody answered */
   int64_t waited_ms;
 };
+
+struct bx_grant;
+/* Fills RECORD's allow_private (a call with network: http_fetch, or shell with hosts) and
+ * image (a call but http_fetch) from the GRANT that allowed a call of TOOL. */
+void bx_audit_grant_reach (struct bx_audit_record *record, const struct bx_grant *grant, int tool);
 
 /* What the client is answered (`failed`) when the audit log cannot be written. */
 #define BX_AUDIT_NOT_RUN  "the audit log cannot be written: the call did not run"

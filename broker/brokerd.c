@@ -128,6 +128,10 @@ print_summary (const struct bx_config *cfg, struct bx_module *module)
           for (size_t k = 0; k < g->n_private; k++)
             printf ("%s %s", k ? "," : "", g->private_ranges[k]);
         }
+      if (g->image != NULL)
+        printf (", in image %s", g->image);
+      if (!g->writable)
+        printf (", folders read-only");
       printf ("; class %s, %s", bx_class_name (g->class), g->untrusted ? "untrusted" : "trusted");
       if (g->approval != BX_APPROVAL_NEVER)
         printf ("; approval %s within %llds",

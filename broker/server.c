@@ -446,11 +446,8 @@ serve_call (struct server *s, int fd)
   c.rec.egress = report.egress;
   c.rec.output_bytes = report.output_bytes;
   c.rec.truncated = report.truncated;
-  if (d.verdict == BX_ALLOWED && d.args.tool == BX_TOOL_HTTP_FETCH)
-    {
-      c.rec.allow_private = (const char *const *)d.grant->private_ranges;
-      c.rec.n_allow_private = d.grant->n_private;
-    }
+  if (d.verdict == BX_ALLOWED)
+    bx_audit_grant_reach (&c.rec, d.grant, d.args.tool);
   /* The client may read a large answer slowly; it gets a fresh deadline of its own. */
   finish (&c, answer, bx_deadline_in (cfg->request_timeout_ms));
   bx_audit_record_clear (&c.rec);

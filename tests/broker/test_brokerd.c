@@ -1037,6 +1037,8 @@ final_audit_lines (const char *audit, json_t **out, size_t max)
   return n;
 }
 
+#define SHA64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
 START_TEST (test_brokerd_passes_allow_private_to_the_module_and_logs_it)
 {
   SKIP_WITHOUT_FAKE ();
@@ -1046,8 +1048,13 @@ START_TEST (test_brokerd_passes_allow_private_to_the_module_and_logs_it)
   cleanup_free char *more = bx_xasprintf ("%s"
                                           "  - tools: [http_fetch]\n"
                                           "    hosts: [\"registry.lan:5000\"]\n"
-                                          "    allow_private: [10.0.0.0/8, \"fd00::/8\"]\n",
-                                          text);
+                                          "    allow_private: [10.0.0.0/8, \"fd00::/8\"]\n"
+                                          "  - tools: [shell]\n"
+                                          "    paths: [%s/online]\n"
+                                          "    hosts: [pypi.org]\n"
+                                          "    allow_private: [10.1.0.0/16]\n"
+                                          "    image: localhost/dev@sha256:" SHA64 "\n",
+                                          text, b.dir);
   write_text (b.config, more);
   ck_assert_int_eq (broker_run (&b, "--check-config"), 0);
   cleanup_free char *summary = read_text (b.out);
@@ -1055,6 +1062,11 @@ START_TEST (test_brokerd_passes_allow_private_to_the_module_and_logs_it)
                                   "addresses in 10.0.0.0/8, fd00::/8; class private, untrusted")
                      != NULL,
                  "got: %s", summary);
+  cleanup_free char *g5 = bx_xasprintf ("grant 5 (line 20): shell in %s/online from pypi.org, "
+                                        "private addresses in 10.1.0.0/16, in image "
+                                        "localhost/dev@sha256:" SHA64 "; class private, untrusted",
+                                        b.dir);
+  ck_assert_msg (strstr (summary, g5) != NULL, "got: %s", summary);
   broker_start (&b);
   json_t *r = call (&b, "http_fetch", "{\"url\": \"https://registry.lan:5000/v2/\"}");
   json_t *echo = echo_of (r);
@@ -1066,11 +1078,25 @@ START_TEST (test_brokerd_passes_allow_private_to_the_module_and_logs_it)
   json_decref (r);
   /* A grant without allow_private: no private range, and none in its audit line. */
   json_decref (call (&b, "http_fetch", "{\"url\": \"https://example.com/\"}"));
+  /* A shell with hosts, a private range and an image: all three in its spec and its line. */
+  cleanup_free char *sargs = bx_xasprintf ("{\"command\": \"pip download x\", \"cwd\": "
+                                           "\"%s/online\"}",
+                                           b.dir);
+  r = call (&b, "shell", sargs);
+  echo = echo_of (r);
+  cleanup_free char *se = dump (json_object_get (echo, "egress"));
+  cleanup_free char *sp = dump (json_object_get (echo, "egress_private"));
+  ck_assert_str_eq (se, "[\"pypi.org\"]");
+  ck_assert_str_eq (sp, "[\"10.1.0.0/16\"]");
+  ck_assert_str_eq (json_string_value (json_object_get (echo, "image")),
+                    "localhost/dev@sha256:" SHA64);
+  json_decref (echo);
+  json_decref (r);
   ck_assert_int_eq (broker_stop (&b), 0);
 
   json_t *finals[4];
   size_t n = final_audit_lines (b.audit, finals, 4);
-  ck_assert_uint_eq (n, 2);
+  ck_assert_uint_eq (n, 3);
   json_t *first = finals[0], *second = finals[1];
   /* The "running" line of a call with private ranges lists them too. */
   cleanup_free char *log = read_text (b.audit);
@@ -1078,6 +1104,13 @@ START_TEST (test_brokerd_passes_allow_private_to_the_module_and_logs_it)
   cleanup_free char *logged = dump (json_object_get (first, "allow_private"));
   ck_assert_str_eq (logged, "[\"10.0.0.0/8\",\"fd00::/8\"]");
   ck_assert_ptr_null (json_object_get (second, "allow_private"));
+  ck_assert_ptr_null (json_object_get (first, "image"));
+  json_t *third = finals[2];
+  cleanup_free char *third_private = dump (json_object_get (third, "allow_private"));
+  ck_assert_str_eq (third_private, "[\"10.1.0.0/16\"]");
+  ck_assert_str_eq (json_string_value (json_object_get (third, "image")),
+                    "localhost/dev@sha256:" SHA64);
+  json_decref (third);
   json_decref (first);
   json_decref (second);
 }
