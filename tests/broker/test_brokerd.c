@@ -1053,8 +1053,11 @@ START_TEST (test_brokerd_passes_allow_private_to_the_module_and_logs_it)
                                           "    paths: [%s/online]\n"
                                           "    hosts: [pypi.org]\n"
                                           "    allow_private: [10.1.0.0/16]\n"
-                                          "    image: localhost/dev@sha256:" SHA64 "\n",
-                                          text, b.dir);
+                                          "    image: localhost/dev@sha256:" SHA64 "\n"
+                                          "  - tools: [shell]\n"
+                                          "    paths: [%s/ro]\n"
+                                          "    writable: false\n",
+                                          text, b.dir, b.dir);
   write_text (b.config, more);
   ck_assert_int_eq (broker_run (&b, "--check-config"), 0);
   cleanup_free char *summary = read_text (b.out);
@@ -1067,6 +1070,9 @@ START_TEST (test_brokerd_passes_allow_private_to_the_module_and_logs_it)
                                         "localhost/dev@sha256:" SHA64 "; class private, untrusted",
                                         b.dir);
   ck_assert_msg (strstr (summary, g5) != NULL, "got: %s", summary);
+  cleanup_free char *g6 = bx_xasprintf (
+      "grant 6 (line 25): shell in %s/ro, folders read-only; class private, trusted", b.dir);
+  ck_assert_msg (strstr (summary, g6) != NULL, "got: %s", summary);
   broker_start (&b);
   json_t *r = call (&b, "http_fetch", "{\"url\": \"https://registry.lan:5000/v2/\"}");
   json_t *echo = echo_of (r);
