@@ -71,13 +71,13 @@ start_proxy () { # name target-port
 start_proxy tls "$tls_port"
 start_proxy plain "$plain_port"
 
-# shell SOCKET COMMAND: runs toolkit's shell with that egress socket; sets $out and $rc.
+# shell SOCKET COMMAND: runs toolkit's shell with that egress socket; sets $out (its output,
+# which ends with the command's "[exit N]").
 shell () {
   printf '%s' "$2" | python3 -c 'import json,sys; print(json.dumps({"command": sys.stdin.read()}))' \
     > "$work/input.json" 2>/dev/null \
     || printf '{"command": "%s"}' "$(printf '%s' "$2" | sed 's/\\/\\\\/g; s/"/\\"/g')" > "$work/input.json"
   out=$(BX_TEST_EGRESS_SOCKET="$1" "$toolkit" shell < "$work/input.json" 2>&1)
-  rc=$?
 }
 
 cert=$work/cert.pem
