@@ -148,9 +148,18 @@ ln -s /etc "$work/grant/.git/hooks-elsewhere"
 rm -rf "$work/grant/.git/hooks" && ln -s hooks-elsewhere "$work/grant/.git/hooks"
 call plain shell "{\"command\":\"ls\",\"cwd\":\"$work/grant\"}"
 [ $rc = 1 ] && contains "$err" "a protected path in a granted folder is a symbolic link" \
+  && grep -q "the protected path $work/grant/.git/hooks is a symbolic link" "$work/plain.log" \
   && pass "a symbolic link at .git/hooks refuses the call" \
   || fail "symbolic link at .git/hooks: rc=$rc out=$out err=$err"
 rm -rf "$work/grant/.git"
+
+# A grant naming an image podman does not have: the runner's sentence, nothing run.
+start_brokerd noimage "" "" "" "" \
+  "    image: localhost/boxmaker-no-such-image@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+call noimage shell "{\"command\":\"id\",\"cwd\":\"$work/net\"}"
+[ $rc = 1 ] && contains "$err" "the tool runner could not start the container" \
+  && pass "a grant's image that is not there: could not start the container" \
+  || fail "missing grant image: rc=$rc out=$out err=$err"
 
 # writable: false: the shell runs over a read-only mount.
 call plain shell "{\"command\":\"cat r.txt; echo x > w.txt; echo w=\$?\",\"cwd\":\"$work/ro\"}"
