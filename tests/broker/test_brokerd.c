@@ -1104,7 +1104,7 @@ START_TEST (test_brokerd_passes_allow_private_to_the_module_and_logs_it)
   size_t n = final_audit_lines (b.audit, finals, 4);
   ck_assert_uint_eq (n, 3);
   json_t *first = finals[0], *second = finals[1];
-  /* The "running" line of a call with private ranges lists them too. */
+  /* Each allowed call has its "running" line besides. */
   cleanup_free char *log = read_text (b.audit);
   ck_assert_ptr_nonnull (strstr (log, "\"outcome\":\"running\""));
   cleanup_free char *logged = dump (json_object_get (first, "allow_private"));
