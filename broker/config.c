@@ -15,7 +15,7 @@
 
 #include "bx/cleanup.h"
 #include "bx/cidr.h"
-#include "protect.h"
+#include "readonly_paths.h"
 #include "bx/hosts.h"
 
 #include "config.h"

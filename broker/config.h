@@ -57,7 +57,7 @@ struct bx_grant
   size_t n_hosts;
   char **private_ranges; /* allow_private: address ranges (bx_cidr_parse), in file order */
   size_t n_private;
-  /* readonly: subpaths of each writable folder the sandbox sees read-only (protect.h);
+  /* readonly: subpaths of each writable folder the sandbox sees read-only (readonly_paths.h);
    * bx_protect_defaults unless the grant lists its own (an empty list protects nothing). */
   char **readonly;
   size_t n_readonly;

@@ -8,7 +8,7 @@
 #include "bx/message.h"
 #include "bx/utf8.h"
 
-#include "protect.h"
+#include "readonly_paths.h"
 #include "run_spec.h"
 #include "runner.h"
 

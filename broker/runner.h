@@ -35,7 +35,7 @@ struct bx_run_report
  *               in order                          no network
  *   http_fetch  nothing mounted                   egress: the grant's host patterns
  *
- * After each writable folder come the mounts protecting its `readonly` paths (protect.h).
+ * After each writable folder come the mounts protecting its `readonly` paths (readonly_paths.h).
  * NULL for a denied decision, or when a protected path could not be checked. */
 bx_run_spec *bx_runner_spec (const struct bx_decision *decision, const char *call,
                              const char *session);

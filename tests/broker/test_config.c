@@ -8,7 +8,7 @@
 
 #include "bx/cleanup.h"
 #include "config.h"
-#include "protect.h"
+#include "readonly_paths.h"
 #include "options.h"
 
 static struct bx_config *

@@ -1,5 +1,5 @@
-/* Protected paths (broker/protect.h): which mounts a folder's protected subpaths become, on a
- * real temporary tree, and the refusals (a symbolic link anywhere on the way). */
+/* Protected paths (broker/readonly_paths.h): which mounts a folder's protected subpaths
+ * become, on a real temporary tree, and the refusals (a symbolic link anywhere on the way). */
 #include <check.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "bx/cleanup.h"
-#include "protect.h"
+#include "readonly_paths.h"
 
 static char root[64];
 
@@ -198,7 +198,7 @@ END_TEST
 int
 main (void)
 {
-  Suite *s = suite_create ("broker_protect");
+  Suite *s = suite_create ("broker_readonly_paths");
   TCase *tc = tcase_create ("protect");
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_a_repository_gets_its_hooks_and_config_read_only_and_git_pinned);

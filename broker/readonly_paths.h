@@ -11,8 +11,8 @@
  * A subpath that does not exist is not protected in that call.  A symbolic link anywhere
  * on the way refuses the call: the sandbox may have planted it, and the host would follow
  * it. */
-#ifndef BX_BROKER_PROTECT_H
-#define BX_BROKER_PROTECT_H
+#ifndef BX_BROKER_READONLY_PATHS_H
+#define BX_BROKER_READONLY_PATHS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* Protected paths: see protect.h. */
+/* Protected paths: see readonly_paths.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 
 #include "bx/cleanup.h"
 
-#include "protect.h"
+#include "readonly_paths.h"
 
 const char *const bx_protect_defaults[] = {
   ".git/hooks", ".git/config", ".bashrc",   ".bash_profile", ".bash_login", ".bash_logout",
