@@ -22,6 +22,7 @@
 #include <boxmaker/client.h>
 
 #include "approvals.h"
+#include "mcp/mcp.h"
 
 enum
 {
@@ -39,6 +40,7 @@ static const char usage_text[]
       "       boxmaker approvals [--watch] [--json] [--admin-socket PATH]\n"
       "       boxmaker approve ID [--admin-socket PATH]\n"
       "       boxmaker decline ID [--reason TEXT] [--admin-socket PATH]\n"
+      "       boxmaker mcp [OPTIONS]   (see boxmaker mcp --help)\n"
       "       boxmaker --help | --version\n"
       "\n"
       "Sends one tool call to brokerd and prints its answer.\n"
@@ -319,5 +321,7 @@ main (int argc, char **argv)
     return bx_cli_approve (argc - 2, argv + 2);
   if (strcmp (argv[1], "decline") == 0)
     return bx_cli_decline (argc - 2, argv + 2);
+  if (strcmp (argv[1], "mcp") == 0)
+    return bx_mcp_main (argc - 1, argv + 1);
   return usage_error ("unknown command '%s'", argv[1]);
 }

@@ -35,6 +35,16 @@ struct bx_client_pending
   int64_t expires;      /* Unix time in ms, as brokerd sent it */
 };
 
+/* A way for another thread to end a call in flight: bx_client_cancel closes the call's
+ * connection to brokerd (which cancels the call there), and the call returns at once with a
+ * FAILED response marked cancelled, logging nothing.  One handle serves one call at a time;
+ * cancelling before the call connects ends it as soon as it connects. */
+struct bx_client_cancel;
+
+struct bx_client_cancel *bx_client_cancel_new (void);
+void bx_client_cancel (struct bx_client_cancel *cancel);
+void bx_client_cancel_free (struct bx_client_cancel *cancel);
+
 struct bx_client_options
 {
   const char *socket;  /* NULL: BX_CLIENT_DEFAULT_SOCKET */
@@ -47,6 +57,7 @@ struct bx_client_options
    * the call.  NULL: ignored. */
   void (*on_pending) (const struct bx_client_pending *pending, void *data);
   void *data; /* handed to log and on_pending */
+  struct bx_client_cancel *cancel; /* NULL: the call cannot be cancelled */
 };
 
 enum bx_client_kind
@@ -63,6 +74,8 @@ struct bx_client_response
    * BX_CLIENT_UNAVAILABLE): the broker could not be reached or misbehaved. */
   bool unavailable;
   int exit; /* which exit of client.c ended the call, 1 to 11 */
+  /* true when bx_client_cancel ended the call (kind is then FAILED, unavailable false). */
+  bool cancelled;
 
   /* RESULT: the content (may hold NUL; content[content_len] is a NUL), its labels. */
   char *content;
