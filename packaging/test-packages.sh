@@ -19,7 +19,7 @@
 # busybox-static, curl, ca-certificates, systemd) come with `apt-get install ./…deb`.
 set -u
 
-NEEDED_PACKAGES="build-essential dpkg-dev debhelper cmake pkgconf libjansson-dev libyaml-dev
+NEEDED_PACKAGES="build-essential dpkg-dev debhelper cmake pkgconf libjansson-dev libyaml-dev libmicrohttpd-dev
 scdoc lintian man-db systemd procps"
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)

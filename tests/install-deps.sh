@@ -5,7 +5,8 @@ set -eu
 
 packages="
   build-essential cmake pkg-config git file binutils procps
-  check libsubunit-dev libjansson-dev libyaml-dev
+  check libsubunit-dev libjansson-dev libyaml-dev libmicrohttpd-dev
+  nodejs npm
   clang libclang-rt-14-dev
   curl openssl ca-certificates
   podman runc slirp4netns uidmap fuse-overlayfs busybox-static iproute2
