@@ -92,7 +92,7 @@ start_brokerd echo ""
 echo "hello through MCP" > "$work/data/hello.txt"
 
 cd "$npm_dir" &&
-  BX_MODE=$mode BX_BOXMAKER=$boxmaker BX_WORK=$work \
+  BX_MODE=$mode BX_BOXMAKER=$boxmaker BX_WORK=$work BX_DOCS=$here/../../docs \
   node --test --test-reporter=spec sdk.test.mjs
 status=$?
 if [ $status -ne 0 ]; then

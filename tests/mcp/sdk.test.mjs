@@ -258,6 +258,24 @@ else
         }
     });
 
+    test ('past --max-calls a call is an isError result saying so', async () => {
+      const client = await stdioClient (slowSock, ['--max-calls', '1']);
+      try
+        {
+          const [a, b] = await Promise.all ([
+            client.callTool ({ name: 'read_file', arguments: { path: `${data}/a` } }),
+            client.callTool ({ name: 'read_file', arguments: { path: `${data}/b` } })]);
+          assert.equal (a.isError, false);
+          assert.equal (b.isError, true);
+          assert.equal (text (b), 'failed: too many tool calls in flight (at most 1); wait for '
+                                  + 'one to end');
+        }
+      finally
+        {
+          await client.close ();
+        }
+    });
+
     test ('cancelling a call closes its brokerd connection at once', async () => {
       const client = await stdioClient (scriptedSock);
       try
@@ -343,12 +361,13 @@ else
         '{"jsonrpc":"2.0","id":null,"method":"ping"}\n',
         '{"jsonrpc":"2.0","id":3,"method":"ping","params":[1]}\n',
         '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{}}}\n', big,
+        '{"jsonrpc":"2.0","id":6,"id":6,"method":"ping"}\n',
         '{"jsonrpc":"2.0","method":"notifications/initialized"}\n',
         '{"jsonrpc":"2.0","id":5,"method":"ping"}\n',
       ]);
       assert.deepEqual (replies.map ((r) => r.error ? r.error.code : 'ok'),
-                        [-32700, -32600, -32600, -32600, -32602, -32602, -32600, 'ok']);
-      assert.equal (replies[7].id, 5);
+                        [-32700, -32600, -32600, -32600, -32602, -32602, -32600, -32700, 'ok']);
+      assert.equal (replies[8].id, 5);
       assert.equal (code, 0);
       assert.ok (exitMs < 2000, `exit took ${exitMs} ms after standard input closed`);
     });
@@ -409,6 +428,7 @@ else
           assert.equal ((await post ({ 'mcp-protocol-version': '1999-01-01' }, ping)).status, 400);
           assert.equal ((await post ({}, '{"jsonrpc":"2.0","method":"notifications/initialized"}'))
                         .status, 202);
+          assert.equal ((await post ({}, 'x'.repeat (9 * 1024 * 1024))).status, 413);
           const garbage = await post ({}, 'not json');
           assert.equal ((await garbage.json ()).error.code, -32700);
           const get = await fetch (`http://127.0.0.1:${port}/mcp`,
@@ -479,6 +499,77 @@ else
           assert.match (reply, /^HTTP\/1\.1 200/);
           assert.equal (JSON.parse (reply.slice (reply.indexOf ('\r\n\r\n') + 4)).result.tools
                         .length, 4);
+        }
+      finally
+        {
+          srv.child.kill ('SIGTERM');
+          await once (srv.child, 'exit');
+        }
+    });
+  
+    // docs/mcp.md: every agent snippet starts a server the SDK can drive.
+    const docs = fs.readFileSync (`${process.env.BX_DOCS}/mcp.md`, 'utf8');
+    const snippet = (name) => {
+      const m = docs.match (new RegExp (`<!-- snippet: ${name} -->\\n\`\`\`[a-z]*\\n([\\s\\S]*?)\`\`\`\n`));
+      assert.ok (m, `docs/mcp.md has the ${name} snippet`);
+      return m[1];
+    };
+    const fromToml = (text) => {
+      assert.match (text, /^\[mcp_servers\.boxmaker\]$/m);
+      return { command: JSON.parse (text.match (/^command = (".*")$/m)[1]),
+               args: JSON.parse (text.match (/^args = (\[.*\])$/m)[1]) };
+    };
+    const stdioSnippets = {
+      claude: () => {
+        const words = snippet ('claude').trim ().split (/ +/);
+        assert.deepEqual (words.slice (0, 6), ['claude', 'mcp', 'add', '--transport', 'stdio',
+                                               'boxmaker']);
+        const rest = words.slice (words.indexOf ('--') + 1);
+        return { command: rest[0], args: rest.slice (1) };
+      },
+      cursor: () => JSON.parse (snippet ('cursor')).mcpServers.boxmaker,
+      vscode: () => {
+        const s = JSON.parse (snippet ('vscode')).servers.boxmaker;
+        assert.equal (s.type, 'stdio');
+        return s;
+      },
+      codex: () => fromToml (snippet ('codex')),
+    };
+    for (const [name, get] of Object.entries (stdioSnippets))
+      test (`docs/mcp.md: the ${name} snippet starts a working server`, async () => {
+        const { command, args } = get ();
+        assert.equal (command, 'boxmaker');
+        const socketAt = args.indexOf ('/run/boxmaker/broker.sock');
+        assert.ok (socketAt > 0);
+        const real = [...args];
+        real[socketAt] = echoSock;
+        const client = new Client ({ name, version: '1' });
+        await client.connect (new StdioClientTransport ({ command: boxmaker, args: real }));
+        try
+          {
+            assert.equal ((await client.listTools ()).tools.length, 4);
+          }
+        finally
+          {
+            await client.close ();
+          }
+      });
+
+    test ('docs/mcp.md: the claude-http snippet reaches a server with a token', async () => {
+      const words = snippet ('claude-http').trim ();
+      const m = words.match (/^claude mcp add --transport http boxmaker (http:\/\/127\.0\.0\.1:(\d+)\/mcp) --header "Authorization: Bearer \$\(cat ([^)]+)\)"$/);
+      assert.ok (m, words);
+      fs.writeFileSync (`${work}/doc-token`, 'doc-token-1\n');
+      const p = port + 3;
+      const srv = await httpServer (['--http', `127.0.0.1:${p}`, '--token-file', `${work}/doc-token`]);
+      try
+        {
+          const client = new Client ({ name: 'claude-http', version: '1' });
+          await client.connect (new StreamableHTTPClientTransport (
+              new URL (m[1].replace (m[2], String (p))),
+              { requestInit: { headers: { Authorization: 'Bearer doc-token-1' } } }));
+          assert.equal ((await client.listTools ()).tools.length, 4);
+          await client.close ();
         }
       finally
         {
