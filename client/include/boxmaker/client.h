@@ -18,7 +18,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bx/error.h"
+/* The error a call reports for the caller's own mistakes (the same type as boxmaker's
+ * internal bx/error.h, declared here so that this header stands alone when installed).
+ * Read it with bx_error_msg, free it with bx_error_free. */
+typedef struct bx_error_s *bx_error;
+const char *bx_error_msg (bx_error err);
+int bx_error_code (bx_error err);
+void bx_error_free (bx_error *err);
 
 #define BX_CLIENT_DEFAULT_SOCKET     "/run/boxmaker/broker.sock"
 #define BX_CLIENT_DEFAULT_TIMEOUT_MS 120000
