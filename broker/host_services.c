@@ -119,6 +119,13 @@ host_output_set_truncated (bx_run_result *result)
     result->truncated = true;
 }
 
+static void
+host_output_set_refused (bx_run_result *result)
+{
+  if (result != NULL)
+    result->refused = true;
+}
+
 void
 bx_run_result_init (struct bx_run_result *result, size_t cap)
 {
@@ -505,6 +512,7 @@ bx_host_services_init (struct bx_host_services *services, const char *module_nam
   h->spec_session = bx_run_spec_session;
   h->output_append = host_output_append;
   h->output_set_truncated = host_output_set_truncated;
+  h->output_set_refused = host_output_set_refused;
   h->error_set = host_error_set;
   h->option_check_known = host_option_check_known;
   h->option_string = host_option_string;

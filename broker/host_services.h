@@ -36,6 +36,7 @@ struct bx_run_result
   size_t alloc;
   size_t cap; /* the most bytes this result takes */
   bool truncated;
+  bool refused; /* the tool refused: the content is its reason */
 };
 
 struct bx_host_services

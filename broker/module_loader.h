@@ -41,6 +41,7 @@ struct bx_run_output
   char *content; /* NUL-terminated after len bytes; may hold any bytes */
   size_t len;
   bool truncated;
+  bool refused; /* the tool refused: the content is its reason */
 };
 
 /* Runs SPEC.  On BX_RUN_OK, *out holds the output (free with bx_run_output_clear).  Otherwise

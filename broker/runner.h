@@ -24,6 +24,7 @@ struct bx_run_report
   const char *outcome; /* "result", "failed" or "denied" */
   size_t output_bytes; /* bytes of content in the response */
   bool truncated;
+  bool refused; /* the tool refused (the content is its reason) */
 };
 
 /* The spec of an allowed DECISION (seed 001's table):

@@ -200,6 +200,7 @@ take_answer (const struct bx_envelope *env, struct bx_client_response *out)
       out->class = bx_xstrdup (env->u.result.class);
       out->untrusted = env->u.result.untrusted;
       out->truncated = env->u.result.truncated;
+      out->refused = env->u.result.refused;
       break;
     case BX_MSG_DENIED:
       out->kind = BX_CLIENT_DENIED;
@@ -257,6 +258,8 @@ bx_client_call (const struct bx_client_options *opts, const char *call, const ch
   bx_client_cancel_attach (opts->cancel, fd);
 
   json_auto_t *request = bx_msg_tool_request (call, session, tool, arguments);
+  if (opts->refusals)
+    bx_msg_ask_refusals (request);
   if (bx_frame_write (fd, request, deadline, &e) < 0)
     {
       /* exit 4: the request does not fit in a frame.  The broker is fine: the caller gets a

@@ -152,6 +152,7 @@ call_thread (void *arg)
     .on_pending = on_pending,
     .data = c,
     .cancel = c->cancel,
+    .refusals = true,
   };
   struct bx_client_response r;
   cleanup_error bx_error err = NULL;

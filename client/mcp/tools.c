@@ -107,8 +107,11 @@ bx_mcp_tool_result (const struct bx_client_response *r)
     case BX_CLIENT_RESULT:
       {
         /* The labels travel in _meta, on the result and on the content block, so a client
-         * can show untrusted text as such; the text itself is brokerd's, byte for byte. */
-        json_t *labels = json_pack ("{s:s, s:s, s:b, s:b}", BX_MCP_META "outcome", "result",
+         * can show untrusted text as such; the text itself is brokerd's, byte for byte.  A
+         * tool's own refusal (a missing file) is an error the model can act on, told apart
+         * from content that merely looks like one. */
+        json_t *labels = json_pack ("{s:s, s:s, s:b, s:b}", BX_MCP_META "outcome",
+                                    r->refused ? "refused" : "result",
                                     BX_MCP_META "class", r->class, BX_MCP_META "untrusted",
                                     r->untrusted, BX_MCP_META "truncated", r->truncated);
         json_t *text = json_stringn (r->content, r->content_len);
@@ -116,7 +119,7 @@ bx_mcp_tool_result (const struct bx_client_response *r)
           text = json_string ("(the result is not valid text)");
         json_t *content = json_pack ("[{s:s, s:o, s:O}]", "type", "text", "text", text, "_meta",
                                      labels);
-        return json_pack ("{s:o, s:b, s:o}", "content", content, "isError", false, "_meta",
+        return json_pack ("{s:o, s:b, s:o}", "content", content, "isError", r->refused, "_meta",
                           labels);
       }
     case BX_CLIENT_DENIED:

@@ -64,12 +64,12 @@ else
     mode: echo"
 fi
 
-start_brokerd () { # name, extra fake options (YAML lines)
+start_brokerd () { # name, extra fake options (YAML lines), [the whole runtime section]
   cat > "$work/$1.yaml" <<YAML
 socket: $work/$1.sock
 home: $work/home
 audit: $work/$1.audit
-$runtime
+${3:-$runtime}
 $2
 grants:
   - tools: [read_file, write_file, shell]
@@ -88,7 +88,16 @@ YAML
 }
 
 start_brokerd echo ""
-[ "$mode" = podman ] || start_brokerd slow "    delay_ms: 400"
+if [ "$mode" != podman ]; then
+  start_brokerd slow "    delay_ms: 400"
+  # A tool's own refusal, as podman.so reports toolkit's exit status 1.
+  start_brokerd refusing "" "runtime:
+  module: fake
+  options:
+    mode: fixed
+    refused: true
+    content: \"read_file: /srv/x: no such file or directory\""
+fi
 echo "hello through MCP" > "$work/data/hello.txt"
 
 cd "$npm_dir" &&

@@ -51,6 +51,13 @@ if (mode === 'podman')
                                             undefined, { timeout: 120000 });
           assert.equal (sh.isError, false, text (sh));
           assert.match (text (sh), /^hello through MCP\n[\s\S]*\[exit 3\]$/);
+          // toolkit's own refusal (exit status 1) is an error, not file content.
+          const missing = await client.callTool ({ name: 'read_file',
+                                                   arguments: { path: `${data}/missing.txt` } },
+                                                 undefined, { timeout: 120000 });
+          assert.equal (missing.isError, true, text (missing));
+          assert.equal (missing._meta['boxmaker/outcome'], 'refused');
+          assert.equal (text (missing), `read_file: ${data}/missing.txt: no such file or directory`);
         }
       finally
         {
@@ -217,6 +224,46 @@ else
         {
           await gone.close ();
         }
+    });
+
+    test ('a tool\'s own refusal is an isError result, told apart from content', async () => {
+      const client = await stdioClient (`${work}/refusing.sock`);
+      try
+        {
+          const r = await client.callTool ({ name: 'read_file',
+                                             arguments: { path: `${data}/missing` } });
+          assert.equal (r.isError, true);
+          assert.equal (r._meta['boxmaker/outcome'], 'refused');
+          assert.equal (r._meta['boxmaker/class'], 'internal');
+          assert.equal (text (r), 'read_file: /srv/x: no such file or directory');
+        }
+      finally
+        {
+          await client.close ();
+        }
+    });
+
+    test ('a 1.0 request gets the 1.0 result, refusal or not; one that asks gets "refused"',
+          async () => {
+      const ask = (refusals) => new Promise ((resolve, reject) => {
+        const msg = { type: 'tool_request', call: 'c-1', session: 's', tool: 'read_file',
+                      arguments: { path: `${data}/missing` } };
+        if (refusals)
+          msg.refusals = true;
+        const c = net.createConnection (`${work}/refusing.sock`);
+        let buf = Buffer.alloc (0);
+        c.on ('data', (d) => { buf = Buffer.concat ([buf, d]); });
+        c.on ('end', () => resolve (JSON.parse (buf.subarray (4, 4 + buf.readUInt32BE (0)))));
+        c.on ('error', reject);
+        c.write (frame ({ v: 1, id: 'c-1', final: true, msg }));
+      });
+      const old = await ask (false);
+      assert.deepEqual (Object.keys (old.msg).sort (),
+                        ['class', 'content', 'truncated', 'type', 'untrusted']);
+      assert.equal (old.msg.content, 'read_file: /srv/x: no such file or directory');
+      const asked = await ask (true);
+      assert.equal (asked.msg.type, 'result');
+      assert.equal (asked.msg.refused, true);
     });
 
     test ('an unknown tool and an unknown method are JSON-RPC errors', async () => {

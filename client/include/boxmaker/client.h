@@ -64,6 +64,10 @@ struct bx_client_options
   void (*on_pending) (const struct bx_client_pending *pending, void *data);
   void *data; /* handed to log and on_pending */
   struct bx_client_cancel *cancel; /* NULL: the call cannot be cancelled */
+  /* true: ask brokerd to mark a tool's own refusal (response.refused).  false: the request
+   * is exactly a 1.0 client's, and a refusal reads as a result whose content is the
+   * reason. */
+  bool refusals;
 };
 
 enum bx_client_kind
@@ -89,6 +93,10 @@ struct bx_client_response
   char *class;
   bool untrusted;
   bool truncated;
+  /* The tool refused the call itself (a missing file, a folder where a file was asked):
+   * content is its one-line reason, not file content or command output.  Only set when the
+   * call asked with options.refusals. */
+  bool refused;
 
   /* FAILED: the message; DENIED: the reason. */
   char *message;
