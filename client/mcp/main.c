@@ -13,6 +13,7 @@
 
 static const char usage_text[]
     = "usage: boxmaker mcp [--socket PATH] [--timeout-ms N] [--session ID] [--max-calls N]\n"
+      "                    [--progress-ms N]\n"
       "                    [--http ADDRESS [--token-file FILE] [--allow-origin ORIGIN]...]\n"
       "\n"
       "Serves the four tools to an MCP client: over standard input and output by default,\n"
@@ -21,6 +22,8 @@ static const char usage_text[]
       "  --timeout-ms N       deadline of each call (default 120000)\n"
       "  --session ID         session id sent with every call (default mcp)\n"
       "  --max-calls N        tools/call in flight at once (default 16)\n"
+      "  --progress-ms N      while a call waits for approval, a progress notification\n"
+      "                       every N ms (default 10000)\n"
       "  --http ADDRESS       listen on HOST:PORT or on a Unix socket path (starting with /)\n"
       "  --token-file FILE    HTTP clients must send 'Authorization: Bearer <the file's text>'\n"
       "  --allow-origin ORIGIN  also accept this Origin header (repeatable)\n"
@@ -56,6 +59,7 @@ bx_mcp_main (int argc, char **argv)
     { "timeout-ms", required_argument, NULL, 't' },
     { "session", required_argument, NULL, 'S' },
     { "max-calls", required_argument, NULL, 'm' },
+    { "progress-ms", required_argument, NULL, 'p' },
     { "http", required_argument, NULL, 'H' },
     { "token-file", required_argument, NULL, 'T' },
     { "allow-origin", required_argument, NULL, 'o' },
@@ -67,6 +71,7 @@ bx_mcp_main (int argc, char **argv)
     .timeout_ms = BX_CLIENT_DEFAULT_TIMEOUT_MS,
     .session = "mcp",
     .max_calls = 16,
+    .progress_ms = 10000,
   };
   struct bx_mcp_http_options http = { 0 };
   const char *origins[17] = { NULL };
@@ -98,6 +103,11 @@ bx_mcp_main (int argc, char **argv)
         if (parse_u64 (optarg, &v) < 0 || v == 0 || v > 1024)
           return usage_error ("--max-calls must be 1 to 1024, not", optarg);
         opts.max_calls = (unsigned)v;
+        break;
+      case 'p':
+        if (parse_u64 (optarg, &v) < 0 || v < 10 || v > 3600000)
+          return usage_error ("--progress-ms must be 10 to 3600000, not", optarg);
+        opts.progress_ms = v;
         break;
       case 'H':
         if (*optarg == '\0')

@@ -77,6 +77,9 @@ struct bx_mcp_options
   uint64_t timeout_ms;
   const char *session;
   unsigned max_calls; /* tools/call in flight at once */
+  /* While a call waits for a person's approval, a progress notification this often, so a
+   * client whose request timeout restarts on progress keeps waiting. */
+  uint64_t progress_ms;
 };
 
 struct bx_mcp_server;

@@ -26,6 +26,8 @@ struct call
   char call_id[64];
   struct bx_client_cancel *cancel;
   struct bx_mcp_sink *sink;
+  char *pending; /* what a person is asked to approve, once brokerd said so (under lock) */
+  int progress;  /* the last progress value sent (under lock) */
 };
 
 struct bx_mcp_server
@@ -36,6 +38,11 @@ struct bx_mcp_server
   struct call *calls;  /* in flight */
   unsigned in_flight;
   unsigned long counter;
+  /* The progress ticker: started with the first pending call, stopped at shutdown. */
+  pthread_t ticker;
+  bool ticking;
+  bool stopping;
+  pthread_cond_t wake;
 };
 
 bool
@@ -55,6 +62,11 @@ bx_mcp_server_new (const struct bx_mcp_options *opts)
   srv->opts = *opts;
   pthread_mutex_init (&srv->lock, NULL);
   pthread_cond_init (&srv->idle, NULL);
+  pthread_condattr_t attr;
+  pthread_condattr_init (&attr);
+  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
+  pthread_cond_init (&srv->wake, &attr);
+  pthread_condattr_destroy (&attr);
   return srv;
 }
 
@@ -66,6 +78,15 @@ bx_mcp_server_shutdown (struct bx_mcp_server *srv)
     bx_client_cancel (c->cancel);
   while (srv->in_flight > 0)
     pthread_cond_wait (&srv->idle, &srv->lock);
+  bool ticking = srv->ticking;
+  srv->stopping = true;
+  srv->ticking = false;
+  pthread_cond_broadcast (&srv->wake);
+  pthread_mutex_unlock (&srv->lock);
+  if (ticking)
+    pthread_join (srv->ticker, NULL);
+  pthread_mutex_lock (&srv->lock);
+  srv->stopping = false;
   pthread_mutex_unlock (&srv->lock);
 }
 
@@ -77,6 +98,7 @@ bx_mcp_server_free (struct bx_mcp_server *srv)
   bx_mcp_server_shutdown (srv);
   pthread_mutex_destroy (&srv->lock);
   pthread_cond_destroy (&srv->idle);
+  pthread_cond_destroy (&srv->wake);
   free (srv);
 }
 
@@ -110,6 +132,41 @@ log_line (const char *line, void *data)
   fprintf (stderr, "boxmaker mcp: %s\n", line);
 }
 
+/* One notifications/progress for C, with the next progress value.  Under srv->lock: a call
+ * leaves the list (under the lock) before its sink is done, so C's sink is still there. */
+static void
+send_progress (struct call *c)
+{
+  c->progress++;
+  c->sink->send (c->sink, bx_mcp_notification ("notifications/progress",
+                                               json_pack ("{s:O, s:i, s:s}", "progressToken",
+                                                          c->progress_token, "progress",
+                                                          c->progress, "message", c->pending)));
+}
+
+/* Every progress_ms, a progress notification for each call still waiting for approval. */
+static void *
+ticker (void *arg)
+{
+  struct bx_mcp_server *srv = arg;
+  pthread_mutex_lock (&srv->lock);
+  while (!srv->stopping)
+    {
+      struct timespec ts;
+      clock_gettime (CLOCK_MONOTONIC, &ts);
+      uint64_t ns = (uint64_t)ts.tv_nsec + (srv->opts.progress_ms % 1000) * 1000000;
+      ts.tv_sec += (time_t)(srv->opts.progress_ms / 1000 + ns / 1000000000);
+      ts.tv_nsec = (long)(ns % 1000000000);
+      if (pthread_cond_timedwait (&srv->wake, &srv->lock, &ts) != ETIMEDOUT)
+        continue;
+      for (struct call *c = srv->calls; c != NULL; c = c->next)
+        if (c->pending != NULL)
+          send_progress (c);
+    }
+  pthread_mutex_unlock (&srv->lock);
+  return NULL;
+}
+
 static void
 on_pending (const struct bx_client_pending *p, void *data)
 {
@@ -121,12 +178,15 @@ on_pending (const struct bx_client_pending *p, void *data)
   char when[64] = "?";
   if (gmtime_r (&secs, &tm) != NULL)
     strftime (when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  cleanup_free char *message
-      = bx_xasprintf ("waiting for approval: %s (expires %s)", p->approval, when);
-  c->sink->send (c->sink, bx_mcp_notification ("notifications/progress",
-                                               json_pack ("{s:O, s:i, s:s}", "progressToken",
-                                                          c->progress_token, "progress", 0,
-                                                          "message", message)));
+  char *message = bx_xasprintf ("waiting for approval: %s (expires %s)", p->approval, when);
+  struct bx_mcp_server *srv = c->srv;
+  pthread_mutex_lock (&srv->lock);
+  c->pending = message;
+  send_progress (c);
+  if (!srv->ticking && !srv->stopping
+      && pthread_create (&srv->ticker, NULL, ticker, srv) == 0)
+    srv->ticking = true;
+  pthread_mutex_unlock (&srv->lock);
 }
 
 static void
@@ -136,6 +196,7 @@ call_free (struct call *c)
   json_decref (c->progress_token);
   json_decref (c->arguments);
   free (c->tool);
+  free (c->pending);
   bx_client_cancel_free (c->cancel);
   free (c);
 }

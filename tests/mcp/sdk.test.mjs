@@ -348,15 +348,19 @@ else
         }
     });
 
-    test ('a pending approval becomes a progress notification before the result', async () => {
-      const client = await stdioClient (scriptedSock);
+    test ('a pending approval becomes progress notifications until the result', async () => {
+      const client = await stdioClient (scriptedSock, ['--progress-ms', '100']);
       try
         {
           const progress = [];
           const r = await client.callTool ({ name: 'read_file', arguments: { path: '/pending' } },
                                            undefined, { onprogress: (p) => progress.push (p) });
-          assert.equal (progress.length, 1);
-          assert.match (progress[0].message, /^waiting for approval: read \/pending \(expires /);
+          // One at once, then one every 100 ms until the answer 300 ms later.
+          assert.ok (progress.length >= 2 && progress.length <= 4, `${progress.length}`);
+          assert.deepEqual (progress.map ((p) => p.progress),
+                            progress.map ((_, i) => i + 1));
+          for (const p of progress)
+            assert.match (p.message, /^waiting for approval: read \/pending \(expires /);
           assert.equal (text (r), 'approved');
           assert.equal (r._meta['boxmaker/untrusted'], true);
         }
