@@ -32,7 +32,10 @@ echo "PASS: libboxmaker-client.so.0 exports exactly the eight functions of clien
 sed -n '/^<!-- program: ask.c -->$/,/^```$/p' "$doc" | sed '1,2d;$d' > "$tmp/ask.c"
 grep -q 'bx_client_call' "$tmp/ask.c" || fail "docs/client.md has no program ask.c"
 flags=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs boxmaker-client)
-(cd "$tmp" && cc -Wall -Wextra -Werror ask.c $flags -o ask) || fail "ask.c does not build with: $flags"
+# A sanitizer build's library needs the sanitizer runtime of the compiler that built it
+# (CC and BX_DOC_CFLAGS, set by the test for such builds); otherwise plain cc.
+(cd "$tmp" && ${CC:-cc} -Wall -Wextra -Werror ask.c $flags ${BX_DOC_CFLAGS:-} -o ask) ||
+  fail "ask.c does not build with: $flags"
 echo "PASS: docs/client.md's program builds with pkg-config --cflags --libs boxmaker-client ($flags)"
 
 mkdir -p "$tmp/data" "$tmp/home"
