@@ -241,9 +241,15 @@ handler (void *cls, struct MHD_Connection *conn, const char *url, const char *me
   pthread_mutex_unlock (&p->lock);
   if (response == NULL)
     return answer (conn, MHD_HTTP_ACCEPTED, NULL, "");
+  /* A message that could not be read at all (its error has no id) is the transport spec's
+   * "cannot accept the input": 400, with the JSON-RPC error as the body. */
+  unsigned status = json_object_get (response, "error") != NULL
+                            && json_is_null (json_object_get (response, "id"))
+                        ? MHD_HTTP_BAD_REQUEST
+                        : MHD_HTTP_OK;
   cleanup_free char *text = json_dumps (response, JSON_COMPACT);
   json_decref (response);
-  return answer (conn, MHD_HTTP_OK, "application/json", text ? text : "{}");
+  return answer (conn, status, "application/json", text ? text : "{}");
 }
 
 static void

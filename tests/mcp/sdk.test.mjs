@@ -481,6 +481,7 @@ else
                         .status, 202);
           assert.equal ((await post ({}, 'x'.repeat (9 * 1024 * 1024))).status, 413);
           const garbage = await post ({}, 'not json');
+          assert.equal (garbage.status, 400);
           assert.equal ((await garbage.json ()).error.code, -32700);
           const get = await fetch (`http://127.0.0.1:${port}/mcp`,
                                    { headers: { accept: 'text/event-stream' } });
