@@ -442,8 +442,8 @@ else
     });
 
     // Streamable HTTP.
-    async function httpServer (args) {
-      const child = spawn (boxmaker, ['mcp', '--socket', echoSock, ...args],
+    async function httpServer (args, socket = echoSock) {
+      const child = spawn (boxmaker, ['mcp', '--socket', socket, ...args],
                            { stdio: ['ignore', 'ignore', 'pipe'] });
       let err = '';
       child.stderr.on ('data', (d) => { err += d; });
@@ -495,6 +495,35 @@ else
           srv.child.kill ('SIGTERM');
           const [code] = await once (srv.child, 'exit');
           assert.equal (code, 0);
+        }
+    });
+
+    test ('over HTTP, cancelling a call closes its brokerd connection', async () => {
+      scripted.closedAt = null;
+      scripted.connectedAt = null;
+      const srv = await httpServer (['--http', `127.0.0.1:${port + 4}`], scriptedSock);
+      try
+        {
+          const client = new Client ({ name: 'boxmaker-sdk-test', version: '1.0.0' });
+          await client.connect (new StreamableHTTPClientTransport (
+              new URL (`http://127.0.0.1:${port + 4}/mcp`)));
+          const ac = new AbortController ();
+          const call = client.callTool ({ name: 'read_file', arguments: { path: '/hang' } },
+                                        undefined, { signal: ac.signal });
+          for (let i = 0; i < 100 && scripted.connectedAt === null; i++)
+            await new Promise ((r) => setTimeout (r, 20));
+          assert.ok (scripted.connectedAt !== null, 'the call reached the broker');
+          ac.abort ('changed my mind');
+          await assert.rejects (call);
+          for (let i = 0; i < 100 && scripted.closedAt === null; i++)
+            await new Promise ((r) => setTimeout (r, 20));
+          assert.ok (scripted.closedAt !== null, 'the brokerd connection was closed');
+          await client.close ();
+        }
+      finally
+        {
+          srv.child.kill ('SIGTERM');
+          await once (srv.child, 'exit');
         }
     });
 
