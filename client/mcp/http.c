@@ -1,8 +1,9 @@
 /* The streamable HTTP transport (MCP 2025-06-18 and 2025-11-25, "Streamable HTTP"): one
  * endpoint, /mcp.  A POST carries one JSON-RPC message; a request is answered with one
- * application/json response, a notification or a response with 202 Accepted.  This server
- * opens no SSE stream: GET (and DELETE: there are no sessions) is 405.  Progress
- * notifications therefore reach stdio clients only.
+ * application/json response (or, while a tools/call runs and the client accepts it, an SSE
+ * stream of its progress notifications and then its response); a notification or a response
+ * with 202 Accepted.  The server opens no stream of its own: GET (and DELETE: there are no
+ * sessions) is 405.
  *
  * Before anything is read: an Origin that is not this host's is 403 (the spec's defence
  * against DNS rebinding), a missing or wrong bearer token is 401, an MCP-Protocol-Version
@@ -35,32 +36,49 @@ struct http
   const char **origins;
 };
 
-/* One POST: its body, then the answer the session hands to its sink. */
+/* One POST: its body, then what the session sends back through its sink: notifications
+ * (progress) and the response, in order.  Shared by the connection, the session (until
+ * sink->done) and an SSE response (until MHD frees it): the last one frees it. */
 struct post
 {
   struct bx_mcp_sink sink;
   pthread_mutex_t lock;
   pthread_cond_t cond;
+  int refs;
   bool done;
-  json_t *response;
+  json_t *msgs; /* array: sent, not yet written */
+  char *out;    /* SSE: the event being written, and how much of it is written */
+  size_t out_len, out_pos;
   char *body;
   size_t len;
   bool too_large;
 };
 
 static void
+post_unref (struct post *p)
+{
+  if (p == NULL)
+    return;
+  pthread_mutex_lock (&p->lock);
+  bool last = --p->refs == 0;
+  pthread_mutex_unlock (&p->lock);
+  if (!last)
+    return;
+  pthread_mutex_destroy (&p->lock);
+  pthread_cond_destroy (&p->cond);
+  json_decref (p->msgs);
+  free (p->out);
+  free (p->body);
+  free (p);
+}
+
+static void
 post_send (struct bx_mcp_sink *sink, json_t *msg)
 {
   struct post *p = (struct post *)sink;
-  /* Notifications (progress) need an SSE stream, which this transport does not open. */
-  if (json_object_get (msg, "method") != NULL)
-    {
-      json_decref (msg);
-      return;
-    }
   pthread_mutex_lock (&p->lock);
-  json_decref (p->response);
-  p->response = msg;
+  json_array_append_new (p->msgs, msg);
+  pthread_cond_signal (&p->cond);
   pthread_mutex_unlock (&p->lock);
 }
 
@@ -72,18 +90,66 @@ post_done (struct bx_mcp_sink *sink)
   p->done = true;
   pthread_cond_signal (&p->cond);
   pthread_mutex_unlock (&p->lock);
+  post_unref (p);
+}
+
+/* The response among what was sent (a notification has a method), or NULL. */
+static json_t *
+take_response (struct post *p)
+{
+  size_t i;
+  json_t *m;
+  json_array_foreach (p->msgs, i, m)
+    if (json_object_get (m, "method") == NULL)
+      return json_incref (m);
+  return NULL;
+}
+
+/* The SSE stream of one request: each message as an event, then the end once the session is
+ * done with it.  MHD calls this on the connection's own thread, so waiting here holds up
+ * nobody else. */
+static ssize_t
+sse_read (void *cls, uint64_t pos, char *buf, size_t max)
+{
+  struct post *p = cls;
+  pthread_mutex_lock (&p->lock);
+  while (p->out == NULL)
+    {
+      if (json_array_size (p->msgs) > 0)
+        {
+          cleanup_free char *text = json_dumps (json_array_get (p->msgs, 0), JSON_COMPACT);
+          json_array_remove (p->msgs, 0);
+          if (text != NULL)
+            {
+              p->out = bx_xasprintf ("event: message\ndata: %s\n\n", text);
+              p->out_len = strlen (p->out);
+              p->out_pos = 0;
+            }
+          continue;
+        }
+      if (p->done)
+        {
+          pthread_mutex_unlock (&p->lock);
+          return MHD_CONTENT_READER_END_OF_STREAM;
+        }
+      pthread_cond_wait (&p->cond, &p->lock);
+    }
+  size_t n = p->out_len - p->out_pos < max ? p->out_len - p->out_pos : max;
+  memcpy (buf, p->out + p->out_pos, n);
+  p->out_pos += n;
+  if (p->out_pos == p->out_len)
+    {
+      free (p->out);
+      p->out = NULL;
+    }
+  pthread_mutex_unlock (&p->lock);
+  return (ssize_t)n;
 }
 
 static void
-post_free (struct post *p)
+sse_free (void *cls)
 {
-  if (p == NULL)
-    return;
-  pthread_mutex_destroy (&p->lock);
-  pthread_cond_destroy (&p->cond);
-  json_decref (p->response);
-  free (p->body);
-  free (p);
+  post_unref (cls);
 }
 
 static enum MHD_Result
@@ -210,6 +276,8 @@ handler (void *cls, struct MHD_Connection *conn, const char *url, const char *me
       p->sink = (struct bx_mcp_sink){ post_send, post_done };
       pthread_mutex_init (&p->lock, NULL);
       pthread_cond_init (&p->cond, NULL);
+      p->refs = 1; /* the connection's */
+      p->msgs = json_array ();
       *state = p;
       return MHD_YES;
     }
@@ -231,13 +299,37 @@ handler (void *cls, struct MHD_Connection *conn, const char *url, const char *me
   if (p->too_large)
     return refuse (conn, 413, "Payload Too Large: at most 8 MiB");
 
-  /* The session answers now or from a call's thread: wait for it (a thread per
-   * connection, so waiting here holds up nobody else). */
+  /* The session answers now or from a call's thread.  A request still running (a tools/call)
+   * is answered with an SSE stream when the client takes one, so progress notifications
+   * reach it; otherwise, and for everything answered at once, with one JSON response. */
+  pthread_mutex_lock (&p->lock);
+  p->refs++; /* the session's, until sink->done */
+  pthread_mutex_unlock (&p->lock);
   bx_mcp_server_handle (h->srv, p->body ? p->body : "", p->len, &p->sink);
+  const char *accept = MHD_lookup_connection_value (conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+  pthread_mutex_lock (&p->lock);
+  bool running = !p->done;
+  pthread_mutex_unlock (&p->lock);
+  if (running && accept != NULL && strstr (accept, "text/event-stream") != NULL)
+    {
+      struct MHD_Response *r
+          = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, 4096, sse_read, p, sse_free);
+      if (r != NULL)
+        {
+          pthread_mutex_lock (&p->lock);
+          p->refs++; /* the stream's, until MHD frees it */
+          pthread_mutex_unlock (&p->lock);
+          MHD_add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+          MHD_add_response_header (r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+          enum MHD_Result ret = MHD_queue_response (conn, MHD_HTTP_OK, r);
+          MHD_destroy_response (r);
+          return ret;
+        }
+    }
   pthread_mutex_lock (&p->lock);
   while (!p->done)
     pthread_cond_wait (&p->cond, &p->lock);
-  json_t *response = steal_pointer (&p->response);
+  json_t *response = take_response (p);
   pthread_mutex_unlock (&p->lock);
   if (response == NULL)
     return answer (conn, MHD_HTTP_ACCEPTED, NULL, "");
@@ -256,7 +348,7 @@ static void
 completed (void *cls, struct MHD_Connection *conn, void **state,
            enum MHD_RequestTerminationCode why)
 {
-  post_free (*state);
+  post_unref (*state);
   *state = NULL;
 }
 

@@ -527,6 +527,38 @@ else
         }
     });
 
+    test ('over HTTP, a running call streams its progress and then its result', async () => {
+      const srv = await httpServer (['--http', `127.0.0.1:${port + 5}`, '--progress-ms', '100'],
+                                    scriptedSock);
+      try
+        {
+          const client = new Client ({ name: 'boxmaker-sdk-test', version: '1.0.0' });
+          await client.connect (new StreamableHTTPClientTransport (
+              new URL (`http://127.0.0.1:${port + 5}/mcp`)));
+          const progress = [];
+          const r = await client.callTool ({ name: 'read_file', arguments: { path: '/pending' } },
+                                           undefined, { onprogress: (p) => progress.push (p) });
+          assert.ok (progress.length >= 2, `${progress.length} progress notifications`);
+          assert.match (progress[0].message, /^waiting for approval: read \/pending/);
+          assert.equal (text (r), 'approved');
+          await client.close ();
+          // Without text/event-stream in Accept, the same call is one JSON response.
+          const plain = await fetch (`http://127.0.0.1:${port + 5}/mcp`, {
+            method: 'POST', headers: { 'content-type': 'application/json',
+                                       accept: 'application/json' },
+            body: JSON.stringify ({ jsonrpc: '2.0', id: 3, method: 'tools/call',
+                                    params: { name: 'read_file',
+                                              arguments: { path: '/pending' } } }) });
+          assert.equal (plain.headers.get ('content-type'), 'application/json');
+          assert.equal ((await plain.json ()).result.content[0].text, 'approved');
+        }
+      finally
+        {
+          srv.child.kill ('SIGTERM');
+          await once (srv.child, 'exit');
+        }
+    });
+
     test ('over HTTP a token file asks for a bearer token', async () => {
       fs.writeFileSync (`${work}/token`, 's3cret-token\n');
       const srv = await httpServer (['--http', `127.0.0.1:${port + 1}`, '--token-file',
