@@ -191,8 +191,7 @@ read_arguments (const char *spec, size_t *len)
   FILE *f = spec[0] == '@' ? fopen (spec + 1, "re") : stdin;
   if (f == NULL)
     {
-      fprintf (stderr, "boxmaker: cannot read the arguments from %s: %s\n", path,
-               strerror (errno));
+      fprintf (stderr, "boxmaker: cannot read the arguments from %s: %s\n", path, strerror (errno));
       return NULL;
     }
   size_t cap = 64 * 1024, n = 0;

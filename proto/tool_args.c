@@ -261,14 +261,14 @@ bx_tool_args_schema (enum bx_tool tool)
   for (size_t f = 0; f < tools[tool].n_fields; f++)
     {
       const struct field *field = &tools[tool].fields[f];
-      json_object_set_new (properties, field->name,
-                           json_pack ("{s:s, s:s}", "type", "string", "description",
-                                      field->description));
+      json_object_set_new (
+          properties, field->name,
+          json_pack ("{s:s, s:s}", "type", "string", "description", field->description));
       if (!field->optional)
         json_array_append_new (required, json_string (field->name));
     }
-  return json_pack ("{s:s, s:o, s:o, s:b}", "type", "object", "properties", properties,
-                    "required", required, "additionalProperties", false);
+  return json_pack ("{s:s, s:o, s:o, s:b}", "type", "object", "properties", properties, "required",
+                    required, "additionalProperties", false);
 }
 
 void

@@ -161,11 +161,11 @@ main (int argc, char **argv)
 
   qsort (lib, calls, sizeof *lib, cmp);
   qsort (mcp, calls, sizeof *mcp, cmp);
-  printf ("%zu read_file calls each way, alternating in blocks of %d (brokerd + fake.so)\n",
-          calls, BLOCK);
+  printf ("%zu read_file calls each way, alternating in blocks of %d (brokerd + fake.so)\n", calls,
+          BLOCK);
   printf ("%-28s %9s %9s %9s\n", "side (microseconds)", "p50", "p90", "p99");
-  printf ("%-28s %9.0f %9.0f %9.0f\n", "client library", pct (lib, calls, .5),
-          pct (lib, calls, .9), pct (lib, calls, .99));
+  printf ("%-28s %9.0f %9.0f %9.0f\n", "client library", pct (lib, calls, .5), pct (lib, calls, .9),
+          pct (lib, calls, .99));
   printf ("%-28s %9.0f %9.0f %9.0f\n", "boxmaker mcp (stdio)", pct (mcp, calls, .5),
           pct (mcp, calls, .9), pct (mcp, calls, .99));
   double added = pct (mcp, calls, .5) - pct (lib, calls, .5);

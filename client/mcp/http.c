@@ -99,9 +99,8 @@ take_response (struct post *p)
 {
   size_t i;
   json_t *m;
-  json_array_foreach (p->msgs, i, m)
-    if (json_object_get (m, "method") == NULL)
-      return json_incref (m);
+  json_array_foreach (p->msgs, i,
+                      m) if (json_object_get (m, "method") == NULL) return json_incref (m);
   return NULL;
 }
 
@@ -195,7 +194,7 @@ same_secret (const char *a, const char *b)
 static bool
 loopback_origin (const char *origin)
 {
-  static const char *const hosts[] = { "http://localhost", "http://127.0.0.1", "http://[::1]",
+  static const char *const hosts[] = { "http://localhost",  "http://127.0.0.1",  "http://[::1]",
                                        "https://localhost", "https://127.0.0.1", "https://[::1]" };
   for (size_t i = 0; i < sizeof hosts / sizeof *hosts; i++)
     {
@@ -358,8 +357,7 @@ read_token (const char *path)
   cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0)
     {
-      fprintf (stderr, "boxmaker mcp: cannot read the token file %s: %s\n", path,
-               strerror (errno));
+      fprintf (stderr, "boxmaker mcp: cannot read the token file %s: %s\n", path, strerror (errno));
       return NULL;
     }
   char buf[TOKEN_MAX + 2];
@@ -437,8 +435,8 @@ listen_on (const char *address, bool have_token)
       h++;
       colon[-1] = '\0';
     }
-  struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                            .ai_flags = AI_NUMERICSERV };
+  struct addrinfo hints
+      = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
   struct addrinfo *ai = NULL;
   int e = getaddrinfo (h, port, &hints, &ai);
   if (e != 0)
@@ -493,10 +491,10 @@ bx_mcp_http (struct bx_mcp_server *srv, const struct bx_mcp_http_options *opts)
   pthread_sigmask (SIG_BLOCK, &set, NULL);
 
   struct MHD_Daemon *d = MHD_start_daemon (
-      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0,
-      NULL, NULL, handler, &h, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED,
-      completed, NULL, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT,
-      (unsigned)600, MHD_OPTION_END);
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0, NULL,
+      NULL, handler, &h, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600,
+      MHD_OPTION_END);
   if (d == NULL)
     {
       fprintf (stderr, "boxmaker mcp: cannot start the HTTP server on %s\n", opts->address);

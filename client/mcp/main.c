@@ -32,8 +32,8 @@ static const char usage_text[]
 static int
 usage_error (const char *what, const char *value)
 {
-  fprintf (stderr, "boxmaker mcp: %s%s%s%s\nTry 'boxmaker mcp --help'.\n", what,
-           value ? " '" : "", value ? value : "", value ? "'" : "");
+  fprintf (stderr, "boxmaker mcp: %s%s%s%s\nTry 'boxmaker mcp --help'.\n", what, value ? " '" : "",
+           value ? value : "", value ? "'" : "");
   return 2;
 }
 

@@ -45,11 +45,11 @@ enum bx_mcp_kind
 struct bx_mcp_message
 {
   enum bx_mcp_kind kind;
-  json_t *root;         /* owns everything below */
-  json_t *id;           /* borrowed; NULL for a notification, or an invalid message's unknown id */
-  const char *method;   /* borrowed */
-  json_t *params;       /* borrowed object, or NULL when absent */
-  int error_code;       /* INVALID only */
+  json_t *root;       /* owns everything below */
+  json_t *id;         /* borrowed; NULL for a notification, or an invalid message's unknown id */
+  const char *method; /* borrowed */
+  json_t *params;     /* borrowed object, or NULL when absent */
+  int error_code;     /* INVALID only */
   const char *error_text;
 };
 

@@ -87,8 +87,8 @@ bx_mcp_result (json_t *id, json_t *result)
 json_t *
 bx_mcp_error (json_t *id, int code, const char *message)
 {
-  json_t *e = json_pack ("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
-                         id ? id : json_null (), "error", "code", code, "message", message);
+  json_t *e = json_pack ("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null (),
+                         "error", "code", code, "message", message);
   if (e != NULL)
     return e;
   /* A message that is not UTF-8 must not cost the client its answer. */

@@ -118,9 +118,8 @@ initialize (const json_t *params)
   const char *asked = json_string_value (json_object_get (params, "protocolVersion"));
   const char *version = bx_mcp_server_speaks (asked) ? asked : bx_mcp_versions[0];
   return json_pack ("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", version,
-                    "capabilities", "tools", "listChanged", false, "serverInfo", "name",
-                    "boxmaker", "title", "boxmaker tool broker", "version", BX_VERSION,
-                    "instructions",
+                    "capabilities", "tools", "listChanged", false, "serverInfo", "name", "boxmaker",
+                    "title", "boxmaker tool broker", "version", BX_VERSION, "instructions",
                     "Every tool call runs in a fresh sandbox that sees only what its owner "
                     "granted. A denied or failed call says why; correct the call rather than "
                     "retrying it unchanged.");
@@ -183,8 +182,7 @@ on_pending (const struct bx_client_pending *p, void *data)
   pthread_mutex_lock (&srv->lock);
   c->pending = message;
   send_progress (c);
-  if (!srv->ticking && !srv->stopping
-      && pthread_create (&srv->ticker, NULL, ticker, srv) == 0)
+  if (!srv->ticking && !srv->stopping && pthread_create (&srv->ticker, NULL, ticker, srv) == 0)
     srv->ticking = true;
   pthread_mutex_unlock (&srv->lock);
 }
@@ -317,8 +315,9 @@ tools_call (struct bx_mcp_server *srv, const struct bx_mcp_message *m, struct bx
       pthread_mutex_unlock (&srv->lock);
       json_t *id = json_incref (c->id);
       call_free (c);
-      json_t *msg = bx_mcp_error (id, BX_MCP_INTERNAL_ERROR, "Internal error: cannot start a "
-                                                             "thread for the call");
+      json_t *msg = bx_mcp_error (id, BX_MCP_INTERNAL_ERROR,
+                                  "Internal error: cannot start a "
+                                  "thread for the call");
       json_decref (id);
       reply (sink, msg);
     }

@@ -289,8 +289,8 @@ START_TEST (test_arguments_past_the_argument_limit_come_from_a_file)
   fclose (f);
   fake_server_start (&srv, script_answer, result_frame);
   cleanup_free char *at = bx_xasprintf ("@%s", path);
-  run_cli ((const char *[]){ "call", "write_file", at, "--socket", srv.path, "--call", "ID",
-                             NULL });
+  run_cli (
+      (const char *[]){ "call", "write_file", at, "--socket", srv.path, "--call", "ID", NULL });
   unlink (path);
   ASSERT_STATUS (0);
   cleanup_free char *args = request_arguments ();

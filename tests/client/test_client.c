@@ -414,8 +414,12 @@ static void
 call_cancellable (struct bx_client_cancel *cancel, bool refusals)
 {
   memset (&cap, 0, sizeof cap);
-  struct bx_client_options opts = { .socket = srv.path, .timeout_ms = 5000, .log = capture_log,
-                                    .data = &cap, .cancel = cancel, .refusals = refusals };
+  struct bx_client_options opts = { .socket = srv.path,
+                                    .timeout_ms = 5000,
+                                    .log = capture_log,
+                                    .data = &cap,
+                                    .cancel = cancel,
+                                    .refusals = refusals };
   json_auto_t *args = json_pack ("{s:s}", "path", "/x");
   cleanup_error bx_error err = NULL;
   int64_t start = bx_now_ms ();

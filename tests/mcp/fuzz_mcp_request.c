@@ -56,8 +56,10 @@ quiet (const char *line, void *data)
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  struct bx_mcp_options opts = { .socket = "/nonexistent/bx-fuzz.sock", .timeout_ms = 1000,
-                                 .session = "fuzz", .max_calls = 4,
+  struct bx_mcp_options opts = { .socket = "/nonexistent/bx-fuzz.sock",
+                                 .timeout_ms = 1000,
+                                 .session = "fuzz",
+                                 .max_calls = 4,
                                  .progress_ms = 1000 };
   (void)quiet;
   struct bx_mcp_server *srv = bx_mcp_server_new (&opts);

@@ -320,8 +320,7 @@ START_TEST (test_refusals_and_refused_are_optional_booleans)
   bx_error_free (&err);
   json_decref (f);
 
-  f = bx_msg_result ("c1", "read_file: /x: no such file or directory", 40, "private", false,
-                     false);
+  f = bx_msg_result ("c1", "read_file: /x: no such file or directory", 40, "private", false, false);
   ck_assert_int_eq (bx_envelope_parse (f, &env, &err), 0);
   ck_assert (!env.u.result.refused);
   ck_assert_ptr_null (json_object_get (json_object_get (f, "msg"), "refused"));

@@ -397,8 +397,7 @@ START_TEST (test_the_schema_is_the_parsers_table)
     const char *properties, *required, *example;
   } want[] = {
     { BX_TOOL_READ_FILE, "path", "path", "{\"path\":\"/x\"}" },
-    { BX_TOOL_WRITE_FILE, "path content", "path content",
-      "{\"path\":\"/x\",\"content\":\"\"}" },
+    { BX_TOOL_WRITE_FILE, "path content", "path content", "{\"path\":\"/x\",\"content\":\"\"}" },
     { BX_TOOL_SHELL, "command cwd", "command", "{\"command\":\"ls\"}" },
     { BX_TOOL_HTTP_FETCH, "url", "url", "{\"url\":\"https://a/\"}" },
   };
@@ -420,15 +419,15 @@ START_TEST (test_the_schema_is_the_parsers_table)
       }
       size_t k;
       json_array_foreach (json_object_get (schema, "required"), k, value)
-        snprintf (req + strlen (req), sizeof req - strlen (req), "%s%s", req[0] ? " " : "",
-                  json_string_value (value));
+          snprintf (req + strlen (req), sizeof req - strlen (req), "%s%s", req[0] ? " " : "",
+                    json_string_value (value));
       ck_assert_str_eq (props, want[i].properties);
       ck_assert_str_eq (req, want[i].required);
       struct bx_tool_args args;
       bx_error err = NULL;
-      ck_assert_int_eq (bx_tool_args_parse (want[i].tool, want[i].example,
-                                            strlen (want[i].example), &args, &err),
-                        0);
+      ck_assert_int_eq (
+          bx_tool_args_parse (want[i].tool, want[i].example, strlen (want[i].example), &args, &err),
+          0);
       bx_tool_args_clear (&args);
       json_decref (schema);
     }

@@ -62,7 +62,7 @@ struct bx_client_options
   /* Called once when brokerd sends a pending_approval frame; the strings live only during
    * the call.  NULL: ignored. */
   void (*on_pending) (const struct bx_client_pending *pending, void *data);
-  void *data; /* handed to log and on_pending */
+  void *data;                      /* handed to log and on_pending */
   struct bx_client_cancel *cancel; /* NULL: the call cannot be cancelled */
   /* true: ask brokerd to mark a tool's own refusal (response.refused).  false: the request
    * is exactly a 1.0 client's, and a refusal reads as a result whose content is the
