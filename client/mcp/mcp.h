@@ -78,7 +78,7 @@ struct bx_mcp_options
   const char *session;
   unsigned max_calls; /* tools/call in flight at once */
   /* While a call waits for a person's approval, a progress notification this often, so a
-   * client whose request timeout restarts on progress keeps waiting. */
+   * client whose request timeout restarts on progress keeps waiting.  0: only the first. */
   uint64_t progress_ms;
 };
 

@@ -182,7 +182,8 @@ on_pending (const struct bx_client_pending *p, void *data)
   pthread_mutex_lock (&srv->lock);
   c->pending = message;
   send_progress (c);
-  if (!srv->ticking && !srv->stopping && pthread_create (&srv->ticker, NULL, ticker, srv) == 0)
+  if (!srv->ticking && !srv->stopping && srv->opts.progress_ms > 0
+      && pthread_create (&srv->ticker, NULL, ticker, srv) == 0)
     srv->ticking = true;
   pthread_mutex_unlock (&srv->lock);
 }
