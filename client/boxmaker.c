@@ -37,7 +37,7 @@ enum
 
 static const char usage_text[]
     = "usage: boxmaker call TOOL JSON|@FILE|- [--socket PATH] [--timeout-ms N] [--session ID]\n"
-      "                                      [--call ID] [--json]\n"
+      "                                      [--call ID] [--json] [--refusals]\n"
       "       boxmaker approvals [--watch] [--json] [--admin-socket PATH]\n"
       "       boxmaker approve ID [--admin-socket PATH]\n"
       "       boxmaker decline ID [--reason TEXT] [--admin-socket PATH]\n"
@@ -53,9 +53,12 @@ static const char usage_text[]
       "  --session ID     session id (default " DEFAULT_SESSION ")\n"
       "  --call ID        call id (default: a new one)\n"
       "  --json           print the whole answer as one JSON object on standard output\n"
+      "  --refusals       tell the tool's own refusal (a missing file) from content:\n"
+      "                   'boxmaker: refused: REASON' on standard error, exit 1\n"
       "\n"
       "A result's content goes to standard output, its labels to standard error.\n"
-      "Exit status: 0 result, 1 denied or failed, 2 usage, 3 broker unavailable.\n"
+      "Exit status: 0 result, 1 denied or failed (or refused, with --refusals), 2 usage,\n"
+      "3 broker unavailable.\n"
       "\n"
       "The owners' commands use brokerd's admin socket (default " BX_CLIENT_DEFAULT_ADMIN_SOCKET
       "):\n"
@@ -135,6 +138,12 @@ print_plain (const struct bx_client_response *r)
   switch (r->kind)
     {
     case BX_CLIENT_RESULT:
+      /* Asked with --refusals: the tool's own refusal is its reason, not content. */
+      if (r->refused)
+        {
+          fprintf (stderr, "boxmaker: refused: %s\n", r->content);
+          break;
+        }
       fprintf (stderr, "boxmaker: result: class=%s untrusted=%s truncated=%s\n", r->class,
                yes_no (r->untrusted), yes_no (r->truncated));
       fwrite (r->content, 1, r->content_len, stdout);
@@ -160,6 +169,8 @@ print_json (const struct bx_client_response *r)
       o = json_pack ("{s:s, s:s%, s:s, s:b, s:b}", "type", "result", "content", r->content,
                      r->content_len, "class", r->class, "untrusted", r->untrusted, "truncated",
                      r->truncated);
+      if (o != NULL && r->refused)
+        json_object_set_new (o, "refused", json_true ());
       break;
     case BX_CLIENT_DENIED:
       o = json_pack ("{s:s, s:s}", "type", "denied", "reason", r->message);
@@ -242,13 +253,10 @@ cmd_call (int argc, char **argv)
   bool as_json = false;
 
   static const struct option longopts[] = {
-    { "socket", required_argument, NULL, 's' },
-    { "timeout-ms", required_argument, NULL, 't' },
-    { "session", required_argument, NULL, 'S' },
-    { "call", required_argument, NULL, 'c' },
-    { "json", no_argument, NULL, 'j' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    { "socket", required_argument, NULL, 's' },  { "timeout-ms", required_argument, NULL, 't' },
+    { "session", required_argument, NULL, 'S' }, { "call", required_argument, NULL, 'c' },
+    { "json", no_argument, NULL, 'j' },          { "refusals", no_argument, NULL, 'r' },
+    { "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
   };
   /* ARGV[0] is "call"; getopt_long moves the flags before the two arguments, wherever they
    * were given, and stops at "--". */
@@ -280,6 +288,9 @@ cmd_call (int argc, char **argv)
         break;
       case 'j':
         as_json = true;
+        break;
+      case 'r':
+        opts.refusals = true;
         break;
       case 'h':
         fputs (usage_text, stdout);
@@ -326,9 +337,9 @@ cmd_call (int argc, char **argv)
     print_json (&resp);
   else
     print_plain (&resp);
-  int status = resp.unavailable                ? EXIT_UNAVAILABLE
-               : resp.kind == BX_CLIENT_RESULT ? EXIT_RESULT
-                                               : EXIT_REFUSED;
+  int status = resp.unavailable                                 ? EXIT_UNAVAILABLE
+               : resp.kind == BX_CLIENT_RESULT && !resp.refused ? EXIT_RESULT
+                                                                : EXIT_REFUSED;
   bx_client_response_free (&resp);
   if (fflush (stdout) != 0 && status == EXIT_RESULT)
     {

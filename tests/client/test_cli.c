@@ -326,6 +326,45 @@ START_TEST (test_call_help_prints_the_usage)
 }
 END_TEST
 
+static const char *const refused_frame[]
+    = { "{\"v\":1,\"id\":\"ID\",\"final\":true,\"msg\":{\"type\":\"result\",\"content\":"
+        "\"read_file: /x: no such file or directory\",\"class\":\"private\",\"untrusted\":false,"
+        "\"truncated\":false,\"refused\":true}}",
+        NULL };
+
+START_TEST (test_refusals_asks_and_a_refusal_exits_1_with_its_reason)
+{
+  fake_server_start (&srv, script_answer, refused_frame);
+  run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--refusals", "--socket",
+                             srv.path, "--call", "ID", NULL });
+  ASSERT_STATUS (1);
+  ck_assert_str_eq (run.out, "");
+  ck_assert_str_eq (run.err, "boxmaker: refused: read_file: /x: no such file or directory\n");
+  fake_server_join (&srv);
+  ck_assert (json_is_true (json_object_get (json_object_get (srv.request, "msg"), "refusals")));
+  fake_server_stop (&srv);
+
+  fake_server_start (&srv, script_answer, refused_frame);
+  run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--refusals", "--json",
+                             "--socket", srv.path, "--call", "ID", NULL });
+  ASSERT_STATUS (1);
+  ck_assert_str_eq (run.out, "{\"type\":\"result\",\"content\":\"read_file: /x: no such file or "
+                             "directory\",\"class\":\"private\",\"untrusted\":false,\"truncated\":"
+                             "false,\"refused\":true}\n");
+}
+END_TEST
+
+START_TEST (test_without_refusals_the_request_is_a_1_0_clients)
+{
+  fake_server_start (&srv, script_answer, result_frame);
+  run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--socket", srv.path,
+                             "--call", "ID", NULL });
+  ASSERT_STATUS (0);
+  fake_server_join (&srv);
+  ck_assert_ptr_null (json_object_get (json_object_get (srv.request, "msg"), "refusals"));
+}
+END_TEST
+
 static Suite *
 cli_suite (void)
 {
@@ -348,6 +387,8 @@ cli_suite (void)
   tcase_add_test (tc, test_arguments_past_the_argument_limit_come_from_a_file);
   tcase_add_test (tc, test_a_dash_reads_the_arguments_from_standard_input);
   tcase_add_test (tc, test_call_help_prints_the_usage);
+  tcase_add_test (tc, test_refusals_asks_and_a_refusal_exits_1_with_its_reason);
+  tcase_add_test (tc, test_without_refusals_the_request_is_a_1_0_clients);
   suite_add_tcase (s, tc);
   return s;
 }
