@@ -97,6 +97,26 @@ if [ "$mode" != podman ]; then
     mode: fixed
     refused: true
     content: \"read_file: /srv/x: no such file or directory\""
+  # Calls that wait for an owner's approval on brokerd's admin socket.
+  cat > "$work/approving.yaml" <<YAML
+socket: $work/approving.sock
+admin_socket: $work/admin.sock
+admin_group: 4242
+home: $work/home
+audit: $work/approving.audit
+$runtime
+grants:
+  - tools: [read_file]
+    paths: [$work/data]
+    class: internal
+    approval: always
+    approval_timeout: 1m
+YAML
+  "$brokerd" --config "$work/approving.yaml" --runtimedir "$runtimedir" 2> "$work/approving.log" &
+  pids="$pids $!"
+  i=0
+  while [ ! -S "$work/approving.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+  [ -S "$work/approving.sock" ] || { echo "brokerd approving did not start:"; cat "$work/approving.log"; exit 1; }
 fi
 echo "hello through MCP" > "$work/data/hello.txt"
 

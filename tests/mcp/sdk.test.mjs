@@ -370,6 +370,76 @@ else
         }
     });
 
+    // brokerd's own approvals: the owner answers on the admin socket with boxmaker approve.
+    const waitingIds = async () => {
+      const out = await new Promise ((resolve) => {
+        const c = spawn (boxmaker, ['approvals', '--json', '--admin-socket', `${work}/admin.sock`]);
+        let o = '';
+        c.stdout.on ('data', (d) => { o += d; });
+        c.on ('exit', () => resolve (o));
+      });
+      return [...out.matchAll (/"approval":"([0-9a-f]{32})"/g)].map ((m) => m[1]);
+    };
+    const waitFor = async (cond) => {
+      for (let i = 0; i < 200; i++)
+        {
+          const v = await cond ();
+          if (v)
+            return v;
+          await new Promise ((r) => setTimeout (r, 25));
+        }
+      return null;
+    };
+
+    test ('brokerd\'s pending approval: progress until the owner approves, then the result',
+          async () => {
+      const client = await stdioClient (`${work}/approving.sock`, ['--progress-ms', '100']);
+      try
+        {
+          const progress = [];
+          const call = client.callTool ({ name: 'read_file',
+                                          arguments: { path: `${data}/hello.txt` } },
+                                        undefined, { onprogress: (p) => progress.push (p) });
+          const ids = await waitFor (async () => { const v = await waitingIds (); return v.length ? v : null; });
+          assert.ok (ids && ids.length === 1, 'one call waits for approval');
+          await waitFor (() => progress.length >= 2);
+          assert.ok (progress.length >= 2, `${progress.length} progress notifications`);
+          assert.match (progress[0].message, /^waiting for approval: .*read_file/);
+          const approve = spawn (boxmaker, ['approve', ids[0], '--admin-socket',
+                                            `${work}/admin.sock`]);
+          const [code] = await once (approve, 'exit');
+          assert.equal (code, 0);
+          const r = await call;
+          assert.equal (r.isError, false, text (r));
+          assert.equal (JSON.parse (text (r)).arguments.path, `${data}/hello.txt`);
+        }
+      finally
+        {
+          await client.close ();
+        }
+    });
+
+    test ('cancelling a call that waits for approval takes it off the owner\'s list',
+          async () => {
+      const client = await stdioClient (`${work}/approving.sock`);
+      try
+        {
+          const ac = new AbortController ();
+          const call = client.callTool ({ name: 'read_file',
+                                          arguments: { path: `${data}/hello.txt` } },
+                                        undefined, { signal: ac.signal });
+          assert.ok (await waitFor (async () => (await waitingIds ()).length === 1));
+          ac.abort ('not needed any more');
+          await assert.rejects (call);
+          assert.ok (await waitFor (async () => (await waitingIds ()).length === 0),
+                     'the waiting call is gone from the list');
+        }
+      finally
+        {
+          await client.close ();
+        }
+    });
+
     // Raw lines on stdio: what the SDK would never send.
     async function raw (lines, { socket = echoSock, close = true } = {}) {
       const child = spawn (boxmaker, ['mcp', '--socket', socket], { stdio: ['pipe', 'pipe',
