@@ -191,6 +191,13 @@ host_egress_record (bx_run_result *result, const char *record, size_t len)
   return 0;
 }
 
+static void
+host_output_set_refused (bx_run_result *result)
+{
+  if (result != NULL)
+    result->refused = true;
+}
+
 void
 bx_run_result_init (struct bx_run_result *result, size_t cap)
 {
@@ -579,6 +586,7 @@ bx_host_services_init (struct bx_host_services *services, const char *module_nam
   h->output_append = host_output_append;
   h->output_set_truncated = host_output_set_truncated;
   h->egress_record = host_egress_record;
+  h->output_set_refused = host_output_set_refused;
   h->error_set = host_error_set;
   h->option_check_known = host_option_check_known;
   h->option_string = host_option_string;

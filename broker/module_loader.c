@@ -305,6 +305,7 @@ bx_module_run (struct bx_module *module, const bx_run_spec *spec, struct bx_run_
       out->content = result.data != NULL ? result.data : bx_xstrdup ("");
       out->len = result.len;
       out->truncated = result.truncated;
+      out->refused = result.refused;
       return BX_RUN_OK;
     case BX_RUN_FAILED:
     case BX_RUN_UNAVAILABLE:

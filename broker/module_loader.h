@@ -44,6 +44,7 @@ struct bx_run_output
   size_t len;
   bool truncated;
   json_t *egress;         /* the egress records the module passed, whatever the status */
+  bool refused; /* the tool refused: the content is its reason */
 };
 
 /* Runs SPEC.  On BX_RUN_OK, *out holds the output; its egress records in any case (free

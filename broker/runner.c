@@ -101,6 +101,7 @@ bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const 
   size_t len = 0;
   cleanup_free char *content = bx_utf8_sanitize (out.content ? out.content : "", out.len, &len);
   bool truncated = out.truncated;
+  report->refused = out.refused;
   bx_run_output_clear (&out);
   size_t fit = fit_escaped (content, len, BX_RESPONSE_CONTENT_MAX);
   if (fit < len)

@@ -446,6 +446,9 @@ serve_call (struct server *s, int fd)
   c.rec.egress = report.egress;
   c.rec.output_bytes = report.output_bytes;
   c.rec.truncated = report.truncated;
+  /* Only a client that asked reads "refused": a 1.0 client refuses a field it does not know. */
+  if (report.refused && env.u.request.refusals)
+    bx_msg_mark_refused (answer);
   /* The client may read a large answer slowly; it gets a fresh deadline of its own. */
   finish (&c, answer, bx_deadline_in (cfg->request_timeout_ms));
   bx_audit_record_clear (&c.rec);

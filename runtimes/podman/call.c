@@ -109,6 +109,7 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
 
   enum bx_run_status status = BX_RUN_OK;
   bool deliver = false;
+  bool refused = false;
   switch (o.end)
     {
     case BX_PODMAN_NOT_RUN:
@@ -145,8 +146,12 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
       switch (o.exit_code)
         {
         case 0:
-        case 1:
           deliver = true;
+          break;
+        case 1:
+          /* toolkit refused the call (seed 000 s4): its output is the reason. */
+          deliver = true;
+          refused = true;
           break;
         case 2:
           host->log (host, BX_LOG_WARNING, "%s: toolkit refused its input: " STDERR_IN_LOG,
@@ -179,6 +184,8 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
   /* After the bytes: a host may take no more once a result is marked. */
   if (deliver && o.end == BX_PODMAN_CAPPED)
     host->output_set_truncated (result);
+  if (deliver && refused && BX_HOST_HAS (host, output_set_refused))
+    host->output_set_refused (result);
   bx_podman_outcome_clear (&o);
   return status;
 }

@@ -170,10 +170,17 @@ struct bx_host
    * it is refused (not such an object, or past the 64th of the call).  Call it before run()
    * returns, whatever the run's status. */
   int (*egress_record) (bx_run_result *result, const char *record, size_t len);
+
+  /* Appended after 1.0: test with BX_HOST_HAS (host, output_set_refused) before calling.
+   * The tool refused the call itself (toolkit's exit status 1: a missing file, a folder
+   * where a file was asked, a URL outside the grant); the output is its reason, not the
+   * tool's content.  A client that asks is told so. */
+  void (*output_set_refused) (bx_run_result *result);
 };
 
-/* Whether HOST's table holds FIELD (a host built for an older minor has a smaller table). */
-#define BX_HOST_HAS(host, field)                                                                  \
+/* True when the host's table has FIELD: a module built against a newer header may run in
+ * an older brokerd, whose table ends earlier (its size says where). */
+#define BX_HOST_HAS(host, field)                                                                   \
   ((host)->size >= offsetof (struct bx_host, field) + sizeof ((host)->field))
 
 /* ---- What a module gives the host. ------------------------------------------------------ */
