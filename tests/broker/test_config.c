@@ -52,7 +52,7 @@ static const struct bad bad_table[] = {
   { "unknown top-level key", "socket: /run/b.sock\nsockt: /x\n",
     "t.yaml:2:1: unknown key \"sockt\" in the config: expected one of socket, socket_mode, home, "
     "max_connections, grace_ms, request_timeout_ms, runtime, grants, audit, admin_socket, "
-    "admin_group" },
+    "admin_group, max_connections_per_uid" },
   { "duplicate top-level key", "socket: /a/b.sock\nhome: /h\nsocket: /c/d.sock\n",
     "t.yaml:3:1: duplicate key \"socket\" in the config (first at line 1)" },
   { "root is a list", "- a\n- b\n", "t.yaml:1:1: the config is a list: expected a mapping" },
