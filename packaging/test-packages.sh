@@ -146,7 +146,8 @@ check "boxmaker holds brokerd, the CLI, refusing.so, the config, the unit, man p
   /usr/share/man/man5/brokerd.yaml.5.gz
 check "boxmaker-tools holds toolkit and the image build" \
   has_files "$DEB_TOOLS" /usr/libexec/boxmaker/toolkit /usr/share/boxmaker/image/build-image.sh
-check "boxmaker-runtime-podman holds podman.so" has_files "$DEB_PODMAN" "$RUNTIMEDIR/podman.so"
+check "boxmaker-runtime-podman holds podman.so and its seccomp profile" \
+  has_files "$DEB_PODMAN" "$RUNTIMEDIR/podman.so" "$RUNTIMEDIR/podman-seccomp.json"
 check "boxmaker-runtime-bwrap holds bwrap.so" has_files "$DEB_BWRAP" "$RUNTIMEDIR/bwrap.so"
 check "boxmaker-dev holds runtime.h, boxmaker-runtime.pc and boxmaker-runtime(7)" \
   has_files "$DEB_DEV" /usr/include/boxmaker/runtime.h \
@@ -205,6 +206,8 @@ fi
 
 # ---- As an installed user would ---------------------------------------------------------
 check "the service user boxmaker exists (sysusers)" getent passwd boxmaker
+check "ids 200000-265535 are reserved for boxmaker in /etc/subuid and /etc/subgid" \
+  sh -c "grep -qx boxmaker:200000:65536 /etc/subuid && grep -qx boxmaker:200000:65536 /etc/subgid"
 owned_by_boxmaker () { [ -d "$1" ] && [ "$(stat -c %U:%G "$1")" = boxmaker:boxmaker ]; }
 check "/run/boxmaker, /var/lib/boxmaker and /var/log/boxmaker exist, owned by boxmaker (tmpfiles)" \
   sh -c "$(declare -f owned_by_boxmaker); owned_by_boxmaker /run/boxmaker && owned_by_boxmaker /var/lib/boxmaker && owned_by_boxmaker /var/log/boxmaker"
@@ -603,5 +606,7 @@ after_purge () {
   [ -z "$bad" ] || { echo "left behind:"; echo "$bad"; return 1; }
 }
 check "after purge: nothing left at all (the boxmaker user stays, as Debian's users do)" after_purge
+check "after purge: ids 200000-265535 are no longer reserved" \
+  sh -c "! grep -qx boxmaker:200000:65536 /etc/subuid && ! grep -qx boxmaker:200000:65536 /etc/subgid"
 
 finish

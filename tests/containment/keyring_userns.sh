@@ -13,7 +13,7 @@ start_brokerd b "" "" "  - tools: [shell]
     paths: [$work/w]"
 call b shell "{\"command\":\"./probe keys; ./probe userns\",\"cwd\":\"$work/w\"}"
 echo "inside: $out"
-for op in add_key keyctl request_key unshare clone; do
+for op in add_key keyctl request_key unshare clone clone3; do
   v=$(printf '%s\n' "$out" | sed -n "s/^$op=//p")
   case $v in
     "") fail "$op: no answer from the probe (rc=$rc err=$err)" ;;

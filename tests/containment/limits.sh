@@ -20,7 +20,8 @@ fi
 call b shell "{\"command\":\"head -c 3000000 /dev/zero > big; echo head=\$?; fallocate -l 5G huge; echo fallocate=\$?\",\"cwd\":\"$work/w\"}"
 size=$(stat -c %s "$work/w/big" 2>/dev/null || echo 0)
 hsize=$(stat -c %s "$work/w/huge" 2>/dev/null || echo 0)
-[ "$size" -le 524288 ] && [ "$hsize" -le 524288 ] \
+[ "$size" -le 524288 ] && [ "$hsize" -le 524288 ] && contains "$out" "File size limit exceeded" \
+  && contains "$out" "head=153" \
   && pass "files stop at the 512 KiB limit (big $size, huge $hsize bytes; $(echo $out | tr '\n' ' '))" \
   || fail "files past the limit: big $size, huge $hsize bytes; out=$out"
 
@@ -31,7 +32,7 @@ content=$(head -c 100000 /dev/zero | tr '\0' a)
 call small write_file "{\"path\":\"$work/w/wf\",\"content\":\"$content\"}"
 wsize=$(stat -c %s "$work/w/wf" 2>/dev/null || echo 0)
 echo "write_file answered: rc=$rc out=$out"
-[ "$wsize" -le 65536 ] \
+[ "$wsize" -eq 65536 ] \
   && contains "$out$err" "file too large" \
   && pass "write_file past the limit: the fixed sentence ($wsize bytes on disk)" \
   || fail "write_file past the limit: rc=$rc size=$wsize err=$err"

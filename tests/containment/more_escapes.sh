@@ -36,9 +36,11 @@ took=$(( $(date +%s) - start ))
 [ $took -lt 10 ] && pass "read_file of a FIFO ends in $took s (rc=$rc: $err)" \
   || fail "read_file of a FIFO took $took s"
 
-call b shell "{\"command\":\"ln /etc/passwd p 2>&1; echo x > /proc/sys/vm/drop_caches 2>&1; echo x > /proc/sysrq-trigger 2>&1; cat /proc/1/mountinfo; ls /sys/fs/cgroup/..; echo done\",\"cwd\":\"$work/w\"}"
+call b shell "{\"command\":\"ln /etc/passwd p; echo ln=\$?; echo 1 > /proc/sys/vm/drop_caches; echo sys=\$?; echo x > /proc/sysrq-trigger; echo sysrq=\$?; echo 1 > /sys/kernel/mm/ksm/run; echo ksm=\$?; cat /proc/1/mountinfo; echo done\",\"cwd\":\"$work/w\"}"
 ! contains "$out" "$work/outside" && ! contains "$out" "/var/lib/containers/storage/volumes" \
-  && contains "$out" done && pass "/proc and /sys show no host mount and refuse writes" \
+  && contains "$out" "ln=1" && contains "$out" "sys=1" && contains "$out" "sysrq=1" \
+  && contains "$out" "ksm=1" && contains "$out" done \
+  && pass "hard links from the image, /proc and /sys writes refused; no host mount shown" \
   || fail "/proc: $out"
 [ -z "$(find "$work/w" -samefile "$work/outside/secret.txt" 2>/dev/null)" ] \
   && pass "no hard link to a host file appears in the grant" || fail "a hard link to a host file"

@@ -34,7 +34,7 @@ wait_gone 8 && pass "brokerd killed: its call's container gone after $(elapsed) 
 start_brokerd b "" "$opts" "$grant"
 long_call b m2 && t0=$(date +%s)
 kids=$(pgrep -P "$bpid")
-kill -9 "$bpid" $kids
+kill -9 $kids; kill -9 "$bpid"
 wait_gone 10 && pass "brokerd and its children killed: container gone after $(elapsed) s" \
   || fail "brokerd and its children killed: container still runs after $(elapsed) s"
 
@@ -55,7 +55,9 @@ livepid=$bpid
 long_call live m4 40
 start_brokerd dead "" "$long" "$grant"
 long_call dead m5 40
-kill -9 "$bpid" $(pgrep -P "$bpid")
+# Children first: the watcher must not see brokerd end and start cleaning up.
+kids=$(pgrep -P "$bpid")
+kill -9 $kids; kill -9 "$bpid"
 dead=$(podman ps --format '{{.Names}}' | grep -- "-$session-m5-")
 token=${dead##*-}
 mkdir -p "$work/home/run/egress/boxmaker-$session-x-0-$token"

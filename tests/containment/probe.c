@@ -3,7 +3,7 @@
  * NAME=ok or NAME=<errno name> per attempt, so a case can assert what the kernel allowed.
  *
  *   probe keys                  add_key, keyctl on the user keyring, request_key
- *   probe userns                unshare(CLONE_NEWUSER), clone(CLONE_NEWUSER)
+ *   probe userns                unshare, clone and clone3 with CLONE_NEWUSER
  *   probe host-add DESC         (host) adds a user key DESC to the caller's user keyring
  *   probe host-has ID           (host) exit 0 when key ID is still there
  *   probe host-del ID           (host) unlinks key ID */
@@ -64,6 +64,18 @@ main (int argc, char **argv)
       report ("clone", pid);
       if (pid > 0)
         waitpid (pid, &status, 0);
+      /* clone3 passes its flags in memory, where a seccomp filter cannot read them. */
+      struct
+      {
+        unsigned long long flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size,
+            tls;
+      } args = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
+      long r = syscall (SYS_clone3, &args, sizeof args);
+      if (r == 0)
+        _exit (0);
+      report ("clone3", r);
+      if (r > 0)
+        waitpid ((pid_t)r, &status, 0);
       return 0;
     }
   if (argc >= 3 && strcmp (argv[1], "host-add") == 0)

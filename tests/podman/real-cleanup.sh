@@ -4,8 +4,11 @@
 set -u
 out=$1
 left=$(podman ps -a --filter label=boxmaker --format "{{.Names}}" 2>/dev/null | grep "^boxmaker-podmanreal-" || true)
-for id in $(podman images --filter reference=localhost/boxmaker-tools-test --format '{{.ID}}' 2>/dev/null); do
-  podman rmi -f "$id" >/dev/null 2>&1 || true
+# The name real-setup.sh gave the image.
+name=localhost/boxmaker-tools-test-$(dirname "$out" | cksum | cut -d ' ' -f 1)
+# By name and tag, not by id: an image another tree also tagged only loses this tag.
+for tagged in $(podman images --filter reference="$name" --format '{{.Repository}}:{{.Tag}}' 2>/dev/null); do
+  podman rmi -f "$tagged" >/dev/null 2>&1 || true
 done
 rm -f "$out"
 if [ -n "$left" ]; then

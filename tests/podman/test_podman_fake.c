@@ -676,6 +676,19 @@ START_TEST (test_options_are_checked_at_create)
   expect_refused (huge_limit, "shell_ms");
   const char *bad_bool[] = { "image", "x", "userns_keep_id", "maybe", NULL };
   expect_refused (bad_bool, "userns_keep_id");
+  const char *bad_cpus[] = { "image", "x", "cpus", "-1", NULL };
+  expect_refused (bad_cpus, "cpus");
+  const char *word_cpus[] = { "image", "x", "cpus", "all", NULL };
+  expect_refused (word_cpus, "cpus");
+  const char *tiny_fsize[] = { "image", "x", "file_size", "1k", NULL };
+  expect_refused (tiny_fsize, "file_size");
+  const char *bad_base[] = { "image", "x", "uidmap_base", "0", NULL };
+  expect_refused (bad_base, "uidmap_base");
+  /* Without its seccomp profile a sandbox could reach keyrings: no start. */
+  const char *no_profile[] = { "image", "x", "seccomp_profile", "/nonexistent/seccomp.json", NULL };
+  expect_refused (no_profile, "option seccomp_profile: cannot read \"/nonexistent/seccomp.json\"");
+  const char *relative_profile[] = { "image", "x", "seccomp_profile", "seccomp.json", NULL };
+  expect_refused (relative_profile, "not an absolute path");
 }
 END_TEST
 
