@@ -52,12 +52,13 @@ contains () { case $1 in *"$2"*) return 0 ;; esac; return 1; }
 sandbox_uid=${BX_CONTAINMENT_SANDBOX_UID:-200000}
 writable_folder () { mkdir -p "$1" && chown "$sandbox_uid:$sandbox_uid" "$1" && chmod 0777 "$1"; }
 
+# extra_run: more podman run options (one YAML list item, quoted), for the next brokerd.
 module_options () {
   if [ -n "${BX_CONTAINMENT_OPTIONS:-}" ]; then cat "$BX_CONTAINMENT_OPTIONS"; return; fi
   cat <<YAML
     image: $image
     global_options: [--runtime, runc]
-    run_options: [--ulimit, nofile=1024:1024, --ulimit, nproc=1024:1024, --pull=never]
+    run_options: [--ulimit, nofile=1024:1024, --ulimit, nproc=1024:1024, --pull=never${extra_run:+, $extra_run}]
 YAML
 }
 
