@@ -664,14 +664,14 @@ check_nesting (struct walk *w, yaml_node_t *list, struct bx_config *cfg)
       if (!bx_grant_lists (outer, BX_TOOL_SHELL) && !bx_grant_lists (outer, BX_TOOL_WRITE_FILE))
         continue;
       yaml_node_t *onode = yaml_document_get_node (w->doc, list->data.sequence.items.start[j]);
-      yaml_node_t *onodes[outer->n_paths + 1];
+      cleanup_free yaml_node_t **onodes = bx_xzalloc ((outer->n_paths + 1) * sizeof *onodes);
       if (path_nodes (w, onode, onodes, outer->n_paths) != outer->n_paths)
         continue;
       for (size_t i = 0; i < cfg->n_grants; i++)
         {
           const struct bx_grant *inner = &cfg->grants[i];
           yaml_node_t *inode = yaml_document_get_node (w->doc, list->data.sequence.items.start[i]);
-          yaml_node_t *inodes[inner->n_paths + 1];
+          cleanup_free yaml_node_t **inodes = bx_xzalloc ((inner->n_paths + 1) * sizeof *inodes);
           if (path_nodes (w, inode, inodes, inner->n_paths) != inner->n_paths)
             continue;
           for (size_t a = 0; a < inner->n_paths; a++)
@@ -976,8 +976,6 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
     }
   if (v[K_MAXCONN] != NULL && uint_of (w, v[K_MAXCONN], "max_connections", 10, 1, 4096, &n) == 0)
     cfg->max_connections = (unsigned)n;
-  /* Unset: half of max_connections, so one caller (one uid) can never take them all. */
-  cfg->max_connections_per_uid = cfg->max_connections > 1 ? cfg->max_connections / 2 : 1;
   if (v[K_PER_UID] != NULL
       && uint_of (w, v[K_PER_UID], "max_connections_per_uid", 10, 1, 4096, &n) == 0)
     cfg->max_connections_per_uid = (unsigned)n;
@@ -1116,6 +1114,9 @@ bx_config_parse (const char *text, size_t len, const char *name, struct bx_confi
       bx_config_free (cfg);
       return bx_error_setc (err, EINVAL, "%s", text);
     }
+  /* Unset: half of max_connections, so one caller (one uid) can never take them all. */
+  if (cfg->max_connections_per_uid == 0)
+    cfg->max_connections_per_uid = cfg->max_connections > 1 ? cfg->max_connections / 2 : 1;
   *out = cfg;
   return 0;
 }
