@@ -20,6 +20,7 @@
 #define SENT_COULD_NOT_RUN "the tool could not run"
 #define SENT_UNAVAILABLE   "the tool runner could not start the container"
 #define SENT_STOPPED       "the tool was stopped: it ran out of memory or was killed"
+#define SENT_FILE_SIZE "the tool went past its file size limit"
 #define SENT_TIME_LIMIT    "the tool ran past its time limit"
 #define SENT_UNEXPECTED    "the tool failed with an unexpected status"
 #define POINTER            "see docs/runbook.md#runner-unavailable"
@@ -308,6 +309,14 @@ END_TEST
 START_TEST (test_exit_137_is_stopped_and_the_output_is_dropped)
 {
   expect_failure ("exit137", BX_RUN_FAILED, SENT_STOPPED, false, NULL);
+}
+END_TEST
+
+/* toolkit itself killed by SIGXFSZ (when it is not the container's pid 1, which the kernel
+ * spares such signals). */
+START_TEST (test_exit_153_is_past_the_file_size_limit)
+{
+  expect_failure ("exit153", BX_RUN_FAILED, SENT_FILE_SIZE, false, "file size limit");
 }
 END_TEST
 
@@ -893,6 +902,7 @@ main (void)
   tcase_add_test (tc, test_exit_126_is_unavailable_with_the_runbook_pointer);
   tcase_add_test (tc, test_exit_127_is_unavailable_with_the_runbook_pointer);
   tcase_add_test (tc, test_exit_137_is_stopped_and_the_output_is_dropped);
+  tcase_add_test (tc, test_exit_153_is_past_the_file_size_limit);
   tcase_add_test (tc, test_another_exit_is_an_unexpected_status);
   tcase_add_test (tc, test_podman_dying_of_a_signal_is_an_unexpected_status);
   tcase_add_test (tc, test_podman_dying_of_a_signal_still_kills_and_removes_the_container);
