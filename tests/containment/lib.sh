@@ -5,7 +5,10 @@
 #
 # BX_CONTAINMENT_MODULE names the runtime module under test (default podman);
 # BX_CONTAINMENT_OPTIONS, when set, is a file of YAML lines (indented four spaces) used as
-# its options instead of podman's.  Each case uses names of its own (session cont-<pid>,
+# its options instead of podman's; BX_CONTAINMENT_SANDBOX_UID is the host uid its sandboxes
+# write as.  The cases pass the options a module is expected to share with podman.so
+# (shell_ms, read_file_ms, http_fetch_ms, file_size); outlive.sh and outlive_egress.sh also
+# look at podman's own processes and names.  Each case uses names of its own (session cont-<pid>,
 # a fresh folder) and removes only what it made.
 set -u
 brokerd=$1 boxmaker=$2 runtimedir=$3 ref_file=$4
@@ -98,8 +101,11 @@ call () {
   out=$(cat "$work/out") err=$(cat "$work/err")
 }
 
-# Containers of this case still there (any state).
+# Sandboxes of this case still there (any state).  For another runtime,
+# BX_CONTAINMENT_LEFT names a command that prints the names of its sandboxes still alive
+# (given the session id as its argument).
 containers_left () {
+  if [ -n "${BX_CONTAINMENT_LEFT:-}" ]; then "$BX_CONTAINMENT_LEFT" "$session"; return; fi
   [ "$module" = podman ] || return 0
   podman ps -a --format '{{.Names}}' 2>/dev/null | grep -- "-$session-" || true
 }
