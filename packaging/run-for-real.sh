@@ -115,9 +115,9 @@ if [ "$runtime" = bwrap ]; then
   # bwrap's sandboxes run as nobody: the demo folder is theirs to write.
   chown 65534:65534 "$demo"
 else
-  # podman's sandbox root is host uid 200000 (podman.so's uidmap_base): the grant is given
+  # podman's sandbox root is host uid 700000000 (podman.so's uidmap_base): the grant is given
   # to it, so that write_file and shell can write there (docs/security.md).
-  chown 200000:200000 "$demo"
+  chown 700000000:700000000 "$demo"
 fi
 ls -l "$demo"
 
@@ -162,7 +162,7 @@ ln -sf "$build/client/boxmaker" /usr/local/bin/boxmaker
 "$build/broker/brokerd" --check-config "$config" --runtimedir "$build/runtimes/modules"
 
 if [ "$runtime" = podman ]; then
-  say "note: this runs podman as root; the sandboxes run as host uid 200000, which owns $demo"
+  say "note: this runs podman as root; the sandboxes run as host uid 700000000, which owns $demo"
   say "(docs/security.md); the packaged service runs rootless instead."
 fi
 say "starting brokerd (Ctrl-C stops it); in a second terminal:"

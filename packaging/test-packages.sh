@@ -206,8 +206,8 @@ fi
 
 # ---- As an installed user would ---------------------------------------------------------
 check "the service user boxmaker exists (sysusers)" getent passwd boxmaker
-check "ids 200000-265535 are reserved for boxmaker in /etc/subuid and /etc/subgid" \
-  sh -c "grep -qx boxmaker:200000:65536 /etc/subuid && grep -qx boxmaker:200000:65536 /etc/subgid"
+check "ids 700000000-700065535 are reserved for boxmaker in /etc/subuid and /etc/subgid" \
+  sh -c "grep -qx boxmaker:700000000:65536 /etc/subuid && grep -qx boxmaker:700000000:65536 /etc/subgid"
 owned_by_boxmaker () { [ -d "$1" ] && [ "$(stat -c %U:%G "$1")" = boxmaker:boxmaker ]; }
 check "/run/boxmaker, /var/lib/boxmaker and /var/log/boxmaker exist, owned by boxmaker (tmpfiles)" \
   sh -c "$(declare -f owned_by_boxmaker); owned_by_boxmaker /run/boxmaker && owned_by_boxmaker /var/lib/boxmaker && owned_by_boxmaker /var/log/boxmaker"
@@ -606,7 +606,7 @@ after_purge () {
   [ -z "$bad" ] || { echo "left behind:"; echo "$bad"; return 1; }
 }
 check "after purge: nothing left at all (the boxmaker user stays, as Debian's users do)" after_purge
-check "after purge: ids 200000-265535 are no longer reserved" \
-  sh -c "! grep -qx boxmaker:200000:65536 /etc/subuid && ! grep -qx boxmaker:200000:65536 /etc/subgid"
+check "after purge: ids 700000000-700065535 are no longer reserved" \
+  sh -c "! grep -qx boxmaker:700000000:65536 /etc/subuid && ! grep -qx boxmaker:700000000:65536 /etc/subgid"
 
 finish

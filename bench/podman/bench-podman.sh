@@ -60,7 +60,7 @@ bare () {
     --label=boxmaker=tool --network=none --read-only --cap-drop=all \
     --security-opt=no-new-privileges \
     --security-opt=seccomp="$build/runtimes/modules/podman-seccomp.json" --http-proxy=false \
-    --timeout=32 --uidmap=0:200000:65536 --gidmap=0:200000:65536 --cpus=1 \
+    --timeout=32 --uidmap=0:700000000:65536 --gidmap=0:700000000:65536 --cpus=1 \
     --ulimit=fsize=1073741824:1073741824 --pids-limit=128 --memory=512m \
     --tmpfs=/tmp:rw,size=64m,mode=1777 $runopts \
     --mount="type=bind,src=$work/grant,dst=$work/grant,ro=true,bind-nonrecursive" \

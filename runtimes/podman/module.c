@@ -113,7 +113,7 @@ read_confinement (const struct bx_host *host, const bx_options *options,
       host->error_set (sink, "option file_size: at least 4k");
       return -1;
     }
-  if (host->option_int (options, "uidmap_base", 1, 4294967295ll - BX_PODMAN_MAP_SIZE, 200000,
+  if (host->option_int (options, "uidmap_base", 1, 4294967295ll - BX_PODMAN_MAP_SIZE, 700000000,
                         &cfg->uidmap_base, sink)
       < 0)
     return -1;

@@ -52,7 +52,7 @@ contains () { case $1 in *"$2"*) return 0 ;; esac; return 1; }
 
 # The sandbox runs as an unprivileged uid of its own: folders a test grants for writing
 # are given to it, the way docs/security.md tells an owner to.
-sandbox_uid=${BX_CONTAINMENT_SANDBOX_UID:-200000}
+sandbox_uid=${BX_CONTAINMENT_SANDBOX_UID:-700000000}
 writable_folder () { mkdir -p "$1" && chown "$sandbox_uid:$sandbox_uid" "$1" && chmod 0777 "$1"; }
 
 # extra_run: more podman run options (one YAML list item, quoted), for the next brokerd.

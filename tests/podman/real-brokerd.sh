@@ -37,8 +37,8 @@ fail () { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass () { echo "ok: $*"; }
 
 mkdir -p "$work/grant" "$work/outside" "$work/home"
-# The sandbox writes as uid 200000 (podman.so's uidmap_base): the grant is given to it.
-chown 200000:200000 "$work/grant"
+# The sandbox writes as uid 700000000 (podman.so's uidmap_base): the grant is given to it.
+chown 700000000:700000000 "$work/grant"
 echo "hello through brokerd" > "$work/grant/hello.txt"
 echo "the secret" > "$work/outside/secret.txt"
 session=brokerdreal-$$

@@ -31,7 +31,7 @@ root_config (void)
     .userns_keep_id = false,
     .cpus = "1",
     .file_size = 1ull << 30,
-    .uidmap_base = 200000,
+    .uidmap_base = 700000000,
     .seccomp = "/usr/lib/x86_64-linux-gnu/boxmaker/runtimes/podman-seccomp.json",
   };
   return cfg;
