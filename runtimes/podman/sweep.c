@@ -6,7 +6,8 @@
  * folders are removed, then the lock file.  An egress folder whose token has no lock file
  * at all is left from a brokerd that kept none, and goes too.  A lock somebody holds is a
  * live brokerd's (possibly another one sharing this home): nothing of it is touched.
- * Without a home there is nothing to go by, and nothing is swept. */
+ * Without a home there is nothing to go by, and nothing is swept; the folders are made only
+ * in a home brokerd's user owns. */
 
 #include <dirent.h>
 #include <errno.h>
@@ -133,9 +134,13 @@ sweep_egress (struct bx_podman_instance *inst, int instances)
   closedir (d);
 }
 
+/* Makes PATH (mode 0700) only when MINE, brokerd owning the home: `brokerd --check-config`
+ * run as root must not leave root's folders in the service user's home. */
 static int
-make_folder (const char *path)
+make_folder (const char *path, bool mine)
 {
+  if (!mine)
+    return 0;
   return mkdir (path, 0700) < 0 && errno != EEXIST ? -1 : 0;
 }
 
@@ -148,10 +153,15 @@ bx_podman_sweep (struct bx_podman_instance *inst)
   char *run = bx_podman_xasprintf ("%s/run", home);
   char *dir = bx_podman_xasprintf ("%s/instances", run);
   int instances = -1;
-  if (make_folder (home) < 0 || make_folder (run) < 0 || make_folder (dir) < 0
+  struct stat st;
+  /* A missing home is made, as the egress folders' code would at the first http_fetch. */
+  bool mine = stat (home, &st) == 0 ? st.st_uid == geteuid ()
+                                    : errno == ENOENT && make_folder (home, true) == 0;
+  if (make_folder (run, mine) < 0 || make_folder (dir, mine) < 0
       || (instances = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
     {
-      inst->host->log (inst->host, BX_LOG_WARNING,
+      /* A home of someone else's (a config checked as root) without the folder is normal. */
+      inst->host->log (inst->host, mine || errno != ENOENT ? BX_LOG_WARNING : BX_LOG_DEBUG,
                        "cannot use %s (%s): what earlier brokerds left is not swept", dir,
                        strerror (errno));
       free (run);
