@@ -27,15 +27,22 @@ for rule in profile["syscalls"]:
         rule = dict(rule, names=names)
         rules.append(rule)
 
-def newuser(set_):
-    return [{"index": 0, "value": CLONE_NEWUSER, "valueTwo": CLONE_NEWUSER if set_ else 0,
+def newuser(index, set_):
+    return [{"index": index, "value": CLONE_NEWUSER, "valueTwo": CLONE_NEWUSER if set_ else 0,
              "op": "SCMP_CMP_MASKED_EQ"}]
 
+# clone's flags are its first argument, except on s390 and s390x, where they are the second.
+S390 = {"arches": ["s390", "s390x"]}
 rules += [
     {"names": ["keyctl", "add_key", "request_key"], "action": "SCMP_ACT_ERRNO", "errnoRet": EPERM},
-    {"names": ["unshare", "clone"], "action": "SCMP_ACT_ALLOW", "args": newuser(False)},
-    {"names": ["unshare", "clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": EPERM,
-     "args": newuser(True)},
+    {"names": ["unshare"], "action": "SCMP_ACT_ALLOW", "args": newuser(0, False)},
+    {"names": ["unshare"], "action": "SCMP_ACT_ERRNO", "errnoRet": EPERM, "args": newuser(0, True)},
+    {"names": ["clone"], "action": "SCMP_ACT_ALLOW", "args": newuser(0, False), "excludes": S390},
+    {"names": ["clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": EPERM, "args": newuser(0, True),
+     "excludes": S390},
+    {"names": ["clone"], "action": "SCMP_ACT_ALLOW", "args": newuser(1, False), "includes": S390},
+    {"names": ["clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": EPERM, "args": newuser(1, True),
+     "includes": S390},
     {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": ENOSYS},
 ]
 profile["syscalls"] = rules
