@@ -46,4 +46,18 @@ call b shell "{\"command\":\"ln /etc/passwd p; echo ln=\$?; echo 1 > /proc/sys/v
   && pass "no hard link to a host file appears in the grant" || fail "a hard link to a host file"
 [ "$(cat "$work/outside/secret.txt")" = "outside secret" ] && [ "$(ls "$work/outside" | wc -l)" = 1 ] \
   && pass "the folder outside the grant is untouched" || fail "outside changed: $(ls -la "$work/outside")"
+# A mount below a grant folder on the host (here a tmpfs the test makes) stays out: mounts
+# are not recursive.
+mkdir -p "$work/w/sub"
+if mount -t tmpfs -o size=1m bxct "$work/w/sub" 2> "$work/mount.log"; then
+  mounted_cleanup () { umount "$work/w/sub" 2>/dev/null; cleanup; }
+  trap mounted_cleanup EXIT
+  echo "under a host mount" > "$work/w/sub/x"
+  call b shell "{\"command\":\"cat sub/x; ls sub\",\"cwd\":\"$work/w\"}"
+  ! contains "$out" "under a host mount" && pass "a host mount below the grant is not in the sandbox" \
+    || fail "a host mount below the grant came along: $out"
+  umount "$work/w/sub"
+else
+  skip "cannot mount a tmpfs: $(cat "$work/mount.log")"
+fi
 finish
