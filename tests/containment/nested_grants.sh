@@ -79,8 +79,10 @@ call swap shell "{\"command\":\"ls; cat secret.txt; touch planted2\",\"cwd\":\"$
   && pass "shell in a grant swapped for a link: refused" \
   || fail "shell followed the link: rc=$rc out=$out err=$err"
 
-grep -q "refusing to mount \"$d/ro/docs\": a symbolic link is on its way" "$work/swap.log" \
-  && pass "brokerd's log says why" || fail "no log line for the refused mount"
+if [ "$module" = podman ]; then
+  grep -q "refusing to mount \"$d/ro/docs\": a symbolic link is on its way" "$work/swap.log" \
+    && pass "brokerd's log says why" || fail "no log line for the refused mount"
+fi
 
 # A component above the grant swapped: the link is anywhere on the way.
 rm "$d/rw/out"; mv "$d/rw/out.real" "$d/rw/out"
