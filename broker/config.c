@@ -629,6 +629,66 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
     problem (w, keys[K_HOSTS], "\"hosts\" has no effect: %s does not list http_fetch", what);
 }
 
+/* The scalar nodes of grant G's "paths", in file order (the grants parsed without a
+ * problem, so every item is a kept path). */
+static size_t
+path_nodes (struct walk *w, yaml_node_t *grant, yaml_node_t **out, size_t max)
+{
+  size_t n = 0;
+  for (yaml_node_pair_t *p = grant->data.mapping.pairs.start; p < grant->data.mapping.pairs.top;
+       p++)
+    {
+      yaml_node_t *k = yaml_document_get_node (w->doc, p->key);
+      yaml_node_t *v = yaml_document_get_node (w->doc, p->value);
+      if (k == NULL || v == NULL || k->type != YAML_SCALAR_NODE || v->type != YAML_SEQUENCE_NODE
+          || strcmp ((const char *)k->data.scalar.value, "paths") != 0)
+        continue;
+      for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top
+                                                                 && n < max;
+           i++)
+        out[n++] = yaml_document_get_node (w->doc, *i);
+    }
+  return n;
+}
+
+/* A grant folder inside a folder a sandbox can write (a shell or write_file grant) is
+ * refused: a sandbox could replace it, or a folder on its way, with a symbolic link, and
+ * the next call mounting it would bring whatever the link names into the sandbox.  Both
+ * grants are named, each with its place in the file. */
+static void
+check_nesting (struct walk *w, yaml_node_t *list, struct bx_config *cfg)
+{
+  for (size_t j = 0; j < cfg->n_grants; j++)
+    {
+      const struct bx_grant *outer = &cfg->grants[j];
+      if (!bx_grant_lists (outer, BX_TOOL_SHELL) && !bx_grant_lists (outer, BX_TOOL_WRITE_FILE))
+        continue;
+      yaml_node_t *onode = yaml_document_get_node (w->doc, list->data.sequence.items.start[j]);
+      cleanup_free yaml_node_t **onodes = bx_xzalloc ((outer->n_paths + 1) * sizeof *onodes);
+      if (path_nodes (w, onode, onodes, outer->n_paths) != outer->n_paths)
+        continue;
+      for (size_t i = 0; i < cfg->n_grants; i++)
+        {
+          const struct bx_grant *inner = &cfg->grants[i];
+          yaml_node_t *inode = yaml_document_get_node (w->doc, list->data.sequence.items.start[i]);
+          cleanup_free yaml_node_t **inodes = bx_xzalloc ((inner->n_paths + 1) * sizeof *inodes);
+          if (path_nodes (w, inode, inodes, inner->n_paths) != inner->n_paths)
+            continue;
+          for (size_t a = 0; a < inner->n_paths; a++)
+            for (size_t b = 0; b < outer->n_paths; b++)
+              if (strcmp (inner->paths[a], outer->paths[b]) != 0
+                  && bx_path_inside (inner->paths[a], outer->paths[b]))
+                problem (w, inodes[a],
+                         "path \"%s\" of grant %zu lies inside \"%s\" of grant %zu (%s:%zu:%zu), "
+                         "which a sandbox can write: it could replace the inner folder with a "
+                         "symbolic link; expected grant folders outside every shell or "
+                         "write_file grant",
+                         inner->paths[a], i + 1, outer->paths[b], j + 1, w->file,
+                         onodes[b]->start_mark.line + 1, onodes[b]->start_mark.column + 1);
+        }
+    }
+}
+
 static void
 parse_grants (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
 {
@@ -641,6 +701,8 @@ parse_grants (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
     parse_grant (w, item, cfg->n_grants, &cfg->grants[cfg->n_grants]);
     cfg->n_grants++;
   }
+  if (w->count == 0)
+    check_nesting (w, node, cfg);
 }
 
 /* The same rule as the module loader's: a name never climbs out of the runtimes folder. */
@@ -852,7 +914,7 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
   static const char *const known[]
       = { "socket",  "socket_mode", "home",  "max_connections", "grace_ms",    "request_timeout_ms",
           "runtime", "grants",      "audit", "admin_socket",    "admin_group", "metrics_socket",
-          NULL };
+          "max_connections_per_uid", NULL };
   enum
   {
     K_SOCKET,
@@ -867,6 +929,7 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
     K_ADMIN_SOCKET,
     K_ADMIN_GROUP,
     K_METRICS,
+    K_PER_UID,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
@@ -906,6 +969,9 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
     }
   if (v[K_MAXCONN] != NULL && uint_of (w, v[K_MAXCONN], "max_connections", 10, 1, 4096, &n) == 0)
     cfg->max_connections = (unsigned)n;
+  if (v[K_PER_UID] != NULL
+      && uint_of (w, v[K_PER_UID], "max_connections_per_uid", 10, 1, 4096, &n) == 0)
+    cfg->max_connections_per_uid = (unsigned)n;
   if (v[K_GRACE] != NULL && uint_of (w, v[K_GRACE], "grace_ms", 10, 0, 3600000, &n) == 0)
     cfg->grace_ms = (int64_t)n;
   if (v[K_TIMEOUT] != NULL
@@ -1059,6 +1125,9 @@ bx_config_parse (const char *text, size_t len, const char *name, struct bx_confi
       bx_config_free (cfg);
       return bx_error_setc (err, EINVAL, "%s", text);
     }
+  /* Unset: half of max_connections, so one caller (one uid) can never take them all. */
+  if (cfg->max_connections_per_uid == 0)
+    cfg->max_connections_per_uid = cfg->max_connections > 1 ? cfg->max_connections / 2 : 1;
   *out = cfg;
   return 0;
 }

@@ -24,6 +24,7 @@
 
 #include "approvals.h"
 #include "ops.h"
+#include "peers.h"
 #include "policy.h"
 #include "runner.h"
 #include "server.h"
@@ -67,6 +68,7 @@ struct server
   unsigned active;     /* connections being served: at most max_connections */
   unsigned workers;    /* worker threads alive */
   unsigned accepting;  /* of which waiting in accept() */
+  struct bx_peers peers; /* connections being served, per peer uid */
   bool stopping;
 };
 
@@ -564,7 +566,12 @@ worker_main (void *arg)
           close (fd);
           continue;
         }
-      if (s->active >= s->config->max_connections)
+      /* A peer whose uid the kernel cannot tell counts as one uid of its own. */
+      uid_t uid;
+      if (bx_peer_uid (fd, &uid) < 0)
+        uid = (uid_t)-1;
+      if (s->active >= s->config->max_connections
+          || !bx_peers_take (&s->peers, uid, s->config->max_connections_per_uid))
         {
           pthread_mutex_unlock (&s->lock);
           refuse_busy (s, fd);
@@ -585,6 +592,7 @@ worker_main (void *arg)
       serve_call (s, fd);
       close (fd);
       pthread_mutex_lock (&s->lock);
+      bx_peers_drop (&s->peers, uid);
       s->active--;
       pthread_cond_broadcast (&s->done);
     }
@@ -709,6 +717,7 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   close (listen_fd);
   pthread_cond_destroy (&s->done);
   pthread_mutex_destroy (&s->lock);
+  bx_peers_clear (&s->peers);
   free (s);
   return 0;
 }

@@ -149,7 +149,8 @@ check "boxmaker holds brokerd, the CLI, refusing.so, the config, the units, man 
   /usr/share/man/man1/boxmaker-mcp.1.gz /usr/share/man/man5/brokerd.yaml.5.gz
 check "boxmaker-tools holds toolkit and the image build" \
   has_files "$DEB_TOOLS" /usr/libexec/boxmaker/toolkit /usr/share/boxmaker/image/build-image.sh
-check "boxmaker-runtime-podman holds podman.so" has_files "$DEB_PODMAN" "$RUNTIMEDIR/podman.so"
+check "boxmaker-runtime-podman holds podman.so and its seccomp profile" \
+  has_files "$DEB_PODMAN" "$RUNTIMEDIR/podman.so" "$RUNTIMEDIR/podman-seccomp.json"
 check "boxmaker-runtime-bwrap holds bwrap.so" has_files "$DEB_BWRAP" "$RUNTIMEDIR/bwrap.so"
 check "libboxmaker-client0 holds libboxmaker-client.so.0" \
   has_files "$DEB_CLIENT" "/usr/lib/$TRIPLET/libboxmaker-client.so.0" \
@@ -216,6 +217,8 @@ fi
 
 # ---- As an installed user would ---------------------------------------------------------
 check "the service user boxmaker exists (sysusers)" getent passwd boxmaker
+check "ids 700000000-700065535 are reserved for boxmaker in /etc/subuid and /etc/subgid" \
+  sh -c "grep -qx boxmaker:700000000:65536 /etc/subuid && grep -qx boxmaker:700000000:65536 /etc/subgid"
 owned_by_boxmaker () { [ -d "$1" ] && [ "$(stat -c %U:%G "$1")" = boxmaker:boxmaker ]; }
 check "/run/boxmaker, /var/lib/boxmaker and /var/log/boxmaker exist, owned by boxmaker (tmpfiles)" \
   sh -c "$(declare -f owned_by_boxmaker); owned_by_boxmaker /run/boxmaker && owned_by_boxmaker /var/lib/boxmaker && owned_by_boxmaker /var/log/boxmaker"
@@ -635,5 +638,7 @@ after_purge () {
   [ -z "$bad" ] || { echo "left behind:"; echo "$bad"; return 1; }
 }
 check "after purge: nothing left at all (the boxmaker user stays, as Debian's users do)" after_purge
+check "after purge: ids 700000000-700065535 are no longer reserved" \
+  sh -c "! grep -qx boxmaker:700000000:65536 /etc/subuid && ! grep -qx boxmaker:700000000:65536 /etc/subgid"
 
 finish

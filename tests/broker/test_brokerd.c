@@ -766,7 +766,7 @@ START_TEST (test_brokerd_refuses_past_max_connections_at_once)
 {
   SKIP_WITHOUT_FAKE ();
   struct broker b;
-  broker_init (&b, "max_connections: 2\n",
+  broker_init (&b, "max_connections: 2\nmax_connections_per_uid: 2\n",
                "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 1500\n");
   broker_start (&b);
   /* broker_start's own probe connection is counted until its thread sees it close. */

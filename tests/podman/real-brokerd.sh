@@ -38,6 +38,8 @@ fail () { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass () { echo "ok: $*"; }
 
 mkdir -p "$work/grant" "$work/outside" "$work/home"
+# The sandbox writes as uid 700000000 (podman.so's uidmap_base): the grant is given to it.
+chown 700000000:700000000 "$work/grant"
 echo "hello through brokerd" > "$work/grant/hello.txt"
 echo "the secret" > "$work/outside/secret.txt"
 session=brokerdreal-$$
