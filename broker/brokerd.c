@@ -32,6 +32,7 @@
 #include "notify.h"
 #include "ops.h"
 #include "reload.h"
+#include "protect.h"
 #include "server.h"
 
 #ifndef BX_RUNTIMEDIR
@@ -217,7 +218,8 @@ main (int argc, char **argv)
   const char *name = cfg->runtime_module ? cfg->runtime_module : BX_REFUSING_MODULE;
   struct bx_module *module = NULL;
   if (bx_module_load (name, runtimedir, &module, &err) < 0
-      || bx_module_create (module, cfg->runtime_options, cfg->home, log_line, &ls, &err) < 0)
+      || bx_module_create (module, cfg->runtime_options, cfg->home, log_line, &ls, &err) < 0
+      || bx_protect_check (cfg, module, &err) < 0)
     {
       print_error ("brokerd: ", err);
       bx_module_destroy (module);
@@ -287,6 +289,7 @@ main (int argc, char **argv)
    * the process ends. */
   struct bx_ops *ops = bx_xzalloc (sizeof *ops);
   ops->live = bx_live_config_new (cfg);
+  bx_live_config_protect (ops->live, module);
   ops->metrics = metrics;
   ops->socket_activated = activated > 0;
   ops->journal = ls.journal;

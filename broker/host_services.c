@@ -488,6 +488,12 @@ read_scaled (const bx_options *options, const char *name, const struct scaled_ki
   return 0;
 }
 
+int
+bx_parse_size (const char *text, uint64_t *out)
+{
+  return parse_with_suffix (text, size_suffixes, out);
+}
+
 static const struct scaled_kind size_kind = {
   size_suffixes, "size", "too large", "a size such as 512m", "a size of at least 1 byte",
 };
@@ -513,6 +519,12 @@ static const struct scaled_kind duration_kind = {
   "a duration such as 30s, 500ms or 2m",
   "a duration of at least 1ms",
 };
+
+int
+bx_parse_duration_ms (const char *text, uint64_t *out)
+{
+  return parse_with_suffix (text, duration_suffixes, out);
+}
 
 static int
 host_option_duration_ms (const bx_options *options, const char *name, uint64_t fallback,
@@ -596,6 +608,9 @@ bx_host_services_init (struct bx_host_services *services, const char *module_nam
   h->option_bool = host_option_bool;
   h->option_list = host_option_list;
   h->home = services->home;
+  h->spec_limit = bx_run_spec_limit;
+  h->spec_cancel_fd = bx_run_spec_cancel_fd;
+  h->spec_cancelled = bx_run_spec_cancelled;
 }
 
 void
