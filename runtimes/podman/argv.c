@@ -52,7 +52,8 @@ push_run_options (struct argv_builder *b, const struct bx_podman_config *cfg)
  * default), a user namespace (the sandbox's root is never host root), the seccomp profile
  * (no keyrings, no new user namespaces), one CPU, and the file size limit. */
 static void
-push_confinement (struct argv_builder *b, const struct bx_podman_config *cfg, uint64_t timeout_s)
+push_confinement (struct argv_builder *b, const struct bx_podman_config *cfg, uint64_t timeout_s,
+                  uint64_t cpu_millis, uint64_t file_size)
 {
   push (b, "--read-only");
   push (b, "--cap-drop=all");
@@ -69,10 +70,16 @@ push_confinement (struct argv_builder *b, const struct bx_podman_config *cfg, ui
       push_owned (b, bx_podman_xasprintf ("--gidmap=0:%lld:%d", (long long)cfg->uidmap_base,
                                           BX_PODMAN_MAP_SIZE));
     }
-  push_owned (b, bx_podman_xasprintf ("--cpus=%s", cfg->cpus));
-  push_owned (b, bx_podman_xasprintf ("--ulimit=fsize=%llu:%llu",
-                                      (unsigned long long)cfg->file_size,
-                                      (unsigned long long)cfg->file_size));
+  /* A call's own CPU and file size limits (ABI 1.1; 0: none) win over the options. */
+  if (cpu_millis > 0)
+    push_owned (b, bx_podman_xasprintf ("--cpus=%llu.%03llu", (unsigned long long)(cpu_millis / 1000),
+                                        (unsigned long long)(cpu_millis % 1000)));
+  else
+    push_owned (b, bx_podman_xasprintf ("--cpus=%s", cfg->cpus));
+  if (file_size == 0)
+    file_size = cfg->file_size;
+  push_owned (b, bx_podman_xasprintf ("--ulimit=fsize=%llu:%llu", (unsigned long long)file_size,
+                                      (unsigned long long)file_size));
 }
 
 /* A bind mount that is not recursive: a mount below the source on the host (or one a
@@ -95,9 +102,16 @@ bx_podman_argv_tool (const struct bx_podman_config *cfg, const struct bx_podman_
   push_owned (&b, bx_podman_xasprintf ("--name=%s", call->name));
   push (&b, "--label=boxmaker=tool");
   push (&b, "--network=none");
-  push_confinement (&b, cfg, call->timeout_s);
-  push_owned (&b, bx_podman_xasprintf ("--pids-limit=%lld", (long long)cfg->pids));
-  push_owned (&b, bx_podman_xasprintf ("--memory=%s", cfg->memory));
+  push_confinement (&b, cfg, call->timeout_s, call->cpu_millis, call->file_size);
+  /* The call's own limits win over the options (which stay the defaults). */
+  if (call->pids > 0)
+    push_owned (&b, bx_podman_xasprintf ("--pids-limit=%llu", (unsigned long long)call->pids));
+  else
+    push_owned (&b, bx_podman_xasprintf ("--pids-limit=%lld", (long long)cfg->pids));
+  if (call->memory_bytes > 0)
+    push_owned (&b, bx_podman_xasprintf ("--memory=%llu", (unsigned long long)call->memory_bytes));
+  else
+    push_owned (&b, bx_podman_xasprintf ("--memory=%s", cfg->memory));
   push (&b, "--tmpfs=/tmp:rw,size=64m,mode=1777");
   push_run_options (&b, cfg);
   for (size_t i = 0; i < call->mount_count; i++)
@@ -122,7 +136,7 @@ bx_podman_argv_proxy (const struct bx_podman_config *cfg, const char *name, cons
   push_owned (&b, bx_podman_xasprintf ("--name=%s-egress", name));
   push (&b, "--label=boxmaker=egress");
   push_owned (&b, bx_podman_xasprintf ("--network=%s", cfg->egress_network));
-  push_confinement (&b, cfg, timeout_s);
+  push_confinement (&b, cfg, timeout_s, 0, 0);
   push (&b, "--pids-limit=64");
   push (&b, "--memory=128m");
   push_run_options (&b, cfg);

@@ -59,6 +59,11 @@ struct bx_podman_call
   size_t mount_count;
   const char *egress_dir; /* http_fetch only: mounted at /run/egress; NULL otherwise */
   uint64_t timeout_s;     /* podman --timeout: the container's own deadline */
+  /* The call's own limits (ABI 1.1 spec_limit); 0: the config's option applies. */
+  uint64_t memory_bytes;
+  uint64_t pids;
+  uint64_t cpu_millis;
+  uint64_t file_size;
 };
 
 /* ---- argv.c: the argument lists, pure functions of their inputs. ------------------------
@@ -92,6 +97,7 @@ enum bx_podman_end
   BX_PODMAN_NOT_RUN,   /* podman could not be started (spawn_errno) */
   BX_PODMAN_TIMED_OUT, /* the deadline passed first */
   BX_PODMAN_CAPPED,    /* standard output went past the cap first */
+  BX_PODMAN_CANCELLED, /* the call's cancel descriptor became readable first */
 };
 
 struct bx_podman_outcome
@@ -107,12 +113,13 @@ struct bx_podman_outcome
 };
 
 /* Runs ARGV with INPUT on standard input (then closed), keeping standard output up to CAP
- * bytes when KEEP_OUTPUT (a byte more ends the run as CAPPED), until the process exits or
- * DEADLINE_MS (CLOCK_MONOTONIC) passes.  When it ends TIMED_OUT or CAPPED, the process may
- * still be running: *child holds it for bx_podman_reap; otherwise *child is -1. */
+ * bytes when KEEP_OUTPUT (a byte more ends the run as CAPPED), until the process exits,
+ * DEADLINE_MS (CLOCK_MONOTONIC) passes, or CANCEL_FD (-1: none) becomes readable.  When it
+ * ends TIMED_OUT, CAPPED or CANCELLED, the process may still be running: *child holds it for
+ * bx_podman_reap; otherwise *child is -1. */
 void bx_podman_execute (char *const argv[], const char *input, size_t input_len, bool keep_output,
-                        uint64_t cap, int64_t deadline_ms, struct bx_podman_outcome *outcome,
-                        pid_t *child);
+                        uint64_t cap, int64_t deadline_ms, int cancel_fd,
+                        struct bx_podman_outcome *outcome, pid_t *child);
 /* Waits up to GRACE_MS for CHILD to exit, then kills it with SIGKILL and waits.  Returns
  * true when it had to kill it. */
 bool bx_podman_reap (pid_t child, int64_t grace_ms);
@@ -132,6 +139,7 @@ struct bx_podman_instance
   char *lock_path;          /* <home>/run/instances/<token> */
   int watch_fd;             /* to the watcher process, or -1 */
   pid_t watch_pid;
+  char **protected;         /* NULL-terminated: what no grant may reach (module.c) */
 };
 
 /* ---- mounts.c: what a mount source is when the call starts. ------------------------------ */

@@ -44,7 +44,8 @@ remove_containers (struct bx_podman_instance *inst, const char *token)
   char **argv = bx_podman_argv_ps (&inst->cfg, token);
   struct bx_podman_outcome o;
   pid_t child;
-  bx_podman_execute (argv, NULL, 0, true, 1 << 20, bx_podman_now_ms () + HELPER_MS, &o, &child);
+  bx_podman_execute (argv, NULL, 0, true, 1 << 20, bx_podman_now_ms () + HELPER_MS, -1, &o,
+                     &child);
   bx_podman_argv_free (argv);
   if (child > 0)
     bx_podman_reap (child, 0);
