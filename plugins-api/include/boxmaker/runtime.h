@@ -13,7 +13,11 @@
  *      mymodule.c -o mymodule.so
  *
  * and install it in $(pkg-config --variable=runtimedir boxmaker-runtime), or name it by
- * absolute path in brokerd's config.  docs/writing-a-runtime.md walks through one.
+ * absolute path in brokerd's config.  The walk-through writing-a-runtime.md, with an example
+ * module and its Makefile, is installed in /usr/share/doc/boxmaker-dev/ (boxmaker-dev);
+ * boxmaker-runtime(7) summarises this header, and boxmaker-runtime-check(1) runs the
+ * SANDBOX CONTRACT below against a module.  pkg-config --variable=abi_version
+ * boxmaker-runtime prints the version of this header.
  *
  * VERSIONS
  *   The ABI has a major and a minor number.  A minor release only appends fields at the end
