@@ -277,8 +277,10 @@ bx_podman_remove_tree_at (int parent, const char *name)
   unlinkat (parent, name, AT_REMOVEDIR);
 }
 
+/* Waits for the proxy's socket; false past MS, or at once when the call is cancelled (the
+ * tool container then never starts). */
 static bool
-wait_for_socket (const char *path, int64_t ms)
+wait_for_socket (const struct bx_host *host, const bx_run_spec *spec, const char *path, int64_t ms)
 {
   int64_t until = bx_podman_now_ms () + ms;
   for (;;)
@@ -286,7 +288,7 @@ wait_for_socket (const char *path, int64_t ms)
       struct stat st;
       if (stat (path, &st) == 0)
         return true;
-      if (bx_podman_now_ms () >= until)
+      if (bx_podman_now_ms () >= until || host->spec_cancelled (spec))
         return false;
       struct timespec tick = { 0, PROXY_SOCKET_TICK * 1000 * 1000 };
       nanosleep (&tick, NULL);
@@ -328,8 +330,15 @@ start_proxy (struct bx_podman_instance *inst, const bx_run_spec *spec, const cha
   else
     {
       char *sock = bx_podman_xasprintf ("%s/egress.sock", egress_dir);
-      if (wait_for_socket (sock, PROXY_SOCKET_MS))
+      if (wait_for_socket (host, spec, sock, PROXY_SOCKET_MS))
         r = 0;
+      else if (host->spec_cancelled (spec))
+        {
+          free (sock);
+          bx_podman_outcome_clear (&o);
+          *status = fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
+          return -1;
+        }
       else
         host->log (host, BX_LOG_ERROR, "%s-egress: no egress socket after %d ms; %s", name,
                    PROXY_SOCKET_MS, RUNBOOK_POINTER);
