@@ -1017,9 +1017,9 @@ START_TEST (test_brokerd_client_hang_up_cancels_the_call)
   int fd = connect_to (b.sock);
   ck_assert_int_ge (fd, 0);
   cleanup_error bx_error err = NULL;
-  ck_assert_int_eq (bx_frame_write (fd, request ("c1", "shell", "{\"command\": \"id\"}"),
-                                    bx_deadline_in (5000), &err),
-                    0);
+  json_t *req = request ("c1", "shell", "{\"command\": \"id\"}");
+  ck_assert_int_eq (bx_frame_write (fd, req, bx_deadline_in (5000), &err), 0);
+  json_decref (req);
   sleep_ms (300);
   int64_t t0 = bx_now_ms ();
   close (fd);
