@@ -51,10 +51,11 @@
  *     tool's output on standard output.  Exit status 0 (success) and 1 (the tool's own
  *     error, such as a missing file) are both output: answer BX_RUN_OK with what it wrote.
  *     Exit status 2 means toolkit could not run the call: answer BX_RUN_FAILED.
- *   - The sandbox's root MUST hold /bin/sh, toolkit, and for http_fetch curl with the CA
- *     certificates and the NSS files it needs (/etc/nsswitch.conf, /etc/passwd,
- *     /etc/group).  It MUST NOT be the host's root, and its root user MUST NOT be the
- *     host's root (a user namespace).
+ *   - The sandbox's root MUST hold /bin/sh, toolkit, and for http_fetch curl with every
+ *     library it loads, the CA certificates (/etc/ssl/certs/ca-certificates.crt) and the
+ *     NSS files name lookup needs (/etc/nsswitch.conf and the NSS libraries it names).
+ *     It MUST NOT be the host's root, and its root user MUST NOT be the host's root (a
+ *     user namespace).
  *   - Its environment MUST be exactly what the module sets; no variable of brokerd's
  *     passes.
  *
