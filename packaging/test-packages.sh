@@ -275,6 +275,7 @@ if [ -f /usr/share/man/man8/brokerd.8.gz ]; then
   check "man 1 boxmaker-mcp renders" man_renders boxmaker-mcp 1
   check "man brokerd.yaml renders" man_renders brokerd.yaml 5
   check "man boxmaker-runtime renders" man_renders boxmaker-runtime 7
+  check "man boxmaker-runtime-check renders" man_renders boxmaker-runtime-check 1
 else
   skip "man brokerd: dpkg on this machine excludes /usr/share/man (path-exclude in /etc/dpkg/dpkg.cfg.d); the pages are read from the packages instead"
   check "brokerd(8) renders from the package" man_renders_from_deb "$DEB_DAEMON" /usr/share/man/man8/brokerd.8.gz
@@ -282,6 +283,7 @@ else
   check "boxmaker-mcp(1) renders from the package" man_renders_from_deb "$DEB_DAEMON" /usr/share/man/man1/boxmaker-mcp.1.gz
   check "brokerd.yaml(5) renders from the package" man_renders_from_deb "$DEB_DAEMON" /usr/share/man/man5/brokerd.yaml.5.gz
   check "boxmaker-runtime(7) renders from the package" man_renders_from_deb "$DEB_DEV" /usr/share/man/man7/boxmaker-runtime.7.gz
+  check "boxmaker-runtime-check(1) renders from the package" man_renders_from_deb "$DEB_DEV" /usr/share/man/man1/boxmaker-runtime-check.1.gz
 fi
 
 # brokerd serves with the shipped config's runtime (refusing) on a socket of our own, and
