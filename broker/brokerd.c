@@ -25,6 +25,7 @@
 #include "admin.h"
 #include "approvals.h"
 #include "audit.h"
+#include "call_limits.h"
 #include "config.h"
 #include "host_services.h"
 #include "metrics.h"
@@ -128,6 +129,9 @@ print_summary (const struct bx_config *cfg, struct bx_module *module)
         printf ("; approval %s within %llds",
                 g->approval == BX_APPROVAL_ALWAYS ? "always" : "once_per_session",
                 (long long)(g->approval_timeout_ms / 1000));
+      cleanup_free char *limits = bx_limits_describe (g->limits);
+      if (limits != NULL)
+        printf ("; limits %s", limits);
       printf ("\n");
     }
 }

@@ -1,6 +1,11 @@
 /* The per-call limits in brokerd's config: see call_limits.h. */
+#include <inttypes.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "bx/cleanup.h"
 
 #include "host_services.h"
 #include "call_limits.h"
@@ -122,4 +127,34 @@ bx_limit_for_call (int which, const uint64_t *grant, const uint64_t *defaults)
   if (which == BX_LIMIT_OUTPUT && (v == 0 || v > BX_HOST_OUTPUT_CAP))
     v = BX_HOST_OUTPUT_CAP;
   return v;
+}
+
+char *
+bx_limits_describe (const uint64_t *limits)
+{
+  char *text = NULL;
+  for (int i = 0; i < BX_LIMIT_COUNT; i++)
+    {
+      if (limits[i] == 0)
+        continue;
+      char value[48];
+      switch (defs[i].unit)
+        {
+        case UNIT_DURATION:
+          snprintf (value, sizeof value, "%" PRIu64 "ms", limits[i]);
+          break;
+        case UNIT_CPUS:
+          snprintf (value, sizeof value, "%" PRIu64 ".%03" PRIu64, limits[i] / 1000,
+                    limits[i] % 1000);
+          break;
+        default:
+          snprintf (value, sizeof value, "%" PRIu64, limits[i]);
+          break;
+        }
+      char *more = bx_xasprintf ("%s%s%s %s", text ? text : "", text ? ", " : "", defs[i].key,
+                                 value);
+      free (text);
+      text = more;
+    }
+  return text;
 }

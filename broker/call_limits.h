@@ -23,4 +23,8 @@ int bx_limit_parse (int which, const char *text, uint64_t *out);
  * else the most a response carries). */
 uint64_t bx_limit_for_call (int which, const uint64_t *grant, const uint64_t *defaults);
 
+/* LIMITS (BX_LIMIT_COUNT values) as config keys and values, "time 2000ms, cpus 0.500",
+ * newly allocated; NULL when none is set. */
+char *bx_limits_describe (const uint64_t *limits);
+
 #endif

@@ -1072,6 +1072,13 @@ START_TEST (test_brokerd_limits_reach_the_spec)
   SKIP_WITHOUT_FAKE ();
   struct broker b;
   broker_init (&b, "limits:\n  time: 2s\n  memory: 64m\n  cpus: \"0.5\"\n", NULL);
+  /* --check-config shows each grant's limits, in config terms. */
+  ck_assert_int_eq (broker_run (&b, "--check-config"), 0);
+  cleanup_free char *summary = read_text (b.out);
+  ck_assert_msg (strstr (summary, "; class internal, trusted; limits time 2000ms, memory 67108864, "
+                                  "cpus 0.500\n")
+                     != NULL,
+                 "got: %s", summary);
   broker_start (&b);
   json_t *r = call (&b, "shell", "{\"command\": \"id\"}");
   ck_assert_str_eq (msg_type (r), "result");
