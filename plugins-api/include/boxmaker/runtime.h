@@ -119,7 +119,9 @@
  *     one, or lies inside one.
  *   - create() MAY run in a brokerd that then fails to bind its socket (another instance
  *     serves it) and calls destroy() at once: create() MUST NOT remove or change what a
- *     running instance uses (no sweep of another instance's containers at create()).
+ *     running instance uses.  A sweep of what an earlier brokerd left MUST spare what a
+ *     live instance owns (tell them apart by an owner mark the module records, such as
+ *     a label naming its process).
  *   - home (config key `home`) MAY not exist yet; a module makes what it needs below it,
  *     mode 0700.  The call and session ids may be `.` or `..`: a module MUST NOT use them
  *     as path components as they are.
