@@ -654,6 +654,8 @@ static void
 check_cancellation (struct kit *k, const char *name)
 {
   struct cancel_run r = { .k = k, .spec = shell_spec (k, "sleep 60") };
+  /* A module that does not cancel fails at this limit rather than after a minute. */
+  bx_run_spec_set_limit (r.spec, BX_LIMIT_TIME, 15000);
   pthread_t t;
   if (pthread_create (&t, NULL, cancel_main, &r) != 0)
     {
