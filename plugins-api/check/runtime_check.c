@@ -466,9 +466,12 @@ check_egress (struct kit *k, const char *name)
   run (k, spec, &a);
   bx_run_spec_free (spec);
   cleanup_free char *d = describe (&a);
-  /* toolkit's http_fetch tells curl's own error: the proxy refused the host. */
+  /* toolkit's http_fetch tells curl's own error: the proxy answered, refusing the host
+   * (SOCKS5 reply 2, not allowed by the ruleset).  No proxy at all would be another
+   * error, such as curl's (7). */
   if (a.status == BX_RUN_OK
-      && strncmp (a.out.content, "http_fetch: https://other.example/: curl: ", 41) == 0)
+      && strncmp (a.out.content, "http_fetch: https://other.example/: curl: ", 41) == 0
+      && strstr (a.out.content, "SOCKS5 connection to other.example. (2)") != NULL)
     pass (k, name, "a host outside the grant is refused through the proxy");
   else
     fail (k, name, "expected curl's refusal through the egress proxy, got %s", d);
