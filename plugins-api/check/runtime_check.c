@@ -403,19 +403,34 @@ check_nothing_else (struct kit *k, const char *name)
 static void
 check_user_namespace (struct kit *k, const char *name)
 {
-  bx_run_spec *spec = shell_spec (k, "cat /proc/self/uid_map");
+  /* The map, and a file written through a writable mount: whatever uid the sandbox runs
+   * as, what it leaves on the host must not belong to root (a setuid-root file would be
+   * one chmod away). */
+  cleanup_free char *cmd
+      = bx_xasprintf ("cat /proc/self/uid_map; echo x > %s/owned.txt", k->rw);
+  bx_run_spec *spec = shell_spec (k, cmd);
   struct answer a;
   run (k, spec, &a);
   bx_run_spec_free (spec);
   cleanup_free char *d = describe (&a);
+  cleanup_free char *path = json_escape_path (k->rw, "owned.txt");
+  struct stat st;
+  bool wrote = stat (path, &st) == 0;
+  unlink (path);
   unsigned long inside, outside, count;
   if (a.status != BX_RUN_OK
       || sscanf (a.out.content, " %lu %lu %lu", &inside, &outside, &count) != 3)
     fail (k, name, "cannot read /proc/self/uid_map: %s", d);
   else if (inside == 0 && outside == 0)
     fail (k, name, "uid 0 inside is uid 0 on the host (no user namespace)");
+  else if (!wrote)
+    fail (k, name, "the sandbox could not write through a writable mount: %s", d);
+  else if (st.st_uid == 0)
+    fail (k, name, "a file the sandbox wrote belongs to root on the host (uid_map \"%lu %lu %lu\")",
+          inside, outside, count);
   else
-    pass (k, name, "uid %lu inside is uid %lu outside", inside, outside);
+    pass (k, name, "the files it writes belong to uid %lu on the host (uid_map \"%lu %lu %lu\")",
+          (unsigned long)st.st_uid, inside, outside, count);
   answer_clear (&a);
 }
 
