@@ -26,7 +26,7 @@ struct bx_canceller
   uint64_t next_id;
 };
 
-/* Cancels W and stops watching it; the lock is held. */
+/* Cancels W; the lock is held. */
 static void
 cancel_locked (struct bx_canceller *c, struct bx_cancel_watch *w)
 {
@@ -75,8 +75,19 @@ watch_main (void *arg)
           for (struct bx_cancel_watch *w = c->watches; w != NULL; w = w->next)
             if (w->id == ev[i].data.u64)
               {
-                cancel_locked (c, w);
-                unlink_locked (c, w);
+                if (ev[i].events & (EPOLLHUP | EPOLLERR))
+                  {
+                    cancel_locked (c, w);
+                    unlink_locked (c, w);
+                  }
+                else
+                  {
+                    /* POLLRDHUP alone: the client shut down its sending side and may still
+                     * read the answer (as while it waits for approval).  From now on only
+                     * a hang-up counts, which epoll reports without asking. */
+                    struct epoll_event quiet = { .events = 0, .data.u64 = w->id };
+                    epoll_ctl (c->epoll_fd, EPOLL_CTL_MOD, w->client_fd, &quiet);
+                  }
                 break;
               }
         }

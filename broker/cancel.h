@@ -1,7 +1,8 @@
 /* Cancellation (ABI 1.1): while a call runs, one thread watches every running call's client
- * socket; when a client hangs up (POLLRDHUP or POLLHUP: it closed the connection, shut its
- * sending side, or died), its call's spec is cancelled, which makes the descriptor the
- * module polls readable.  When brokerd stops and its grace period is over, every call still
+ * socket for POLLRDHUP and POLLHUP.  When a client hangs up (POLLHUP: it closed the
+ * connection, or died), its call's spec is cancelled, which makes the descriptor the module
+ * polls readable.  POLLRDHUP alone is a client that shut down its sending side: it may still
+ * read the answer, so the call goes on (approvals.c treats a waiting call the same way).  When brokerd stops and its grace period is over, every call still
  * running is cancelled the same way.
  *
  * One thread and one epoll set for the whole server, rather than a thread per call:

@@ -1042,6 +1042,33 @@ START_TEST (test_brokerd_client_hang_up_cancels_the_call)
 }
 END_TEST
 
+/* A client that only shuts down its sending side is still there: its call runs on and it
+ * reads the answer. */
+START_TEST (test_brokerd_half_close_does_not_cancel)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, NULL,
+               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 500\n");
+  broker_start (&b);
+  int fd = connect_to (b.sock);
+  ck_assert_int_ge (fd, 0);
+  cleanup_error bx_error err = NULL;
+  json_t *req = request ("c1", "shell", "{\"command\": \"id\"}");
+  ck_assert_int_eq (bx_frame_write (fd, req, bx_deadline_in (5000), &err), 0);
+  json_decref (req);
+  ck_assert_int_eq (shutdown (fd, SHUT_WR), 0);
+  json_t *answer = read_answer (fd, 5000);
+  ck_assert_ptr_nonnull (answer);
+  ck_assert_str_eq (msg_type (answer), "result");
+  json_decref (answer);
+  close (fd);
+  ck_assert_int_eq (broker_stop (&b), 0);
+  cleanup_free char *log = read_text (b.audit);
+  ck_assert_msg (strstr (log, "\"outcome\":\"result\"") != NULL, "audit: %s", log);
+}
+END_TEST
+
 /* ABI 1.1 protected paths: a grant folder that holds one, or lies in one, stops brokerd
  * before it listens, naming the grant and the path. */
 START_TEST (test_brokerd_refuses_a_grant_over_a_protected_path)
@@ -1370,6 +1397,7 @@ main (void)
   tcase_add_test (tc, test_brokerd_sigterm_stops_waiting_after_the_grace_period);
   tcase_add_test (tc, test_brokerd_sighup_reloads_and_keeps_serving);
   tcase_add_test (tc, test_brokerd_client_hang_up_cancels_the_call);
+  tcase_add_test (tc, test_brokerd_half_close_does_not_cancel);
   tcase_add_test (tc, test_brokerd_limits_reach_the_spec);
   tcase_add_test (tc, test_brokerd_refuses_a_grant_over_a_protected_path);
   tcase_add_test (tc, test_brokerd_audit_log_has_one_line_per_call);

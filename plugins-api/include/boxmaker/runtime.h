@@ -89,7 +89,9 @@
  *
  *   Cancellation.
  *   - spec_cancel_fd() is a descriptor that becomes readable when brokerd cancels the
- *     call: its client hung up, or brokerd is stopping and its grace period is over.  A
+ *     call: its client hung up (closed or died; brokerd watches for POLLRDHUP and
+ *     POLLHUP, and a client that only shut down its sending side still waits for its
+ *     answer), or brokerd is stopping and its grace period is over.  A
  *     module that waits in poll() MUST include it with POLLIN; it MUST NOT read, write or
  *     close it.  spec_cancelled() says the same without waiting.
  *   - Once cancelled, a module MUST kill everything the call started within a second and
