@@ -187,8 +187,8 @@ read_options (const struct bx_host *host, const bx_options *options, struct bx_p
 }
 
 /* What no grant may reach: podman's storage (the tools image's layers, every container's
- * root), its run state and its configuration, rootful or rootless; and the podman program
- * when the options name it by path.  A sandbox that could write there could change the
+ * root), its run state and its configuration, rootful or rootless; the podman program when
+ * the options name it by path; and the seccomp profile.  A sandbox that could write there could change the
  * image or podman's behaviour for every later call. */
 static char **
 protected_list (const struct bx_podman_config *cfg)
@@ -216,6 +216,9 @@ protected_list (const struct bx_podman_config *cfg)
     }
   if (cfg->podman[0] == '/')
     list[n++] = bx_podman_xstrdup (cfg->podman);
+  /* The seccomp profile every container runs under: a sandbox must not loosen it. */
+  if (cfg->seccomp != NULL && cfg->seccomp[0] == '/')
+    list[n++] = bx_podman_xstrdup (cfg->seccomp);
   list[n] = NULL;
   return list;
 }

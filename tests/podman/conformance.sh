@@ -1,7 +1,7 @@
 #!/bin/sh
 # podman.so against the conformance kit (boxmaker-runtime-check) on real podman, with a
 # tools image built here under a name of its own and removed by id at the end.  Every check
-# must pass, except those listed in KNOWN below, which are shown and must fail as expected.
+# must pass (a skip must say why).
 #
 #   conformance.sh CHECK PODMAN_SO BUILD_IMAGE_SH TOOLKIT
 set -u
@@ -39,10 +39,6 @@ set -- --option "image=$ref" --option run_options=--ulimit \
   --option run_options=nproc=1024:1024 --option run_options=--pull=never
 if [ "$(id -u)" = 0 ]; then
   set -- "$@" --option global_options=--runtime --option global_options=runc
-  # Rootful podman maps no user namespace of its own yet: the sandbox's root is the host's.
-  KNOWN="the sandbox's root is not the host's root"
-else
-  KNOWN=
 fi
 
 "$check" "$module" "$@" >"$tmp/out" 2>"$tmp/log"
@@ -53,20 +49,10 @@ case $last in
   "conformance: "*" passed, "*" failed") ;;
   *) cat "$tmp/log"; echo "FAIL: no summary line (exit $rc)"; exit 1 ;;
 esac
-unexpected=$(grep '^FAIL: ' "$tmp/out" | while IFS= read -r line; do
-  name=${line#FAIL: }
-  name=${name%%: *}
-  [ -n "$KNOWN" ] && [ "$name" = "$KNOWN" ] && continue
-  echo "$line"
-done)
-if [ -n "$unexpected" ]; then
+if [ "$rc" != 0 ] || grep -q '^FAIL: ' "$tmp/out" || ! echo "$last" | grep -q ' 0 failed$'; then
   cat "$tmp/log"
-  echo "FAIL: podman.so fails the conformance kit:"
-  echo "$unexpected"
+  echo "FAIL: podman.so fails the conformance kit (exit $rc)"
   exit 1
 fi
-if [ -n "$KNOWN" ] && ! grep -q "^FAIL: $KNOWN: " "$tmp/out"; then
-  echo "note: \"$KNOWN\" now passes: drop it from KNOWN"
-fi
 grep -q '^skip: read_file runs toolkit' "$tmp/out" && { echo "FAIL: podman.so taken for no sandbox"; exit 1; }
-echo "ok: podman.so keeps the sandbox contract (${KNOWN:+known to fail: $KNOWN})"
+echo "ok: podman.so keeps the sandbox contract"
