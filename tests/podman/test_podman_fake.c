@@ -451,8 +451,8 @@ START_TEST (test_spec_limits_reach_the_arguments)
   for (size_t i = 0; i < len; i++)
     if (args[i] == '\0')
       args[i] = ' ';
-  ck_assert_msg (strstr (args, " --pids-limit=32 --memory=67108864 --cpus=1.500 "
-                               "--ulimit=fsize=1048576:1048576 ")
+  ck_assert_msg (strstr (args, " --cpus=1.500 --ulimit=fsize=1048576:1048576 --pids-limit=32 "
+                               "--memory=67108864 ")
                      != NULL,
                  "args: %s", args);
   free (args);
