@@ -19,6 +19,7 @@
 #include "bx/hosts.h"
 
 #include "config.h"
+#include "call_limits.h"
 #include "options.h"
 
 /* Past this many problems the rest are summed up in one line. */
@@ -531,12 +532,33 @@ image_ref_problem (const char *image)
   return NULL;
 }
 
+/* A `limits` mapping (call_limits.h): one key per limit, each checked against its range. */
+static void
+parse_limits (struct walk *w, yaml_node_t *node, const char *what, uint64_t *limits)
+{
+  const char *known[BX_LIMIT_COUNT + 1];
+  for (int i = 0; i < BX_LIMIT_COUNT; i++)
+    known[i] = bx_limit_key (i);
+  known[BX_LIMIT_COUNT] = NULL;
+  yaml_node_t *keys[BX_LIMIT_COUNT], *v[BX_LIMIT_COUNT];
+  if (!mapping_of (w, node, what, known, keys, v))
+    return;
+  for (int i = 0; i < BX_LIMIT_COUNT; i++)
+    {
+      if (v[i] == NULL)
+        continue;
+      const char *s = string_of (w, v[i], known[i], bx_limit_expected (i));
+      if (s != NULL && bx_limit_parse (i, s, &limits[i]) < 0)
+        problem (w, v[i], "\"%s\" is \"%s\": expected %s", known[i], s, bx_limit_expected (i));
+    }
+}
+
 static void
 parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g)
 {
   static const char *const known[] = {
-    "tools",         "paths",    "hosts",    "class", "untrusted", "approval", "approval_timeout",
-    "allow_private", "readonly", "writable", "image", NULL
+    "tools",  "paths",         "hosts",    "class",    "untrusted", "approval", "approval_timeout",
+    "limits", "allow_private", "readonly", "writable", "image",     NULL
   };
   enum
   {
@@ -547,6 +569,7 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
     K_UNTRUSTED,
     K_APPROVAL,
     K_APPROVAL_TIMEOUT,
+    K_LIMITS,
     K_PRIVATE,
     K_READONLY,
     K_WRITABLE,
@@ -698,6 +721,12 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
   if (v[K_UNTRUSTED] != NULL)
     bool_of (w, v[K_UNTRUSTED], "untrusted", &g->untrusted);
   parse_approval (w, v[K_APPROVAL], keys[K_APPROVAL_TIMEOUT], v[K_APPROVAL_TIMEOUT], what, g);
+  if (v[K_LIMITS] != NULL)
+    {
+      char lwhat[80];
+      snprintf (lwhat, sizeof lwhat, "the limits of %s", what);
+      parse_limits (w, v[K_LIMITS], lwhat, g->limits);
+    }
 
   /* A grant that could never take effect is a mistake the owner should hear about now.
    * Only judged when the fields themselves were fine, to avoid a cascade. */
@@ -741,6 +770,65 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
              what);
 }
 
+/* The scalar nodes of grant G's "paths", in file order (the grants parsed without a
+ * problem, so every item is a kept path). */
+static size_t
+path_nodes (struct walk *w, yaml_node_t *grant, yaml_node_t **out, size_t max)
+{
+  size_t n = 0;
+  for (yaml_node_pair_t *p = grant->data.mapping.pairs.start; p < grant->data.mapping.pairs.top;
+       p++)
+    {
+      yaml_node_t *k = yaml_document_get_node (w->doc, p->key);
+      yaml_node_t *v = yaml_document_get_node (w->doc, p->value);
+      if (k == NULL || v == NULL || k->type != YAML_SCALAR_NODE || v->type != YAML_SEQUENCE_NODE
+          || strcmp ((const char *)k->data.scalar.value, "paths") != 0)
+        continue;
+      for (yaml_node_item_t *i = v->data.sequence.items.start;
+           i < v->data.sequence.items.top && n < max; i++)
+        out[n++] = yaml_document_get_node (w->doc, *i);
+    }
+  return n;
+}
+
+/* A grant folder inside a folder a sandbox can write (a shell or write_file grant) is
+ * refused: a sandbox could replace it, or a folder on its way, with a symbolic link, and
+ * the next call mounting it would bring whatever the link names into the sandbox.  Both
+ * grants are named, each with its place in the file. */
+static void
+check_nesting (struct walk *w, yaml_node_t *list, struct bx_config *cfg)
+{
+  for (size_t j = 0; j < cfg->n_grants; j++)
+    {
+      const struct bx_grant *outer = &cfg->grants[j];
+      if (!bx_grant_lists (outer, BX_TOOL_SHELL) && !bx_grant_lists (outer, BX_TOOL_WRITE_FILE))
+        continue;
+      yaml_node_t *onode = yaml_document_get_node (w->doc, list->data.sequence.items.start[j]);
+      cleanup_free yaml_node_t **onodes = bx_xzalloc ((outer->n_paths + 1) * sizeof *onodes);
+      if (path_nodes (w, onode, onodes, outer->n_paths) != outer->n_paths)
+        continue;
+      for (size_t i = 0; i < cfg->n_grants; i++)
+        {
+          const struct bx_grant *inner = &cfg->grants[i];
+          yaml_node_t *inode = yaml_document_get_node (w->doc, list->data.sequence.items.start[i]);
+          cleanup_free yaml_node_t **inodes = bx_xzalloc ((inner->n_paths + 1) * sizeof *inodes);
+          if (path_nodes (w, inode, inodes, inner->n_paths) != inner->n_paths)
+            continue;
+          for (size_t a = 0; a < inner->n_paths; a++)
+            for (size_t b = 0; b < outer->n_paths; b++)
+              if (strcmp (inner->paths[a], outer->paths[b]) != 0
+                  && bx_path_inside (inner->paths[a], outer->paths[b]))
+                problem (w, inodes[a],
+                         "path \"%s\" of grant %zu lies inside \"%s\" of grant %zu (%s:%zu:%zu), "
+                         "which a sandbox can write: it could replace the inner folder with a "
+                         "symbolic link; expected grant folders outside every shell or "
+                         "write_file grant",
+                         inner->paths[a], i + 1, outer->paths[b], j + 1, w->file,
+                         onodes[b]->start_mark.line + 1, onodes[b]->start_mark.column + 1);
+        }
+    }
+}
+
 static void
 parse_grants (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
 {
@@ -753,6 +841,8 @@ parse_grants (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
     parse_grant (w, item, cfg->n_grants, &cfg->grants[cfg->n_grants]);
     cfg->n_grants++;
   }
+  if (w->count == 0)
+    check_nesting (w, node, cfg);
 }
 
 /* The same rule as the module loader's: a name never climbs out of the runtimes folder. */
@@ -961,10 +1051,21 @@ parse_admin (struct walk *w, yaml_node_t *root, yaml_node_t *sock, yaml_node_t *
 static void
 parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
 {
-  static const char *const known[]
-      = { "socket",  "socket_mode", "home",  "max_connections", "grace_ms",    "request_timeout_ms",
-          "runtime", "grants",      "audit", "admin_socket",    "admin_group", "metrics_socket",
-          NULL };
+  static const char *const known[] = { "socket",
+                                       "socket_mode",
+                                       "home",
+                                       "max_connections",
+                                       "grace_ms",
+                                       "request_timeout_ms",
+                                       "runtime",
+                                       "grants",
+                                       "audit",
+                                       "admin_socket",
+                                       "admin_group",
+                                       "metrics_socket",
+                                       "max_connections_per_uid",
+                                       "limits",
+                                       NULL };
   enum
   {
     K_SOCKET,
@@ -979,6 +1080,8 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
     K_ADMIN_SOCKET,
     K_ADMIN_GROUP,
     K_METRICS,
+    K_PER_UID,
+    K_LIMITS,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
@@ -1018,6 +1121,9 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
     }
   if (v[K_MAXCONN] != NULL && uint_of (w, v[K_MAXCONN], "max_connections", 10, 1, 4096, &n) == 0)
     cfg->max_connections = (unsigned)n;
+  if (v[K_PER_UID] != NULL
+      && uint_of (w, v[K_PER_UID], "max_connections_per_uid", 10, 1, 4096, &n) == 0)
+    cfg->max_connections_per_uid = (unsigned)n;
   if (v[K_GRACE] != NULL && uint_of (w, v[K_GRACE], "grace_ms", 10, 0, 3600000, &n) == 0)
     cfg->grace_ms = (int64_t)n;
   if (v[K_TIMEOUT] != NULL
@@ -1025,9 +1131,16 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
     cfg->request_timeout_ms = (int64_t)n;
   if (v[K_RUNTIME] != NULL)
     parse_runtime (w, v[K_RUNTIME], cfg);
+  if (v[K_LIMITS] != NULL)
+    parse_limits (w, v[K_LIMITS], "limits", cfg->limits);
   w->home = cfg->home;
   if (v[K_GRANTS] != NULL)
     parse_grants (w, v[K_GRANTS], cfg);
+  /* A grant's limit left unset takes the config's default: the runner reads the grant. */
+  for (size_t i = 0; i < cfg->n_grants; i++)
+    for (int k = 0; k < BX_LIMIT_COUNT; k++)
+      if (cfg->grants[i].limits[k] == 0)
+        cfg->grants[i].limits[k] = cfg->limits[k];
   if (v[K_AUDIT] != NULL)
     {
       const char *s = string_of (w, v[K_AUDIT], "audit", "\"stderr\" or an absolute path");
@@ -1174,6 +1287,9 @@ bx_config_parse (const char *text, size_t len, const char *name, struct bx_confi
       bx_config_free (cfg);
       return bx_error_setc (err, EINVAL, "%s", text);
     }
+  /* Unset: half of max_connections, so one caller (one uid) can never take them all. */
+  if (cfg->max_connections_per_uid == 0)
+    cfg->max_connections_per_uid = cfg->max_connections > 1 ? cfg->max_connections / 2 : 1;
   *out = cfg;
   return 0;
 }

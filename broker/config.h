@@ -67,6 +67,7 @@ struct bx_grant
   bool untrusted;
   enum bx_approval approval;
   int64_t approval_timeout_ms;
+  uint64_t limits[BX_LIMIT_COUNT]; /* its `limits` (call_limits.h); 0: the config's default */
   unsigned line; /* where the grant starts in the file (1-based), for the summary */
 };
 
@@ -83,6 +84,7 @@ struct bx_config
   unsigned socket_mode;
   char *home;
   unsigned max_connections;
+  unsigned max_connections_per_uid; /* connections one peer uid (SO_PEERCRED) may hold */
   int64_t grace_ms;
   int64_t request_timeout_ms; /* the whole request frame must arrive within this */
   char *runtime_module;       /* a name or an absolute path; NULL: the refusing runtime */
@@ -96,6 +98,7 @@ struct bx_config
   bool has_admin_group;
   unsigned admin_gid;
   char *metrics_socket; /* where brokerd serves its metrics; NULL: nowhere */
+  uint64_t limits[BX_LIMIT_COUNT]; /* the `limits` defaults (call_limits.h); 0: not set */
 };
 
 /* Whether some grant's calls wait for approval. */

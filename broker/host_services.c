@@ -143,10 +143,10 @@ checked_record (const json_t *o)
     return NULL;
   const char *key;
   const json_t *v;
-  json_object_foreach ((json_t *)o, key, v)
-    if (strcmp (key, "host") != 0 && strcmp (key, "port") != 0 && strcmp (key, "reply") != 0
-        && strcmp (key, "address") != 0)
-      return NULL;
+  json_object_foreach ((json_t *)o, key, v) if (strcmp (key, "host") != 0
+                                                && strcmp (key, "port") != 0
+                                                && strcmp (key, "reply") != 0
+                                                && strcmp (key, "address") != 0) return NULL;
   const json_t *host = json_object_get (o, "host");
   if (!json_is_null (host)
       && (!json_is_string (host) || strlen (json_string_value (host)) != json_string_length (host)
@@ -164,8 +164,8 @@ checked_record (const json_t *o)
               && inet_pton (AF_INET6, json_string_value (address), buf) != 1)))
     return NULL;
   json_t *r = json_object ();
-  json_object_set_new (r, "host", json_is_null (host) ? json_null ()
-                                                      : json_string (json_string_value (host)));
+  json_object_set_new (r, "host",
+                       json_is_null (host) ? json_null () : json_string (json_string_value (host)));
   json_object_set_new (r, "port", json_integer (port));
   json_object_set_new (r, "reply", json_integer (reply));
   if (address != NULL)
@@ -189,6 +189,13 @@ host_egress_record (bx_run_result *result, const char *record, size_t len)
     result->egress = json_array ();
   json_array_append_new (result->egress, r);
   return 0;
+}
+
+static void
+host_output_set_refused (bx_run_result *result)
+{
+  if (result != NULL)
+    result->refused = true;
 }
 
 void
@@ -481,6 +488,12 @@ read_scaled (const bx_options *options, const char *name, const struct scaled_ki
   return 0;
 }
 
+int
+bx_parse_size (const char *text, uint64_t *out)
+{
+  return parse_with_suffix (text, size_suffixes, out);
+}
+
 static const struct scaled_kind size_kind = {
   size_suffixes, "size", "too large", "a size such as 512m", "a size of at least 1 byte",
 };
@@ -506,6 +519,12 @@ static const struct scaled_kind duration_kind = {
   "a duration such as 30s, 500ms or 2m",
   "a duration of at least 1ms",
 };
+
+int
+bx_parse_duration_ms (const char *text, uint64_t *out)
+{
+  return parse_with_suffix (text, duration_suffixes, out);
+}
 
 static int
 host_option_duration_ms (const bx_options *options, const char *name, uint64_t fallback,
@@ -579,6 +598,7 @@ bx_host_services_init (struct bx_host_services *services, const char *module_nam
   h->output_append = host_output_append;
   h->output_set_truncated = host_output_set_truncated;
   h->egress_record = host_egress_record;
+  h->output_set_refused = host_output_set_refused;
   h->error_set = host_error_set;
   h->option_check_known = host_option_check_known;
   h->option_string = host_option_string;
@@ -588,6 +608,9 @@ bx_host_services_init (struct bx_host_services *services, const char *module_nam
   h->option_bool = host_option_bool;
   h->option_list = host_option_list;
   h->home = services->home;
+  h->spec_limit = bx_run_spec_limit;
+  h->spec_cancel_fd = bx_run_spec_cancel_fd;
+  h->spec_cancelled = bx_run_spec_cancelled;
   h->spec_egress_private_count = bx_run_spec_egress_private_count;
   h->spec_egress_private = bx_run_spec_egress_private;
   h->spec_image = bx_run_spec_image;

@@ -15,12 +15,15 @@
 
 #include <boxmaker/runtime.h>
 
+#include "bx/frame.h"
+
 #include "module_loader.h"
 
-/* The most output one run may hand the host: what a response can carry, whatever the
- * module's own cap.  Beyond it output_append keeps what fits, returns -1 and marks the
- * result truncated. */
-#define BX_HOST_OUTPUT_CAP ((size_t)16 * 1024 * 1024)
+/* The most output one run may hand the host: what a response frame can carry (the frame
+ * less room for the rest of the message), whatever the module's own cap; it is also the
+ * largest BX_LIMIT_OUTPUT a spec holds.  Beyond it output_append keeps what fits, returns -1
+ * and marks the result truncated. */
+#define BX_HOST_OUTPUT_CAP ((size_t)BX_FRAME_MAX - 64 * 1024)
 
 /* A log line longer than this is cut (a module must not be able to flood the log with one
  * call). */
@@ -39,6 +42,7 @@ struct bx_run_result
   size_t cap; /* the most bytes this result takes */
   bool truncated;
   json_t *egress; /* the checked egress records, an array; NULL: none */
+  bool refused; /* the tool refused: the content is its reason */
 };
 
 /* The most egress records one call keeps. */
@@ -63,6 +67,12 @@ void bx_error_sink_clear (struct bx_error_sink *sink);
 /* An empty result that takes up to CAP bytes. */
 void bx_run_result_init (struct bx_run_result *result, size_t cap);
 void bx_run_result_clear (struct bx_run_result *result);
+
+/* The readers behind option_size and option_duration_ms, for the config's limits: digits
+ * with an optional suffix (k, m, g; or ms, s, m).  0 and *OUT set, -1 malformed, -2 too
+ * large.  0 itself is accepted here; callers check their range. */
+int bx_parse_size (const char *text, uint64_t *out);
+int bx_parse_duration_ms (const char *text, uint64_t *out);
 
 /* "error", "warning", "info", "debug" (and "log" for a level the ABI does not define). */
 const char *bx_log_level_name (enum bx_log_level level);

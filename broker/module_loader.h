@@ -44,6 +44,7 @@ struct bx_run_output
   size_t len;
   bool truncated;
   json_t *egress;         /* the egress records the module passed, whatever the status */
+  bool refused; /* the tool refused: the content is its reason */
 };
 
 /* Runs SPEC.  On BX_RUN_OK, *out holds the output; its egress records in any case (free
@@ -53,6 +54,10 @@ struct bx_run_output
 enum bx_run_status bx_module_run (struct bx_module *module, const bx_run_spec *spec,
                                   struct bx_run_output *out, const char **sentence);
 void bx_run_output_clear (struct bx_run_output *out);
+
+/* The module's protected paths (ABI 1.1): a NULL-terminated list, or NULL for a module that
+ * names none (every 1.0 module). */
+const char *const *bx_module_protected_paths (struct bx_module *module);
 
 /* Calls destroy() (when create() succeeded) and frees MODULE; the shared object itself stays
  * loaded.  Safe on NULL. */

@@ -22,6 +22,14 @@ void bx_run_spec_set_egress_private (bx_run_spec *spec, const char *const *range
 /* The grant's image (NULL: the module's own). */
 void bx_run_spec_set_image (bx_run_spec *spec, const char *image);
 void bx_run_spec_free (bx_run_spec *spec);
+/* Sets limit WHICH (0: not set). */
+void bx_run_spec_set_limit (bx_run_spec *spec, enum bx_limit which, uint64_t value);
+/* Makes the descriptor a module polls for cancellation (before the run starts); returns it,
+ * or -1 when none could be made (then a cancelled call is still marked). */
+int bx_run_spec_prepare_cancel (bx_run_spec *spec);
+/* Cancels the call: marks it and makes its descriptor readable.  Safe from any thread, at
+ * most once in effect. */
+void bx_run_spec_cancel (bx_run_spec *spec);
 
 /* The readers behind bx_host.spec_* (host_services.c hands these to modules).  An index out
  * of range reads as NULL or false. */
@@ -39,5 +47,8 @@ const char *bx_run_spec_egress_private (const bx_run_spec *spec, size_t index);
 const char *bx_run_spec_image (const bx_run_spec *spec);
 const char *bx_run_spec_call (const bx_run_spec *spec);
 const char *bx_run_spec_session (const bx_run_spec *spec);
+uint64_t bx_run_spec_limit (const bx_run_spec *spec, int which);
+int bx_run_spec_cancel_fd (const bx_run_spec *spec);
+int bx_run_spec_cancelled (const bx_run_spec *spec);
 
 #endif

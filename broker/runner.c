@@ -9,6 +9,7 @@
 #include "bx/utf8.h"
 
 #include "readonly_paths.h"
+#include "call_limits.h"
 #include "run_spec.h"
 #include "runner.h"
 
@@ -40,6 +41,9 @@ build_spec (const struct bx_decision *d, const char *call, const char *session, 
   size_t len = 0;
   cleanup_free char *json = bx_tool_args_to_json (&d->args, &len);
   bx_run_spec *spec = bx_run_spec_new (d->args.tool, json, len, call, session);
+  /* The grant's limits already hold the config's defaults (config.c). */
+  for (int i = 0; i < BX_LIMIT_COUNT; i++)
+    bx_run_spec_set_limit (spec, (enum bx_limit)i, bx_limit_for_call (i, g->limits, NULL));
   /* http_fetch keeps the module's minimal image: curl and the proxy are all it needs. */
   if (d->args.tool != BX_TOOL_HTTP_FETCH)
     bx_run_spec_set_image (spec, g->image);
@@ -116,7 +120,8 @@ fit_escaped (const char *s, size_t len, size_t max)
 
 json_t *
 bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const char *id,
-                   const char *call, const char *session, struct bx_run_report *report)
+                   const char *call, const char *session, struct bx_canceller *canceller,
+                   int client_fd, struct bx_run_report *report)
 {
   memset (report, 0, sizeof *report);
   if (d->verdict != BX_ALLOWED)
@@ -137,12 +142,23 @@ bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const 
       report->outcome = "failed";
       return bx_msg_failed (id, BX_SENTENCE_PROTECTED);
     }
+  bx_run_spec_prepare_cancel (spec);
+  struct bx_cancel_watch watch;
+  bx_cancel_watch_start (canceller, &watch, client_fd, spec);
   struct bx_run_output out = { 0 };
   const char *sentence = NULL;
   enum bx_run_status status = bx_module_run (module, spec, &out, &sentence);
+  bool cancelled = bx_cancel_watch_end (&watch);
   bx_run_spec_free (spec);
   report->egress = out.egress;
   out.egress = NULL;
+  if (cancelled)
+    {
+      /* Whatever the module answered: nobody is waiting for it, or brokerd is going. */
+      bx_run_output_clear (&out);
+      report->outcome = "cancelled";
+      return bx_msg_failed (id, BX_SENTENCE_CANCELLED);
+    }
   if (status != BX_RUN_OK)
     {
       bx_run_output_clear (&out);
@@ -152,6 +168,7 @@ bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const 
   size_t len = 0;
   cleanup_free char *content = bx_utf8_sanitize (out.content ? out.content : "", out.len, &len);
   bool truncated = out.truncated;
+  report->refused = out.refused;
   bx_run_output_clear (&out);
   size_t fit = fit_escaped (content, len, BX_RESPONSE_CONTENT_MAX);
   if (fit < len)

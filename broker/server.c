@@ -24,6 +24,7 @@
 
 #include "approvals.h"
 #include "ops.h"
+#include "peers.h"
 #include "policy.h"
 #include "runner.h"
 #include "server.h"
@@ -37,6 +38,9 @@
 #define WORKER_IDLE_MS 5000
 /* How often, at most, systemd hears the number of calls in flight. */
 #define STATUS_MS 1000
+
+/* How long cancelled calls get to end once brokerd's grace period is over. */
+#define CANCEL_WAIT_MS 2000
 
 static const char busy_detail[] = "brokerd is busy";
 
@@ -61,12 +65,14 @@ struct server
   struct bx_audit *audit;
   struct bx_approvals *approvals; /* NULL when no grant asks for approval */
   struct bx_ops *ops;
+  struct bx_canceller *canceller; /* NULL when it could not start: calls run uncancellable */
   int listen_fd;
   pthread_mutex_t lock;
-  pthread_cond_t done; /* signalled when active or workers drop */
-  unsigned active;     /* connections being served: at most max_connections */
-  unsigned workers;    /* worker threads alive */
-  unsigned accepting;  /* of which waiting in accept() */
+  pthread_cond_t done;   /* signalled when active or workers drop */
+  unsigned active;       /* connections being served: at most max_connections */
+  unsigned workers;      /* worker threads alive */
+  unsigned accepting;    /* of which waiting in accept() */
+  struct bx_peers peers; /* connections being served, per peer uid */
   bool stopping;
 };
 
@@ -187,8 +193,9 @@ now_ns (void)
 static struct bx_log_context
 log_context (const struct call *c)
 {
-  return (struct bx_log_context){ .call = c->rec.call, .session = c->rec.session,
-                                  .tool = c->rec.tool, .grant = (long)c->rec.grant };
+  return (struct bx_log_context){
+    .call = c->rec.call, .session = c->rec.session, .tool = c->rec.tool, .grant = (long)c->rec.grant
+  };
 }
 
 /* The audit line of a call could not be written (fail closed): a result is withheld. */
@@ -202,8 +209,8 @@ audit_failed (struct call *c, json_t *frame)
           c->rec.call ? c->rec.call : "?", strerror (e));
   if (frame == NULL || c->rec.outcome == NULL || strcmp (c->rec.outcome, "result") != 0)
     return frame;
-  json_t *failed = bx_msg_failed (json_string_value (json_object_get (frame, "id")),
-                                  BX_AUDIT_WITHHELD);
+  json_t *failed
+      = bx_msg_failed (json_string_value (json_object_get (frame, "id")), BX_AUDIT_WITHHELD);
   json_decref (frame);
   return failed;
 }
@@ -438,7 +445,7 @@ serve_call (struct server *s, int fd)
     {
       int64_t t = now_ns ();
       answer = bx_runner_respond (s->module, &d, id, env.u.request.call, env.u.request.session,
-                                  &report);
+                                  s->canceller, fd, &report);
       if (d.verdict == BX_ALLOWED)
         c.run_ns = now_ns () - t;
     }
@@ -446,6 +453,9 @@ serve_call (struct server *s, int fd)
   c.rec.egress = report.egress;
   c.rec.output_bytes = report.output_bytes;
   c.rec.truncated = report.truncated;
+  /* Only a client that asked reads "refused": a 1.0 client refuses a field it does not know. */
+  if (report.refused && env.u.request.refusals)
+    bx_msg_mark_refused (answer);
   if (d.verdict == BX_ALLOWED)
     bx_audit_grant_reach (&c.rec, d.grant, d.args.tool);
   /* The client may read a large answer slowly; it gets a fresh deadline of its own. */
@@ -563,7 +573,12 @@ worker_main (void *arg)
           close (fd);
           continue;
         }
-      if (s->active >= s->config->max_connections)
+      /* A peer whose uid the kernel cannot tell counts as one uid of its own. */
+      uid_t uid;
+      if (bx_peer_uid (fd, &uid) < 0)
+        uid = (uid_t)-1;
+      if (s->active >= s->config->max_connections
+          || !bx_peers_take (&s->peers, uid, s->config->max_connections_per_uid))
         {
           pthread_mutex_unlock (&s->lock);
           refuse_busy (s, fd);
@@ -584,6 +599,7 @@ worker_main (void *arg)
       serve_call (s, fd);
       close (fd);
       pthread_mutex_lock (&s->lock);
+      bx_peers_drop (&s->peers, uid);
       s->active--;
       pthread_cond_broadcast (&s->done);
     }
@@ -595,8 +611,7 @@ worker_main (void *arg)
 
 int
 bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_audit *audit,
-               struct bx_approvals *approvals, struct bx_ops *ops, int listen_fd,
-               int signal_fd)
+               struct bx_approvals *approvals, struct bx_ops *ops, int listen_fd, int signal_fd)
 {
   /* On the heap: when calls outlive the grace period, their threads still point at it. */
   struct server *s = bx_xzalloc (sizeof *s);
@@ -612,6 +627,10 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
   pthread_cond_init (&s->done, &ca);
   pthread_condattr_destroy (&ca);
+  cleanup_error bx_error cerr = NULL;
+  if (bx_canceller_start (&s->canceller, &cerr) < 0)
+    fprintf (stderr, "brokerd: %s: a client that leaves does not cancel its call\n",
+             bx_error_msg (cerr));
 
   /* accept() honours the socket's receive timeout: the idle workers' clock. */
   struct timeval idle = { WORKER_IDLE_MS / 1000, (WORKER_IDLE_MS % 1000) * 1000 };
@@ -690,6 +709,20 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   while (s->active > 0 || s->workers > 0)
     if (pthread_cond_timedwait (&s->done, &s->lock, &until) == ETIMEDOUT)
       break;
+  if (s->active > 0 && s->canceller != NULL)
+    {
+      /* Past the grace period: the calls still running are cancelled, and their modules
+       * get a moment to remove what they started. */
+      fprintf (stderr, "brokerd: %u call(s) still running after %lld ms; cancelling them\n",
+               s->active, (long long)cfg->grace_ms);
+      pthread_mutex_unlock (&s->lock);
+      bx_canceller_cancel_all (s->canceller);
+      pthread_mutex_lock (&s->lock);
+      until.tv_sec += CANCEL_WAIT_MS / 1000;
+      while (s->active > 0)
+        if (pthread_cond_timedwait (&s->done, &s->lock, &until) == ETIMEDOUT)
+          break;
+    }
   unsigned left = s->active;
   bool clear = s->workers == 0;
   pthread_mutex_unlock (&s->lock);
@@ -706,8 +739,10 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
      * period ended): keep everything it could touch, the process ends first. */
     return 1;
   close (listen_fd);
+  bx_canceller_stop (s->canceller);
   pthread_cond_destroy (&s->done);
   pthread_mutex_destroy (&s->lock);
+  bx_peers_clear (&s->peers);
   free (s);
   return 0;
 }

@@ -47,6 +47,51 @@ push_run_options (struct argv_builder *b, const struct bx_podman_config *cfg)
     push (b, cfg->run_options[i]);
 }
 
+/* What every container gets, tool or proxy: its own deadline (it ends even when nobody is
+ * left to stop it), no host variable (podman copies the host's proxy variables in by
+ * default), a user namespace (the sandbox's root is never host root), the seccomp profile
+ * (no keyrings, no new user namespaces), one CPU, and the file size limit. */
+static void
+push_confinement (struct argv_builder *b, const struct bx_podman_config *cfg, uint64_t timeout_s,
+                  uint64_t cpu_millis, uint64_t file_size)
+{
+  push (b, "--read-only");
+  push (b, "--cap-drop=all");
+  push (b, "--security-opt=no-new-privileges");
+  push_owned (b, bx_podman_xasprintf ("--security-opt=seccomp=%s", cfg->seccomp));
+  push (b, "--http-proxy=false");
+  push_owned (b, bx_podman_xasprintf ("--timeout=%llu", (unsigned long long)timeout_s));
+  if (cfg->userns_keep_id)
+    push (b, "--userns=keep-id");
+  else
+    {
+      push_owned (b, bx_podman_xasprintf ("--uidmap=0:%lld:%d", (long long)cfg->uidmap_base,
+                                          BX_PODMAN_MAP_SIZE));
+      push_owned (b, bx_podman_xasprintf ("--gidmap=0:%lld:%d", (long long)cfg->uidmap_base,
+                                          BX_PODMAN_MAP_SIZE));
+    }
+  /* A call's own CPU and file size limits (ABI 1.1; 0: none) win over the options. */
+  if (cpu_millis > 0)
+    push_owned (b,
+                bx_podman_xasprintf ("--cpus=%llu.%03llu", (unsigned long long)(cpu_millis / 1000),
+                                     (unsigned long long)(cpu_millis % 1000)));
+  else
+    push_owned (b, bx_podman_xasprintf ("--cpus=%s", cfg->cpus));
+  if (file_size == 0)
+    file_size = cfg->file_size;
+  push_owned (b, bx_podman_xasprintf ("--ulimit=fsize=%llu:%llu", (unsigned long long)file_size,
+                                      (unsigned long long)file_size));
+}
+
+/* A bind mount that is not recursive: a mount below the source on the host (or one a
+ * link leads to) does not come along. */
+static void
+push_mount (struct argv_builder *b, const char *src, const char *dst, bool writable)
+{
+  push_owned (b, bx_podman_xasprintf ("--mount=type=bind,src=%s,dst=%s,%sbind-nonrecursive", src,
+                                      dst, writable ? "" : "ro=true,"));
+}
+
 char **
 bx_podman_argv_tool (const struct bx_podman_config *cfg, const struct bx_podman_call *call)
 {
@@ -58,24 +103,24 @@ bx_podman_argv_tool (const struct bx_podman_config *cfg, const struct bx_podman_
   push_owned (&b, bx_podman_xasprintf ("--name=%s", call->name));
   push (&b, "--label=boxmaker=tool");
   push (&b, "--network=none");
-  push (&b, "--read-only");
-  push (&b, "--cap-drop=all");
-  push (&b, "--security-opt=no-new-privileges");
-  if (cfg->userns_keep_id)
-    push (&b, "--userns=keep-id");
-  push_owned (&b, bx_podman_xasprintf ("--pids-limit=%lld", (long long)cfg->pids));
-  push_owned (&b, bx_podman_xasprintf ("--memory=%s", cfg->memory));
+  push_confinement (&b, cfg, call->timeout_s, call->cpu_millis, call->file_size);
+  /* The call's own limits win over the options (which stay the defaults). */
+  if (call->pids > 0)
+    push_owned (&b, bx_podman_xasprintf ("--pids-limit=%llu", (unsigned long long)call->pids));
+  else
+    push_owned (&b, bx_podman_xasprintf ("--pids-limit=%lld", (long long)cfg->pids));
+  if (call->memory_bytes > 0)
+    push_owned (&b, bx_podman_xasprintf ("--memory=%llu", (unsigned long long)call->memory_bytes));
+  else
+    push_owned (&b, bx_podman_xasprintf ("--memory=%s", cfg->memory));
   push (&b, "--tmpfs=/tmp:rw,size=64m,mode=1777");
   push_run_options (&b, cfg);
   for (size_t i = 0; i < call->mount_count; i++)
-    push_owned (&b,
-                bx_podman_xasprintf ("--volume=%s:%s:%s", call->mounts[i].path,
-                                     call->mounts[i].path, call->mounts[i].writable ? "rw" : "ro"));
+    push_mount (&b, call->mounts[i].path, call->mounts[i].path, call->mounts[i].writable);
   if (call->egress_dir != NULL)
-    push_owned (&b, bx_podman_xasprintf ("--volume=%s:/run/egress:rw", call->egress_dir));
+    push_mount (&b, call->egress_dir, "/run/egress", true);
   if (call->image != NULL)
-    push_owned (
-        &b, bx_podman_xasprintf ("--volume=%s:" BX_PODMAN_INJECTED_TOOLKIT ":ro", cfg->toolkit));
+    push_mount (&b, cfg->toolkit, BX_PODMAN_INJECTED_TOOLKIT, false);
   push (&b, call->image != NULL ? call->image : cfg->image);
   push (&b, call->image != NULL ? BX_PODMAN_INJECTED_TOOLKIT : "/bin/toolkit");
   push (&b, call->tool);
@@ -84,7 +129,7 @@ bx_podman_argv_tool (const struct bx_podman_config *cfg, const struct bx_podman_
 
 char **
 bx_podman_argv_proxy (const struct bx_podman_config *cfg, const char *name, const char *egress_dir,
-                      const char *const *hosts, size_t host_count)
+                      uint64_t timeout_s, const char *const *hosts, size_t host_count)
 {
   struct argv_builder b = { 0 };
   push_program (&b, cfg);
@@ -94,15 +139,11 @@ bx_podman_argv_proxy (const struct bx_podman_config *cfg, const char *name, cons
   push_owned (&b, bx_podman_xasprintf ("--name=%s-egress", name));
   push (&b, "--label=boxmaker=egress");
   push_owned (&b, bx_podman_xasprintf ("--network=%s", cfg->egress_network));
-  push (&b, "--read-only");
-  push (&b, "--cap-drop=all");
-  push (&b, "--security-opt=no-new-privileges");
-  if (cfg->userns_keep_id)
-    push (&b, "--userns=keep-id");
+  push_confinement (&b, cfg, timeout_s, 0, 0);
   push (&b, "--pids-limit=64");
   push (&b, "--memory=128m");
   push_run_options (&b, cfg);
-  push_owned (&b, bx_podman_xasprintf ("--volume=%s:/run/egress:rw", egress_dir));
+  push_mount (&b, egress_dir, "/run/egress", true);
   push (&b, cfg->image);
   push (&b, "/bin/toolkit");
   push (&b, "egress-proxy");
@@ -132,6 +173,19 @@ bx_podman_argv_kill (const struct bx_podman_config *cfg, const char *name)
   push_program (&b, cfg);
   push (&b, "kill");
   push (&b, name);
+  return b.items;
+}
+
+char **
+bx_podman_argv_ps (const struct bx_podman_config *cfg, const char *token)
+{
+  struct argv_builder b = { 0 };
+  push_program (&b, cfg);
+  push (&b, "ps");
+  push (&b, "-a");
+  push (&b, "--filter=label=boxmaker");
+  push_owned (&b, bx_podman_xasprintf ("--filter=name=^boxmaker-.*-%s(-egress)?$", token));
+  push (&b, "--format={{.Names}}");
   return b.items;
 }
 

@@ -17,9 +17,11 @@
 
 static const char SENTENCE_COULD_NOT_RUN[] = "the tool could not run";
 static const char SENTENCE_UNAVAILABLE[] = "the tool runner could not start the container";
-static const char SENTENCE_STOPPED[] = "the tool was stopped: it ran out of memory or was killed";
-static const char SENTENCE_TIME_LIMIT[] = "the tool ran past its time limit";
+static const char SENTENCE_STOPPED[] = BX_SENTENCE_STOPPED;
+static const char SENTENCE_TIME_LIMIT[] = BX_SENTENCE_TIME_LIMIT;
+static const char SENTENCE_CANCELLED[] = BX_SENTENCE_CANCELLED;
 static const char SENTENCE_UNEXPECTED[] = "the tool failed with an unexpected status";
+static const char SENTENCE_FILE_SIZE[] = "the tool went past its file size limit";
 
 #define RUNBOOK_POINTER "see docs/runbook.md#runner-unavailable"
 
@@ -34,6 +36,11 @@ static const char SENTENCE_UNEXPECTED[] = "the tool failed with an unexpected st
 #define REAP_GRACE_MS     10000
 #define PROXY_SOCKET_MS   5000
 #define PROXY_SOCKET_TICK 20
+/* A container's own deadline (podman --timeout) is its call's limit plus this: brokerd
+ * stops it first, and the deadline only counts when nobody is left to. */
+#define TIMEOUT_MARGIN_S 2
+/* toolkit killed by SIGXFSZ: 128 + 25. */
+#define EXIT_FILE_SIZE 153
 
 /* podman's standard error, made one log line: control characters become spaces. */
 static void
@@ -56,7 +63,7 @@ static void
 run_helper (struct bx_podman_instance *inst, char **argv, struct bx_podman_outcome *o)
 {
   pid_t child;
-  bx_podman_execute (argv, NULL, 0, false, 0, bx_podman_now_ms () + HELPER_MS, o, &child);
+  bx_podman_execute (argv, NULL, 0, false, 0, bx_podman_now_ms () + HELPER_MS, -1, o, &child);
   if (child > 0)
     bx_podman_reap (child, 0);
 }
@@ -76,8 +83,8 @@ helper_quiet (struct bx_podman_instance *inst, char **argv)
 
 /* `podman kill` (SIGKILL, at once) and then `podman rm -f`.  rm -f alone would first send
  * SIGTERM and wait ten seconds, and toolkit as the container's pid 1 ignores SIGTERM. */
-static void
-kill_and_remove (struct bx_podman_instance *inst, const char *name)
+void
+bx_podman_kill_and_remove (struct bx_podman_instance *inst, const char *name)
 {
   helper_quiet (inst, bx_podman_argv_kill (&inst->cfg, name));
   helper_quiet (inst, bx_podman_argv_rm (&inst->cfg, name));
@@ -103,12 +110,18 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
   struct bx_podman_outcome o;
   pid_t child;
 
-  bx_podman_execute (argv, input, input_len, true, inst->cfg.output_cap,
-                     bx_podman_now_ms () + (int64_t)limit_ms, &o, &child);
+  bx_podman_watch (inst, call->name, true);
+  /* The smaller of the call's output cap (always set) and the module's option. */
+  uint64_t cap = host->spec_limit (spec, BX_LIMIT_OUTPUT);
+  if (cap == 0 || cap > inst->cfg.output_cap)
+    cap = inst->cfg.output_cap;
+  bx_podman_execute (argv, input, input_len, true, cap, bx_podman_now_ms () + (int64_t)limit_ms,
+                     host->spec_cancel_fd (spec), &o, &child);
   bx_podman_argv_free (argv);
 
   enum bx_run_status status = BX_RUN_OK;
   bool deliver = false;
+  bool refused = false;
   switch (o.end)
     {
     case BX_PODMAN_NOT_RUN:
@@ -116,13 +129,26 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
                  inst->cfg.podman, strerror (o.spawn_errno), RUNBOOK_POINTER);
       status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
       break;
+    case BX_PODMAN_CANCELLED:
+      {
+        /* The client left (or brokerd is stopping): the container goes first, at once;
+         * then podman run ends and is reaped. */
+        int64_t t0 = bx_podman_now_ms ();
+        bx_podman_kill_and_remove (inst, call->name);
+        host->log (host, BX_LOG_INFO, "%s: cancelled; container removed in %lld ms", call->name,
+                   (long long)(bx_podman_now_ms () - t0));
+        bx_podman_reap (child, REAP_GRACE_MS);
+        helper_quiet (inst, bx_podman_argv_rm (&inst->cfg, call->name));
+        status = fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
+        break;
+      }
     case BX_PODMAN_TIMED_OUT:
     case BX_PODMAN_CAPPED:
       /* Past the time limit, or past the cap: the rest is not wanted, and nothing may
        * outlive the call.  Then `podman run` itself ends (or is killed), and the container
        * is removed once more: the first rm can race with podman still creating it, or
        * with conmon's own clean-up of the killed container. */
-      kill_and_remove (inst, call->name);
+      bx_podman_kill_and_remove (inst, call->name);
       bx_podman_reap (child, REAP_GRACE_MS);
       helper_quiet (inst, bx_podman_argv_rm (&inst->cfg, call->name));
       if (o.end == BX_PODMAN_TIMED_OUT)
@@ -138,15 +164,19 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
       host->log (host, BX_LOG_WARNING, "%s: podman died of signal %d: " STDERR_IN_LOG, call->name,
                  o.signal, tool_stderr (&o));
       /* Only the client died: its container runs on under conmon, with no time limit. */
-      kill_and_remove (inst, call->name);
+      bx_podman_kill_and_remove (inst, call->name);
       status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
       break;
     case BX_PODMAN_EXITED:
       switch (o.exit_code)
         {
         case 0:
-        case 1:
           deliver = true;
+          break;
+        case 1:
+          /* toolkit refused the call (seed 000 s4): its output is the reason. */
+          deliver = true;
+          refused = true;
           break;
         case 2:
           host->log (host, BX_LOG_WARNING, "%s: toolkit refused its input: " STDERR_IN_LOG,
@@ -159,6 +189,11 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
           host->log (host, BX_LOG_ERROR, "%s: podman exited %d: " STDERR_IN_LOG "; %s", call->name,
                      o.exit_code, tool_stderr (&o), RUNBOOK_POINTER);
           status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+          break;
+        case EXIT_FILE_SIZE:
+          host->log (host, BX_LOG_WARNING, "%s: past the file size limit of %llu bytes", call->name,
+                     (unsigned long long)inst->cfg.file_size);
+          status = fail (sentence, SENTENCE_FILE_SIZE, BX_RUN_FAILED);
           break;
         case 137:
           host->log (host, BX_LOG_WARNING, "%s: killed (exit 137): out of memory or a signal",
@@ -174,11 +209,14 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
       break;
     }
 
+  bx_podman_watch (inst, call->name, false);
   if (deliver && o.out_len > 0 && host->output_append (result, o.out, o.out_len) < 0)
     host->output_set_truncated (result);
   /* After the bytes: a host may take no more once a result is marked. */
   if (deliver && o.end == BX_PODMAN_CAPPED)
     host->output_set_truncated (result);
+  if (deliver && refused && BX_HOST_HAS (host, output_set_refused))
+    host->output_set_refused (result);
   bx_podman_outcome_clear (&o);
   return status;
 }
@@ -214,8 +252,8 @@ make_folders (const char *path)
 }
 
 /* Removes the folder PARENT/NAME and all it holds, without following symbolic links. */
-static void
-remove_tree_at (int parent, const char *name)
+void
+bx_podman_remove_tree_at (int parent, const char *name)
 {
   int fd = openat (parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd >= 0)
@@ -231,7 +269,7 @@ remove_tree_at (int parent, const char *name)
               if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
                 continue;
               if (unlinkat (dirfd (d), e->d_name, 0) < 0 && errno == EISDIR)
-                remove_tree_at (dirfd (d), e->d_name);
+                bx_podman_remove_tree_at (dirfd (d), e->d_name);
             }
           closedir (d);
         }
@@ -239,8 +277,10 @@ remove_tree_at (int parent, const char *name)
   unlinkat (parent, name, AT_REMOVEDIR);
 }
 
+/* Waits for the proxy's socket; false past MS, or at once when the call is cancelled (the
+ * tool container then never starts). */
 static bool
-wait_for_socket (const char *path, int64_t ms)
+wait_for_socket (const struct bx_host *host, const bx_run_spec *spec, const char *path, int64_t ms)
 {
   int64_t until = bx_podman_now_ms () + ms;
   for (;;)
@@ -248,7 +288,7 @@ wait_for_socket (const char *path, int64_t ms)
       struct stat st;
       if (stat (path, &st) == 0)
         return true;
-      if (bx_podman_now_ms () >= until)
+      if (bx_podman_now_ms () >= until || host->spec_cancelled (spec))
         return false;
       struct timespec tick = { 0, PROXY_SOCKET_TICK * 1000 * 1000 };
       nanosleep (&tick, NULL);
@@ -258,14 +298,17 @@ wait_for_socket (const char *path, int64_t ms)
 /* Starts the proxy; 0 when its socket is there, or -1 with the answer set. */
 static int
 start_proxy (struct bx_podman_instance *inst, const bx_run_spec *spec, const char *name,
-             const char *egress_dir, const char **sentence, enum bx_run_status *status)
+             const char *egress_dir, uint64_t timeout_s, const char **sentence,
+             enum bx_run_status *status)
 {
   const struct bx_host *host = inst->host;
   size_t count = host->spec_egress_count (spec);
   const char **hosts = bx_podman_xmalloc ((count + 1) * sizeof (char *));
   for (size_t i = 0; i < count; i++)
     hosts[i] = host->spec_egress_host (spec, i);
-  char **argv = bx_podman_argv_proxy (&inst->cfg, name, egress_dir, hosts, count);
+  /* The proxy starts first and ends after the tool: a little more time of its own. */
+  char **argv = bx_podman_argv_proxy (&inst->cfg, name, egress_dir, timeout_s + TIMEOUT_MARGIN_S,
+                                      hosts, count);
   free (hosts);
   size_t n_private = bx_podman_private_count (host, spec);
   const char **ranges = bx_podman_xmalloc ((n_private + 1) * sizeof (char *));
@@ -275,6 +318,9 @@ start_proxy (struct bx_podman_instance *inst, const bx_run_spec *spec, const cha
   free (ranges);
 
   struct bx_podman_outcome o;
+  char *proxy = bx_podman_xasprintf ("%s-egress", name);
+  bx_podman_watch (inst, proxy, true);
+  free (proxy);
   run_helper (inst, argv, &o);
   bx_podman_argv_free (argv);
 
@@ -290,8 +336,15 @@ start_proxy (struct bx_podman_instance *inst, const bx_run_spec *spec, const cha
   else
     {
       char *sock = bx_podman_xasprintf ("%s/egress.sock", egress_dir);
-      if (wait_for_socket (sock, PROXY_SOCKET_MS))
+      if (wait_for_socket (host, spec, sock, PROXY_SOCKET_MS))
         r = 0;
+      else if (host->spec_cancelled (spec))
+        {
+          free (sock);
+          bx_podman_outcome_clear (&o);
+          *status = fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
+          return -1;
+        }
       else
         host->log (host, BX_LOG_ERROR, "%s-egress: no egress socket after %d ms; %s", name,
                    PROXY_SOCKET_MS, RUNBOOK_POINTER);
@@ -387,9 +440,15 @@ run_with_egress (struct bx_podman_instance *inst, const bx_run_spec *spec,
       free (dir);
       return fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
     }
+  /* In the user namespace the proxy and the tool run as the mapped root, which must be able
+   * to make and reach the socket. */
+  if (!inst->cfg.userns_keep_id
+      && chown (dir, (uid_t)inst->cfg.uidmap_base, (gid_t)inst->cfg.uidmap_base) < 0)
+    host->log (host, BX_LOG_WARNING, "%s: cannot give %s to uid %lld: %s", call->name, dir,
+               (long long)inst->cfg.uidmap_base, strerror (errno));
 
   enum bx_run_status status;
-  if (start_proxy (inst, spec, call->name, dir, sentence, &status) == 0)
+  if (start_proxy (inst, spec, call->name, dir, call->timeout_s, sentence, &status) == 0)
     {
       call->egress_dir = dir;
       status = run_tool (inst, spec, call, limit_ms, result, sentence);
@@ -397,13 +456,14 @@ run_with_egress (struct bx_podman_instance *inst, const bx_run_spec *spec,
 
   /* Whatever happened: the proxy goes, and so does its folder. */
   char *proxy = bx_podman_xasprintf ("%s-egress", call->name);
-  kill_and_remove (inst, proxy);
+  bx_podman_kill_and_remove (inst, proxy);
+  bx_podman_watch (inst, proxy, false);
   free (proxy);
   int root = open (inst->egress_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (root >= 0)
     {
       pass_egress_records (inst, root, call->name, result);
-      remove_tree_at (root, call->name);
+      bx_podman_remove_tree_at (root, call->name);
       close (root);
     }
   free (dir);
@@ -457,6 +517,12 @@ bx_podman_call_run (struct bx_podman_instance *inst, const bx_run_spec *spec, bx
                      mounts[i].path ? mounts[i].path : "(null)");
           ok = false;
         }
+      else if (bx_podman_check_source (mounts[i].path) < 0)
+        {
+          host->log (host, BX_LOG_ERROR, "%s: refusing to mount \"%s\": %s", name, mounts[i].path,
+                     errno == ELOOP ? "a symbolic link is on its way" : strerror (errno));
+          ok = false;
+        }
     }
   for (size_t i = 0; host->spec_has_egress (spec) && i < host->spec_egress_count (spec); i++)
     {
@@ -489,13 +555,25 @@ bx_podman_call_run (struct bx_podman_instance *inst, const bx_run_spec *spec, bx
     .mount_count = count,
     .egress_dir = NULL,
     .image = image,
+    .memory_bytes = host->spec_limit (spec, BX_LIMIT_MEMORY),
+    .pids = host->spec_limit (spec, BX_LIMIT_PIDS),
+    .cpu_millis = host->spec_limit (spec, BX_LIMIT_CPU),
+    .file_size = host->spec_limit (spec, BX_LIMIT_FILE_SIZE),
   };
+  /* The call's time limit when its grant sets one; else the option for its tool.  podman's
+   * --timeout follows it, a little later, in case nobody is left to kill the container. */
+  uint64_t limit_ms = host->spec_limit (spec, BX_LIMIT_TIME);
+  if (limit_ms == 0)
+    limit_ms = inst->cfg.limit_ms[tool];
+  call.timeout_s = (limit_ms + 999) / 1000 + TIMEOUT_MARGIN_S;
   if (!ok)
     status = fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
+  else if (host->spec_cancelled (spec))
+    status = fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
   else if (host->spec_has_egress (spec))
-    status = run_with_egress (inst, spec, &call, inst->cfg.limit_ms[tool], result, sentence);
+    status = run_with_egress (inst, spec, &call, limit_ms, result, sentence);
   else
-    status = run_tool (inst, spec, &call, inst->cfg.limit_ms[tool], result, sentence);
+    status = run_tool (inst, spec, &call, limit_ms, result, sentence);
 
   free (mounts);
   free (name);

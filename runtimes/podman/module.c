@@ -1,5 +1,6 @@
 /* podman.so: runs every allowed call in a fresh podman container (seed 000 section 6).
  * This file is the module's face: its table, its options and its instance. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -9,9 +10,10 @@
 #include "podman.h"
 
 static const char *const known_options[] = {
-  "podman",         "image",        "egress_network", "output_cap", "memory",
-  "pids",           "read_file_ms", "write_file_ms",  "shell_ms",   "http_fetch_ms",
-  "global_options", "run_options",  "userns_keep_id", "toolkit",    NULL,
+  "podman",         "image",           "egress_network", "output_cap", "memory",
+  "pids",           "read_file_ms",    "write_file_ms",  "shell_ms",   "http_fetch_ms",
+  "global_options", "run_options",     "userns_keep_id", "cpus",       "file_size",
+  "uidmap_base",    "seccomp_profile", "toolkit",        NULL,
 };
 
 static const char *const limit_names[BX_PODMAN_TOOL_COUNT] = {
@@ -62,6 +64,62 @@ program_found (const char *program)
         path++;
     }
   return false;
+}
+
+/* The seccomp profile packaged beside the module (podman-seccomp.json in the runtimes
+ * folder), newly allocated, or NULL. */
+static char *
+profile_beside_module (void)
+{
+  Dl_info info;
+  if (dladdr ((void *)bx_runtime_entry, &info) == 0 || info.dli_fname == NULL)
+    return NULL;
+  const char *slash = strrchr (info.dli_fname, '/');
+  char *beside = slash == NULL
+                     ? bx_podman_xstrdup ("podman-seccomp.json")
+                     : bx_podman_xasprintf ("%.*s/podman-seccomp.json",
+                                            (int)(slash - info.dli_fname), info.dli_fname);
+  /* brokerd may have loaded the module through a relative runtimes folder; podman runs
+   * with another working folder. */
+  char *absolute = realpath (beside, NULL);
+  if (absolute == NULL)
+    return beside;
+  free (beside);
+  return absolute;
+}
+
+/* cpus, file_size, uidmap_base and seccomp_profile: what bounds a sandbox besides memory
+ * and pids. */
+static int
+read_confinement (const struct bx_host *host, const bx_options *options,
+                  struct bx_podman_config *cfg, bx_error_sink *sink)
+{
+  if (host->option_string (options, "cpus", "1", &cfg->cpus, sink) < 0)
+    return -1;
+  char *end = NULL;
+  errno = 0;
+  double cpus = strtod (cfg->cpus, &end);
+  if (errno != 0 || end == cfg->cpus || *end != '\0' || !(cpus >= 0.01 && cpus <= 1024)
+      || strspn (cfg->cpus, "0123456789.") != strlen (cfg->cpus))
+    {
+      host->error_set (sink, "option cpus: \"%s\" is not a number of CPUs from 0.01 to 1024",
+                       cfg->cpus);
+      return -1;
+    }
+  if (host->option_size (options, "file_size", 1ull << 30, &cfg->file_size, sink) < 0)
+    return -1;
+  if (cfg->file_size < 4096)
+    {
+      host->error_set (sink, "option file_size: at least 4k");
+      return -1;
+    }
+  if (host->option_int (options, "uidmap_base", 1, 4294967295ll - BX_PODMAN_MAP_SIZE, 700000000,
+                        &cfg->uidmap_base, sink)
+      < 0)
+    return -1;
+  if (host->option_string (options, "seccomp_profile", NULL, &cfg->seccomp, sink) < 0)
+    return -1;
+  return 0;
 }
 
 static int
@@ -136,7 +194,48 @@ read_options (const struct bx_host *host, const bx_options *options, struct bx_p
                        cfg->toolkit);
       return -1;
     }
-  return 0;
+  return read_confinement (host, options, cfg, sink);
+}
+
+/* What no grant may reach: podman's storage (the tools image's layers, every container's
+ * root), its run state and its configuration, rootful or rootless; the podman program when
+ * the options name it by path; and the seccomp profile.  A sandbox that could write there could
+ * change the image or podman's behaviour for every later call. */
+static char **
+protected_list (const struct bx_podman_config *cfg)
+{
+  char **list = bx_podman_xmalloc (10 * sizeof (char *));
+  size_t n = 0;
+  if (geteuid () == 0)
+    {
+      list[n++] = bx_podman_xstrdup ("/var/lib/containers");
+      list[n++] = bx_podman_xstrdup ("/run/containers");
+      list[n++] = bx_podman_xstrdup ("/etc/containers");
+    }
+  else
+    {
+      const char *home = getenv ("HOME");
+      const char *run = getenv ("XDG_RUNTIME_DIR");
+      if (home != NULL && home[0] == '/')
+        {
+          list[n++] = bx_podman_xasprintf ("%s/.local/share/containers", home);
+          list[n++] = bx_podman_xasprintf ("%s/.config/containers", home);
+        }
+      if (run != NULL && run[0] == '/')
+        list[n++] = bx_podman_xasprintf ("%s/containers", run);
+      list[n++] = bx_podman_xstrdup ("/etc/containers");
+    }
+  if (cfg->podman[0] == '/')
+    list[n++] = bx_podman_xstrdup (cfg->podman);
+  /* The seccomp profile every container runs under: a sandbox must not loosen it. */
+  if (cfg->seccomp != NULL && cfg->seccomp[0] == '/')
+    list[n++] = bx_podman_xstrdup (cfg->seccomp);
+  /* The toolkit a grant's own image runs: a sandbox that replaced it would run in every
+   * later call of such a grant. */
+  if (cfg->toolkit != NULL && cfg->toolkit[0] == '/')
+    list[n++] = bx_podman_xstrdup (cfg->toolkit);
+  list[n] = NULL;
+  return list;
 }
 
 static int
@@ -156,15 +255,41 @@ podman_create (const struct bx_host *host, const bx_options *options, void **ins
       free (inst);
       return -1;
     }
+  if (inst->cfg.seccomp == NULL)
+    inst->cfg.seccomp = inst->seccomp_owned = profile_beside_module ();
+  /* Without its profile a sandbox could reach keyrings and make user namespaces: no
+   * container runs without it. */
+  if (inst->cfg.seccomp == NULL || inst->cfg.seccomp[0] != '/'
+      || access (inst->cfg.seccomp, R_OK) < 0)
+    {
+      host->error_set (sink, "option seccomp_profile: cannot read \"%s\": %s",
+                       inst->cfg.seccomp ? inst->cfg.seccomp : "podman-seccomp.json",
+                       inst->cfg.seccomp && inst->cfg.seccomp[0] != '/' ? "not an absolute path"
+                                                                        : strerror (errno));
+      free (inst->seccomp_owned);
+      free (inst);
+      return -1;
+    }
   if (bx_podman_token (inst->token) < 0)
     {
       host->error_set (sink, "cannot draw the container name token: %s", strerror (errno));
+      free (inst->seccomp_owned);
       free (inst);
       return -1;
     }
   /* The host passes "" without a home; a relative one would depend on brokerd's cwd. */
   if (host->home != NULL && host->home[0] == '/')
     inst->egress_root = bx_podman_xasprintf ("%s/run/egress", host->home);
+  inst->lock_fd = -1;
+  inst->watch_fd = -1;
+  bx_podman_sweep (inst);
+  if (bx_podman_watch_start (inst) < 0)
+    host->log (host, BX_LOG_WARNING,
+               "cannot start the watcher process (%s): containers of calls still running "
+               "if brokerd dies end only at their own deadline",
+               strerror (errno));
+
+  inst->protected = protected_list (&inst->cfg);
 
   /* Not fatal: podman may be installed after brokerd starts; each call says so again. */
   if (!program_found (inst->cfg.podman))
@@ -196,26 +321,26 @@ podman_destroy (void *instance)
   struct bx_podman_instance *inst = instance;
   if (inst == NULL)
     return;
+  bx_podman_watch_stop (inst);
+  if (inst->lock_fd >= 0)
+    {
+      unlink (inst->lock_path);
+      close (inst->lock_fd);
+    }
+  free (inst->lock_path);
   free (inst->egress_root);
+  free (inst->seccomp_owned);
+  for (char **p = inst->protected; p != NULL && *p != NULL; p++)
+    free (*p);
+  free (inst->protected);
   free (inst);
 }
 
-static const struct bx_runtime podman_runtime = {
-  .magic = BX_RUNTIME_MAGIC,
-  .abi_major = BX_RUNTIME_ABI_MAJOR,
-  .abi_minor = BX_RUNTIME_ABI_MINOR,
-  .size = sizeof (struct bx_runtime),
-  .name = "podman",
-  .create = podman_create,
-  .run = podman_run,
-  .destroy = podman_destroy,
-};
-
-BX_RUNTIME_EXPORT const struct bx_runtime *
-bx_runtime_entry (uint32_t host_major, uint32_t host_minor)
+static const char *const *
+podman_protected_paths (void *instance)
 {
-  (void)host_minor;
-  if (host_major != BX_RUNTIME_ABI_MAJOR)
-    return NULL;
-  return &podman_runtime;
+  return (const char *const *)((struct bx_podman_instance *)instance)->protected;
 }
+
+BX_RUNTIME_DEFINE (.name = "podman", .create = podman_create, .run = podman_run,
+                   .destroy = podman_destroy, .protected_paths = podman_protected_paths);

@@ -186,11 +186,13 @@ record_status (struct bx_podman_outcome *o, int status)
 
 void
 bx_podman_execute (char *const argv[], const char *input, size_t input_len, bool keep_output,
-                   uint64_t cap, int64_t deadline_ms, struct bx_podman_outcome *o, pid_t *child)
+                   uint64_t cap, int64_t deadline_ms, int cancel_fd, struct bx_podman_outcome *o,
+                   pid_t *child)
 {
   int in_pair[2] = { -1, -1 }, out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
   size_t out_alloc = 0;
   bool capped = false;
+  bool cancelled = false;
 
   memset (o, 0, sizeof *o);
   *child = -1;
@@ -231,14 +233,14 @@ bx_podman_execute (char *const argv[], const char *input, size_t input_len, bool
 
   for (;;)
     {
-      if (capped)
+      if (capped || cancelled)
         break;
       int64_t now = bx_podman_now_ms ();
       if (now >= deadline_ms)
         break;
 
-      struct pollfd fds[4];
-      int idx_in = -1, idx_out = -1, idx_err = -1, idx_pid = -1;
+      struct pollfd fds[5];
+      int idx_in = -1, idx_out = -1, idx_err = -1, idx_pid = -1, idx_cancel = -1;
       nfds_t n = 0;
       if (in_fd >= 0)
         {
@@ -260,6 +262,11 @@ bx_podman_execute (char *const argv[], const char *input, size_t input_len, bool
           idx_pid = (int)n;
           fds[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
         }
+      if (cancel_fd >= 0)
+        {
+          idx_cancel = (int)n;
+          fds[n++] = (struct pollfd){ .fd = cancel_fd, .events = POLLIN };
+        }
 
       int64_t wait = deadline_ms - now;
       if (pidfd < 0 && wait > NO_PIDFD_TICK_MS)
@@ -270,6 +277,12 @@ bx_podman_execute (char *const argv[], const char *input, size_t input_len, bool
       if (r < 0 && errno != EINTR)
         break;
 
+      if (r > 0 && idx_cancel >= 0 && fds[idx_cancel].revents)
+        {
+          /* Not read: the host owns it, and every other poller must see it too. */
+          cancelled = true;
+          break;
+        }
       if (r > 0 && idx_in >= 0 && fds[idx_in].revents)
         {
           ssize_t w = send (in_fd, input + sent, input_len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -313,6 +326,8 @@ bx_podman_execute (char *const argv[], const char *input, size_t input_len, bool
     *child = pid;
   if (capped)
     o->end = BX_PODMAN_CAPPED;
+  else if (cancelled && !exited)
+    o->end = BX_PODMAN_CANCELLED;
   else if (!exited)
     o->end = BX_PODMAN_TIMED_OUT;
 

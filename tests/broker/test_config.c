@@ -53,7 +53,7 @@ static const struct bad bad_table[] = {
   { "unknown top-level key", "socket: /run/b.sock\nsockt: /x\n",
     "t.yaml:2:1: unknown key \"sockt\" in the config: expected one of socket, socket_mode, home, "
     "max_connections, grace_ms, request_timeout_ms, runtime, grants, audit, admin_socket, "
-    "admin_group, metrics_socket" },
+    "admin_group, metrics_socket, max_connections_per_uid, limits" },
   { "relative metrics_socket", "metrics_socket: m.sock\n",
     "t.yaml:1:17: metrics_socket \"m.sock\" is relative: expected an absolute path" },
   { "metrics_socket in a grant",
@@ -69,8 +69,26 @@ static const struct bad bad_table[] = {
     "t.yaml:1:10: grant 1 is a scalar: expected a mapping" },
   { "unknown key in a grant", G_READ "    paths: [/a]\n    path: [/b]\n",
     "t.yaml:4:5: unknown key \"path\" in grant 1: expected one of tools, paths, hosts, class, "
-    "untrusted, approval, approval_timeout, allow_private, readonly, writable, "
+    "untrusted, approval, approval_timeout, limits, allow_private, readonly, writable, "
     "image" },
+  { "limit out of range", "limits:\n  time: 0\n",
+    "t.yaml:2:9: \"time\" is \"0\": expected a duration such as 30s, 500ms or 2m, from 1ms "
+    "to a day (1440m)" },
+  { "unknown limit", "limits:\n  tme: 1s\n",
+    "t.yaml:2:3: unknown key \"tme\" in limits: expected one of time, memory, pids, cpus, "
+    "output, file_size" },
+  { "memory below what a sandbox needs", "limits:\n  memory: 1m\n",
+    "t.yaml:2:11: \"memory\" is \"1m\": expected a size such as 512m, from 6m to 1024g" },
+  { "cpus with four decimals", "limits:\n  cpus: \"0.0001\"\n",
+    "t.yaml:2:9: \"cpus\" is \"0.0001\": expected a number of CPUs such as 1 or 0.5, from 0.001 "
+    "to 1024" },
+  { "output past what a frame carries", G_READ "    paths: [/a]\n    limits: {output: 4m}\n",
+    "t.yaml:4:22: \"output\" is \"4m\": expected a size such as 256k, from 1 to 4128768 bytes "
+    "(what a response carries)" },
+  { "limits of a grant is a list", G_READ "    paths: [/a]\n    limits: [1s]\n",
+    "t.yaml:4:13: the limits of grant 1 is a list: expected a mapping" },
+  { "pids not an integer", G_READ "    paths: [/a]\n    limits:\n      pids: 1k\n",
+    "t.yaml:5:13: \"pids\" is \"1k\": expected an integer from 1 to 4194304" },
   { "duplicate key in a grant", G_READ "    paths: [/a]\n    tools: [shell]\n",
     "t.yaml:4:5: duplicate key \"tools\" in grant 1 (first at line 2)" },
   { "relative path", G_READ "    paths: [notes]\n",
@@ -233,6 +251,17 @@ static const struct bad bad_table[] = {
   { "grant folder inside the default home", G_READ "    paths: [/var/lib/boxmaker/run]\n",
     "t.yaml:3:13: path \"/var/lib/boxmaker/run\" overlaps brokerd's home /var/lib/boxmaker: a "
     "sandbox could reach other calls' egress folders; expected a folder outside it" },
+  { "grant folder inside a shell grant's folder",
+    "grants:\n  - tools: [read_file]\n    paths: [/srv/p/docs]\n  - tools: [shell]\n"
+    "    paths: [/srv/p]\n",
+    "t.yaml:3:13: path \"/srv/p/docs\" of grant 1 lies inside \"/srv/p\" of grant 2 (t.yaml:5:13), "
+    "which a sandbox can write: it could replace the inner folder with a symbolic link; "
+    "expected grant folders outside every shell or write_file grant" },
+  { "two folders of one write_file grant, one inside the other",
+    "grants:\n  - tools: [write_file]\n    paths: [/srv/p, /srv/p/q]\n",
+    "t.yaml:3:21: path \"/srv/p/q\" of grant 1 lies inside \"/srv/p\" of grant 1 (t.yaml:3:13), "
+    "which a sandbox can write: it could replace the inner folder with a symbolic link; "
+    "expected grant folders outside every shell or write_file grant" },
   { "home with a colon", "home: /var/lib/a:b\n",
     "t.yaml:1:7: home \"/var/lib/a:b\" cannot be mounted: it contains ':' or ','" },
   /* A sandbox must not reach brokerd's own files: the audit trail, or code it loads. */
@@ -360,8 +389,8 @@ START_TEST (test_config_reports_errors_in_file_order)
                     "t.yaml:3:12: unknown class \"topsecret\": expected public, internal, private "
                     "or secret\n"
                     "t.yaml:4:5: unknown key \"extra\" in grant 1: expected one of tools, paths, "
-                    "hosts, class, untrusted, approval, approval_timeout, allow_private, readonly, "
-                    "writable, image");
+                    "hosts, class, untrusted, approval, approval_timeout, limits, allow_private, "
+                    "readonly, writable, image");
 }
 END_TEST
 
@@ -426,12 +455,38 @@ START_TEST (test_config_empty_file_gives_defaults)
   ck_assert_uint_eq (cfg->socket_mode, 0660);
   ck_assert_str_eq (cfg->home, "/var/lib/boxmaker");
   ck_assert_uint_eq (cfg->max_connections, BX_DEFAULT_MAX_CONNECTIONS);
+  ck_assert_uint_eq (cfg->max_connections_per_uid, BX_DEFAULT_MAX_CONNECTIONS / 2);
   ck_assert_int_eq (cfg->grace_ms, BX_DEFAULT_GRACE_MS);
   ck_assert_int_eq (cfg->request_timeout_ms, BX_DEFAULT_REQUEST_TIMEOUT_MS);
   ck_assert_ptr_null (cfg->runtime_module);
   ck_assert_uint_eq (bx_options_count (cfg->runtime_options), 0);
   ck_assert_uint_eq (cfg->n_grants, 0);
   ck_assert_str_eq (cfg->audit, "stderr");
+  bx_config_free (cfg);
+}
+END_TEST
+
+/* Limits: the config's defaults fill what a grant leaves unset; a grant's own win. */
+START_TEST (test_config_limits_default_under_the_grants)
+{
+  struct bx_config *cfg
+      = parse_ok ("limits:\n  time: 2s\n  memory: 64m\n  pids: 32\n  cpus: \"1.5\"\n"
+                  "  output: 64k\n  file_size: 1m\n" G_READ
+                  "    paths: [/a]\n    limits: {time: 500ms, cpus: \"0.25\"}\n"
+                  "  - tools: [shell]\n    paths: [/b]\n");
+  ck_assert_uint_eq (cfg->limits[BX_LIMIT_TIME], 2000);
+  ck_assert_uint_eq (cfg->grants[0].limits[BX_LIMIT_TIME], 500);
+  ck_assert_uint_eq (cfg->grants[0].limits[BX_LIMIT_CPU], 250);
+  ck_assert_uint_eq (cfg->grants[0].limits[BX_LIMIT_MEMORY], 64 << 20);
+  ck_assert_uint_eq (cfg->grants[0].limits[BX_LIMIT_PIDS], 32);
+  ck_assert_uint_eq (cfg->grants[0].limits[BX_LIMIT_OUTPUT], 64 << 10);
+  ck_assert_uint_eq (cfg->grants[0].limits[BX_LIMIT_FILE_SIZE], 1 << 20);
+  ck_assert_uint_eq (cfg->grants[1].limits[BX_LIMIT_TIME], 2000);
+  ck_assert_uint_eq (cfg->grants[1].limits[BX_LIMIT_CPU], 1500);
+  bx_config_free (cfg);
+  cfg = parse_ok (G_READ "    paths: [/a]\n");
+  for (int i = 0; i < BX_LIMIT_COUNT; i++)
+    ck_assert_uint_eq (cfg->grants[0].limits[i], 0);
   bx_config_free (cfg);
 }
 END_TEST
@@ -525,6 +580,25 @@ START_TEST (test_config_accepts_a_module_by_absolute_path)
 }
 END_TEST
 
+/* Nesting is refused only under a folder a sandbox can write. */
+START_TEST (test_config_allows_folders_that_no_sandbox_can_swap)
+{
+  struct bx_config *cfg = parse_ok ("grants:\n"
+                                    "  - tools: [read_file]\n    paths: [/srv/p]\n"
+                                    "  - tools: [read_file]\n    paths: [/srv/p/docs]\n"
+                                    "  - tools: [write_file]\n    paths: [/srv/p/out]\n"
+                                    "  - tools: [shell]\n    paths: [/srv/p/out]\n");
+  ck_assert_uint_eq (cfg->n_grants, 4);
+  bx_config_free (cfg);
+  cfg = parse_ok ("max_connections: 1\n");
+  ck_assert_uint_eq (cfg->max_connections_per_uid, 1);
+  bx_config_free (cfg);
+  cfg = parse_ok ("max_connections: 9\nmax_connections_per_uid: 7\n");
+  ck_assert_uint_eq (cfg->max_connections_per_uid, 7);
+  bx_config_free (cfg);
+}
+END_TEST
+
 START_TEST (test_config_load_names_a_missing_file)
 {
   struct bx_config *cfg = NULL;
@@ -602,7 +676,9 @@ main (void)
   tcase_add_test (tc, test_config_empty_file_gives_defaults);
   tcase_add_test (tc, test_config_reads_approvals);
   tcase_add_test (tc, test_config_reads_every_key);
+  tcase_add_test (tc, test_config_limits_default_under_the_grants);
   tcase_add_test (tc, test_config_accepts_a_module_by_absolute_path);
+  tcase_add_test (tc, test_config_allows_folders_that_no_sandbox_can_swap);
   tcase_add_test (tc, test_config_load_names_a_missing_file);
   tcase_add_test (tc, test_config_load_reads_a_file);
   tcase_add_test (tc, test_config_example_files_are_valid);

@@ -147,7 +147,7 @@ START_TEST (test_runner_spec_table)
   decide (cfg, r->tool, r->a, r->b, &d);
   ck_assert_msg (d.verdict == BX_ALLOWED, "%s", d.reason);
   struct bx_run_report report;
-  json_t *frame = bx_runner_respond (m, &d, "c1", "call-1", "sess.A", &report);
+  json_t *frame = bx_runner_respond (m, &d, "c1", "call-1", "sess.A", NULL, -1, &report);
   const json_t *msg = result_msg (frame, r->class, r->untrusted);
   ck_assert_str_eq (report.outcome, "result");
   ck_assert (!report.truncated);
@@ -182,7 +182,7 @@ START_TEST (test_runner_builds_no_spec_for_a_denial)
   ck_assert_ptr_null (bx_runner_spec (&d, "c", "s"));
   /* No module is needed (or touched) to answer a denial. */
   struct bx_run_report report;
-  json_t *frame = bx_runner_respond (NULL, &d, "c1", "c", "s", &report);
+  json_t *frame = bx_runner_respond (NULL, &d, "c1", "c", "s", NULL, -1, &report);
   const json_t *msg = json_object_get (frame, "msg");
   ck_assert_str_eq (json_string_value (json_object_get (msg, "type")), "denied");
   ck_assert_str_eq (json_string_value (json_object_get (msg, "reason")),
@@ -238,7 +238,7 @@ tree_mounts (struct tree *t, enum bx_tool tool, const char *a, const char *b)
   decide (t->cfg, tool, a, b, &d);
   ck_assert_msg (d.verdict == BX_ALLOWED, "%s", d.reason);
   struct bx_run_report report;
-  json_t *frame = bx_runner_respond (m, &d, "c1", "call-1", "sess.A", &report);
+  json_t *frame = bx_runner_respond (m, &d, "c1", "call-1", "sess.A", NULL, -1, &report);
   const json_t *msg = result_msg (frame, "private", false);
   json_t *echo = json_loads (json_string_value (json_object_get (msg, "content")), 0, NULL);
   char *mounts = json_dumps (json_object_get (echo, "mounts"), JSON_COMPACT);
@@ -344,7 +344,7 @@ START_TEST (test_runner_refuses_a_call_whose_protected_path_is_a_link)
   decide (t.cfg, BX_TOOL_SHELL, "id", NULL, &d);
   ck_assert_ptr_null (bx_runner_spec (&d, "c", "s"));
   struct bx_run_report report;
-  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", &report);
+  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", NULL, -1, &report);
   const json_t *msg = json_object_get (frame, "msg");
   ck_assert_str_eq (json_string_value (json_object_get (msg, "type")), "failed");
   ck_assert_str_eq (json_string_value (json_object_get (msg, "message")), BX_SENTENCE_PROTECTED);
@@ -388,7 +388,7 @@ START_TEST (test_runner_passes_the_grants_image_but_not_to_http_fetch)
       struct bx_decision d;
       decide (cfg, rows[i].tool, rows[i].a, NULL, &d);
       struct bx_run_report report;
-      json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", &report);
+      json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", NULL, -1, &report);
       const json_t *msg = result_msg (frame, "private", true);
       json_t *echo = json_loads (json_string_value (json_object_get (msg, "content")), 0, NULL);
       char *image = json_dumps (json_object_get (echo, "image"), JSON_ENCODE_ANY);
@@ -413,7 +413,7 @@ expect_failed (const char *mode, const char *sentence)
   struct bx_decision d;
   decide (cfg, BX_TOOL_SHELL, "id", NULL, &d);
   struct bx_run_report report;
-  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", &report);
+  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", NULL, -1, &report);
   const json_t *msg = json_object_get (frame, "msg");
   ck_assert_str_eq (json_string_value (json_object_get (msg, "type")), "failed");
   ck_assert_str_eq (json_string_value (json_object_get (msg, "message")), sentence);
@@ -457,7 +457,7 @@ START_TEST (test_runner_labels_output_and_keeps_truncated)
   struct bx_decision d;
   decide (cfg, BX_TOOL_HTTP_FETCH, "https://example.com/", NULL, &d);
   struct bx_run_report report;
-  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", &report);
+  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", NULL, -1, &report);
   const json_t *msg = result_msg (frame, "public", true);
   ck_assert_str_eq (json_string_value (json_object_get (msg, "content")), "page");
   ck_assert (json_is_true (json_object_get (msg, "truncated")));
@@ -482,7 +482,7 @@ START_TEST (test_runner_replaces_invalid_utf8_in_output)
   struct bx_decision d;
   decide (cfg, BX_TOOL_READ_FILE, "/home/me/notes/bin", NULL, &d);
   struct bx_run_report report;
-  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", &report);
+  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", NULL, -1, &report);
   const json_t *msg = result_msg (frame, "internal", false);
   const char *content = json_string_value (json_object_get (msg, "content"));
   ck_assert_ptr_nonnull (content);
@@ -511,7 +511,7 @@ START_TEST (test_runner_keeps_a_huge_output_within_one_frame)
   struct bx_decision d;
   decide (cfg, BX_TOOL_READ_FILE, "/home/me/notes/big", NULL, &d);
   struct bx_run_report report;
-  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", &report);
+  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", NULL, -1, &report);
   const json_t *msg = result_msg (frame, "internal", false);
   ck_assert (json_is_true (json_object_get (msg, "truncated")));
   ck_assert (report.truncated);

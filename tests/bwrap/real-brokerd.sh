@@ -100,11 +100,15 @@ start_brokerd plain "    rootfs_digest: $digest"
 plain_pid=$pid_of_brokerd
 [ -n "$digest" ] && pass "brokerd starts with the root pinned by the digest build-image.sh printed" \
   || fail "build-image.sh printed no digest: $(cat "$work/build.log")"
-sed "s|rootfs_digest: sha256:.|rootfs_digest: sha256:0|; s|$work/plain.sock|$work/pin.sock|" \
+# Another digest: the printed one with its first hex digit changed.
+hex=${digest#sha256:}
+case $hex in 0*) wrong="sha256:1${hex#?}" ;; *) wrong="sha256:0${hex#?}" ;; esac
+sed "s|rootfs_digest: $digest|rootfs_digest: $wrong|; s|$work/plain.sock|$work/pin.sock|" \
   "$work/plain.yaml" > "$work/pin.yaml"
-"$brokerd" --config "$work/pin.yaml" --runtimedir "$runtimedir" > "$work/pin.log" 2>&1
+# A brokerd that wrongly accepts the digest would serve for ever: bounded.
+timeout 60 "$brokerd" --config "$work/pin.yaml" --runtimedir "$runtimedir" > "$work/pin.log" 2>&1
 rc=$?
-[ $rc != 0 ] && grep -q "option rootfs_digest: $work/rootfs holds $digest, not sha256:0" "$work/pin.log" \
+[ $rc != 0 ] && grep -q "option rootfs_digest: $work/rootfs holds $digest, not $wrong" "$work/pin.log" \
   && pass "another digest: brokerd refuses to start, naming the option" \
   || fail "wrong digest: rc=$rc $(cat "$work/pin.log")"
 start_brokerd tight "    memory: 32m
@@ -114,10 +118,10 @@ start_brokerd tight "    memory: 32m
     file_size: 1m"
 
 n=0
-# call SOCKET TOOL JSON: sets $out, $err, $rc
+# call SOCKET TOOL JSON [FLAG]: sets $out, $err, $rc
 call () {
   n=$((n + 1))
-  "$boxmaker" call "$2" "$3" --socket "$work/$1.sock" --session "$session" --call "c$n" \
+  "$boxmaker" call "$2" "$3" ${4:+"$4"} --socket "$work/$1.sock" --session "$session" --call "c$n" \
     > "$work/out" 2> "$work/err"
   rc=$?
   out=$(cat "$work/out") err=$(cat "$work/err")
@@ -136,6 +140,13 @@ slot_tasks () {
 call plain read_file "{\"path\":\"$work/grant/hello.txt\"}"
 [ $rc = 0 ] && [ "$out" = "hello through brokerd" ] && pass "read_file in the grant" \
   || fail "read_file in the grant: rc=$rc out=$out err=$err"
+
+# toolkit's own refusal (exit 1) reaches a client that asks as a refusal, not as content.
+call plain read_file "{\"path\":\"$work/grant/missing.txt\"}" --refusals
+[ $rc = 1 ] && [ -z "$out" ] \
+  && [ "$err" = "boxmaker: refused: read_file: $work/grant/missing.txt: no such file or directory" ] \
+  && pass "read_file of a missing file: the tool's refusal, marked so" \
+  || fail "read_file of a missing file with --refusals: rc=$rc out=$out err=$err"
 
 call plain read_file "{\"path\":\"$work/outside/secret.txt\"}"
 [ $rc = 1 ] && contains "$err" "denied" && ! contains "$out" "secret" \

@@ -25,7 +25,7 @@ class TestMemory(unittest.TestCase):
         if os.environ.get("BX_SANITIZE") == "1":
             raise unittest.SkipTest("AddressSanitizer's allocator keeps freed memory in "
                                     "quarantine: RSS says nothing about brokerd's own")
-        self.b = Broker(top="max_connections: 256\n",
+        self.b = Broker(top="max_connections: 256\nmax_connections_per_uid: 256\n",
                         runtime="runtime:\n  module: fake\n  options:\n    mode: echo\n"
                                 "    delay_ms: 300\n")
 

@@ -35,9 +35,9 @@ if ! openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=web.bxtest.exam
   unusable "openssl cannot make the test certificate: $(cat "$web/openssl.log")"
 fi
 
-# A name of this build tree's own (from OUT's path): builds of other trees on the same host
-# run their own fixtures, and the cleanup removes only this one.
-name=localhost/boxmaker-tools-test-$(printf '%s' "$out" | cksum | cut -d ' ' -f 1)
+# A name of this build tree's own: several trees may run these tests on one podman at once,
+# and each cleanup removes only its own image.
+name=localhost/boxmaker-tools-test-$(dirname "$out" | cksum | cut -d ' ' -f 1)
 if ! ref=$("$build_image" --quiet --toolkit "$toolkit" --name "$name" \
              --extra-ca "$web/cert.pem" 2>&1); then
   unusable "build-image.sh failed: $ref"

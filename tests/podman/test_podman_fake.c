@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #define SENT_COULD_NOT_RUN "the tool could not run"
 #define SENT_UNAVAILABLE   "the tool runner could not start the container"
 #define SENT_STOPPED       "the tool was stopped: it ran out of memory or was killed"
+#define SENT_FILE_SIZE "the tool went past its file size limit"
 #define SENT_TIME_LIMIT    "the tool ran past its time limit"
 #define SENT_UNEXPECTED    "the tool failed with an unexpected status"
 #define POINTER            "see docs/runbook.md#runner-unavailable"
@@ -63,10 +65,18 @@ use_fixture (const char *name)
 static struct bx_module *
 load (const char *const *extra)
 {
+  /* A profile in the test's home, so that the golden lists hold no path of this machine. */
+  static char profile[300];
+  snprintf (profile, sizeof profile, "%s/seccomp.json", home_dir);
+  FILE *f = fopen (profile, "w");
+  ck_assert_ptr_nonnull (f);
+  fputs ("{}\n", f);
+  fclose (f);
   const char *options[64]
       = { "podman",         FAKE_PODMAN,        "image",          "localhost/boxmaker-tools:test",
-          "global_options", "[--runtime,runc]", "userns_keep_id", "false" };
-  size_t n = 8;
+          "global_options", "[--runtime,runc]", "userns_keep_id", "false",
+          "seccomp_profile", profile };
+  size_t n = 10;
   for (size_t i = 0; extra != NULL && extra[i] != NULL; i++)
     options[n++] = extra[i];
   options[n] = NULL;
@@ -224,7 +234,7 @@ START_TEST (test_exit_0_answers_the_output_and_feeds_the_arguments)
   /* The list podman got is the golden one, with the name in its place. */
   char *name = recorded_name (0);
   char **argv = recorded_args (0);
-  golden_check ("fake_read_file.argv", argv, name);
+  golden_check_in ("fake_read_file.argv", argv, name, home_dir);
   free_argv (argv);
   free (name);
 
@@ -303,6 +313,14 @@ START_TEST (test_exit_137_is_stopped_and_the_output_is_dropped)
 }
 END_TEST
 
+/* toolkit itself killed by SIGXFSZ (when it is not the container's pid 1, which the kernel
+ * spares such signals). */
+START_TEST (test_exit_153_is_past_the_file_size_limit)
+{
+  expect_failure ("exit153", BX_RUN_FAILED, SENT_FILE_SIZE, false, "file size limit");
+}
+END_TEST
+
 START_TEST (test_another_exit_is_an_unexpected_status)
 {
   expect_failure ("exit3", BX_RUN_FAILED, SENT_UNEXPECTED, false, "exit 3");
@@ -334,6 +352,132 @@ START_TEST (test_podman_dying_of_a_signal_still_kills_and_removes_the_container)
   free (log);
   free (want);
   free (name);
+  test_podman_unload (m);
+}
+END_TEST
+
+struct cancel_arg
+{
+  bx_run_spec *spec;
+  int ms;
+};
+
+static void *
+cancel_later (void *arg)
+{
+  struct cancel_arg *c = arg;
+  struct timespec ts = { 0, (long)c->ms * 1000000L };
+  nanosleep (&ts, NULL);
+  bx_run_spec_cancel (c->spec);
+  return NULL;
+}
+
+/* ABI 1.1: a cancelled call's container is killed and removed at once, and the call
+ * answers the fixed sentence, long before the time limit. */
+START_TEST (test_a_cancelled_call_kills_and_removes_its_container)
+{
+  use_fixture ("sleep");
+  struct bx_module *m = load (NULL);
+  bx_run_spec *spec = test_spec (BX_TOOL_SHELL, "{\"command\":\"sleep 60\"}", "c1", NULL);
+  bx_run_spec_prepare_cancel (spec);
+  struct cancel_arg c = { spec, 300 };
+  pthread_t t;
+  pthread_create (&t, NULL, cancel_later, &c);
+  struct bx_run_output out;
+  const char *sentence = NULL;
+  struct timespec t0, t1;
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  ck_assert_int_eq (bx_module_run (m, spec, &out, &sentence), BX_RUN_FAILED);
+  clock_gettime (CLOCK_MONOTONIC, &t1);
+  pthread_join (t, NULL);
+  bx_run_spec_free (spec);
+  ck_assert_str_eq (sentence, "the call was cancelled");
+  double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  ck_assert_msg (took < 5, "took %.1f s", took);
+  char *name = recorded_name (0);
+  char *want = NULL;
+  ck_assert_int_ge (asprintf (&want, "0 run shell\n1 kill %s\n2 rm %s\n3 rm %s\n", name, name, name),
+                    0);
+  char *log = calls_log ();
+  ck_assert_str_eq (log, want);
+  free (log);
+  free (want);
+  free (name);
+  test_podman_unload (m);
+}
+END_TEST
+
+/* A call cancelled before it starts never starts a container. */
+START_TEST (test_a_call_cancelled_before_it_starts_runs_nothing)
+{
+  use_fixture ("ok");
+  struct bx_module *m = load (NULL);
+  bx_run_spec *spec = test_spec (BX_TOOL_SHELL, "{\"command\":\"true\"}", "c1", NULL);
+  bx_run_spec_prepare_cancel (spec);
+  bx_run_spec_cancel (spec);
+  struct bx_run_output out;
+  const char *sentence = NULL;
+  ck_assert_int_eq (bx_module_run (m, spec, &out, &sentence), BX_RUN_FAILED);
+  bx_run_spec_free (spec);
+  ck_assert_str_eq (sentence, "the call was cancelled");
+  char *log = calls_log ();
+  ck_assert_str_eq (log, "");
+  free (log);
+  test_podman_unload (m);
+}
+END_TEST
+
+/* ABI 1.1: the spec's limits win over the options in the tool container's arguments. */
+START_TEST (test_spec_limits_reach_the_arguments)
+{
+  use_fixture ("ok");
+  const char *extra[] = { "memory", "512m", "pids", "128", NULL };
+  struct bx_module *m = load (extra);
+  bx_run_spec *spec = test_spec (BX_TOOL_SHELL, "{\"command\":\"true\"}", "c1", NULL);
+  bx_run_spec_set_limit (spec, BX_LIMIT_MEMORY, 64 << 20);
+  bx_run_spec_set_limit (spec, BX_LIMIT_PIDS, 32);
+  bx_run_spec_set_limit (spec, BX_LIMIT_CPU, 1500);
+  bx_run_spec_set_limit (spec, BX_LIMIT_FILE_SIZE, 1 << 20);
+  struct bx_run_output out;
+  const char *sentence = NULL;
+  ck_assert_int_eq (bx_module_run (m, spec, &out, &sentence), BX_RUN_OK);
+  bx_run_output_clear (&out);
+  bx_run_spec_free (spec);
+  char path[512];
+  snprintf (path, sizeof path, "%s/calls/0.args", record_dir);
+  size_t len = 0;
+  char *args = read_file (path, &len);
+  ck_assert_ptr_nonnull (args);
+  for (size_t i = 0; i < len; i++)
+    if (args[i] == '\0')
+      args[i] = ' ';
+  ck_assert_msg (strstr (args, " --cpus=1.500 --ulimit=fsize=1048576:1048576 --pids-limit=32 "
+                               "--memory=67108864 ")
+                     != NULL,
+                 "args: %s", args);
+  free (args);
+  test_podman_unload (m);
+}
+END_TEST
+
+/* ABI 1.1: podman's own folders and the program given by path are protected. */
+START_TEST (test_protected_paths_name_podman_storage_and_the_program)
+{
+  use_fixture ("ok");
+  struct bx_module *m = load (NULL);
+  const char *const *p = bx_module_protected_paths (m);
+  ck_assert_ptr_nonnull (p);
+  bool storage = false, program = false;
+  for (; *p != NULL; p++)
+    {
+      ck_assert_int_eq ((*p)[0], '/');
+      if (strcmp (*p, FAKE_PODMAN) == 0)
+        program = true;
+      if (strcmp (*p, geteuid () == 0 ? "/var/lib/containers" : "/etc/containers") == 0)
+        storage = true;
+    }
+  ck_assert (storage);
+  ck_assert (program);
   test_podman_unload (m);
 }
 END_TEST
@@ -668,6 +812,19 @@ START_TEST (test_options_are_checked_at_create)
   expect_refused (huge_limit, "shell_ms");
   const char *bad_bool[] = { "image", "x", "userns_keep_id", "maybe", NULL };
   expect_refused (bad_bool, "userns_keep_id");
+  const char *bad_cpus[] = { "image", "x", "cpus", "-1", NULL };
+  expect_refused (bad_cpus, "cpus");
+  const char *word_cpus[] = { "image", "x", "cpus", "all", NULL };
+  expect_refused (word_cpus, "cpus");
+  const char *tiny_fsize[] = { "image", "x", "file_size", "1k", NULL };
+  expect_refused (tiny_fsize, "file_size");
+  const char *bad_base[] = { "image", "x", "uidmap_base", "0", NULL };
+  expect_refused (bad_base, "uidmap_base");
+  /* Without its seccomp profile a sandbox could reach keyrings: no start. */
+  const char *no_profile[] = { "image", "x", "seccomp_profile", "/nonexistent/seccomp.json", NULL };
+  expect_refused (no_profile, "option seccomp_profile: cannot read \"/nonexistent/seccomp.json\"");
+  const char *relative_profile[] = { "image", "x", "seccomp_profile", "seccomp.json", NULL };
+  expect_refused (relative_profile, "not an absolute path");
   const char *relative_toolkit[] = { "image", "x", "toolkit", "bin/toolkit", NULL };
   expect_refused (relative_toolkit, "option toolkit: \"bin/toolkit\" is not an absolute path");
   const char *colon_toolkit[] = { "image", "x", "toolkit", "/a:b/toolkit", NULL };
@@ -739,7 +896,10 @@ START_TEST (test_http_fetch_runs_proxy_then_tool_then_removes_both)
   /* The egress folder was <home>/run/egress/<name>, made 0700 (it is gone now). */
   bool mounted = false;
   char *want = NULL;
-  ck_assert_int_ge (asprintf (&want, "--volume=%s/run/egress/%s:/run/egress:rw", home_dir, tool),
+  ck_assert_int_ge (asprintf (&want,
+                              "--mount=type=bind,src=%s/run/egress/%s,dst=/run/egress,"
+                              "bind-nonrecursive",
+                              home_dir, tool),
                     0);
   for (size_t i = 0; argv[i]; i++)
     mounted |= strcmp (argv[i], want) == 0;
@@ -873,10 +1033,15 @@ main (void)
   tcase_add_test (tc, test_exit_126_is_unavailable_with_the_runbook_pointer);
   tcase_add_test (tc, test_exit_127_is_unavailable_with_the_runbook_pointer);
   tcase_add_test (tc, test_exit_137_is_stopped_and_the_output_is_dropped);
+  tcase_add_test (tc, test_exit_153_is_past_the_file_size_limit);
   tcase_add_test (tc, test_another_exit_is_an_unexpected_status);
   tcase_add_test (tc, test_podman_dying_of_a_signal_is_an_unexpected_status);
   tcase_add_test (tc, test_podman_dying_of_a_signal_still_kills_and_removes_the_container);
   tcase_add_test (tc, test_a_flood_on_standard_error_is_drained_and_the_pointer_kept);
+  tcase_add_test (tc, test_a_cancelled_call_kills_and_removes_its_container);
+  tcase_add_test (tc, test_a_call_cancelled_before_it_starts_runs_nothing);
+  tcase_add_test (tc, test_spec_limits_reach_the_arguments);
+  tcase_add_test (tc, test_protected_paths_name_podman_storage_and_the_program);
   tcase_add_test (tc, test_podman_missing_is_unavailable_with_the_runbook_pointer);
   tcase_add_test (tc, test_output_past_the_cap_is_truncated_and_the_container_removed);
   tcase_add_test (tc, test_output_of_exactly_the_cap_is_not_truncated);
