@@ -63,6 +63,12 @@ bx_podman_check_source (const char *path)
       p += len;
       if (!S_ISDIR (st.st_mode))
         {
+          /* A regular file may be the source itself (a protected file read-only over its
+           * grant, the toolkit mounted into a grant's image), never a folder on the way. */
+          while (*p == '/')
+            p++;
+          if (*p == '\0' && S_ISREG (st.st_mode))
+            break;
           errno = ENOTDIR;
           r = -1;
           break;
