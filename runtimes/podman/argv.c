@@ -19,7 +19,7 @@ push_owned (struct argv_builder *b, char *s)
   if (b->len + 2 > b->cap)
     {
       b->cap = b->cap ? b->cap * 2 : 32;
-      b->items = bx_podman_xrealloc (b->items, b->cap * sizeof (char *));
+      b->items = bx_xrealloc (b->items, b->cap * sizeof (char *));
     }
   b->items[b->len++] = s;
   b->items[b->len] = NULL;
@@ -28,7 +28,7 @@ push_owned (struct argv_builder *b, char *s)
 static void
 push (struct argv_builder *b, const char *s)
 {
-  push_owned (b, bx_podman_xstrdup (s));
+  push_owned (b, bx_xstrdup (s));
 }
 
 /* The program and podman's global options (this kind of host needs `--runtime runc`). */
@@ -55,7 +55,7 @@ bx_podman_argv_tool (const struct bx_podman_config *cfg, const struct bx_podman_
   push (&b, "run");
   push (&b, "--rm");
   push (&b, "-i");
-  push_owned (&b, bx_podman_xasprintf ("--name=%s", call->name));
+  push_owned (&b, bx_xasprintf ("--name=%s", call->name));
   push (&b, "--label=boxmaker=tool");
   push (&b, "--network=none");
   push (&b, "--read-only");
@@ -63,16 +63,16 @@ bx_podman_argv_tool (const struct bx_podman_config *cfg, const struct bx_podman_
   push (&b, "--security-opt=no-new-privileges");
   if (cfg->userns_keep_id)
     push (&b, "--userns=keep-id");
-  push_owned (&b, bx_podman_xasprintf ("--pids-limit=%lld", (long long)cfg->pids));
-  push_owned (&b, bx_podman_xasprintf ("--memory=%s", cfg->memory));
+  push_owned (&b, bx_xasprintf ("--pids-limit=%lld", (long long)cfg->pids));
+  push_owned (&b, bx_xasprintf ("--memory=%s", cfg->memory));
   push (&b, "--tmpfs=/tmp:rw,size=64m,mode=1777");
   push_run_options (&b, cfg);
   for (size_t i = 0; i < call->mount_count; i++)
     push_owned (&b,
-                bx_podman_xasprintf ("--volume=%s:%s:%s", call->mounts[i].path,
+                bx_xasprintf ("--volume=%s:%s:%s", call->mounts[i].path,
                                      call->mounts[i].path, call->mounts[i].writable ? "rw" : "ro"));
   if (call->egress_dir != NULL)
-    push_owned (&b, bx_podman_xasprintf ("--volume=%s:/run/egress:rw", call->egress_dir));
+    push_owned (&b, bx_xasprintf ("--volume=%s:/run/egress:rw", call->egress_dir));
   push (&b, cfg->image);
   push (&b, "/bin/toolkit");
   push (&b, call->tool);
@@ -88,9 +88,9 @@ bx_podman_argv_proxy (const struct bx_podman_config *cfg, const char *name, cons
   push (&b, "run");
   push (&b, "-d");
   push (&b, "--rm");
-  push_owned (&b, bx_podman_xasprintf ("--name=%s-egress", name));
+  push_owned (&b, bx_xasprintf ("--name=%s-egress", name));
   push (&b, "--label=boxmaker=egress");
-  push_owned (&b, bx_podman_xasprintf ("--network=%s", cfg->egress_network));
+  push_owned (&b, bx_xasprintf ("--network=%s", cfg->egress_network));
   push (&b, "--read-only");
   push (&b, "--cap-drop=all");
   push (&b, "--security-opt=no-new-privileges");
@@ -99,7 +99,7 @@ bx_podman_argv_proxy (const struct bx_podman_config *cfg, const char *name, cons
   push (&b, "--pids-limit=64");
   push (&b, "--memory=128m");
   push_run_options (&b, cfg);
-  push_owned (&b, bx_podman_xasprintf ("--volume=%s:/run/egress:rw", egress_dir));
+  push_owned (&b, bx_xasprintf ("--volume=%s:/run/egress:rw", egress_dir));
   push (&b, cfg->image);
   push (&b, "/bin/toolkit");
   push (&b, "egress-proxy");
@@ -110,7 +110,7 @@ bx_podman_argv_proxy (const struct bx_podman_config *cfg, const char *name, cons
   size_t total = 1;
   for (size_t i = 0; i < host_count; i++)
     total += strlen (hosts[i]) + 1;
-  char *joined = bx_podman_xmalloc (total);
+  char *joined = bx_xmalloc (total);
   joined[0] = '\0';
   for (size_t i = 0; i < host_count; i++)
     {

@@ -52,7 +52,7 @@ program_found (const char *program)
   while (*path != '\0')
     {
       size_t len = strcspn (path, ":");
-      char *candidate = bx_podman_xasprintf ("%.*s/%s", (int)len, len ? path : ".", program);
+      char *candidate = bx_xasprintf ("%.*s/%s", (int)len, len ? path : ".", program);
       bool ok = access (candidate, X_OK) == 0;
       free (candidate);
       if (ok)
@@ -153,7 +153,7 @@ podman_create (const struct bx_host *host, const bx_options *options, void **ins
     }
   /* The host passes "" without a home; a relative one would depend on brokerd's cwd. */
   if (host->home != NULL && host->home[0] == '/')
-    inst->egress_root = bx_podman_xasprintf ("%s/run/egress", host->home);
+    inst->egress_root = bx_xasprintf ("%s/run/egress", host->home);
 
   /* Not fatal: podman may be installed after brokerd starts; each call says so again. */
   if (!program_found (inst->cfg.podman))

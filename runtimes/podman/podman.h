@@ -1,5 +1,6 @@
 /* podman.so's internal interfaces.  Everything declared here is hidden (the module builds
- * with -fvisibility=hidden), so only bx_runtime_entry leaves the shared object. */
+ * with -fvisibility=hidden and links base behind a version script), so only
+ * bx_runtime_entry leaves the shared object. */
 #ifndef BX_PODMAN_H
 #define BX_PODMAN_H
 
@@ -9,6 +10,10 @@
 #include <sys/types.h>
 
 #include <boxmaker/runtime.h>
+
+#include "bx/cleanup.h"
+#include "bx/command.h"
+#include "bx/deadline.h"
 
 /* The four tools, in the order of the time-limit options. */
 enum bx_podman_tool
@@ -71,43 +76,6 @@ int bx_podman_token (char token[BX_PODMAN_TOKEN_LEN + 1]);
 /* boxmaker-<session>-<call>-<n>-<token>, newly allocated. */
 char *bx_podman_name (const char *session, const char *call, uint64_t n, const char *token);
 
-/* ---- process.c: running podman. ---------------------------------------------------------- */
-#define BX_PODMAN_STDERR_KEEP 4096
-
-enum bx_podman_end
-{
-  BX_PODMAN_EXITED,    /* exit_code holds podman's exit status */
-  BX_PODMAN_SIGNALED,  /* podman itself died of a signal (signal) */
-  BX_PODMAN_NOT_RUN,   /* podman could not be started (spawn_errno) */
-  BX_PODMAN_TIMED_OUT, /* the deadline passed first */
-  BX_PODMAN_CAPPED,    /* standard output went past the cap first */
-};
-
-struct bx_podman_outcome
-{
-  enum bx_podman_end end;
-  int exit_code;
-  int signal;
-  int spawn_errno;
-  char *out; /* standard output, at most cap bytes kept (malloc'd, may be NULL) */
-  size_t out_len;
-  char err[BX_PODMAN_STDERR_KEEP + 1]; /* the first 4 KiB of standard error, NUL-terminated */
-  size_t err_len;
-};
-
-/* Runs ARGV with INPUT on standard input (then closed), keeping standard output up to CAP
- * bytes when KEEP_OUTPUT (a byte more ends the run as CAPPED), until the process exits or
- * DEADLINE_MS (CLOCK_MONOTONIC) passes.  When it ends TIMED_OUT or CAPPED, the process may
- * still be running: *child holds it for bx_podman_reap; otherwise *child is -1. */
-void bx_podman_execute (char *const argv[], const char *input, size_t input_len, bool keep_output,
-                        uint64_t cap, int64_t deadline_ms, struct bx_podman_outcome *outcome,
-                        pid_t *child);
-/* Waits up to GRACE_MS for CHILD to exit, then kills it with SIGKILL and waits.  Returns
- * true when it had to kill it. */
-bool bx_podman_reap (pid_t child, int64_t grace_ms);
-void bx_podman_outcome_clear (struct bx_podman_outcome *outcome);
-int64_t bx_podman_now_ms (void);
-
 /* ---- module.c / call.c: one instance and one call. --------------------------------------- */
 struct bx_podman_instance
 {
@@ -120,11 +88,5 @@ struct bx_podman_instance
 
 enum bx_run_status bx_podman_call_run (struct bx_podman_instance *inst, const bx_run_spec *spec,
                                        bx_run_result *result, const char **sentence);
-
-/* ---- util ---------------------------------------------------------------------------------- */
-void *bx_podman_xmalloc (size_t n);
-void *bx_podman_xrealloc (void *p, size_t n);
-char *bx_podman_xstrdup (const char *s);
-char *bx_podman_xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 
 #endif

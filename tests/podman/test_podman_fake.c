@@ -393,7 +393,9 @@ START_TEST (test_output_past_the_cap_is_truncated_and_the_container_removed)
   ck_assert (out.truncated);
   ck_assert_uint_eq (out.len, 1000);
   ck_assert_uint_eq (strspn (out.content, "x"), 1000);
-  ck_assert_msg (seconds_since (t0) < 10, "took %.1f s", seconds_since (t0));
+  /* Not the fixture's 30 s: at worst `podman run` gets its 10 s grace after the kill and is
+   * then killed itself (a loaded machine once took 10.1 s there). */
+  ck_assert_msg (seconds_since (t0) < 25, "took %.1f s", seconds_since (t0));
 
   char *name = recorded_name (0);
   char *want = NULL;
