@@ -22,12 +22,7 @@
 /* Past this many problems the rest are summed up in one line. */
 #define MAX_PROBLEMS 50
 
-static const char *const class_names[] = {
-  [BX_CLASS_PUBLIC] = "public",
-  [BX_CLASS_INTERNAL] = "internal",
-  [BX_CLASS_PRIVATE] = "private",
-  [BX_CLASS_SECRET] = "secret",
-};
+static const char *const class_names[BX_CLASS_COUNT] = BX_CLASS_NAMES;
 
 const char *bx_class_name (enum bx_data_class class)
 {
@@ -378,7 +373,7 @@ folder_problem (const char *s)
 {
   if (s[0] != '/')
     return "is relative: expected an absolute folder";
-  if (strchr (s, ':') != NULL || strchr (s, ',') != NULL)
+  if (strpbrk (s, BX_MOUNT_PATH_FORBIDDEN) != NULL)
     return "cannot be mounted: it contains ':' or ','";
   if (has_control (s))
     return "contains a control character: expected a plain folder name";
@@ -643,14 +638,6 @@ parse_grants (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
   }
 }
 
-/* The same rule as the module loader's: a name never climbs out of the runtimes folder. */
-static bool
-valid_module_name (const char *s)
-{
-  size_t n = strlen (s);
-  return n > 0 && n <= 64 && strspn (s, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
-}
-
 static void
 parse_options (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
 {
@@ -727,7 +714,7 @@ parse_runtime (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
       const char *m = string_of (w, v[0], "module", "a module name or an absolute path");
       if (m != NULL)
         {
-          if (m[0] == '/' ? file_problem (m) != NULL : !valid_module_name (m))
+          if (m[0] == '/' ? file_problem (m) != NULL : !bx_module_name_valid (m))
             problem (w, v[0],
                      "module \"%s\" is not valid: expected a name of [a-z0-9_-] "
                      "or an absolute path to a .so",

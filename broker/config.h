@@ -13,6 +13,7 @@
 
 #include <boxmaker/runtime.h>
 
+#include "bx/contract.h"
 #include "bx/error.h"
 #include "bx/tool_args.h"
 
@@ -26,14 +27,7 @@
 #define BX_DEFAULT_ADMIN_SOCKET       "/run/boxmaker/admin.sock"
 #define BX_DEFAULT_APPROVAL_MS        (5 * 60 * 1000)
 
-/* The data class that labels a grant's results, from least to most sensitive. */
-enum bx_data_class
-{
-  BX_CLASS_PUBLIC,
-  BX_CLASS_INTERNAL,
-  BX_CLASS_PRIVATE,
-  BX_CLASS_SECRET,
-};
+/* The data class that labels a grant's results: enum bx_data_class (bx/contract.h). */
 #define BX_DEFAULT_CLASS BX_CLASS_PRIVATE
 
 /* "public", "internal", "private", "secret". */

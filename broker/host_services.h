@@ -18,7 +18,7 @@
 /* The most output one run may hand the host: what a response can carry, whatever the
  * module's own cap.  Beyond it output_append keeps what fits, returns -1 and marks the
  * result truncated. */
-#define BX_HOST_OUTPUT_CAP ((size_t)16 * 1024 * 1024)
+#define BX_HOST_OUTPUT_CAP BX_HOST_OUTPUT_MAX
 
 /* A log line longer than this is cut (a module must not be able to flood the log with one
  * call). */

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bx/contract.h"
 #include "bx/cleanup.h"
 #include "bx/printable.h"
 #include "host_services.h"
@@ -26,7 +27,6 @@ static const char generic_failure[] = "the tool runtime failed without giving a 
 static const char unknown_answer[] = "the tool runtime gave an answer brokerd does not understand";
 static const char not_started[] = "the tool runtime is not started";
 
-#define NAME_MAX_LEN 64
 
 struct bx_module
 {
@@ -41,15 +41,6 @@ struct bx_module
   void *instance;
   bool created;
 };
-
-static bool
-valid_name (const char *name)
-{
-  size_t n = strlen (name);
-  if (n == 0 || n > NAME_MAX_LEN)
-    return false;
-  return strspn (name, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
-}
 
 /* The module's file for NAME_OR_PATH, or NULL with an error. */
 static char *
@@ -74,7 +65,7 @@ module_file (const char *name_or_path, const char *runtimedir, bx_error *err)
           }
       return bx_xstrdup (name_or_path);
     }
-  if (!valid_name (name_or_path))
+  if (!bx_module_name_valid (name_or_path))
     {
       /* A relative path would depend on brokerd's working folder; a name with a slash could
        * climb out of the runtimes folder. */
@@ -82,7 +73,7 @@ module_file (const char *name_or_path, const char *runtimedir, bx_error *err)
       bx_error_setc (err, EINVAL,
                      "runtime module \"%s\": a module is a name of [a-z0-9_-] (up to %d) or "
                      "an absolute path to a .so",
-                     shown, NAME_MAX_LEN);
+                     shown, BX_MODULE_NAME_MAX);
       return NULL;
     }
   if (runtimedir == NULL || runtimedir[0] == '\0')
@@ -228,7 +219,7 @@ bx_module_load (const char *name_or_path, const char *runtimedir, struct bx_modu
   struct bx_module *m = bx_xzalloc (sizeof (*m));
   m->handle = handle;
   m->table = copy;
-  m->name = copy.name != NULL && valid_name (copy.name) ? bx_xstrdup (copy.name) : file_stem (path);
+  m->name = bx_module_name_valid (copy.name) ? bx_xstrdup (copy.name) : file_stem (path);
   m->path = steal_pointer (&path);
   *out = m;
   return 0;

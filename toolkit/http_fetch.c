@@ -35,11 +35,11 @@ bx_toolkit_curl_argv (const char *curl, const char *url, const char *argv[BX_TOO
     "--max-time",
     "50",
     "--max-filesize",
-    "8388608",
+    BX_STR (BX_FETCH_BODY_MAX),
     "--cacert",
     "/etc/ssl/certs/ca-certificates.crt",
     "--proxy",
-    "socks5h://localhost/run/egress/egress.sock",
+    "socks5h://localhost" BX_EGRESS_SOCKET,
     "--write-out",
     "\n[http %{response_code}]",
     "--url",
@@ -153,7 +153,7 @@ bx_toolkit_http_fetch (const struct bx_tool_args *args, const char *curl, int ou
 
   /* The body is held back until curl has ended: a transfer that fails half-way must show
    * the model only the failure, not half a page that looks whole. */
-  const size_t body_cap = BX_TOOLKIT_FETCH_MAX + TRAILER_ROOM;
+  const size_t body_cap = (size_t)BX_FETCH_BODY_MAX + TRAILER_ROOM;
   cleanup_free char *body = bx_xmalloc (body_cap);
   size_t body_len = 0, err_len = 0;
   char errbuf[STDERR_KEEP + 1];
@@ -166,8 +166,8 @@ bx_toolkit_http_fetch (const struct bx_tool_args *args, const char *curl, int ou
   /* TRAILER_ROOM is only room to read into: the body itself may not pass the limit. */
   if (!fits
       || (WIFEXITED (status) && WEXITSTATUS (status) == 0
-          && body_len > BX_TOOLKIT_FETCH_MAX + TRAILER_LEN))
-    return refuse (out_fd, url, "the response is larger than 8388608 bytes");
+          && body_len > (size_t)BX_FETCH_BODY_MAX + TRAILER_LEN))
+    return refuse (out_fd, url, "the response is larger than " BX_STR (BX_FETCH_BODY_MAX) " bytes");
 
   if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
     {

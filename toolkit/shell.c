@@ -18,11 +18,12 @@
 #include <unistd.h>
 
 #include "bx/cleanup.h"
+#include "bx/contract.h"
 #include "tools.h"
 
 /* What the shell wrote after it ended is read up to this much; a child that escaped every
  * kill could otherwise keep the pipe full for ever. */
-#define DRAIN_MAX (16u * 1024 * 1024)
+#define DRAIN_MAX BX_HOST_OUTPUT_MAX
 
 /* A signal handler can reach only globals: the write end of the self-pipe that wakes the
  * poll loop when a child ends. */

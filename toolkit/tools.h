@@ -29,9 +29,9 @@ enum
 #define BX_TOOLKIT_READ_FILE_MAX (1024u * 1024)
 /* The program http_fetch runs in the installed toolkit. */
 #define BX_TOOLKIT_CURL "/bin/curl"
-/* curl's --max-filesize; http_fetch also stops reading a body that grows past it (curl 7.88
- * checks the limit only against a Content-Length it was told). */
-#define BX_TOOLKIT_FETCH_MAX 8388608u
+/* curl's --max-filesize is BX_FETCH_BODY_MAX (bx/contract.h); http_fetch also stops reading
+ * a body that grows past it (curl 7.88 checks the limit only against a Content-Length it was
+ * told). */
 
 /* Reads all of FD, at most BX_TOOL_ARGS_MAX bytes.  0 with *out (NUL-terminated, to free)
  * and *len, or -1 with *err: a read error, or code EMSGSIZE for one byte more. */

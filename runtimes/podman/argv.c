@@ -72,7 +72,7 @@ bx_podman_argv_tool (const struct bx_podman_config *cfg, const struct bx_podman_
                 bx_xasprintf ("--volume=%s:%s:%s", call->mounts[i].path,
                                      call->mounts[i].path, call->mounts[i].writable ? "rw" : "ro"));
   if (call->egress_dir != NULL)
-    push_owned (&b, bx_xasprintf ("--volume=%s:/run/egress:rw", call->egress_dir));
+    push_owned (&b, bx_xasprintf ("--volume=%s:" BX_EGRESS_DIR ":rw", call->egress_dir));
   push (&b, cfg->image);
   push (&b, "/bin/toolkit");
   push (&b, call->tool);
@@ -99,12 +99,12 @@ bx_podman_argv_proxy (const struct bx_podman_config *cfg, const char *name, cons
   push (&b, "--pids-limit=64");
   push (&b, "--memory=128m");
   push_run_options (&b, cfg);
-  push_owned (&b, bx_xasprintf ("--volume=%s:/run/egress:rw", egress_dir));
+  push_owned (&b, bx_xasprintf ("--volume=%s:" BX_EGRESS_DIR ":rw", egress_dir));
   push (&b, cfg->image);
   push (&b, "/bin/toolkit");
   push (&b, "egress-proxy");
   push (&b, "--socket");
-  push (&b, "/run/egress/egress.sock");
+  push (&b, BX_EGRESS_SOCKET);
   push (&b, "--allow");
 
   size_t total = 1;

@@ -297,7 +297,7 @@ start_proxy (struct bx_podman_instance *inst, const bx_run_spec *spec, const cha
                RUNBOOK_POINTER);
   else
     {
-      char *sock = bx_xasprintf ("%s/egress.sock", egress_dir);
+      char *sock = bx_xasprintf ("%s/" BX_EGRESS_SOCKET_NAME, egress_dir);
       if (wait_for_socket (sock, PROXY_SOCKET_MS))
         r = 0;
       else
@@ -359,23 +359,12 @@ run_with_egress (struct bx_podman_instance *inst, const bx_run_spec *spec,
   return status;
 }
 
-static int
-tool_index (const char *tool)
-{
-  static const char *const names[BX_PODMAN_TOOL_COUNT]
-      = { "read_file", "write_file", "shell", "http_fetch" };
-  for (int i = 0; i < BX_PODMAN_TOOL_COUNT; i++)
-    if (tool != NULL && strcmp (tool, names[i]) == 0)
-      return i;
-  return -1;
-}
-
 /* A mount path becomes `--volume=<path>:<path>:ro`: ':' and ',' would split it there
  * (brokerd's config refuses such grants; this is the module's own guard). */
 static bool
 mountable (const char *path)
 {
-  return path != NULL && path[0] == '/' && strpbrk (path, ":,") == NULL;
+  return path != NULL && path[0] == '/' && strpbrk (path, BX_MOUNT_PATH_FORBIDDEN) == NULL;
 }
 
 enum bx_run_status
@@ -383,8 +372,8 @@ bx_podman_call_run (struct bx_podman_instance *inst, const bx_run_spec *spec, bx
                     const char **sentence)
 {
   const struct bx_host *host = inst->host;
-  int tool = tool_index (host->spec_tool (spec));
-  if (tool < 0)
+  enum bx_tool tool;
+  if (bx_tool_lookup (host->spec_tool (spec), &tool) < 0)
     {
       host->log (host, BX_LOG_ERROR, "unknown tool \"%s\"", host->spec_tool (spec));
       return fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);

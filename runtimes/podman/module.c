@@ -14,13 +14,13 @@ static const char *const known_options[] = {
   "global_options", "run_options",  "userns_keep_id", NULL,
 };
 
-static const char *const limit_names[BX_PODMAN_TOOL_COUNT] = {
+static const char *const limit_names[BX_TOOL_COUNT] = {
   "read_file_ms",
   "write_file_ms",
   "shell_ms",
   "http_fetch_ms",
 };
-static const uint64_t limit_defaults[BX_PODMAN_TOOL_COUNT] = { 30000, 30000, 100000, 60000 };
+static const uint64_t limit_defaults[BX_TOOL_COUNT] = { 30000, 30000, 100000, 60000 };
 
 /* A day: far above any sensible limit, and far from overflowing a deadline. */
 #define MAX_LIMIT_MS (24ull * 3600 * 1000)
@@ -87,7 +87,7 @@ read_options (const struct bx_host *host, const bx_options *options, struct bx_p
   if (host->option_string (options, "egress_network", "slirp4netns", &cfg->egress_network, sink) < 0
       || check_not_option (host, "egress_network", cfg->egress_network, sink) < 0)
     return -1;
-  if (host->option_size (options, "output_cap", 262144, &cfg->output_cap, sink) < 0)
+  if (host->option_size (options, "output_cap", BX_MODULE_OUTPUT_DEFAULT, &cfg->output_cap, sink) < 0)
     return -1;
 
   /* memory is handed to podman as written ("512m"), after checking it is a size. */
@@ -102,7 +102,7 @@ read_options (const struct bx_host *host, const bx_options *options, struct bx_p
     }
   if (host->option_int (options, "pids", 1, 4194304, 128, &cfg->pids, sink) < 0)
     return -1;
-  for (int i = 0; i < BX_PODMAN_TOOL_COUNT; i++)
+  for (int i = 0; i < BX_TOOL_COUNT; i++)
     {
       if (host->option_duration_ms (options, limit_names[i], limit_defaults[i], &cfg->limit_ms[i],
                                     sink)

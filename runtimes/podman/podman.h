@@ -13,17 +13,9 @@
 
 #include "bx/cleanup.h"
 #include "bx/command.h"
+#include "bx/contract.h"
 #include "bx/deadline.h"
 
-/* The four tools, in the order of the time-limit options. */
-enum bx_podman_tool
-{
-  BX_PODMAN_READ_FILE,
-  BX_PODMAN_WRITE_FILE,
-  BX_PODMAN_SHELL,
-  BX_PODMAN_HTTP_FETCH,
-};
-#define BX_PODMAN_TOOL_COUNT 4
 
 /* The module's options, checked once by create() and read-only afterwards. */
 struct bx_podman_config
@@ -34,7 +26,7 @@ struct bx_podman_config
   uint64_t output_cap;
   const char *memory; /* as written in the config ("512m"), already checked as a size */
   int64_t pids;
-  uint64_t limit_ms[BX_PODMAN_TOOL_COUNT];
+  uint64_t limit_ms[BX_TOOL_COUNT]; /* by enum bx_tool */
   const char *const *global_options; /* between the program and its subcommand */
   size_t global_count;
   const char *const *run_options; /* after the fixed `run` options, before the mounts */
