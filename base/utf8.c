@@ -63,6 +63,26 @@ decode (const unsigned char *s, size_t len, size_t *n)
   return true;
 }
 
+size_t
+bx_utf8_sequence (const char *s, size_t len)
+{
+  size_t n;
+  if (len == 0 || !decode ((const unsigned char *)s, len, &n))
+    return 0;
+  return n;
+}
+
+size_t
+bx_utf8_cut (const char *s, size_t len, size_t max)
+{
+  if (len <= max)
+    return len;
+  size_t n = max;
+  while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+    n--;
+  return n;
+}
+
 bool
 bx_utf8_valid (const char *s, size_t len)
 {

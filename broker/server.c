@@ -19,7 +19,9 @@
 #include "bx/deadline.h"
 #include "bx/frame.h"
 #include "bx/message.h"
+#include "bx/printable.h"
 #include "bx/tool_args.h"
+#include "bx/utf8.h"
 
 #include "approvals.h"
 #include "policy.h"
@@ -220,19 +222,14 @@ usable_id (const json_t *frame)
   return id;
 }
 
-static void
-serve_call (struct server *s, int fd)
+/* Reads one request and takes it apart: 0 with *env (pointing into *frame), or -1 once the
+ * request has been answered (or was a probe). */
+static int
+parse_request (struct call *c, json_t **frame, struct bx_envelope *env)
 {
-  struct call c = {
-    .server = s,
-    .fd = fd,
-    .started = bx_now_ms (),
-    .rec = { .content_bytes = -1 },
-  };
-  const struct bx_config *cfg = s->config;
+  const struct bx_config *cfg = c->server->config;
   cleanup_error bx_error err = NULL;
-  json_t *frame = NULL;
-  if (bx_frame_read (fd, bx_deadline_in (cfg->request_timeout_ms), &frame, &err) < 0)
+  if (bx_frame_read (c->fd, bx_deadline_in (cfg->request_timeout_ms), frame, &err) < 0)
     {
       cleanup_free char *detail = NULL;
       switch (bx_error_code (err))
@@ -240,7 +237,7 @@ serve_call (struct server *s, int fd)
         case BX_FRAME_CLOSED:
           /* Connected and left without a byte: a probe (another brokerd checking whether
            * this socket is live), not a call. */
-          return;
+          return -1;
         case BX_FRAME_TIMED_OUT:
           detail = bx_xasprintf ("no complete request within %lld ms",
                                  (long long)cfg->request_timeout_ms);
@@ -253,85 +250,88 @@ serve_call (struct server *s, int fd)
           detail = bx_xasprintf ("bad frame: %s", bx_error_msg (err));
           break;
         }
-      refuse (&c, NULL, detail);
-      return;
+      refuse (c, NULL, detail);
+      return -1;
     }
 
   /* The version first: a later version may shape its messages differently, and the client
-   * deserves to hear that it speaks the wrong one rather than what failed to parse. */
-  json_t *v = json_object_get (frame, "v");
+   * deserves to hear that it speaks the wrong one rather than what failed to parse.  The
+   * envelope parser takes only an integer v, so this is the one version check. */
+  json_t *v = json_object_get (*frame, "v");
   if (json_is_integer (v) && json_integer_value (v) != BX_PROTOCOL_VERSION)
     {
       cleanup_free char *detail
           = bx_xasprintf ("unsupported protocol version %lld: this brokerd speaks %d",
                           (long long)json_integer_value (v), BX_PROTOCOL_VERSION);
-      refuse (&c, usable_id (frame), detail);
-      json_decref (frame);
-      return;
+      refuse (c, usable_id (*frame), detail);
+      return -1;
     }
-  struct bx_envelope env;
-  if (bx_envelope_parse (frame, &env, &err) < 0)
+  if (bx_envelope_parse (*frame, env, &err) < 0)
     {
       /* Answer with the id when there is a usable one, so the client can match it. */
       cleanup_free char *detail = bx_xasprintf ("bad message: %s", bx_error_msg (err));
-      refuse (&c, usable_id (frame), detail);
-      json_decref (frame);
-      return;
+      refuse (c, usable_id (*frame), detail);
+      return -1;
     }
-  const char *id = bx_valid_id (env.id) ? env.id : NULL;
-  cleanup_free char *detail = NULL;
-  if (env.v != BX_PROTOCOL_VERSION)
-    detail = bx_xasprintf ("unsupported protocol version %lld: this brokerd speaks %d",
-                           (long long)env.v, BX_PROTOCOL_VERSION);
-  else if (id == NULL)
-    detail = bx_xstrdup ("bad id: expected 1 to 64 of [A-Za-z0-9_.-]");
-  else if (env.type != BX_MSG_TOOL_REQUEST)
-    detail = bx_xstrdup ("unexpected message: expected a tool_request");
-  else if (!env.final)
-    detail = bx_xstrdup ("a tool_request must be final");
-  else if (!bx_valid_id (env.u.request.call))
-    detail = bx_xstrdup ("bad call id: expected 1 to 64 of [A-Za-z0-9_.-]");
-  else if (!bx_valid_id (env.u.request.session))
-    detail = bx_xstrdup ("bad session id: expected 1 to 64 of [A-Za-z0-9_.-]");
+  const char *id = bx_valid_id (env->id) ? env->id : NULL;
+  const char *detail = NULL;
+  if (id == NULL)
+    detail = "bad id: expected 1 to " BX_STR (BX_ID_MAX) " of [A-Za-z0-9_.-]";
+  else if (env->type != BX_MSG_TOOL_REQUEST)
+    detail = "unexpected message: expected a tool_request";
+  else if (!env->final)
+    detail = "a tool_request must be final";
+  else if (!bx_valid_id (env->u.request.call))
+    detail = "bad call id: expected 1 to " BX_STR (BX_ID_MAX) " of [A-Za-z0-9_.-]";
+  else if (!bx_valid_id (env->u.request.session))
+    detail = "bad session id: expected 1 to " BX_STR (BX_ID_MAX) " of [A-Za-z0-9_.-]";
+  else if (strcmp (env->id, env->u.request.call) != 0)
+    detail = "bad id: the frame's id must equal the request's call";
   if (detail != NULL)
     {
-      refuse (&c, id, detail);
-      json_decref (frame);
-      return;
+      refuse (c, id, detail);
+      return -1;
     }
+  return 0;
+}
 
-  c.rec.call = env.u.request.call;
-  c.rec.session = env.u.request.session;
-  c.rec.tool = env.u.request.tool;
+/* Decides and runs one parsed request, and answers it. */
+static void
+run_request (struct call *c, const struct bx_envelope *env)
+{
+  const struct bx_config *cfg = c->server->config;
+  const char *id = env->id;
+  cleanup_error bx_error err = NULL;
+
+  c->rec.call = env->u.request.call;
+  c->rec.session = env->u.request.session;
+  c->rec.tool = env->u.request.tool;
   enum bx_tool tool;
-  if (bx_tool_from_name (env.u.request.tool, &tool) < 0)
+  if (bx_tool_from_name (env->u.request.tool, &tool) < 0)
     {
-      /* The name as sent, cut to 64 bytes at a character boundary (a JSON string must stay
-       * valid UTF-8). */
-      const char *name = env.u.request.tool;
-      size_t cut = strlen (name) > 64 ? 64 : strlen (name);
-      while (cut > 0 && ((unsigned char)name[cut] & 0xc0) == 0x80)
-        cut--;
+      /* The name as sent, made safe and cut: it reaches the model and the operator's
+       * terminal, so no control byte of it may pass. */
+      const char *name = env->u.request.tool;
+      size_t len = strlen (name);
+      cleanup_free char *quoted = bx_printable (name, len, BX_SHOWN_NAME_MAX);
       cleanup_free char *reason = bx_xasprintf (
-          "unknown tool \"%.*s\": expected read_file, write_file, shell or http_fetch", (int)cut,
-          name);
-      /* The audit line gets the same cut: the whole name could make it megabytes long. */
-      cleanup_free char *shown = bx_xstrndup (name, cut);
-      c.rec.tool = shown;
-      deny_request (&c, id, reason);
-      json_decref (frame);
+          "unknown tool \"%s\": expected read_file, write_file, shell or http_fetch", quoted);
+      /* The audit line gets the same cut (it is JSON, which escapes the rest): the whole
+       * name could make it megabytes long. */
+      cleanup_free char *cut = bx_xstrndup (name, bx_utf8_cut (name, len, BX_SHOWN_NAME_MAX));
+      c->rec.tool = cut;
+      deny_request (c, id, reason);
       return;
     }
   struct bx_tool_args args = { 0 };
-  if (bx_tool_args_from_json (tool, env.u.request.arguments, &args, &err) < 0)
+  if (bx_tool_args_from_json (tool, env->u.request.arguments, &args, &err) < 0)
     {
       bx_tool_args_clear (&args);
-      deny_request (&c, id, bx_error_msg (err));
-      json_decref (frame);
+      deny_request (c, id, bx_error_msg (err));
       return;
     }
   if (tool == BX_TOOL_WRITE_FILE && args.content != NULL)
-    c.rec.content_bytes = (ssize_t)strlen (args.content);
+    c->rec.content_bytes = (ssize_t)strlen (args.content);
 
   struct bx_decision d;
   bx_policy_decide (cfg, &args, &d);
@@ -343,18 +343,32 @@ serve_call (struct server *s, int fd)
       return;
     }
   struct bx_run_report report;
-  json_t *answer
-      = bx_runner_respond (s->module, &d, id, env.u.request.call, env.u.request.session, &report);
-  c.rec.decision = d.verdict == BX_ALLOWED ? "allowed" : "denied";
-  c.rec.grant = d.verdict == BX_ALLOWED ? (ssize_t)d.grant_index + 1 : 0;
-  c.rec.reason = d.reason;
-  c.rec.outcome = report.outcome;
-  c.rec.output_bytes = report.output_bytes;
-  c.rec.truncated = report.truncated;
+  json_t *answer = bx_runner_respond (c->server->module, &d, id, env->u.request.call,
+                                      env->u.request.session, &report);
+  c->rec.decision = d.verdict == BX_ALLOWED ? "allowed" : "denied";
+  c->rec.grant = d.verdict == BX_ALLOWED ? (ssize_t)d.grant_index + 1 : 0;
+  c->rec.reason = d.reason;
+  c->rec.outcome = report.outcome;
+  c->rec.output_bytes = report.output_bytes;
+  c->rec.truncated = report.truncated;
   /* The client may read a large answer slowly; it gets a fresh deadline of its own. */
-  finish (&c, answer, bx_deadline_in (cfg->request_timeout_ms));
+  finish (c, answer, bx_deadline_in (cfg->request_timeout_ms));
   bx_decision_clear (&d);
-  json_decref (frame);
+}
+
+static void
+serve_call (struct server *s, int fd)
+{
+  struct call c = {
+    .server = s,
+    .fd = fd,
+    .started = bx_now_ms (),
+    .rec = { .content_bytes = -1 },
+  };
+  json_auto_t *frame = NULL;
+  struct bx_envelope env;
+  if (parse_request (&c, &frame, &env) == 0)
+    run_request (&c, &env);
 }
 
 /* Past max_connections: say so at once and close, so the client never hangs.  The client

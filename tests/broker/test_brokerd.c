@@ -424,8 +424,13 @@ START_TEST (test_brokerd_decision_table_end_to_end)
       "unknown tool "
       "\"x\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
       "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
-      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\": "
+      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9...\": "
       "expected read_file, write_file, shell or http_fetch" },
+    /* Control bytes never reach the reason (nor the operator's terminal) raw. */
+    { "\x1b[31mred\x07", "{}",
+      "unknown tool \"\\x1b[31mred\\x07\": expected read_file, write_file, shell or http_fetch" },
+    { "read_file", "{\"path\": \"/etc/\\u001b[2Jx\"}",
+      "read_file: /etc/\\x1b[2Jx is outside every granted folder" },
     { "read_file",
       "{\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
       "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
@@ -582,6 +587,9 @@ START_TEST (test_brokerd_answers_every_malformed_frame_with_an_error)
       "", "bad id");
   expect_error (raw_json (&b, REQ ("1", "c1", "true", "../etc", "s")), "c1", "bad call id");
   expect_error (raw_json (&b, REQ ("1", "c1", "true", "c1", "s/1")), "c1", "bad session id");
+  /* The frame's id must be the request's call (docs/protocol.md, the exchange, step 1). */
+  expect_error (raw_json (&b, REQ ("1", "c1", "true", "c2", "s")), "c1",
+                "bad id: the frame's id must equal the request's call");
   /* An id with a NUL inside is not cut at the NUL and echoed as if it were the id. */
   expect_error (raw_json (&b, REQ ("2", "c1\\u0000x", "true", "c1", "s")), "",
                 "unsupported protocol version 2");

@@ -139,7 +139,7 @@ static const struct row table[] = {
     "http_fetch: the URL's host is percent-encoded: expected a plain host name: "
     "https://ex%61mple.com/" },
   { H, "https://example.com\\@evil.net/", NULL, DENY,
-    "http_fetch: the URL holds a backslash: expected none: https://example.com\\@evil.net/" },
+    "http_fetch: the URL holds a backslash: expected none: https://example.com\\x5c@evil.net/" },
   { H, "https://example.com./", NULL, DENY,
     "http_fetch: the URL's host is not a valid host name: https://example.com./" },
   { H, "https://exa_mple.com/", NULL, DENY, NULL },

@@ -39,7 +39,7 @@ static const struct
   { RF, "{\"path\":\"a\",\"extra\":1}", false, "read_file: unknown field \"extra\"" },
   { RF, "{\"Path\":\"a\"}", false, "read_file: unknown field \"Path\"" },
   { RF, "{\"path\":\"a\",\"content\":\"b\"}", false, "read_file: unknown field \"content\"" },
-  { RF, "{\"p\\u00e4th\":\"a\"}", false, "read_file: unknown field \"p\\xc3\\xa4th\"" },
+  { RF, "{\"p\\u00e4th\":\"a\"}", false, "read_file: unknown field \"p\xc3\xa4th\"" },
   { RF, "{\"a\\\"b\":\"a\"}", false, "read_file: unknown field \"a\\x22b\"" },
   { RF, "{\"\":\"a\"}", false, "read_file: unknown field \"\"" },
   { RF, "{\"path\":\"a\",\"path\":\"b\"}", false, "read_file: duplicate field \"path\"" },
