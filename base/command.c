@@ -247,8 +247,8 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
       || (!cmd->error_to_output && (err_pipe[0] < 0 || err_pipe[1] < 0)))
     goto not_run;
 
-  pid_t pid = spawn (cmd, in_pair[1], out_pipe[1],
-                     cmd->error_to_output ? out_pipe[1] : err_pipe[1], &r->failed_chdir);
+  pid_t pid = spawn (cmd, in_pair[1], out_pipe[1], cmd->error_to_output ? out_pipe[1] : err_pipe[1],
+                     &r->failed_chdir);
   if (pid < 0)
     goto not_run;
   if (cmd->started != NULL)
@@ -314,8 +314,8 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
 
       if (ready > 0 && idx_in >= 0 && fds[idx_in].revents)
         {
-          ssize_t w = send (in_fd, cmd->input + sent, cmd->input_len - sent,
-                            MSG_NOSIGNAL | MSG_DONTWAIT);
+          ssize_t w
+              = send (in_fd, cmd->input + sent, cmd->input_len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
           if (w > 0)
             sent += (size_t)w;
           else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)

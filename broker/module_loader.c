@@ -212,7 +212,7 @@ bx_module_load (const char *name_or_path, const char *runtimedir, struct bx_modu
                           path, (unsigned)BX_RUNTIME_ABI_MAJOR, (unsigned)BX_RUNTIME_ABI_MINOR,
                           BX_RUNTIME_ENTRY);
 
-  struct bx_runtime copy;
+  struct bx_runtime copy = { 0 };
   if (check_table (path, t, &copy, err) < 0)
     return -1;
 

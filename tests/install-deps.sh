@@ -6,7 +6,7 @@ set -eu
 packages="
   build-essential cmake pkg-config git file binutils procps
   check libsubunit-dev libjansson-dev libyaml-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format clang-tools
   curl openssl ca-certificates
   podman runc slirp4netns uidmap fuse-overlayfs busybox-static iproute2
   bubblewrap libseccomp-dev

@@ -142,7 +142,7 @@ recorded_name (int n)
   char **argv = recorded_args (n);
   char *name = NULL;
   for (size_t i = 0; argv[i]; i++)
-    if (strncmp (argv[i], "--name=", 7) == 0)
+    if (name == NULL && strncmp (argv[i], "--name=", 7) == 0)
       name = strdup (argv[i] + 7);
   free_argv (argv);
   ck_assert_ptr_nonnull (name);

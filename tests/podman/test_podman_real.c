@@ -440,7 +440,8 @@ main (void)
     {
       printf ("SKIP real podman tests: no image reference in %s (its setup test did not run)\n",
               IMAGE_REF_FILE);
-      if (getenv ("BX_REQUIRE_PODMAN") && strcmp (getenv ("BX_REQUIRE_PODMAN"), "1") == 0)
+      const char *require = getenv ("BX_REQUIRE_PODMAN");
+      if (require != NULL && strcmp (require, "1") == 0)
         return EXIT_FAILURE;
       return 77;
     }

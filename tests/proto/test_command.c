@@ -129,7 +129,9 @@ START_TEST (test_command_tells_a_missing_program_and_a_missing_folder_apart)
   bx_command_result_clear (&r);
 
   const char *sh[] = { "/bin/sh", "-c", "pwd", NULL };
-  cmd = (struct bx_command){ .argv = sh, .cwd = "/nonexistent", .deadline = bx_deadline_in (10000) };
+  cmd = (struct bx_command){ .argv = sh,
+                             .cwd = "/nonexistent",
+                             .deadline = bx_deadline_in (10000) };
   bx_command_run (&cmd, &r);
   ck_assert_int_eq (r.end, BX_COMMAND_NOT_RUN);
   ck_assert_int_eq (r.spawn_errno, ENOENT);

@@ -41,9 +41,9 @@ struct bx_command
   const char *cwd;         /* NULL: the caller's */
   const char *input;       /* fed on standard input, which is then closed */
   size_t input_len;
-  bool keep_output;    /* false: standard output is read and dropped */
-  uint64_t output_cap; /* with keep_output: a byte more ends the run as CAPPED */
-  size_t error_keep;   /* the first bytes of standard error kept; 0: BX_COMMAND_ERROR_KEEP */
+  bool keep_output;     /* false: standard output is read and dropped */
+  uint64_t output_cap;  /* with keep_output: a byte more ends the run as CAPPED */
+  size_t error_keep;    /* the first bytes of standard error kept; 0: BX_COMMAND_ERROR_KEEP */
   bool error_to_output; /* standard error goes into the output pipe, in the order written */
   int64_t deadline;     /* on bx_now_ms's clock; BX_NO_DEADLINE for none */
   bool own_group;       /* the child leads a new process group, killed whole by the reap */

@@ -13,7 +13,7 @@
 #define BX_STR_(x) #x
 #define BX_STR(x)  BX_STR_ (x)
 
-/* ---- the four tools (seed 000 s2) ---------------------------------------------------------- */
+/* ---- the four tools (seed 000 s2) ------------------------------------------------------------ */
 enum bx_tool
 {
   BX_TOOL_READ_FILE,
@@ -23,7 +23,10 @@ enum bx_tool
 };
 #define BX_TOOL_COUNT 4
 /* The names, in the order of enum bx_tool. */
-#define BX_TOOL_NAMES { "read_file", "write_file", "shell", "http_fetch" }
+#define BX_TOOL_NAMES                                                                              \
+  {                                                                                                \
+    "read_file", "write_file", "shell", "http_fetch"                                               \
+  }
 
 /* 0 and *out set, or -1 for a name that is not one of the four (or NULL). */
 static inline int
@@ -56,7 +59,7 @@ bx_module_name_valid (const char *s)
   return n > 0 && n <= BX_MODULE_NAME_MAX && strspn (s, BX_MODULE_NAME_CHARS) == n;
 }
 
-/* ---- grant paths ------------------------------------------------------------------------------ */
+/* ---- grant paths ----------------------------------------------------------------------------- */
 /* A granted folder is mounted as `<path>:<path>:ro`: these characters would split it. */
 #define BX_MOUNT_PATH_FORBIDDEN ":,"
 
@@ -69,7 +72,10 @@ enum bx_data_class
   BX_CLASS_SECRET,
 };
 #define BX_CLASS_COUNT 4
-#define BX_CLASS_NAMES { "public", "internal", "private", "secret" }
+#define BX_CLASS_NAMES                                                                             \
+  {                                                                                                \
+    "public", "internal", "private", "secret"                                                      \
+  }
 
 /* ---- sizes, each derived from the frame ------------------------------------------------------ */
 /* One frame's JSON text (proto/frame.c). */
@@ -82,9 +88,9 @@ enum bx_data_class
 /* The largest body http_fetch hands on (curl's --max-filesize, written as a plain literal so
  * it can be spelled into curl's argument list): two frames. */
 #define BX_FETCH_BODY_MAX 8388608
-_Static_assert (BX_FETCH_BODY_MAX == 2 * BX_FRAME_MAX, "the fetch body is two frames");
+_Static_assert(BX_FETCH_BODY_MAX == 2 * BX_FRAME_MAX, "the fetch body is two frames");
 
-/* ---- the egress socket (podman.so mounts the folder; toolkit's proxy and curl use it) ------ */
+/* ---- the egress socket (podman.so mounts the folder; toolkit's proxy and curl use it) -------- */
 #define BX_EGRESS_DIR         "/run/egress"
 #define BX_EGRESS_SOCKET_NAME "egress.sock"
 #define BX_EGRESS_SOCKET      BX_EGRESS_DIR "/" BX_EGRESS_SOCKET_NAME
