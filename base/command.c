@@ -203,6 +203,20 @@ record_status (struct bx_command_result *r, int status)
     }
 }
 
+/* With reap_orphans, a SIGCHLD wakes the loop through this pipe at once: a script that
+ * leaves orphans quickly would otherwise run out of pids between two ticks.  A signal
+ * handler can reach only globals; reap_orphans is for a single-threaded caller (a pid 1 or
+ * a subreaper), so one is enough. */
+static volatile int sigchld_w = -1;
+
+static void
+on_sigchld (int sig)
+{
+  int saved = errno;
+  ssize_t n __attribute__ ((unused)) = write (sigchld_w, "", 1);
+  errno = saved;
+}
+
 /* With reap_orphans: reaps every other ended child; true when PID itself was among them. */
 static bool
 reap_others (pid_t pid, int *status)
@@ -225,6 +239,9 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
   int in_pair[2] = { -1, -1 }, out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
   struct pump p = { .cmd = cmd, .r = r };
 
+  int sig_pipe[2] = { -1, -1 };
+  struct sigaction old_chld;
+
   memset (r, 0, sizeof *r);
   r->pid = -1;
   p.err_keep = cmd->error_keep ? cmd->error_keep : BX_COMMAND_ERROR_KEEP;
@@ -246,6 +263,14 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
   if (in_pair[0] < 0 || in_pair[1] < 0 || out_pipe[0] < 0 || out_pipe[1] < 0
       || (!cmd->error_to_output && (err_pipe[0] < 0 || err_pipe[1] < 0)))
     goto not_run;
+
+  if (cmd->reap_orphans && pipe2 (sig_pipe, O_CLOEXEC | O_NONBLOCK) == 0)
+    {
+      sigchld_w = sig_pipe[1];
+      struct sigaction sa = { .sa_handler = on_sigchld, .sa_flags = SA_RESTART | SA_NOCLDSTOP };
+      sigemptyset (&sa.sa_mask);
+      sigaction (SIGCHLD, &sa, &old_chld);
+    }
 
   pid_t pid = spawn (cmd, in_pair[1], out_pipe[1], cmd->error_to_output ? out_pipe[1] : err_pipe[1],
                      &r->failed_chdir);
@@ -279,8 +304,8 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
       if (now >= cmd->deadline)
         break;
 
-      struct pollfd fds[4];
-      int idx_in = -1, idx_out = -1, idx_err = -1, idx_pid = -1;
+      struct pollfd fds[5];
+      int idx_in = -1, idx_out = -1, idx_err = -1, idx_pid = -1, idx_sig = -1;
       nfds_t n = 0;
       if (in_fd >= 0)
         {
@@ -301,6 +326,12 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
         {
           idx_pid = (int)n;
           fds[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+        }
+
+      if (sig_pipe[0] >= 0)
+        {
+          idx_sig = (int)n;
+          fds[n++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
         }
 
       int64_t wait = cmd->deadline - now;
@@ -332,6 +363,12 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
       if (p.capped)
         break;
 
+      if (ready > 0 && idx_sig >= 0 && fds[idx_sig].revents)
+        {
+          char drain[64];
+          while (read (sig_pipe[0], drain, sizeof drain) > 0)
+            ;
+        }
       if (cmd->reap_orphans)
         {
           if (reap_others (pid, &status))
@@ -377,7 +414,7 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
   close_fd (&out_fd);
   close_fd (&err_fd);
   close_fd (&pidfd);
-  return;
+  goto out;
 
 not_run:
   r->end = BX_COMMAND_NOT_RUN;
@@ -387,6 +424,14 @@ not_run:
       close_fd (&in_pair[i]);
       close_fd (&out_pipe[i]);
       close_fd (&err_pipe[i]);
+    }
+out:
+  if (sig_pipe[0] >= 0)
+    {
+      sigaction (SIGCHLD, &old_chld, NULL);
+      sigchld_w = -1;
+      close_fd (&sig_pipe[0]);
+      close_fd (&sig_pipe[1]);
     }
 }
 

@@ -13,7 +13,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/types.h>
 
 #include "bx/error.h"
 #include "bx/tool_args.h"
@@ -61,28 +60,5 @@ int bx_toolkit_refuse (int out_fd, const char *tool, const char *subject, const 
 const char *bx_toolkit_reason (int errnum, char *buf, size_t size);
 /* Prints `toolkit: MSG` to standard error and returns 2. */
 int bx_toolkit_misused (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
-
-/* Starting a program (spawn.c). */
-enum bx_toolkit_spawn_stage
-{
-  BX_TOOLKIT_SPAWN_FORK,
-  BX_TOOLKIT_SPAWN_CHDIR,
-  BX_TOOLKIT_SPAWN_EXEC,
-};
-struct bx_toolkit_spawn
-{
-  const char *const *argv; /* argv[0] is the path run (no PATH search) */
-  const char *cwd;         /* NULL: toolkit's own */
-  int stdin_fd;            /* -1: empty */
-  int stdout_fd;
-  int stderr_fd;
-  bool own_group; /* the child leads a new process group, so it can be killed whole */
-};
-/* Forks and execs.  0 with *pid, or -1 with *stage and *err (code = errno) when fork, chdir
- * or exec failed; the child is then already reaped. */
-int bx_toolkit_spawn (const struct bx_toolkit_spawn *spawn, pid_t *pid,
-                      enum bx_toolkit_spawn_stage *stage, bx_error *err);
-/* waitpid that retries on EINTR. */
-pid_t bx_toolkit_waitpid (pid_t pid, int *status, int flags);
 
 #endif
