@@ -5,7 +5,7 @@
 #include <check.h>
 
 #include "podman.h"
-#include "golden.h"
+#include "golden_argv.h"
 
 static const char *const root_globals[] = { "--runtime", "runc" };
 static const char *const root_run[]

@@ -14,7 +14,7 @@
 
 #include <check.h>
 
-#include "golden.h"
+#include "golden_argv.h"
 #include "podman_test_host.h"
 
 #define SENT_COULD_NOT_RUN "the tool could not run"

@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include "bx/tool_args.h"
+#include "golden.h"
 #include "run.h"
+#include "tree.h"
 
 static char *dir;
 
@@ -156,18 +158,7 @@ static void
 assert_golden (const char *name, const char *got)
 {
   char *path = str_printf ("%s/%s", GOLDEN_DIR, name);
-  const char *regen = getenv ("BX_REGENERATE_GOLDEN");
-  if (regen != NULL && strcmp (regen, "1") == 0)
-    {
-      write_bytes (path, got, strlen (got));
-      printf ("rewrote %s: review the change before committing it\n", path);
-      fflush (stdout);
-    }
-  char *want = read_bytes (path, NULL);
-  ck_assert_msg (want != NULL, "no golden file %s (BX_REGENERATE_GOLDEN=1 writes it)", path);
-  ck_assert_msg (strcmp (want, got) == 0, "arguments differ from %s:\n--- got\n%s--- want\n%s",
-                 path, got, want);
-  free (want);
+  bx_golden_check (path, got);
   free (path);
 }
 

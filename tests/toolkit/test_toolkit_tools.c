@@ -15,6 +15,7 @@
 
 #include "bx/tool_args.h"
 #include "run.h"
+#include "tree.h"
 
 #define MIB (1024u * 1024)
 
