@@ -11,6 +11,7 @@
 #include "host_services.h"
 #include "options.h"
 #include "run_spec.h"
+#include "test_main.h"
 
 static struct bx_host_services services;
 static const struct bx_host *host;
@@ -516,12 +517,4 @@ host_suite (void)
   return s;
 }
 
-int
-main (void)
-{
-  SRunner *runner = srunner_create (host_suite ());
-  srunner_run_all (runner, CK_NORMAL);
-  int failed = srunner_ntests_failed (runner);
-  srunner_free (runner);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+BX_TEST_MAIN (host_suite)

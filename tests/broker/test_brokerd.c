@@ -25,6 +25,7 @@
 #include "bx/deadline.h"
 #include "bx/frame.h"
 #include "bx/message.h"
+#include "test_main.h"
 
 #define SKIP_WITHOUT_FAKE()                                                                        \
   do                                                                                               \
@@ -1221,8 +1222,8 @@ START_TEST (test_brokerd_usage_errors_exit_2)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("broker_brokerd");
   TCase *tc = tcase_create ("brokerd");
@@ -1253,9 +1254,7 @@ main (void)
   tcase_add_test (tc, test_brokerd_refuses_an_audit_log_it_cannot_open);
   tcase_add_test (tc, test_brokerd_usage_errors_exit_2);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

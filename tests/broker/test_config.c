@@ -9,6 +9,7 @@
 #include "bx/cleanup.h"
 #include "config.h"
 #include "options.h"
+#include "test_main.h"
 
 static struct bx_config *
 parse_ok (const char *text)
@@ -500,8 +501,8 @@ START_TEST (test_path_helpers)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("broker_config");
   TCase *tc = tcase_create ("config");
@@ -519,9 +520,7 @@ main (void)
   tcase_add_test (tc, test_config_example_files_are_valid);
   tcase_add_test (tc, test_path_helpers);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

@@ -21,6 +21,7 @@
 #include <boxmaker/client.h>
 
 #include "cli_run.h"
+#include "test_main.h"
 
 extern char **environ;
 
@@ -326,12 +327,4 @@ suite (void)
   return s;
 }
 
-int
-main (void)
-{
-  SRunner *sr = srunner_create (suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+BX_TEST_MAIN (suite)

@@ -14,6 +14,7 @@
 #include "dial_fake.h"
 #include "egress.h"
 #include "egress_test_util.h"
+#include "test_main.h"
 
 /* Short deadlines keep the suite fast; one test runs at the real 10 s. */
 #define TEST_HANDSHAKE_MS 1000
@@ -983,12 +984,4 @@ egress_suite (void)
   return s;
 }
 
-int
-main (void)
-{
-  SRunner *sr = srunner_create (egress_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+BX_TEST_MAIN (egress_suite)

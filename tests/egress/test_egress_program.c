@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "egress_test_util.h"
+#include "test_main.h"
 
 extern char **environ;
 
@@ -242,8 +243,8 @@ START_TEST (test_the_running_proxy_refuses_over_its_socket)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("egress_program");
   TCase *tc = tcase_create ("program");
@@ -255,9 +256,7 @@ main (void)
   tcase_add_test (tc, test_another_argument_list_is_not_the_proxy_form);
   tcase_add_test (tc, test_the_running_proxy_refuses_over_its_socket);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

@@ -16,6 +16,7 @@
 
 #include "golden_argv.h"
 #include "podman_test_host.h"
+#include "test_main.h"
 
 #define SENT_COULD_NOT_RUN "the tool could not run"
 #define SENT_UNAVAILABLE   "the tool runner could not start the container"
@@ -857,8 +858,8 @@ START_TEST (test_http_fetch_without_a_usable_home_is_unavailable)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("podman_fake");
   TCase *tc = tcase_create ("fake");
@@ -895,9 +896,7 @@ main (void)
   tcase_add_test (tc, test_http_fetch_without_podman_leaves_no_folder);
   tcase_add_test (tc, test_http_fetch_without_a_usable_home_is_unavailable);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

@@ -10,6 +10,7 @@
 #include "bx/error.h"
 #include "bx/tool_args.h"
 #include "table.h"
+#include "test_main.h"
 
 #define RF BX_TOOL_READ_FILE
 #define WF BX_TOOL_WRITE_FILE
@@ -387,8 +388,8 @@ START_TEST (test_tool_names_round_trip)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("proto_tool_args");
   TCase *tc = tcase_create ("tool_args");
@@ -406,9 +407,7 @@ main (void)
   tcase_add_test (tc, test_tool_args_clear_is_safe_twice);
   tcase_add_test (tc, test_tool_names_round_trip);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

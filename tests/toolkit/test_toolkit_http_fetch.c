@@ -23,6 +23,7 @@
 #include "golden.h"
 #include "run.h"
 #include "tree.h"
+#include "test_main.h"
 
 static char *dir;
 
@@ -593,12 +594,4 @@ suite (void)
   return s;
 }
 
-int
-main (void)
-{
-  SRunner *sr = srunner_create (suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+BX_TEST_MAIN (suite)
