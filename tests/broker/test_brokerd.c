@@ -25,6 +25,7 @@
 #include "bx/deadline.h"
 #include "bx/frame.h"
 #include "bx/message.h"
+#include "brokerd.h"
 #include "test_main.h"
 
 #define SKIP_WITHOUT_FAKE()                                                                        \
@@ -133,39 +134,18 @@ broker_init (struct broker *b, const char *top, const char *runtime)
   write_text (b->config, text);
 }
 
-/* Runs brokerd with ARGS (after the program name) and returns its pid; output to b->out. */
+/* Runs brokerd MODE on the test's config and returns its pid; output to b->out. */
 static pid_t
 spawn (struct broker *b, const char *mode)
 {
-  pid_t pid = fork ();
-  ck_assert_int_ge (pid, 0);
-  if (pid == 0)
-    {
-      /* Dies with the test, even when an assertion ends the test early. */
-      prctl (PR_SET_PDEATHSIG, SIGKILL);
-      int fd = open (b->out, O_WRONLY | O_CREAT | O_APPEND, 0600);
-      dup2 (fd, 1);
-      dup2 (fd, 2);
-      execl (BROKERD_PATH, "brokerd", mode, b->config, "--runtimedir", BX_TEST_RUNTIMEDIR,
-             (char *)NULL);
-      _exit (127);
-    }
-  return pid;
+  const char *argv[] = { BROKERD_PATH, mode, b->config, "--runtimedir", BX_TEST_RUNTIMEDIR, NULL };
+  return bx_test_daemon_spawn (argv, b->out);
 }
 
 static int
 connect_to (const char *path)
 {
-  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ck_assert_int_ge (fd, 0);
-  struct sockaddr_un addr = { .sun_family = AF_UNIX };
-  strcpy (addr.sun_path, path);
-  if (connect (fd, (struct sockaddr *)&addr, sizeof addr) < 0)
-    {
-      close (fd);
-      return -1;
-    }
-  return fd;
+  return bx_test_connect (path);
 }
 
 static void
@@ -180,27 +160,7 @@ static void
 broker_start (struct broker *b)
 {
   b->pid = spawn (b, "--config");
-  for (int i = 0; i < 1000; i++)
-    {
-      int status;
-      if (waitpid (b->pid, &status, WNOHANG) == b->pid)
-        {
-          cleanup_free char *out = read_text (b->out);
-          ck_abort_msg ("brokerd exited (status %d) before listening:\n%s", status, out);
-        }
-      struct stat st;
-      if (stat (b->sock, &st) == 0 && S_ISSOCK (st.st_mode))
-        {
-          int fd = connect_to (b->sock);
-          if (fd >= 0)
-            {
-              close (fd);
-              return;
-            }
-        }
-      sleep_ms (10);
-    }
-  ck_abort_msg ("brokerd did not listen on %s within 10 s", b->sock);
+  bx_test_daemon_wait_listening (b->pid, b->sock, b->out);
 }
 
 /* SIGTERM, then its exit status (-1 when it did not exit normally). */

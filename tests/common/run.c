@@ -93,8 +93,8 @@ run_program (const char *const *argv, const void *in, size_t len, const struct r
   r->out_len = res.out_len;
   r->err = res.err;
   r->err_len = res.err_len;
-  r->status = res.end == BX_COMMAND_EXITED ? W_EXITCODE (res.exit_code, 0)
-                                            : W_EXITCODE (0, res.signal);
+  r->status
+      = res.end == BX_COMMAND_EXITED ? W_EXITCODE (res.exit_code, 0) : W_EXITCODE (0, res.signal);
 }
 
 void

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "egress_test_util.h"
+#include "brokerd.h"
 #include "test_main.h"
 
 extern char **environ;
@@ -178,19 +179,7 @@ END_TEST
 static int
 connect_when_listening (const char *path)
 {
-  struct sockaddr_un sun = { .sun_family = AF_UNIX };
-  ck_assert_uint_lt (strlen (path), sizeof sun.sun_path);
-  memcpy (sun.sun_path, path, strlen (path));
-  for (int i = 0; i < 500; i++)
-    {
-      int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      if (connect (fd, (struct sockaddr *)&sun, sizeof sun) == 0)
-        return fd;
-      close (fd);
-      poll (NULL, 0, 10);
-    }
-  ck_abort_msg ("the proxy never listened on %s", path);
-  return -1;
+  return bx_test_connect_wait (path, 5000);
 }
 
 static void
