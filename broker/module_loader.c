@@ -115,11 +115,11 @@ open_file (const char *path, void **handle, bx_error *err)
   if (stat (path, &st) < 0)
     {
       if (errno == ENOENT || errno == ENOTDIR)
-        return bx_error_setc (err, ENOENT, "runtime module %s: no such file", path);
-      return bx_error_set (err, errno, "runtime module %s: cannot read it", path);
+        return bx_error_setc (err, ENOENT, "no such file");
+      return bx_error_set (err, errno, "cannot read it");
     }
   if (!S_ISREG (st.st_mode))
-    return bx_error_setc (err, EINVAL, "runtime module %s: not a regular file", path);
+    return bx_error_setc (err, EINVAL, "not a regular file");
 
   dlerror ();
   *handle = dlopen (path, RTLD_NOW | RTLD_LOCAL);
@@ -131,31 +131,31 @@ open_file (const char *path, void **handle, bx_error *err)
   /* A file that is an ELF object but does not load lacks a library or a symbol; anything
    * else is not a shared object at all. */
   if (starts_with_elf_magic (path))
-    return bx_error_setc (err, EINVAL, "runtime module %s: cannot be loaded: %s", path, why);
-  return bx_error_setc (err, EINVAL, "runtime module %s: not a shared object: %s", path, why);
+    return bx_error_setc (err, EINVAL, "cannot be loaded: %s", why);
+  return bx_error_setc (err, EINVAL, "not a shared object: %s", why);
 }
 
 /* The checks on the module's table, in the order that makes each read safe: the header
  * fields every version has, then the version, then the size, then the functions. */
 static int
-check_table (const char *path, const struct bx_runtime *t, struct bx_runtime *copy, bx_error *err)
+check_table (const struct bx_runtime *t, struct bx_runtime *copy, bx_error *err)
 {
   if (t->magic != BX_RUNTIME_MAGIC)
     return bx_error_setc (err, EINVAL,
-                          "runtime module %s: bad magic number 0x%08x (expected 0x%08x): "
+                          "bad magic number 0x%08x (expected 0x%08x): "
                           "not a boxmaker runtime table",
-                          path, (unsigned)t->magic, (unsigned)BX_RUNTIME_MAGIC);
+                          (unsigned)t->magic, (unsigned)BX_RUNTIME_MAGIC);
   if (t->abi_major != BX_RUNTIME_ABI_MAJOR || t->abi_minor > BX_RUNTIME_ABI_MINOR)
     return bx_error_setc (err, EPROTO,
-                          "runtime module %s: module built for runtime ABI %u.%u, this "
+                          "module built for runtime ABI %u.%u, this "
                           "brokerd speaks %u.%u",
-                          path, (unsigned)t->abi_major, (unsigned)t->abi_minor,
+                          (unsigned)t->abi_major, (unsigned)t->abi_minor,
                           (unsigned)BX_RUNTIME_ABI_MAJOR, (unsigned)BX_RUNTIME_ABI_MINOR);
   if (t->size < BX_RUNTIME_TABLE_MIN_SIZE)
     return bx_error_setc (err, EINVAL,
-                          "runtime module %s: table too small: %u bytes, runtime ABI %u.%u "
+                          "table too small: %u bytes, runtime ABI %u.%u "
                           "needs at least %zu",
-                          path, (unsigned)t->size, (unsigned)t->abi_major, (unsigned)t->abi_minor,
+                          (unsigned)t->size, (unsigned)t->abi_major, (unsigned)t->abi_minor,
                           (size_t)BX_RUNTIME_TABLE_MIN_SIZE);
 
   memset (copy, 0, sizeof (*copy));
@@ -175,11 +175,34 @@ check_table (const char *path, const struct bx_runtime *t, struct bx_runtime *co
       void (*fn) (void);
       memcpy (&fn, (const char *)copy + required[i].offset, sizeof (fn));
       if (fn == NULL)
-        return bx_error_setc (err, EINVAL,
-                              "runtime module %s: required function %s is missing (NULL)", path,
+        return bx_error_setc (err, EINVAL, "required function %s is missing (NULL)",
                               required[i].name);
     }
   return 0;
+}
+
+/* Opens PATH and checks its table; the error says what is wrong, the caller which module. */
+static int
+load_file (const char *path, void **handle, struct bx_runtime *copy, bx_error *err)
+{
+  /* Never closed, also on the error paths below: a refused module may have started threads
+   * in its constructors, and the process is about to exit anyway. */
+  if (open_file (path, handle, err) < 0)
+    return -1;
+
+  dlerror ();
+  void *sym = dlsym (*handle, BX_RUNTIME_ENTRY);
+  if (sym == NULL)
+    return bx_error_setc (err, EINVAL, "no entry symbol %s", BX_RUNTIME_ENTRY);
+  bx_runtime_entry_fn entry;
+  memcpy (&entry, &sym, sizeof (entry));
+
+  const struct bx_runtime *t = entry (BX_RUNTIME_ABI_MAJOR, BX_RUNTIME_ABI_MINOR);
+  if (t == NULL)
+    return bx_error_setc (
+        err, EPROTO, "the module refuses this host's runtime ABI %u.%u (%s returned NULL)",
+        (unsigned)BX_RUNTIME_ABI_MAJOR, (unsigned)BX_RUNTIME_ABI_MINOR, BX_RUNTIME_ENTRY);
+  return check_table (t, copy, err);
 }
 
 int
@@ -190,31 +213,10 @@ bx_module_load (const char *name_or_path, const char *runtimedir, struct bx_modu
   if (path == NULL)
     return -1;
 
-  /* Never closed, also on the error paths below: a refused module may have started threads
-   * in its constructors, and the process is about to exit anyway. */
   void *handle = NULL;
-  if (open_file (path, &handle, err) < 0)
-    return -1;
-
-  dlerror ();
-  void *sym = dlsym (handle, BX_RUNTIME_ENTRY);
-  if (sym == NULL)
-    return bx_error_setc (err, EINVAL, "runtime module %s: no entry symbol %s", path,
-                          BX_RUNTIME_ENTRY);
-  bx_runtime_entry_fn entry;
-  memcpy (&entry, &sym, sizeof (entry));
-
-  const struct bx_runtime *t = entry (BX_RUNTIME_ABI_MAJOR, BX_RUNTIME_ABI_MINOR);
-  if (t == NULL)
-    return bx_error_setc (err, EPROTO,
-                          "runtime module %s: the module refuses this host's runtime ABI "
-                          "%u.%u (%s returned NULL)",
-                          path, (unsigned)BX_RUNTIME_ABI_MAJOR, (unsigned)BX_RUNTIME_ABI_MINOR,
-                          BX_RUNTIME_ENTRY);
-
   struct bx_runtime copy = { 0 };
-  if (check_table (path, t, &copy, err) < 0)
-    return -1;
+  if (load_file (path, &handle, &copy, err) < 0)
+    return bx_error_wrap (err, "runtime module %s", path);
 
   struct bx_module *m = bx_xzalloc (sizeof (*m));
   m->handle = handle;
@@ -230,7 +232,10 @@ bx_module_create (struct bx_module *module, const bx_options *options, const cha
                   bx_module_log_fn log, void *log_ctx, bx_error *err)
 {
   if (module->created)
-    return bx_error_setc (err, EALREADY, "runtime module %s: already started", module->path);
+    {
+      bx_error_setc (err, EALREADY, "already started");
+      return bx_error_wrap (err, "runtime module %s", module->path);
+    }
   bx_host_services_clear (&module->services);
   bx_host_services_init (&module->services, module->name, home, log, log_ctx);
   bx_options_free (module->options);
@@ -241,10 +246,10 @@ bx_module_create (struct bx_module *module, const bx_options *options, const cha
   int r = module->table.create (&module->services.host, module->options, &instance, &sink);
   if (r != 0)
     {
-      bx_error_setc (err, EINVAL, "runtime module %s: options rejected: %s", module->path,
+      bx_error_setc (err, EINVAL, "options rejected: %s",
                      sink.msg != NULL ? sink.msg : "(the module gave no reason)");
       bx_error_sink_clear (&sink);
-      return -1;
+      return bx_error_wrap (err, "runtime module %s", module->path);
     }
   bx_error_sink_clear (&sink);
   module->instance = instance;
