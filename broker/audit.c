@@ -103,9 +103,7 @@ bx_audit_write (struct bx_audit *a, const struct bx_audit_record *r)
   size_t done = 0;
   while (done < n)
     {
-      ssize_t w = write (a->fd, line + done, n - done);
-      if (w < 0 && errno == EINTR)
-        continue;
+      ssize_t w = TEMP_FAILURE_RETRY (write (a->fd, line + done, n - done));
       if (w <= 0)
         break; /* a full disk must not stop calls; nothing better to do with the line */
       done += (size_t)w;

@@ -503,9 +503,7 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   while (signo == 0)
     {
       struct signalfd_siginfo si;
-      ssize_t n = read (signal_fd, &si, sizeof si);
-      if (n < 0 && errno == EINTR)
-        continue;
+      ssize_t n = TEMP_FAILURE_RETRY (read (signal_fd, &si, sizeof si));
       if (n != (ssize_t)sizeof si)
         {
           fprintf (stderr, "brokerd: reading signals: %s\n",

@@ -133,10 +133,7 @@ connect_broker (const char *path, int64_t deadline, int *stage, bx_error *err)
       return bx_error_set (err, errno, "SO_SNDTIMEO");
     }
 
-  int r;
-  do
-    r = connect (fd, (struct sockaddr *)&addr, sizeof addr);
-  while (r < 0 && errno == EINTR);
+  int r = TEMP_FAILURE_RETRY (connect (fd, (struct sockaddr *)&addr, sizeof addr));
   if (r < 0)
     {
       *stage = 2;
