@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "options.h"
+#include "values.h"
 
 /* Past this many problems the rest are summed up in one line. */
 #define MAX_PROBLEMS 50
@@ -150,6 +151,14 @@ problems_text (struct walk *w)
 
 #define problem(w, node, ...) problem_at ((w), &(node)->start_mark, __VA_ARGS__)
 
+/* FILE:LINE:COLUMN of NODE, for a message written later (a module's refusal). */
+static char *
+where_of (struct walk *w, const yaml_node_t *node)
+{
+  return bx_xasprintf ("%s:%zu:%zu", w->file, node->start_mark.line + 1,
+                       node->start_mark.column + 1);
+}
+
 static yaml_node_t *
 node_at (struct walk *w, int index)
 {
@@ -255,6 +264,27 @@ uint_of (struct walk *w, yaml_node_t *node, const char *key, int base, uint64_t 
         v = v * (uint64_t)base + (uint64_t)d;
     }
   if (!ok || v < min || v > max)
+    {
+      problem (w, node, "\"%s\" is \"%s\": expected %s", key, s, expected);
+      return -1;
+    }
+  *out = v;
+  return 0;
+}
+
+/* A duration in the grammar module options use (values.h): 2500, 10s, 500ms, 2m. */
+static int
+duration_of (struct walk *w, yaml_node_t *node, const char *key, uint64_t min, uint64_t max,
+             uint64_t *out)
+{
+  cleanup_free char *expected
+      = bx_xasprintf ("a duration from %llu to %llu ms, such as 2500, 10s or 500ms",
+                      (unsigned long long)min, (unsigned long long)max);
+  const char *s = string_of (w, node, key, expected);
+  if (s == NULL)
+    return -1;
+  uint64_t v;
+  if (bx_value_duration_ms (s, &v) < 0 || v < min || v > max)
     {
       problem (w, node, "\"%s\" is \"%s\": expected %s", key, s, expected);
       return -1;
@@ -699,6 +729,8 @@ parse_options (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
           if (s != NULL)
             bx_options_add_string (cfg->runtime_options, name, s);
         }
+      cleanup_free char *where = where_of (w, key);
+      bx_options_set_where (cfg->runtime_options, name, where);
     }
 }
 
@@ -722,6 +754,8 @@ parse_runtime (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
           else
             {
               cfg->runtime_module = bx_xstrdup (m);
+              cfg->runtime_where = where_of (w, v[0]);
+              bx_options_set_where (cfg->runtime_options, NULL, cfg->runtime_where);
               if (m[0] == '/')
                 w->module_node = v[0];
             }
@@ -890,10 +924,10 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
     }
   if (v[K_MAXCONN] != NULL && uint_of (w, v[K_MAXCONN], "max_connections", 10, 1, 4096, &n) == 0)
     cfg->max_connections = (unsigned)n;
-  if (v[K_GRACE] != NULL && uint_of (w, v[K_GRACE], "grace_ms", 10, 0, 3600000, &n) == 0)
+  if (v[K_GRACE] != NULL && duration_of (w, v[K_GRACE], "grace_ms", 0, 3600000, &n) == 0)
     cfg->grace_ms = (int64_t)n;
   if (v[K_TIMEOUT] != NULL
-      && uint_of (w, v[K_TIMEOUT], "request_timeout_ms", 10, 10, 3600000, &n) == 0)
+      && duration_of (w, v[K_TIMEOUT], "request_timeout_ms", 10, 3600000, &n) == 0)
     cfg->request_timeout_ms = (int64_t)n;
   if (v[K_RUNTIME] != NULL)
     parse_runtime (w, v[K_RUNTIME], cfg);
@@ -962,6 +996,7 @@ bx_config_free (struct bx_config *cfg)
   free (cfg->socket);
   free (cfg->home);
   free (cfg->runtime_module);
+  free (cfg->runtime_where);
   bx_options_free (cfg->runtime_options);
   for (size_t i = 0; i < cfg->n_grants; i++)
     {

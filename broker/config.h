@@ -72,7 +72,8 @@ struct bx_config
   int64_t grace_ms;
   int64_t request_timeout_ms; /* the whole request frame must arrive within this */
   char *runtime_module;       /* a name or an absolute path; NULL: the refusing runtime */
-  bx_options *runtime_options;
+  bx_options *runtime_options; /* each option knows where it was written */
+  char *runtime_where;         /* FILE:LINE:COLUMN of runtime.module, or NULL */
   struct bx_grant *grants; /* in file order: the first that matches a call wins */
   size_t n_grants;
   char *audit; /* "stderr" or an absolute path opened for append */

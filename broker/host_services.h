@@ -26,7 +26,8 @@
 
 struct bx_error_sink
 {
-  char *msg; /* the last message set, NULL when none */
+  char *msg;    /* the last message set, NULL when none */
+  char *option; /* the option a host reader refused in it, NULL when none */
 };
 
 struct bx_run_result

@@ -248,8 +248,13 @@ bx_module_create (struct bx_module *module, const bx_options *options, const cha
     {
       bx_error_setc (err, EINVAL, "options rejected: %s",
                      sink.msg != NULL ? sink.msg : "(the module gave no reason)");
+      bx_error_wrap (err, "runtime module %s", module->path);
+      /* Where the refused option was written, or the module when the host cannot tell. */
+      const char *where = bx_options_where (module->options, sink.option);
       bx_error_sink_clear (&sink);
-      return bx_error_wrap (err, "runtime module %s", module->path);
+      if (where != NULL)
+        bx_error_wrap (err, "%s", where);
+      return -1;
     }
   bx_error_sink_clear (&sink);
   module->instance = instance;

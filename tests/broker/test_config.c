@@ -148,9 +148,14 @@ static const struct bad bad_table[] = {
   { "max_connections a list", "max_connections: [1]\n",
     "t.yaml:1:18: \"max_connections\" is a list: expected an integer from 1 to 4096" },
   { "grace_ms negative", "grace_ms: -5\n",
-    "t.yaml:1:11: \"grace_ms\" is \"-5\": expected an integer from 0 to 3600000" },
+    "t.yaml:1:11: \"grace_ms\" is \"-5\": expected a duration from 0 to 3600000 ms, such as "
+    "2500, 10s or 500ms" },
+  { "grace_ms past an hour", "grace_ms: 61m\n",
+    "t.yaml:1:11: \"grace_ms\" is \"61m\": expected a duration from 0 to 3600000 ms, such as "
+    "2500, 10s or 500ms" },
   { "request_timeout_ms empty", "request_timeout_ms:\n",
-    "t.yaml:1:20: \"request_timeout_ms\" is empty: expected an integer from 10 to 3600000" },
+    "t.yaml:1:20: \"request_timeout_ms\" is empty: expected a duration from 10 to 3600000 ms, "
+    "such as 2500, 10s or 500ms" },
   /* A sandbox with brokerd's home mounted could reach other calls' egress sockets. */
   { "grant folder holding home",
     "home: /var/lib/bx\ngrants:\n  - tools: [shell]\n"
@@ -362,6 +367,38 @@ START_TEST (test_config_empty_file_gives_defaults)
 }
 END_TEST
 
+/* Durations read as module options do: `grace_ms: 10s` is ten seconds. */
+START_TEST (test_config_durations_take_the_module_options_grammar)
+{
+  struct bx_config *cfg = parse_ok ("grace_ms: 10s\nrequest_timeout_ms: 2m\n");
+  ck_assert_int_eq (cfg->grace_ms, 10000);
+  ck_assert_int_eq (cfg->request_timeout_ms, 120000);
+  bx_config_free (cfg);
+  cfg = parse_ok ("grace_ms: 0\nrequest_timeout_ms: 500ms\n");
+  ck_assert_int_eq (cfg->grace_ms, 0);
+  ck_assert_int_eq (cfg->request_timeout_ms, 500);
+  bx_config_free (cfg);
+}
+END_TEST
+
+/* Every option knows where it was written, and the options where the module was named. */
+START_TEST (test_config_options_know_their_place)
+{
+  struct bx_config *cfg = parse_ok ("runtime:\n"
+                                    "  module: podman\n"
+                                    "  options:\n"
+                                    "    image: x\n"
+                                    "    memory: 512m\n");
+  ck_assert_str_eq (cfg->runtime_where, "t.yaml:2:11");
+  ck_assert_str_eq (bx_options_where (cfg->runtime_options, "memory"), "t.yaml:5:5");
+  ck_assert_str_eq (bx_options_where (cfg->runtime_options, "nosuch"), "t.yaml:2:11");
+  bx_options *copy = bx_options_copy (cfg->runtime_options);
+  ck_assert_str_eq (bx_options_where (copy, "image"), "t.yaml:4:5");
+  bx_options_free (copy);
+  bx_config_free (cfg);
+}
+END_TEST
+
 START_TEST (test_config_reads_every_key)
 {
   struct bx_config *cfg = parse_ok ("socket: /run/bx/b.sock\n"
@@ -514,6 +551,8 @@ make_suite (void)
   tcase_add_test (tc, test_config_empty_file_gives_defaults);
   tcase_add_test (tc, test_config_reads_approvals);
   tcase_add_test (tc, test_config_reads_every_key);
+  tcase_add_test (tc, test_config_durations_take_the_module_options_grammar);
+  tcase_add_test (tc, test_config_options_know_their_place);
   tcase_add_test (tc, test_config_accepts_a_module_by_absolute_path);
   tcase_add_test (tc, test_config_load_names_a_missing_file);
   tcase_add_test (tc, test_config_load_reads_a_file);
