@@ -41,3 +41,27 @@ bx_printable (const char *s, size_t len, size_t max_shown)
   *p = '\0';
   return out;
 }
+
+char *
+bx_quoted (const char *s, size_t max_shown)
+{
+  cleanup_free char *inner = bx_printable (s, strlen (s), max_shown);
+  return bx_xasprintf ("\"%s\"", inner);
+}
+
+void
+bx_one_line (char *s, size_t max, char replacement)
+{
+  size_t n = strlen (s);
+  while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+    s[--n] = '\0';
+  if (n > max)
+    {
+      n = bx_utf8_cut (s, n, max - 3);
+      memcpy (s + n, "...", 4);
+      n += 3;
+    }
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+      s[i] = replacement;
+}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bx/cleanup.h"
+#include "bx/printable.h"
 #include "host_services.h"
 #include "values.h"
 #include "options.h"
@@ -35,24 +36,6 @@ bx_log_level_name (enum bx_log_level level)
   return "log";
 }
 
-/* Makes S one line of at most MAX bytes, in place: control characters (a newline could forge
- * a second log line) become spaces. */
-static void
-one_line (char *s, size_t max)
-{
-  size_t n = strlen (s);
-  while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
-    s[--n] = '\0';
-  if (n > max)
-    {
-      s[max] = '\0';
-      n = max;
-    }
-  for (size_t i = 0; i < n; i++)
-    if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-      s[i] = ' ';
-}
-
 /* ---- logging ------------------------------------------------------------------------- */
 
 static void
@@ -66,7 +49,8 @@ host_log (const struct bx_host *host, enum bx_log_level level, const char *fmt, 
   va_start (ap, fmt);
   cleanup_free char *line = bx_xvasprintf (fmt, ap);
   va_end (ap);
-  one_line (line, BX_HOST_LOG_LINE_MAX);
+  /* A newline could forge a second log line. */
+  bx_one_line (line, BX_HOST_LOG_LINE_MAX, ' ');
   if ((unsigned)level > BX_LOG_DEBUG)
     level = BX_LOG_DEBUG;
   if (services->log != NULL)
@@ -144,7 +128,7 @@ sink_take (bx_error_sink *sink, char *msg)
       free (msg);
       return;
     }
-  one_line (msg, SINK_MESSAGE_MAX);
+  bx_one_line (msg, SINK_MESSAGE_MAX, ' ');
   free (sink->msg);
   sink->msg = msg;
 }
@@ -189,34 +173,11 @@ bx_error_sink_clear (struct bx_error_sink *sink)
 
 /* ---- options ------------------------------------------------------------------------- */
 
-/* VALUE in double quotes for a message: at most QUOTE_MAX bytes, control characters and
- * quotes escaped, so the message stays one readable line. */
+/* VALUE in double quotes for a message, made safe (bx/printable.h). */
 static char *
 quote (const char *value)
 {
-  size_t n = strlen (value);
-  size_t shown = n > QUOTE_MAX ? QUOTE_MAX : n;
-  char *out = bx_xmalloc (shown * 4 + 8);
-  char *p = out;
-  *p++ = '"';
-  for (size_t i = 0; i < shown; i++)
-    {
-      unsigned char c = (unsigned char)value[i];
-      if (c == '"' || c == '\\')
-        {
-          *p++ = '\\';
-          *p++ = (char)c;
-        }
-      else if (c < 0x20 || c == 0x7f)
-        p += sprintf (p, "\\x%02x", c);
-      else
-        *p++ = (char)c;
-    }
-  if (shown < n)
-    p += sprintf (p, "...");
-  *p++ = '"';
-  *p = '\0';
-  return out;
+  return bx_quoted (value, QUOTE_MAX);
 }
 
 /* The single value of NAME: 1 and *value set, 0 when absent, -1 (message in SINK) when it

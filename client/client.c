@@ -21,6 +21,7 @@
 #include "bx/deadline.h"
 #include "bx/frame.h"
 #include "bx/message.h"
+#include "bx/printable.h"
 
 #include <boxmaker/client.h>
 
@@ -60,16 +61,7 @@ log_line (const struct bx_client_options *opts, const char *line)
 static void
 tame (char *why)
 {
-  for (char *p = why; *p != '\0'; p++)
-    if ((unsigned char)*p < 0x20 || *p == 0x7f)
-      *p = '?';
-  size_t n = strlen (why);
-  if (n <= WHY_MAX)
-    return;
-  n = WHY_MAX - 3;
-  while (n > 0 && ((unsigned char)why[n] & 0xc0) == 0x80)
-    n--; /* do not cut a character in two */
-  memcpy (why + n, "...", 4);
+  bx_one_line (why, WHY_MAX, '?');
 }
 
 /* The one helper every unavailable exit goes through: exactly one log line, a plain

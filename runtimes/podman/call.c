@@ -35,19 +35,10 @@ static const char SENTENCE_UNEXPECTED[] = "the tool failed with an unexpected st
 #define PROXY_SOCKET_MS   5000
 #define PROXY_SOCKET_TICK 20
 
-/* podman's standard error, made one log line: control characters become spaces. */
-static void
-flatten (char *s)
-{
-  for (; *s != '\0'; s++)
-    if ((unsigned char)*s < 0x20 || *s == 0x7f)
-      *s = ' ';
-}
-
+/* podman's standard error for a log line (the host makes the line one line). */
 static const char *
 tool_stderr (struct bx_command_result *o)
 {
-  flatten (o->err);
   return o->err_len ? o->err : "(no standard error)";
 }
 

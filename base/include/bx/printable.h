@@ -17,4 +17,13 @@
  * sequence reaches a terminal. */
 char *bx_printable (const char *s, size_t len, size_t max_shown);
 
+/* The same made-safe text in double quotes: "..." around bx_printable (S, strlen (S), MAX). */
+char *bx_quoted (const char *s, size_t max_shown);
+
+/* S made one line, in place, for a log or a message that is text already (a module's log
+ * line, a peer's reason): trailing newlines go, every other control byte (C0 and DEL)
+ * becomes REPLACEMENT, and a text over MAX bytes (MAX >= 4) is cut on a character boundary
+ * to end in "..." within MAX. */
+void bx_one_line (char *s, size_t max, char replacement);
+
 #endif
