@@ -29,9 +29,7 @@ deny (struct bx_decision *d, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
-  char *s = NULL;
-  if (vasprintf (&s, fmt, ap) < 0)
-    abort ();
+  char *s = bx_xvasprintf (fmt, ap);
   va_end (ap);
   d->verdict = BX_DENIED;
   d->grant = NULL;

@@ -31,11 +31,9 @@ bx_walk_problem_at (struct bx_walk *w, const yaml_mark_t *mark, const char *fmt,
   w->count++;
   if (w->count > BX_WALK_MAX_PROBLEMS)
     return;
-  char *msg = NULL;
   va_list ap;
   va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) < 0)
-    abort ();
+  char *msg = bx_xvasprintf (fmt, ap);
   va_end (ap);
   if (w->problems == NULL)
     w->problems = bx_xzalloc (BX_WALK_MAX_PROBLEMS * sizeof *w->problems);
@@ -70,7 +68,7 @@ bx_walk_problems_text (struct bx_walk *w)
   size_t len = 0;
   FILE *f = open_memstream (&out, &len);
   if (f == NULL)
-    abort ();
+    bx_out_of_memory ();
   for (unsigned i = 0; i < shown; i++)
     {
       fprintf (f, "%s%s", i ? "\n" : "", w->problems[i].text);

@@ -132,12 +132,7 @@ static int
 podman_create (const struct bx_host *host, const bx_options *options, void **instance,
                bx_error_sink *sink)
 {
-  struct bx_podman_instance *inst = calloc (1, sizeof *inst);
-  if (inst == NULL)
-    {
-      host->error_set (sink, "out of memory");
-      return -1;
-    }
+  struct bx_podman_instance *inst = bx_xzalloc (sizeof *inst);
   inst->host = host;
   atomic_init (&inst->counter, 0);
   if (read_options (host, options, &inst->cfg, sink) < 0)

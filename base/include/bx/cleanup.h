@@ -41,6 +41,7 @@ steal_fd (int *fd)
 
 /* The one place that decides what running out of memory does: print and abort.  A daemon
  * that cannot allocate a few bytes cannot answer anyway, and a half-handled NULL is worse. */
+void bx_out_of_memory (void) __attribute__ ((noreturn));
 void *bx_xmalloc (size_t n);
 void *bx_xzalloc (size_t n);
 void *bx_xrealloc (void *p, size_t n);
