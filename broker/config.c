@@ -376,59 +376,54 @@ parse_options (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
                        bx_walk_is_null (node) ? "empty" : bx_walk_kind (node));
       return;
     }
-  for (yaml_node_pair_t *pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top;
-       pair++)
-    {
-      yaml_node_t *key = bx_walk_node (w, pair->key);
-      yaml_node_t *value = bx_walk_node (w, pair->value);
-      if (key == NULL || value == NULL)
-        continue;
-      const char *name = bx_walk_string (w, key, "options", "an option name");
-      if (name == NULL)
-        continue;
-      bool dup = false;
-      for (yaml_node_pair_t *q = node->data.mapping.pairs.start; q < pair; q++)
-        {
-          yaml_node_t *k = bx_walk_node (w, q->key);
-          if (k && k->type == YAML_SCALAR_NODE
-              && strcmp ((const char *)k->data.scalar.value, name) == 0)
-            {
-              bx_walk_problem (w, key, "duplicate option \"%s\" (first at line %zu)", name,
-                               k->start_mark.line + 1);
-              dup = true;
-              break;
-            }
-        }
-      if (dup)
-        continue;
-      if (value->type == YAML_SEQUENCE_NODE)
-        {
-          if (!bx_walk_visit (w, value))
-            continue;
-          size_t n = (size_t)(value->data.sequence.items.top - value->data.sequence.items.start);
-          cleanup_free const char **items = bx_xzalloc ((n + 1) * sizeof *items);
-          size_t count = 0;
-          bool ok = true;
-          BX_WALK_ITEMS (w, value, item)
+  BX_WALK_PAIRS (w, node, key, value)
+  {
+    const char *name = bx_walk_string (w, key, "options", "an option name");
+    if (name == NULL)
+      continue;
+    bool dup = false;
+    for (yaml_node_pair_t *q = node->data.mapping.pairs.start; q < pair_; q++)
+      {
+        yaml_node_t *k = bx_walk_node (w, q->key);
+        if (k && k->type == YAML_SCALAR_NODE
+            && strcmp ((const char *)k->data.scalar.value, name) == 0)
           {
-            const char *s = bx_walk_string (w, item, name, "a string");
-            if (s == NULL)
-              ok = false;
-            else
-              items[count++] = s;
+            bx_walk_problem (w, key, "duplicate option \"%s\" (first at line %zu)", name,
+                             k->start_mark.line + 1);
+            dup = true;
+            break;
           }
-          if (ok)
-            bx_options_add_list (cfg->runtime_options, name, items, count);
-        }
-      else
+      }
+    if (dup)
+      continue;
+    if (value->type == YAML_SEQUENCE_NODE)
+      {
+        if (!bx_walk_visit (w, value))
+          continue;
+        size_t n = (size_t)(value->data.sequence.items.top - value->data.sequence.items.start);
+        cleanup_free const char **items = bx_xzalloc ((n + 1) * sizeof *items);
+        size_t count = 0;
+        bool ok = true;
+        BX_WALK_ITEMS (w, value, item)
         {
-          const char *s = bx_walk_string (w, value, name, "a string or a list of strings");
-          if (s != NULL)
-            bx_options_add_string (cfg->runtime_options, name, s);
+          const char *s = bx_walk_string (w, item, name, "a string");
+          if (s == NULL)
+            ok = false;
+          else
+            items[count++] = s;
         }
-      cleanup_free char *where = bx_walk_where (w, key);
-      bx_options_set_where (cfg->runtime_options, name, where);
-    }
+        if (ok)
+          bx_options_add_list (cfg->runtime_options, name, items, count);
+      }
+    else
+      {
+        const char *s = bx_walk_string (w, value, name, "a string or a list of strings");
+        if (s != NULL)
+          bx_options_add_string (cfg->runtime_options, name, s);
+      }
+    cleanup_free char *where = bx_walk_where (w, key);
+    bx_options_set_where (cfg->runtime_options, name, where);
+  }
 }
 
 static void

@@ -255,48 +255,42 @@ bx_walk_mapping (struct bx_walk *w, yaml_node_t *node, const char *what, const c
         bx_walk_problem (w, node, "%s is %s: expected a mapping", what, bx_walk_kind (node));
       return false;
     }
-  for (yaml_node_pair_t *pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top;
-       pair++)
-    {
-      yaml_node_t *key = bx_walk_node (w, pair->key);
-      yaml_node_t *value = bx_walk_node (w, pair->value);
-      if (key == NULL || value == NULL)
+  BX_WALK_PAIRS (w, node, key, value)
+  {
+    if (key->type != YAML_SCALAR_NODE)
+      {
+        bx_walk_problem (w, key, "a key in %s is %s: expected a name", what, bx_walk_kind (key));
         continue;
-      if (key->type != YAML_SCALAR_NODE)
-        {
-          bx_walk_problem (w, key, "a key in %s is %s: expected a name", what, bx_walk_kind (key));
-          continue;
-        }
-      const char *name = (const char *)key->data.scalar.value;
-      size_t i;
-      for (i = 0; i < n_known; i++)
-        if (strcmp (name, known[i]) == 0)
-          break;
-      if (i == n_known)
-        {
-          size_t len = 0;
-          for (size_t k = 0; k < n_known; k++)
-            len += strlen (known[k]) + 2;
-          cleanup_free char *list = bx_xzalloc (len + 1);
-          for (size_t k = 0; k < n_known; k++)
-            {
-              if (k)
-                strcat (list, ", ");
-              strcat (list, known[k]);
-            }
-          bx_walk_problem (w, key, "unknown key \"%s\" in %s: expected one of %s", name, what,
-                           list);
-          continue;
-        }
-      if (keys[i] != NULL)
-        {
-          bx_walk_problem (w, key, "duplicate key \"%s\" in %s (first at line %zu)", name, what,
-                           keys[i]->start_mark.line + 1);
-          continue;
-        }
-      keys[i] = key;
-      values[i] = value;
-    }
+      }
+    const char *name = (const char *)key->data.scalar.value;
+    size_t i;
+    for (i = 0; i < n_known; i++)
+      if (strcmp (name, known[i]) == 0)
+        break;
+    if (i == n_known)
+      {
+        size_t len = 0;
+        for (size_t k = 0; k < n_known; k++)
+          len += strlen (known[k]) + 2;
+        cleanup_free char *list = bx_xzalloc (len + 1);
+        for (size_t k = 0; k < n_known; k++)
+          {
+            if (k)
+              strcat (list, ", ");
+            strcat (list, known[k]);
+          }
+        bx_walk_problem (w, key, "unknown key \"%s\" in %s: expected one of %s", name, what, list);
+        continue;
+      }
+    if (keys[i] != NULL)
+      {
+        bx_walk_problem (w, key, "duplicate key \"%s\" in %s (first at line %zu)", name, what,
+                         keys[i]->start_mark.line + 1);
+        continue;
+      }
+    keys[i] = key;
+    values[i] = value;
+  }
   return true;
 }
 

@@ -95,4 +95,14 @@ void bx_walk_yaml_problem (struct bx_walk *w, yaml_parser_t *parser);
        it_ < (node)->data.sequence.items.top; it_++)                                               \
     for (yaml_node_t *item = bx_walk_node ((w), *it_); item != NULL; item = NULL)
 
+/* Every key and value of the mapping NODE (a pair whose nodes are missing is skipped);
+ * `continue` goes on with the next pair, and pair_ is the pair, for a look back at the ones
+ * before it. */
+#define BX_WALK_PAIRS(w, node, key, value)                                                         \
+  for (yaml_node_pair_t *pair_ = (node)->data.mapping.pairs.start;                                 \
+       pair_ < (node)->data.mapping.pairs.top; pair_++)                                            \
+    for (yaml_node_t *key = bx_walk_node ((w), pair_->key),                                        \
+                     *value = bx_walk_node ((w), pair_->value);                                    \
+         key != NULL && value != NULL; key = NULL)
+
 #endif
