@@ -26,6 +26,7 @@
 #include "bx/frame.h"
 #include "bx/message.h"
 #include "brokerd.h"
+#include "run.h"
 #include "test_main.h"
 
 #define SKIP_WITHOUT_FAKE()                                                                        \
@@ -1165,20 +1166,12 @@ END_TEST
 
 START_TEST (test_brokerd_usage_errors_exit_2)
 {
-  struct broker b;
-  broker_init (&b, NULL, NULL);
-  pid_t pid = fork ();
-  if (pid == 0)
-    {
-      int fd = open ("/dev/null", O_WRONLY);
-      dup2 (fd, 2);
-      execl (BROKERD_PATH, "brokerd", (char *)NULL);
-      _exit (127);
-    }
-  int status;
-  waitpid (pid, &status, 0);
-  ck_assert (WIFEXITED (status));
-  ck_assert_int_eq (WEXITSTATUS (status), 2);
+  const char *argv[] = { BROKERD_PATH, NULL };
+  struct run_result r;
+  run_program (argv, NULL, 0, NULL, &r);
+  ck_assert (WIFEXITED (r.status));
+  ck_assert_int_eq (WEXITSTATUS (r.status), 2);
+  run_result_free (&r);
 }
 END_TEST
 
