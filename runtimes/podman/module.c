@@ -148,7 +148,7 @@ podman_create (const struct bx_host *host, const bx_options *options, void **ins
     }
   /* The host passes "" without a home; a relative one would depend on brokerd's cwd. */
   if (host->home != NULL && host->home[0] == '/')
-    inst->egress_root = bx_xasprintf ("%s/run/egress", host->home);
+    inst->egress_root = bx_xasprintf ("%s/" BX_HOME_EGRESS_DIR, host->home);
 
   /* Not fatal: podman may be installed after brokerd starts; each call says so again. */
   if (!program_found (inst->cfg.podman))

@@ -94,5 +94,7 @@ _Static_assert(BX_FETCH_BODY_MAX == 2 * BX_FRAME_MAX, "the fetch body is two fra
 #define BX_EGRESS_DIR         "/run/egress"
 #define BX_EGRESS_SOCKET_NAME "egress.sock"
 #define BX_EGRESS_SOCKET      BX_EGRESS_DIR "/" BX_EGRESS_SOCKET_NAME
+/* Where each call's egress folder lives on the host, under brokerd's home. */
+#define BX_HOME_EGRESS_DIR "run/egress"
 
 #endif
