@@ -241,7 +241,7 @@ bx_module_create (struct bx_module *module, const bx_options *options, const cha
   bx_options_free (module->options);
   module->options = bx_options_copy (options);
 
-  struct bx_error_sink sink = { NULL };
+  struct bx_error_sink sink = { 0 };
   void *instance = NULL;
   int r = module->table.create (&module->services.host, module->options, &instance, &sink);
   if (r != 0)
