@@ -12,7 +12,7 @@
 
 #include "bwrap.h"
 #define GOLDEN_PROGRAM "@BWRAP@"
-#include "golden.h"
+#include "golden_argv.h"
 
 static const char *const dirs[] = { "bin", "etc", "lib", "lib64", "root" };
 

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Fails on a golden file that no test names (libvirt's check for orphaned test data): a file
-# nothing compares with would keep passing whatever the code does.
+# Fails on a golden file that no test of its area names (libvirt's check for orphaned test
+# data): a file nothing compares with would keep passing whatever the code does.
 #   golden-orphans.sh TESTS_DIR
 set -u
 tests=$1
@@ -10,7 +10,8 @@ for file in "$tests"/*/golden/*; do
   [ -f "$file" ] || continue
   count=$((count + 1))
   name=$(basename "$file")
-  if ! grep -rqF --include='*.c' --include='*.h' --include='*.sh' "\"$name\"" "$tests"; then
+  area=$(dirname "$(dirname "$file")")
+  if ! grep -rqwF --include='*.c' --include='*.h' --include='*.sh' "$name" "$area"; then
     echo "FAIL: no test uses $file"
     status=1
   fi
