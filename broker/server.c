@@ -336,12 +336,9 @@ run_request (struct call *c, const struct bx_envelope *env)
   struct bx_decision d;
   bx_policy_decide (cfg, &args, &d);
   /* A call that waits for the owner leaves this worker: approvals.c answers it. */
-  if (bx_approvals_take (s->approvals, fd, id, env.u.request.call, env.u.request.session, &d,
-                         c.started, c.rec.content_bytes))
-    {
-      json_decref (frame);
-      return;
-    }
+  if (bx_approvals_take (c->server->approvals, c->fd, id, env->u.request.call,
+                         env->u.request.session, &d, c->started, c->rec.content_bytes))
+    return;
   struct bx_run_report report;
   json_t *answer = bx_runner_respond (c->server->module, &d, id, env->u.request.call,
                                       env->u.request.session, &report);
