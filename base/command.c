@@ -73,7 +73,7 @@ spawn (const struct bx_command *cmd, int in_child, int out_child, int err_child,
 {
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attr;
-  sigset_t none, all;
+  sigset_t none, pipe_only;
   pid_t pid = -1;
   short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
 
@@ -84,13 +84,16 @@ spawn (const struct bx_command *cmd, int in_child, int out_child, int err_child,
   if (cmd->cwd != NULL)
     posix_spawn_file_actions_addchdir_np (&actions, cmd->cwd);
 
-  /* The caller may block or ignore signals (SIGPIPE above all); the program must start with
-   * the defaults, or a closed output pipe would not stop it. */
+  /* The caller may block signals, and daemons ignore SIGPIPE: the program starts with no
+   * signal blocked and SIGPIPE at its default, or a closed output pipe would not stop it.
+   * Other ignored signals stay ignored, as exec keeps them: a sandbox may ignore SIGXFSZ on
+   * purpose, so a write past the file size limit fails with EFBIG instead of killing. */
   posix_spawnattr_init (&attr);
   sigemptyset (&none);
-  sigfillset (&all);
+  sigemptyset (&pipe_only);
+  sigaddset (&pipe_only, SIGPIPE);
   posix_spawnattr_setsigmask (&attr, &none);
-  posix_spawnattr_setsigdefault (&attr, &all);
+  posix_spawnattr_setsigdefault (&attr, &pipe_only);
   if (cmd->own_group)
     {
       posix_spawnattr_setpgroup (&attr, 0);

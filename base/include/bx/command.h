@@ -11,6 +11,9 @@
  *   ...
  *   bx_command_result_clear (&r);
  *
+ * The program starts with no signal blocked and SIGPIPE at its default; other signals the
+ * caller ignores stay ignored (exec keeps them).
+ *
  * It keeps no state outside the call, so many threads may run commands at once: every
  * descriptor is close-on-exec from birth (another thread's child must not inherit this
  * call's pipes, or their EOF would never come), and the child is waited for by its pid only. */
