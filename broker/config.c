@@ -135,34 +135,6 @@ is_localhost_pattern (const char *p)
   return strcmp (p, "localhost") == 0 || (n > 10 && strcmp (p + n - 10, ".localhost") == 0);
 }
 
-/* approval_timeout: a whole number of seconds, minutes or hours, from 1s to 24h. */
-static int
-bx_walk_duration (struct bx_walk *w, yaml_node_t *node, const char *key, int64_t *out_ms)
-{
-  static const char expected[] = "a duration from 1s to 24h, such as 90s, 5m or 1h";
-  const char *s = bx_walk_string (w, node, key, expected);
-  if (s == NULL)
-    return -1;
-  size_t digits = strspn (s, "0123456789");
-  int64_t unit = 0;
-  if (strcmp (s + digits, "s") == 0)
-    unit = 1000;
-  else if (strcmp (s + digits, "m") == 0)
-    unit = 60 * 1000;
-  else if (strcmp (s + digits, "h") == 0)
-    unit = 3600 * 1000;
-  int64_t v = 0;
-  for (size_t i = 0; i < digits && v <= 86400; i++)
-    v = v * 10 + (s[i] - '0');
-  if (digits == 0 || digits > 6 || unit == 0 || v * unit < 1000 || v * unit > 86400 * 1000)
-    {
-      bx_walk_problem (w, node, "\"%s\" is \"%s\": expected %s", key, s, expected);
-      return -1;
-    }
-  *out_ms = v * unit;
-  return 0;
-}
-
 static void
 parse_approval (struct bx_walk *w, yaml_node_t *mode, yaml_node_t *timeout_key, yaml_node_t *timeout,
                 const char *what, struct bx_grant *g)
@@ -184,8 +156,13 @@ parse_approval (struct bx_walk *w, yaml_node_t *mode, yaml_node_t *timeout_key, 
     }
   if (timeout == NULL)
     return;
-  if (bx_walk_duration (w, timeout, "approval_timeout", &g->approval_timeout_ms) == 0
-      && g->approval == BX_APPROVAL_NEVER)
+  uint64_t ms;
+  if (bx_walk_duration (w, timeout, "approval_timeout", 1000, 86400000,
+                        "a duration from 1s to 24h, such as 90s, 5m or 1h", &ms)
+      < 0)
+    return;
+  g->approval_timeout_ms = (int64_t)ms;
+  if (g->approval == BX_APPROVAL_NEVER)
     bx_walk_problem (w, timeout_key,
              "\"approval_timeout\" has no effect: %s does not ask for approval "
              "(expected \"approval: always\" or \"approval: once_per_session\" beside it)",
@@ -617,10 +594,10 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
   if (v[K_MAXCONN] != NULL
       && bx_walk_uint (w, v[K_MAXCONN], "max_connections", 10, 1, 4096, &n) == 0)
     cfg->max_connections = (unsigned)n;
-  if (v[K_GRACE] != NULL && bx_walk_duration (w, v[K_GRACE], "grace_ms", 0, 3600000, &n) == 0)
+  if (v[K_GRACE] != NULL && bx_walk_duration (w, v[K_GRACE], "grace_ms", 0, 3600000, NULL, &n) == 0)
     cfg->grace_ms = (int64_t)n;
   if (v[K_TIMEOUT] != NULL
-      && bx_walk_duration (w, v[K_TIMEOUT], "request_timeout_ms", 10, 3600000, &n) == 0)
+      && bx_walk_duration (w, v[K_TIMEOUT], "request_timeout_ms", 10, 3600000, NULL, &n) == 0)
     cfg->request_timeout_ms = (int64_t)n;
   if (v[K_RUNTIME] != NULL)
     parse_runtime (w, v[K_RUNTIME], cfg);

@@ -66,10 +66,7 @@ static const struct suffix size_suffixes[] = {
 };
 
 static const struct suffix duration_suffixes[] = {
-  { "ms", 1 },
-  { "s", 1000 },
-  { "m", 60 * 1000 },
-  { NULL, 0 },
+  { "ms", 1 }, { "s", 1000 }, { "m", 60 * 1000 }, { "h", 60 * 60 * 1000 }, { NULL, 0 },
 };
 
 int

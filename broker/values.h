@@ -2,7 +2,7 @@
  * module options alike:
  *
  *   size      digits, optionally followed by k, m or g (or K, M, G: powers of 1024)
- *   duration  milliseconds as plain digits, or digits followed by ms, s or m
+ *   duration  milliseconds as plain digits, or digits followed by ms, s, m or h
  *
  * Each returns 0 with *out set, -1 when S is malformed, -2 when it does not fit in 64 bits.
  * Ranges are the caller's. */

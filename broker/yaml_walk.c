@@ -197,11 +197,15 @@ bx_walk_uint (struct bx_walk *w, yaml_node_t *node, const char *key, int base, u
 /* A duration in the grammar module options use (values.h): 2500, 10s, 500ms, 2m. */
 int
 bx_walk_duration (struct bx_walk *w, yaml_node_t *node, const char *key, uint64_t min, uint64_t max,
-                  uint64_t *out)
+                  const char *expected, uint64_t *out)
 {
-  cleanup_free char *expected
-      = bx_xasprintf ("a duration from %llu to %llu ms, such as 2500, 10s or 500ms",
-                      (unsigned long long)min, (unsigned long long)max);
+  cleanup_free char *fallback
+      = expected != NULL
+            ? NULL
+            : bx_xasprintf ("a duration from %llu to %llu ms, such as 2500, 10s or 500ms",
+                            (unsigned long long)min, (unsigned long long)max);
+  if (expected == NULL)
+    expected = fallback;
   const char *s = bx_walk_string (w, node, key, expected);
   if (s == NULL)
     return -1;

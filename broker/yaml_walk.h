@@ -69,9 +69,10 @@ const char *bx_walk_string (struct bx_walk *w, yaml_node_t *node, const char *ke
 int bx_walk_uint (struct bx_walk *w, yaml_node_t *node, const char *key, int base, uint64_t min,
                   uint64_t max, uint64_t *out);
 
-/* A duration in the grammar module options use (values.h): 2500, 10s, 500ms, 2m. */
+/* A duration in the config's one grammar (values.h: 2500, 10s, 500ms, 2m, 1h) from MIN to
+ * MAX ms; EXPECTED says what in a problem (NULL: the range in ms). */
 int bx_walk_duration (struct bx_walk *w, yaml_node_t *node, const char *key, uint64_t min,
-                      uint64_t max, uint64_t *out);
+                      uint64_t max, const char *expected, uint64_t *out);
 
 /* true or false (True, TRUE, False, FALSE); -1 with a problem otherwise. */
 int bx_walk_bool (struct bx_walk *w, yaml_node_t *node, const char *key, bool *out);
