@@ -176,6 +176,23 @@ START_TEST (test_command_reports_a_signal)
 }
 END_TEST
 
+START_TEST (test_command_resets_sigpipe_and_keeps_other_ignored_signals)
+{
+  /* A daemon ignores SIGPIPE, a sandbox may ignore SIGXFSZ (here SIGUSR1 stands for it). */
+  signal (SIGPIPE, SIG_IGN);
+  signal (SIGUSR1, SIG_IGN);
+  struct bx_command_result r;
+  run_sh ("kill -USR1 $$; echo alive", NULL, true, 100, 10000, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_EXITED);
+  ck_assert_str_eq (r.out, "alive\n");
+  bx_command_result_clear (&r);
+  run_sh ("kill -PIPE $$; echo alive", NULL, true, 100, 10000, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_SIGNALED);
+  ck_assert_int_eq (r.signal, SIGPIPE);
+  bx_command_result_clear (&r);
+}
+END_TEST
+
 static Suite *
 command_suite (void)
 {
@@ -190,6 +207,7 @@ command_suite (void)
   tcase_add_test (tc, test_command_tells_a_missing_program_and_a_missing_folder_apart);
   tcase_add_test (tc, test_command_survives_a_program_that_reads_no_input);
   tcase_add_test (tc, test_command_reports_a_signal);
+  tcase_add_test (tc, test_command_resets_sigpipe_and_keeps_other_ignored_signals);
   suite_add_tcase (s, tc);
   return s;
 }
