@@ -136,8 +136,8 @@ is_localhost_pattern (const char *p)
 }
 
 static void
-parse_approval (struct bx_walk *w, yaml_node_t *mode, yaml_node_t *timeout_key, yaml_node_t *timeout,
-                const char *what, struct bx_grant *g)
+parse_approval (struct bx_walk *w, yaml_node_t *mode, yaml_node_t *timeout_key,
+                yaml_node_t *timeout, const char *what, struct bx_grant *g)
 {
   static const char expected[] = "never, always or once_per_session";
   if (mode != NULL)
@@ -164,9 +164,9 @@ parse_approval (struct bx_walk *w, yaml_node_t *mode, yaml_node_t *timeout_key, 
   g->approval_timeout_ms = (int64_t)ms;
   if (g->approval == BX_APPROVAL_NEVER)
     bx_walk_problem (w, timeout_key,
-             "\"approval_timeout\" has no effect: %s does not ask for approval "
-             "(expected \"approval: always\" or \"approval: once_per_session\" beside it)",
-             what);
+                     "\"approval_timeout\" has no effect: %s does not ask for approval "
+                     "(expected \"approval: always\" or \"approval: once_per_session\" beside it)",
+                     what);
 }
 
 static void
@@ -501,7 +501,7 @@ parse_admin (struct bx_walk *w, yaml_node_t *root, yaml_node_t *sock, yaml_node_
         bx_walk_problem (w, sock, "admin_socket \"%s\" %s", s, why);
       else if (s != NULL && strlen (s) >= sizeof ((struct sockaddr_un *)0)->sun_path)
         bx_walk_problem (w, sock, "admin_socket \"%s\" is too long: expected at most %zu bytes", s,
-                 sizeof ((struct sockaddr_un *)0)->sun_path - 1);
+                         sizeof ((struct sockaddr_un *)0)->sun_path - 1);
       else if (s != NULL)
         {
           free (cfg->admin_socket);
@@ -515,23 +515,26 @@ parse_admin (struct bx_walk *w, yaml_node_t *root, yaml_node_t *sock, yaml_node_
   yaml_node_t *at = sock != NULL ? sock : root;
   const char *folder;
   if (strcmp (cfg->admin_socket, cfg->socket) == 0)
-    bx_walk_problem (w, at,
-             "admin_socket \"%s\" is the callers' socket: an agent could approve its own calls; "
-             "expected a path of its own",
-             cfg->admin_socket);
+    bx_walk_problem (
+        w, at,
+        "admin_socket \"%s\" is the callers' socket: an agent could approve its own calls; "
+        "expected a path of its own",
+        cfg->admin_socket);
   else if ((folder = granted_folder_of (cfg, cfg->admin_socket)) != NULL)
-    bx_walk_problem (w, at,
-             "admin_socket \"%s\" lies in the granted folder %s: a sandbox could replace it; "
-             "expected a file outside every grant",
-             cfg->admin_socket, folder);
+    bx_walk_problem (
+        w, at,
+        "admin_socket \"%s\" lies in the granted folder %s: a sandbox could replace it; "
+        "expected a file outside every grant",
+        cfg->admin_socket, folder);
   if (bx_config_wants_approvals (cfg) && !cfg->has_admin_group)
     for (size_t i = 0; i < cfg->n_grants; i++)
       if (cfg->grants[i].approval != BX_APPROVAL_NEVER)
         {
-          bx_walk_problem (w, root,
-                   "grant %zu asks for approval but \"admin_group\" is not set: expected the "
-                   "group of the people who approve calls",
-                   i + 1);
+          bx_walk_problem (
+              w, root,
+              "grant %zu asks for approval but \"admin_group\" is not set: expected the "
+              "group of the people who approve calls",
+              i + 1);
           break;
         }
 }

@@ -27,7 +27,6 @@ static const char generic_failure[] = "the tool runtime failed without giving a 
 static const char unknown_answer[] = "the tool runtime gave an answer brokerd does not understand";
 static const char not_started[] = "the tool runtime is not started";
 
-
 struct bx_module
 {
   char *path;

@@ -108,8 +108,8 @@ bx_toolkit_http_fetch (const struct bx_tool_args *args, const char *curl, int ou
   errbuf[line] = '\0';
   if (line > 0)
     return refuse (out_fd, url, errbuf);
-  cleanup_free char *reason
-      = r.end == BX_COMMAND_SIGNALED ? bx_xasprintf ("curl was killed by signal %d", r.signal)
-                                     : bx_xasprintf ("curl exited with status %d", r.exit_code);
+  cleanup_free char *reason = r.end == BX_COMMAND_SIGNALED
+                                  ? bx_xasprintf ("curl was killed by signal %d", r.signal)
+                                  : bx_xasprintf ("curl exited with status %d", r.exit_code);
   return refuse (out_fd, url, reason);
 }

@@ -87,7 +87,8 @@ read_options (const struct bx_host *host, const bx_options *options, struct bx_p
   if (host->option_string (options, "egress_network", "slirp4netns", &cfg->egress_network, sink) < 0
       || check_not_option (host, "egress_network", cfg->egress_network, sink) < 0)
     return -1;
-  if (host->option_size (options, "output_cap", BX_MODULE_OUTPUT_DEFAULT, &cfg->output_cap, sink) < 0)
+  if (host->option_size (options, "output_cap", BX_MODULE_OUTPUT_DEFAULT, &cfg->output_cap, sink)
+      < 0)
     return -1;
 
   /* memory is handed to podman as written ("512m"), after checking it is a size. */

@@ -76,6 +76,5 @@ bx_podman_token (char token[BX_PODMAN_TOKEN_LEN + 1])
 char *
 bx_podman_name (const char *session, const char *call, uint64_t n, const char *token)
 {
-  return bx_xasprintf ("boxmaker-%s-%s-%llu-%s", session, call, (unsigned long long)n,
-                              token);
+  return bx_xasprintf ("boxmaker-%s-%s-%llu-%s", session, call, (unsigned long long)n, token);
 }

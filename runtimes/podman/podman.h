@@ -16,7 +16,6 @@
 #include "bx/contract.h"
 #include "bx/deadline.h"
 
-
 /* The module's options, checked once by create() and read-only afterwards. */
 struct bx_podman_config
 {
@@ -26,7 +25,7 @@ struct bx_podman_config
   uint64_t output_cap;
   const char *memory; /* as written in the config ("512m"), already checked as a size */
   int64_t pids;
-  uint64_t limit_ms[BX_TOOL_COUNT]; /* by enum bx_tool */
+  uint64_t limit_ms[BX_TOOL_COUNT];  /* by enum bx_tool */
   const char *const *global_options; /* between the program and its subcommand */
   size_t global_count;
   const char *const *run_options; /* after the fixed `run` options, before the mounts */
