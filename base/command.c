@@ -141,7 +141,8 @@ read_some (struct pump *p, int fd, bool is_output)
 {
   char chunk[READ_CHUNK];
   struct bx_command_result *r = p->r;
-  bool keep = is_output && p->cmd->keep_output;
+  bool keep = is_output && p->cmd->keep_output && !p->cmd->stream_output;
+  bool stream = is_output && p->cmd->stream_output;
   for (;;)
     {
       size_t want = sizeof chunk;
@@ -158,6 +159,24 @@ read_some (struct pump *p, int fd, bool is_output)
         return 1;
       if (n <= 0)
         return 0;
+      if (stream)
+        {
+          for (ssize_t done = 0; done < n;)
+            {
+              ssize_t w = TEMP_FAILURE_RETRY (write (p->cmd->output_fd, chunk + done, n - done));
+              if (w < 0)
+                {
+                  /* Nobody reads the output any more: stop the program rather than let it
+                   * run on. */
+                  r->output_errno = errno;
+                  p->capped = true;
+                  return 0;
+                }
+              done += w;
+            }
+          r->out_len += (size_t)n;
+          continue;
+        }
       if (keep)
         {
           if (r->out_len + (size_t)n + 1 > p->out_alloc)

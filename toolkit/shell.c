@@ -18,7 +18,6 @@
 
 #include "bx/cleanup.h"
 #include "bx/command.h"
-#include "bx/contract.h"
 #include "bx/deadline.h"
 #include "tools.h"
 
@@ -81,15 +80,15 @@ bx_toolkit_shell (const struct bx_tool_args *args, int out_fd)
    * every process that did not leave the group. */
   prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
-  /* The output is held until the shell ends; no runtime keeps more than the host's
-   * maximum, so past it the command is stopped (the runtime has stopped reading). */
+  /* The output goes to the runtime as it comes: a command that writes much must cost the
+   * sandbox no memory here (the runtime stops reading at its cap and ends the sandbox). */
   const char *argv[] = { "/bin/sh", "-c", args->command, NULL };
   pid_t shell = -1;
   struct bx_command cmd = {
     .argv = argv,
     .cwd = cwd,
-    .keep_output = true,
-    .output_cap = BX_HOST_OUTPUT_MAX,
+    .stream_output = true,
+    .output_fd = out_fd,
     .error_to_output = true,
     .deadline = BX_NO_DEADLINE,
     .own_group = true,
@@ -112,14 +111,16 @@ bx_toolkit_shell (const struct bx_tool_args *args, int out_fd)
   bx_command_reap (&r, 0);
   kill_leftovers (shell);
 
-  int written = r.out_len > 0 ? bx_toolkit_write (out_fd, r.out, r.out_len, &err) : 0;
+  int write_errno = r.output_errno;
   cleanup_free char *tail = NULL;
   if (r.end == BX_COMMAND_SIGNALED)
     tail = bx_xasprintf ("\n[killed by signal %d]", r.signal);
   else if (r.end == BX_COMMAND_EXITED)
     tail = bx_xasprintf ("\n[exit %d]", r.exit_code);
   bx_command_result_clear (&r);
-  if (written < 0 || (tail != NULL && bx_toolkit_write (out_fd, tail, strlen (tail), &err) < 0))
+  if (write_errno != 0)
+    return bx_toolkit_misused ("cannot write the output: %s", strerror (write_errno));
+  if (tail != NULL && bx_toolkit_write (out_fd, tail, strlen (tail), &err) < 0)
     return bx_toolkit_misused ("%s", bx_error_msg (err));
   return BX_TOOLKIT_DONE;
 }

@@ -1,6 +1,7 @@
 /* The one child-process runner (bx/command.h), against /bin/sh. */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,42 @@ START_TEST (test_command_resets_sigpipe_and_keeps_other_ignored_signals)
 }
 END_TEST
 
+START_TEST (test_command_streams_output_and_stops_when_nobody_reads)
+{
+  int p[2];
+  ck_assert_int_eq (pipe2 (p, O_CLOEXEC), 0);
+  const char *argv[] = { "/bin/sh", "-c", "echo one; echo two >&2", NULL };
+  struct bx_command cmd = { .argv = argv,
+                            .stream_output = true,
+                            .output_fd = p[1],
+                            .error_to_output = true,
+                            .deadline = bx_deadline_in (10000) };
+  struct bx_command_result r;
+  bx_command_run (&cmd, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_EXITED);
+  ck_assert_uint_eq (r.out_len, 8);
+  ck_assert_ptr_null (r.out);
+  char buf[16] = "";
+  ck_assert_int_eq (read (p[0], buf, sizeof buf - 1), 8);
+  ck_assert_str_eq (buf, "one\ntwo\n");
+  bx_command_result_clear (&r);
+
+  /* The reader is gone: the program is stopped, not left to run. */
+  close (p[0]);
+  signal (SIGPIPE, SIG_IGN);
+  const char *yes[] = { "yes", NULL };
+  cmd = (struct bx_command){
+    .argv = yes, .stream_output = true, .output_fd = p[1], .deadline = bx_deadline_in (10000)
+  };
+  bx_command_run (&cmd, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_CAPPED);
+  ck_assert_int_eq (r.output_errno, EPIPE);
+  ck_assert (bx_command_reap (&r, 0));
+  bx_command_result_clear (&r);
+  close (p[1]);
+}
+END_TEST
+
 static Suite *
 command_suite (void)
 {
@@ -207,6 +244,7 @@ command_suite (void)
   tcase_add_test (tc, test_command_tells_a_missing_program_and_a_missing_folder_apart);
   tcase_add_test (tc, test_command_survives_a_program_that_reads_no_input);
   tcase_add_test (tc, test_command_reports_a_signal);
+  tcase_add_test (tc, test_command_streams_output_and_stops_when_nobody_reads);
   tcase_add_test (tc, test_command_resets_sigpipe_and_keeps_other_ignored_signals);
   suite_add_tcase (s, tc);
   return s;

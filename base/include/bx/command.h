@@ -44,7 +44,11 @@ struct bx_command
   const char *cwd;         /* NULL: the caller's */
   const char *input;       /* fed on standard input, which is then closed */
   size_t input_len;
-  bool keep_output;     /* false: standard output is read and dropped */
+  bool keep_output; /* false: standard output is read and dropped (or streamed) */
+  /* Standard output written to OUTPUT_FD as it comes instead of kept, so a program with much
+   * output costs no memory here; a failed write ends the run as CAPPED (output_errno). */
+  bool stream_output;
+  int output_fd;
   uint64_t output_cap;  /* with keep_output: a byte more ends the run as CAPPED */
   size_t error_keep;    /* the first bytes of standard error kept; 0: BX_COMMAND_ERROR_KEEP */
   bool error_to_output; /* standard error goes into the output pipe, in the order written */
@@ -67,8 +71,9 @@ struct bx_command_result
   int spawn_errno;
   bool failed_chdir; /* NOT_RUN because cwd could not be entered (else the program) */
   char *out;         /* standard output (malloc'd, NUL after its end, may be NULL) */
-  size_t out_len;
-  char *err; /* the first error_keep bytes of standard error, NUL-terminated, never NULL */
+  size_t out_len;    /* kept, or streamed */
+  int output_errno;  /* with stream_output: why writing to output_fd failed, else 0 */
+  char *err;         /* the first error_keep bytes of standard error, NUL-terminated, never NULL */
   size_t err_len;
   pid_t pid;  /* the process still to reap after TIMED_OUT or CAPPED; -1 otherwise */
   bool group; /* pid leads its own group */
