@@ -258,7 +258,8 @@ entry_free (struct entry *e)
   free (e);
 }
 
-static void
+/* 0, or -1 when the line could not be written (audit.h: fail closed). */
+static int
 audit_entry (struct bx_approvals *a, const struct entry *e, const char *outcome, const char *reason,
              const struct bx_run_report *report)
 {
@@ -282,8 +283,16 @@ audit_entry (struct bx_approvals *a, const struct entry *e, const char *outcome,
     .truncated = report ? report->truncated : false,
     .content_bytes = e->content_bytes,
     .approval = &ap,
+    .uid = -1,
+    .pid = -1,
+    .egress = report ? report->egress : NULL,
   };
-  bx_audit_write (a->audit, &rec);
+  if (e->fd >= 0)
+    bx_audit_set_peer (&rec, e->fd);
+  bx_audit_set_args (&rec, &e->decision.args);
+  int r = bx_audit_write (a->audit, &rec);
+  bx_audit_record_clear (&rec);
+  return r;
 }
 
 /* Sends FRAME (taking it); an answer over the frame limit becomes `failed`. */
@@ -317,7 +326,13 @@ run_main (void *arg)
     answer = bx_msg_failed (e->id, "brokerd could not run the approved call as approved");
   else
     answer = bx_runner_respond (a->module, &e->decision, e->id, e->call, e->session, &report);
-  audit_entry (a, e, report.outcome, NULL, &report);
+  if (audit_entry (a, e, report.outcome, NULL, &report) < 0 && strcmp (report.outcome, "result") == 0)
+    {
+      /* Fail closed: a result whose line is not in the log is withheld. */
+      json_decref (answer);
+      answer = bx_msg_failed (e->id, BX_AUDIT_WITHHELD);
+    }
+  json_decref (report.egress);
   send_final (e->fd, answer, e->id, bx_deadline_in (a->config->request_timeout_ms));
   entry_free (e);
   pthread_mutex_lock (&a->lock);
@@ -521,8 +536,13 @@ answer_now (struct bx_approvals *a, int fd, const char *id, const char *reason,
     .outcome = "denied",
     .duration_ms = bx_now_ms () - started,
     .content_bytes = content_bytes,
+    .uid = -1,
+    .pid = -1,
   };
+  bx_audit_set_peer (&rec, fd);
+  bx_audit_set_args (&rec, &d->args);
   bx_audit_write (a->audit, &rec);
+  bx_audit_record_clear (&rec);
   send_final (fd, bx_msg_denied (id, reason), id, bx_deadline_in (SHORT_WRITE_MS));
 }
 

@@ -6,38 +6,149 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bx/audit_chain.h"
 #include "bx/cleanup.h"
 
 #include "audit.h"
+#include "policy.h"
 
 struct bx_audit
 {
   pthread_mutex_t lock;
-  int fd;
+  int fd;     /* -1 when a reopen failed: every write fails */
   bool owned; /* false for standard error */
+  char *path; /* NULL for standard error */
+  char prev[BX_AUDIT_HASH_HEX + 1]; /* the hash of the last line written */
 };
+
+static int
+open_log (const char *path, int *out, bx_error *err)
+{
+  /* O_RDWR, not O_WRONLY: the chain's head is read back from the file's end. */
+  int fd = open (path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+  if (fd < 0)
+    return bx_error_set (err, errno, "cannot open the audit log %s", path);
+  *out = fd;
+  return 0;
+}
+
+/* Where the chain goes on: the last line of PATH, else of PATH.1, else a new chain. */
+static int
+chain_head (const char *path, int fd, char prev[BX_AUDIT_HASH_HEX + 1], bx_error *err)
+{
+  int r = bx_audit_last_hash (fd, prev, err);
+  if (r <= 0)
+    return r < 0 ? bx_error_wrap (err, "%s", path) : 0;
+  cleanup_free char *rotated = bx_xasprintf ("%s.1", path);
+  cleanup_close int old = open (rotated, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (old >= 0)
+    {
+      r = bx_audit_last_hash (old, prev, err);
+      if (r < 0)
+        return bx_error_wrap (err, "%s", rotated);
+      if (r == 0)
+        return 0;
+    }
+  memcpy (prev, BX_AUDIT_CHAIN_START, sizeof BX_AUDIT_CHAIN_START);
+  return 0;
+}
 
 int
 bx_audit_open (const char *dest, struct bx_audit **out, bx_error *err)
 {
   int fd = STDERR_FILENO;
   bool owned = false;
+  char prev[BX_AUDIT_HASH_HEX + 1];
+  memcpy (prev, BX_AUDIT_CHAIN_START, sizeof BX_AUDIT_CHAIN_START);
   if (strcmp (dest, "stderr") != 0)
     {
-      fd = open (dest, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
-      if (fd < 0)
-        return bx_error_set (err, errno, "cannot open the audit log %s", dest);
+      if (open_log (dest, &fd, err) < 0)
+        return -1;
+      if (chain_head (dest, fd, prev, err) < 0)
+        {
+          close (fd);
+          return -1;
+        }
       owned = true;
     }
   struct bx_audit *a = bx_xzalloc (sizeof *a);
   pthread_mutex_init (&a->lock, NULL);
   a->fd = fd;
   a->owned = owned;
+  a->path = owned ? bx_xstrdup (dest) : NULL;
+  memcpy (a->prev, prev, sizeof prev);
   *out = a;
   return 0;
+}
+
+int
+bx_audit_reopen (struct bx_audit *a, bx_error *err)
+{
+  if (!a->owned)
+    return 0;
+  int fd = -1;
+  int r = open_log (a->path, &fd, err);
+  pthread_mutex_lock (&a->lock);
+  if (a->fd >= 0)
+    close (a->fd);
+  a->fd = fd;
+  pthread_mutex_unlock (&a->lock);
+  return r;
+}
+
+void
+bx_audit_set_peer (struct bx_audit_record *r, int fd)
+{
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+  r->uid = r->pid = -1;
+  if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof cred)
+    {
+      r->uid = cred.uid;
+      r->pid = cred.pid;
+    }
+}
+
+void
+bx_audit_set_args (struct bx_audit_record *r, const struct bx_tool_args *args)
+{
+  r->arg_path = args->path;
+  r->arg_cwd = args->cwd;
+  free (r->owned_command);
+  free (r->owned_host);
+  r->owned_command = args->command ? bx_audit_cut_command (args->command) : NULL;
+  r->arg_command = r->owned_command;
+  r->owned_host = NULL;
+  const char *why = NULL;
+  if (args->url != NULL && bx_fetch_url_host (args->url, &r->owned_host, &why) < 0)
+    r->owned_host = NULL;
+  r->arg_host = r->owned_host;
+}
+
+void
+bx_audit_record_clear (struct bx_audit_record *r)
+{
+  free (r->owned_command);
+  free (r->owned_host);
+  r->owned_command = r->owned_host = NULL;
+  r->arg_command = r->arg_host = NULL;
+}
+
+char *
+bx_audit_cut_command (const char *command)
+{
+  size_t cut = strlen (command);
+  if (cut > BX_AUDIT_COMMAND_MAX)
+    {
+      cut = BX_AUDIT_COMMAND_MAX;
+      while (cut > 0 && ((unsigned char)command[cut] & 0xc0) == 0x80)
+        cut--;
+    }
+  return bx_xstrndup (command, cut);
 }
 
 static json_t *
@@ -61,6 +172,18 @@ bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
   json_object_set_new (o, "session", string_or_null (r->session));
   json_object_set_new (o, "call", string_or_null (r->call));
   json_object_set_new (o, "tool", string_or_null (r->tool));
+  json_object_set_new (o, "uid", r->uid >= 0 ? json_integer (r->uid) : json_null ());
+  json_object_set_new (o, "pid", r->pid >= 0 ? json_integer (r->pid) : json_null ());
+  json_t *args = json_object ();
+  if (r->arg_path)
+    json_object_set_new (args, "path", json_string (r->arg_path));
+  if (r->arg_cwd)
+    json_object_set_new (args, "cwd", json_string (r->arg_cwd));
+  if (r->arg_command)
+    json_object_set_new (args, "command", json_string (r->arg_command));
+  if (r->arg_host)
+    json_object_set_new (args, "host", json_string (r->arg_host));
+  json_object_set_new (o, "args", args);
   json_object_set_new (o, "grant", r->grant > 0 ? json_integer (r->grant) : json_null ());
   json_object_set_new (o, "decision", string_or_null (r->decision));
   json_object_set_new (o, "reason", string_or_null (r->reason));
@@ -78,6 +201,8 @@ bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
                                         ? json_integer (r->approval->approver_uid)
                                         : json_null (),
                                     "waited_ms", (json_int_t)r->approval->waited_ms));
+  if (r->egress != NULL)
+    json_object_set (o, "egress", (json_t *)r->egress);
   /* Strings from a client are valid UTF-8 (jansson checked them); a NULL here can only be
    * an allocation failure. */
   char *line = json_dumps (o, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -87,29 +212,52 @@ bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
   return line;
 }
 
-void
+/* Writes all of LINE (LEN bytes) at the end of A's file, or cuts off what got there. */
+static int
+append (struct bx_audit *a, const char *line, size_t len)
+{
+  if (a->fd < 0)
+    return -1;
+  /* Only brokerd writes the file, under A's lock: its end now is where this line starts. */
+  off_t start = a->owned ? lseek (a->fd, 0, SEEK_END) : -1;
+  size_t done = 0;
+  while (done < len)
+    {
+      ssize_t w = write (a->fd, line + done, len - done);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        {
+          /* A full disk took part of the line: cut it off, so the file holds whole lines
+           * and the next line still chains from the last whole one. */
+          if (done > 0 && start >= 0 && ftruncate (a->fd, start) < 0)
+            return -1;
+          return -1;
+        }
+      done += (size_t)w;
+    }
+  return 0;
+}
+
+int
 bx_audit_write (struct bx_audit *a, const struct bx_audit_record *r)
 {
   struct timespec ts;
   clock_gettime (CLOCK_REALTIME, &ts);
   int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-  char *line = bx_audit_format (r, now);
-  size_t n = strlen (line);
-  /* One write per line, with its newline, so O_APPEND keeps lines whole. */
-  line = bx_xrealloc (line, n + 2);
-  line[n++] = '\n';
-  line[n] = '\0';
+  cleanup_free char *body = bx_audit_format (r, now);
+  size_t n = strlen (body);
+  /* "...}" becomes "...,"prev":"<hash>"}\n", one write, so O_APPEND keeps lines whole. */
+  size_t len = n - 1 + sizeof ",\"prev\":\"\"}\n" - 1 + BX_AUDIT_HASH_HEX;
+  cleanup_free char *line = bx_xmalloc (len + 1);
+  memcpy (line, body, n - 1);
   pthread_mutex_lock (&a->lock);
-  size_t done = 0;
-  while (done < n)
-    {
-      ssize_t w = TEMP_FAILURE_RETRY (write (a->fd, line + done, n - done));
-      if (w <= 0)
-        break; /* a full disk must not stop calls; nothing better to do with the line */
-      done += (size_t)w;
-    }
+  snprintf (line + n - 1, len + 1 - (n - 1), ",\"prev\":\"%s\"}\n", a->prev);
+  int rc = append (a, line, len);
+  if (rc == 0)
+    bx_audit_hash (line, len - 1, a->prev);
   pthread_mutex_unlock (&a->lock);
-  free (line);
+  return rc;
 }
 
 void
@@ -117,8 +265,9 @@ bx_audit_close (struct bx_audit *a)
 {
   if (a == NULL)
     return;
-  if (a->owned)
+  if (a->owned && a->fd >= 0)
     close (a->fd);
+  free (a->path);
   pthread_mutex_destroy (&a->lock);
   free (a);
 }

@@ -1,12 +1,19 @@
-/* The audit log: one JSON line per call (docs/config.md, "The audit log").
+/* The audit log: JSON lines (docs/config.md, "The audit log").
  *
  *   {"time":"2026-11-29T23:04:19.123Z","session":"s1","call":"c1","tool":"read_file",
- *    "grant":1,"decision":"allowed","reason":null,"outcome":"result","duration_ms":3,
- *    "output_bytes":120,"truncated":false}
+ *    "uid":1000,"pid":4242,"args":{"path":"/home/me/notes/a"},"grant":1,
+ *    "decision":"allowed","reason":null,"outcome":"result","duration_ms":3,
+ *    "output_bytes":120,"truncated":false,"prev":"<sha-256 of the line before>"}
  *
- * write_file's content is never logged: "content_bytes" gives its size.  Each line is one
- * write(2) under a mutex, to a file opened with O_APPEND or to standard error, so lines from
- * concurrent calls never interleave. */
+ * An allowed call has a line with outcome "running" before it runs and its final line after;
+ * any other request has its final line only.  Arguments are summarised, never logged whole:
+ * write_file's content never ("content_bytes" gives its size), a command's first 200 bytes.
+ * Each line is one write(2) under a mutex, to a file opened with O_APPEND or to standard
+ * error, so lines from concurrent calls never interleave, and each carries the hash of the
+ * line before it (bx/audit_chain.h).
+ *
+ * Fail closed: bx_audit_write says whether the line is in the log, and a call whose line is
+ * not does not run (or, once it has run, its result is withheld). */
 #ifndef BX_BROKER_AUDIT_H
 #define BX_BROKER_AUDIT_H
 
@@ -32,6 +39,20 @@ struct bx_audit_record
   size_t output_bytes;
   bool truncated;
   ssize_t content_bytes; /* write_file only; -1 otherwise */
+  /* The caller, from SO_PEERCRED; -1 when unknown. */
+  long long uid;
+  long long pid;
+  /* The argument summary; each NULL when absent.  COMMAND is already cut. */
+  const char *arg_path;
+  const char *arg_cwd;
+  const char *arg_command;
+  const char *arg_host;
+  /* http_fetch: what the egress proxy allowed and refused, a JSON array (borrowed); NULL
+   * for none. */
+  const void *egress;
+  /* What the summary points to when it is not the arguments' own (bx_audit_record_clear). */
+  char *owned_command;
+  char *owned_host;
   /* A call that waited for approval (broker/approvals.h); NULL otherwise.  Logged as
    * "approval": {"id", "state", "approver_uid", "waited_ms"}. */
   const struct bx_audit_approval *approval;
@@ -45,12 +66,39 @@ struct bx_audit_approval
   int64_t waited_ms;
 };
 
-/* DEST is "stderr" or an absolute path (created 0600 if missing, opened for append). */
+/* What the client is answered (`failed`) when the audit log cannot be written. */
+#define BX_AUDIT_NOT_RUN  "the audit log cannot be written: the call did not run"
+#define BX_AUDIT_WITHHELD "the audit log cannot be written: the result is withheld"
+
+/* The most bytes of a shell command the audit line keeps. */
+#define BX_AUDIT_COMMAND_MAX 200
+
+/* DEST is "stderr" or an absolute path (created 0600 if missing, opened for append).  The
+ * chain continues from the file's last line; from the last line of DEST.1 when DEST is empty
+ * or missing (a log rotated while brokerd was stopped); or starts anew. */
 int bx_audit_open (const char *dest, struct bx_audit **out, bx_error *err);
-void bx_audit_write (struct bx_audit *audit, const struct bx_audit_record *record);
+/* 0 when the whole line is in the log; -1 when it could not be written (then nothing of it
+ * is: a partial line is cut off again). */
+int bx_audit_write (struct bx_audit *audit, const struct bx_audit_record *record);
+/* Opens the file again (after a rotation moved it away); the chain goes on from the last
+ * line written.  When the file cannot be opened, the log is broken: every later write fails
+ * until a reopen succeeds.  -1 and ERR then. */
+int bx_audit_reopen (struct bx_audit *audit, bx_error *err);
 void bx_audit_close (struct bx_audit *audit);
 
-/* The line for RECORD at TIME_MS (Unix time in ms), without the newline; for tests. */
+/* The line for RECORD at TIME_MS (Unix time in ms), without "prev" and the newline (it ends
+ * with the object's closing brace); for tests. */
 char *bx_audit_format (const struct bx_audit_record *record, int64_t time_ms);
+
+struct bx_tool_args;
+/* Fills UID and PID from the peer of the connected socket FD (-1 each when unknown). */
+void bx_audit_set_peer (struct bx_audit_record *record, int fd);
+/* Fills the argument summary from ARGS, which must outlive the record's use: the path, the
+ * cwd, the command's first bytes, the URL's host (none when the URL does not check). */
+void bx_audit_set_args (struct bx_audit_record *record, const struct bx_tool_args *args);
+void bx_audit_record_clear (struct bx_audit_record *record);
+
+/* COMMAND cut to BX_AUDIT_COMMAND_MAX bytes at a character boundary, newly allocated. */
+char *bx_audit_cut_command (const char *command);
 
 #endif

@@ -6,8 +6,9 @@
  *                                                   summary, exit 0; or print errors, exit 1
  *
  * Exit status: 0 served and stopped on SIGTERM/SIGINT (or the config is valid), 1 a config,
- * module or socket error, 2 a usage error.  The config is read once: a restart applies a
- * new one (there is no live reload). */
+ * module or socket error, 2 a usage error.  SIGHUP re-reads the grants (reload.h); the other
+ * keys apply at the next start.  Under systemd: Type=notify, socket activation, the journal
+ * (notify.h). */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -26,7 +27,11 @@
 #include "audit.h"
 #include "config.h"
 #include "host_services.h"
+#include "metrics.h"
 #include "module_loader.h"
+#include "notify.h"
+#include "ops.h"
+#include "reload.h"
 #include "server.h"
 
 #ifndef BX_RUNTIMEDIR
@@ -51,18 +56,23 @@ usage (FILE *to)
          to);
 }
 
-/* A module's log line goes to standard error with its name, in one write so lines from
- * concurrent runs do not interleave. */
+struct log_settings
+{
+  bool debug;
+  bool journal;
+};
+
+/* A module's log line goes to the journal with its priority, or to standard error with its
+ * name, in one write so lines from concurrent runs do not interleave. */
 static void
 log_line (void *ctx, const char *module, enum bx_log_level level, const char *line)
 {
-  const bool *debug = ctx;
-  if (level >= BX_LOG_DEBUG && !*debug)
+  const struct log_settings *ls = ctx;
+  if (level >= BX_LOG_DEBUG && !ls->debug)
     return;
-  cleanup_free char *s
-      = bx_xasprintf ("brokerd: %s: %s: %s\n", module, bx_log_level_name (level), line);
-  if (write (STDERR_FILENO, s, strlen (s)) < 0)
-    return; /* nowhere else to say it */
+  static const int priority[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+  int p = (unsigned)level < 4 ? priority[level] : LOG_DEBUG;
+  bx_log (ls->journal, p, NULL, "%s: %s: %s", module, bx_log_level_name (level), line);
 }
 
 /* Config errors already start with FILE:LINE:COLUMN and go out as they are; the others get
@@ -136,7 +146,7 @@ main (int argc, char **argv)
   const char *config_file = NULL;
   const char *runtimedir = BX_RUNTIMEDIR;
   bool check = false;
-  bool debug = false;
+  struct log_settings ls = { .journal = bx_journal_is_stderr () };
   int opt;
   while ((opt = getopt_long (argc, argv, "", longopts, NULL)) != -1)
     switch (opt)
@@ -155,7 +165,7 @@ main (int argc, char **argv)
         runtimedir = optarg;
         break;
       case 'd':
-        debug = true;
+        ls.debug = true;
         break;
       case 'h':
         usage (stdout);
@@ -177,8 +187,7 @@ main (int argc, char **argv)
 
   /* Signals first, before any thread exists (a module's create() may start some): every
    * thread inherits the mask, and the server reads the signals from a signalfd, so there is
-   * no handler and no global.  SIGHUP too: there is no live reload, and the server says so
-   * rather than dying. */
+   * no handler and no global.  SIGHUP is a reload. */
   sigset_t mask;
   sigemptyset (&mask);
   sigaddset (&mask, SIGTERM);
@@ -195,12 +204,22 @@ main (int argc, char **argv)
       print_error ("", err);
       return 1;
     }
+  /* The socket systemd passed, if any, before the module starts anything that could
+   * inherit LISTEN_FDS. */
+  int listen_fd = -1;
+  int activated = check ? 0 : bx_notify_listen_fd (cfg, &listen_fd, &err);
+  if (activated < 0)
+    {
+      print_error ("brokerd: ", err);
+      bx_config_free (cfg);
+      return 1;
+    }
   const char *name = cfg->runtime_module ? cfg->runtime_module : BX_REFUSING_MODULE;
   struct bx_module *module = NULL;
   if (bx_module_load (name, runtimedir, &module, &err) < 0 && cfg->runtime_where != NULL)
     bx_error_wrap (&err, "%s", cfg->runtime_where);
   if (err != NULL
-      || bx_module_create (module, cfg->runtime_options, cfg->home, log_line, &debug, &err) < 0)
+      || bx_module_create (module, cfg->runtime_options, cfg->home, log_line, &ls, &err) < 0)
     {
       print_error ("brokerd: ", err);
       bx_module_destroy (module);
@@ -216,7 +235,7 @@ main (int argc, char **argv)
     }
 
   struct bx_audit *audit = NULL;
-  int listen_fd = -1;
+  struct bx_metrics *metrics = bx_metrics_new ();
   sigset_t only;
   sigemptyset (&only);
   sigaddset (&only, SIGTERM);
@@ -226,11 +245,13 @@ main (int argc, char **argv)
   if (sfd < 0)
     bx_error_set (&err, errno, "signalfd");
   if (sfd < 0 || bx_audit_open (cfg->audit, &audit, &err) < 0
-      || bx_server_listen (cfg, &listen_fd, &err) < 0)
+      || (cfg->metrics_socket != NULL && bx_metrics_serve (metrics, cfg->metrics_socket, &err) < 0)
+      || (!activated && bx_server_listen (cfg, &listen_fd, &err) < 0))
     {
       print_error ("brokerd: ", err);
       if (sfd >= 0)
         close (sfd);
+      bx_metrics_free (metrics);
       bx_audit_close (audit);
       bx_module_destroy (module);
       bx_config_free (cfg);
@@ -245,20 +266,35 @@ main (int argc, char **argv)
       print_error ("brokerd: ", err);
       bx_approvals_stop (approvals, bx_deadline_in (0));
       bx_approvals_free (approvals);
-      unlink (cfg->socket);
+      if (!activated)
+        unlink (cfg->socket);
       close (listen_fd);
+      bx_metrics_free (metrics);
       close (sfd);
       bx_audit_close (audit);
       bx_module_destroy (module);
       bx_config_free (cfg);
       return 1;
     }
-  fprintf (stderr, "brokerd: listening on %s with runtime %s, %zu grant(s)\n", cfg->socket,
-           bx_module_name (module), cfg->n_grants);
+  bx_log (ls.journal, LOG_INFO, NULL, "listening on %s%s with runtime %s, %zu grant(s)",
+          cfg->socket, activated ? " (passed by systemd)" : "", bx_module_name (module),
+          cfg->n_grants);
   if (admin != NULL)
-    fprintf (stderr, "brokerd: owners approve calls on %s (group %u)\n", cfg->admin_socket,
-             cfg->admin_gid);
-  int left = bx_server_run (cfg, module, audit, approvals, listen_fd, sfd);
+    bx_log (ls.journal, LOG_INFO, NULL, "owners approve calls on %s (group %u)",
+            cfg->admin_socket, cfg->admin_gid);
+  bx_notify_ready (cfg, bx_module_name (module));
+  /* The live config owns CFG; the server keeps reading its start-only keys from it, so it
+   * is held for as long as the server runs. */
+  /* On the heap, like the server: calls still running after the grace period use it while
+   * the process ends. */
+  struct bx_ops *ops = bx_xzalloc (sizeof *ops);
+  ops->live = bx_live_config_new (cfg);
+  ops->metrics = metrics;
+  ops->socket_activated = activated > 0;
+  ops->journal = ls.journal;
+  const struct bx_config *first = NULL;
+  struct bx_config_hold *hold = bx_live_config_get (ops->live, &first);
+  int left = bx_server_run (first, module, audit, approvals, ops, listen_fd, sfd);
   close (sfd);
   /* Every call still waiting gets its final answer; approved ones running get the grace. */
   bx_admin_stop (admin);
@@ -267,9 +303,12 @@ main (int argc, char **argv)
     {
       bx_admin_free (admin);
       bx_approvals_free (approvals);
+      bx_metrics_free (metrics);
       bx_module_destroy (module);
       bx_audit_close (audit);
-      bx_config_free (cfg);
+      bx_live_config_put (ops->live, hold);
+      bx_live_config_free (ops->live);
+      free (ops);
     }
   return 0;
 }

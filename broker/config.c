@@ -328,6 +328,67 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant
                      what);
 }
 
+/* The scalar nodes of grant G's "paths", in file order (the grants parsed without a
+ * problem, so every item is a kept path). */
+static size_t
+path_nodes (struct bx_walk *w, yaml_node_t *grant, yaml_node_t **out, size_t max)
+{
+  size_t n = 0;
+  for (yaml_node_pair_t *p = grant->data.mapping.pairs.start; p < grant->data.mapping.pairs.top;
+       p++)
+    {
+      yaml_node_t *k = yaml_document_get_node (w->doc, p->key);
+      yaml_node_t *v = yaml_document_get_node (w->doc, p->value);
+      if (k == NULL || v == NULL || k->type != YAML_SCALAR_NODE || v->type != YAML_SEQUENCE_NODE
+          || strcmp ((const char *)k->data.scalar.value, "paths") != 0)
+        continue;
+      for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top
+                                                                 && n < max;
+           i++)
+        out[n++] = yaml_document_get_node (w->doc, *i);
+    }
+  return n;
+}
+
+/* A grant folder inside a folder a sandbox can write (a shell or write_file grant) is
+ * refused: a sandbox could replace it, or a folder on its way, with a symbolic link, and
+ * the next call mounting it would bring whatever the link names into the sandbox.  Both
+ * grants are named, each with its place in the file. */
+static void
+check_nesting (struct bx_walk *w, yaml_node_t *list, struct bx_config *cfg)
+{
+  for (size_t j = 0; j < cfg->n_grants; j++)
+    {
+      const struct bx_grant *outer = &cfg->grants[j];
+      if (!bx_grant_lists (outer, BX_TOOL_SHELL) && !bx_grant_lists (outer, BX_TOOL_WRITE_FILE))
+        continue;
+      yaml_node_t *onode = yaml_document_get_node (w->doc, list->data.sequence.items.start[j]);
+      cleanup_free yaml_node_t **onodes = bx_xzalloc ((outer->n_paths + 1) * sizeof *onodes);
+      if (path_nodes (w, onode, onodes, outer->n_paths) != outer->n_paths)
+        continue;
+      for (size_t i = 0; i < cfg->n_grants; i++)
+        {
+          const struct bx_grant *inner = &cfg->grants[i];
+          yaml_node_t *inode = yaml_document_get_node (w->doc, list->data.sequence.items.start[i]);
+          cleanup_free yaml_node_t **inodes = bx_xzalloc ((inner->n_paths + 1) * sizeof *inodes);
+          if (path_nodes (w, inode, inodes, inner->n_paths) != inner->n_paths)
+            continue;
+          for (size_t a = 0; a < inner->n_paths; a++)
+            for (size_t b = 0; b < outer->n_paths; b++)
+              if (strcmp (inner->paths[a], outer->paths[b]) != 0
+                  && bx_path_inside (inner->paths[a], outer->paths[b]))
+                bx_walk_problem (
+                    w, inodes[a],
+                    "path \"%s\" of grant %zu lies inside \"%s\" of grant %zu (%s:%zu:%zu), "
+                    "which a sandbox can write: it could replace the inner folder with a "
+                    "symbolic link; expected grant folders outside every shell or "
+                    "write_file grant",
+                    inner->paths[a], i + 1, outer->paths[b], j + 1, w->file,
+                    onodes[b]->start_mark.line + 1, onodes[b]->start_mark.column + 1);
+        }
+    }
+}
+
 static void
 parse_grants (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
 {
@@ -340,6 +401,8 @@ parse_grants (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
     parse_grant (w, item, cfg->n_grants, &cfg->grants[cfg->n_grants]);
     cfg->n_grants++;
   }
+  if (w->count == 0)
+    check_nesting (w, node, cfg);
 }
 
 static void
@@ -544,7 +607,8 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
 {
   static const char *const known[]
       = { "socket",  "socket_mode", "home",  "max_connections", "grace_ms",    "request_timeout_ms",
-          "runtime", "grants",      "audit", "admin_socket",    "admin_group", NULL };
+          "runtime", "grants",      "audit", "admin_socket",    "admin_group", "metrics_socket",
+          "max_connections_per_uid", NULL };
   enum
   {
     K_SOCKET,
@@ -558,12 +622,15 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
     K_AUDIT,
     K_ADMIN_SOCKET,
     K_ADMIN_GROUP,
+    K_METRICS,
+    K_PER_UID,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
   if (!bx_walk_mapping (w, root, "the config", known, keys, v))
     return;
   uint64_t n;
+  const char *folder;
 
   if (v[K_SOCKET] != NULL)
     {
@@ -597,6 +664,9 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
   if (v[K_MAXCONN] != NULL
       && bx_walk_uint (w, v[K_MAXCONN], "max_connections", 10, 1, 4096, &n) == 0)
     cfg->max_connections = (unsigned)n;
+  if (v[K_PER_UID] != NULL
+      && bx_walk_uint (w, v[K_PER_UID], "max_connections_per_uid", 10, 1, 4096, &n) == 0)
+    cfg->max_connections_per_uid = (unsigned)n;
   if (v[K_GRACE] != NULL && bx_walk_duration (w, v[K_GRACE], "grace_ms", 0, 3600000, NULL, &n) == 0)
     cfg->grace_ms = (int64_t)n;
   if (v[K_TIMEOUT] != NULL
@@ -620,10 +690,29 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
         }
     }
 
+  if (v[K_METRICS] != NULL)
+    {
+      const char *s = bx_walk_string (w, v[K_METRICS], "metrics_socket", "an absolute path");
+      const char *why = s ? file_problem (s) : NULL;
+      if (s != NULL && why != NULL)
+        bx_walk_problem (w, v[K_METRICS], "metrics_socket \"%s\" %s", s, why);
+      else if (s != NULL && strlen (s) >= sizeof ((struct sockaddr_un *)0)->sun_path)
+        bx_walk_problem (w, v[K_METRICS],
+                         "metrics_socket \"%s\" is too long: expected at most %zu bytes", s,
+                         sizeof ((struct sockaddr_un *)0)->sun_path - 1);
+      else if (s != NULL && (folder = granted_folder_of (cfg, s)) != NULL)
+        bx_walk_problem (
+            w, v[K_METRICS],
+            "metrics_socket \"%s\" lies in the granted folder %s: a sandbox could replace "
+            "it; expected a file outside every grant",
+            s, folder);
+      else if (s != NULL)
+        cfg->metrics_socket = bx_xstrdup (s);
+    }
+
   /* brokerd's own files outside every sandbox: a model must not read or forge the audit
    * trail, put a listener of its own in place of brokerd's socket, nor replace the code
    * brokerd loads at its next start. */
-  const char *folder;
   if (v[K_AUDIT] != NULL && strcmp (cfg->audit, "stderr") != 0
       && (folder = granted_folder_of (cfg, cfg->audit)) != NULL)
     bx_walk_problem (
@@ -683,6 +772,7 @@ bx_config_free (struct bx_config *cfg)
   free (cfg->grants);
   free (cfg->audit);
   free (cfg->admin_socket);
+  free (cfg->metrics_socket);
   free (cfg);
 }
 
@@ -726,6 +816,9 @@ bx_config_parse (const char *text, size_t len, const char *name, struct bx_confi
       bx_config_free (cfg);
       return bx_error_setc (err, EINVAL, "%s", text);
     }
+  /* Unset: half of max_connections, so one caller (one uid) can never take them all. */
+  if (cfg->max_connections_per_uid == 0)
+    cfg->max_connections_per_uid = cfg->max_connections > 1 ? cfg->max_connections / 2 : 1;
   *out = cfg;
   return 0;
 }

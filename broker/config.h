@@ -69,6 +69,7 @@ struct bx_config
   unsigned socket_mode;
   char *home;
   unsigned max_connections;
+  unsigned max_connections_per_uid; /* connections one peer uid (SO_PEERCRED) may hold */
   int64_t grace_ms;
   int64_t request_timeout_ms; /* the whole request frame must arrive within this */
   char *runtime_module;       /* a name or an absolute path; NULL: the refusing runtime */
@@ -82,6 +83,7 @@ struct bx_config
   char *admin_socket;
   bool has_admin_group;
   unsigned admin_gid;
+  char *metrics_socket; /* where brokerd serves its metrics; NULL: nowhere */
 };
 
 /* Whether some grant's calls wait for approval. */

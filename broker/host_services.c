@@ -1,11 +1,14 @@
 /* The host services of the runtime ABI: see host_services.h and boxmaker/runtime.h. */
+#include <arpa/inet.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bx/cleanup.h"
+#include "bx/hosts.h"
 #include "bx/printable.h"
 #include "host_services.h"
 #include "values.h"
@@ -104,6 +107,82 @@ host_output_set_truncated (bx_run_result *result)
     result->truncated = true;
 }
 
+/* ---- egress records ------------------------------------------------------------------ */
+
+/* An integer member of O within [0, MAX], or -1. */
+static json_int_t
+small_int (const json_t *o, const char *key, json_int_t max)
+{
+  const json_t *v = json_object_get (o, key);
+  if (!json_is_integer (v) || json_integer_value (v) < 0 || json_integer_value (v) > max)
+    return -1;
+  return json_integer_value (v);
+}
+
+/* The record rebuilt from its checked members only, or NULL: what reaches the audit log is
+ * never the module's text. */
+static json_t *
+checked_record (const json_t *o)
+{
+  if (!json_is_object (o))
+    return NULL;
+  const char *key;
+  const json_t *v;
+  json_object_foreach ((json_t *)o, key, v)
+    if (strcmp (key, "host") != 0 && strcmp (key, "port") != 0 && strcmp (key, "reply") != 0
+        && strcmp (key, "address") != 0)
+      return NULL;
+  const json_t *host = json_object_get (o, "host");
+  if (!json_is_null (host)
+      && (!json_is_string (host) || strlen (json_string_value (host)) != json_string_length (host)
+          || !bx_valid_host (json_string_value (host))))
+    return NULL;
+  json_int_t port = small_int (o, "port", 65535);
+  json_int_t reply = small_int (o, "reply", 255);
+  if (port < 0 || reply < 0)
+    return NULL;
+  const json_t *address = json_object_get (o, "address");
+  unsigned char buf[sizeof (struct in6_addr)];
+  if (address != NULL
+      && (!json_is_string (address)
+          || (inet_pton (AF_INET, json_string_value (address), buf) != 1
+              && inet_pton (AF_INET6, json_string_value (address), buf) != 1)))
+    return NULL;
+  json_t *r = json_object ();
+  json_object_set_new (r, "host", json_is_null (host) ? json_null ()
+                                                      : json_string (json_string_value (host)));
+  json_object_set_new (r, "port", json_integer (port));
+  json_object_set_new (r, "reply", json_integer (reply));
+  if (address != NULL)
+    json_object_set_new (r, "address", json_string (json_string_value (address)));
+  return r;
+}
+
+static int
+host_egress_record (bx_run_result *result, const char *record, size_t len)
+{
+  if (result == NULL || record == NULL)
+    return -1;
+  if (result->egress != NULL && json_array_size (result->egress) >= BX_HOST_EGRESS_RECORDS_MAX)
+    return -1;
+  json_t *o = json_loadb (record, len, JSON_REJECT_DUPLICATES, NULL);
+  json_t *r = checked_record (o);
+  json_decref (o);
+  if (r == NULL)
+    return -1;
+  if (result->egress == NULL)
+    result->egress = json_array ();
+  json_array_append_new (result->egress, r);
+  return 0;
+}
+
+static void
+host_output_set_refused (bx_run_result *result)
+{
+  if (result != NULL)
+    result->refused = true;
+}
+
 void
 bx_run_result_init (struct bx_run_result *result, size_t cap)
 {
@@ -115,6 +194,7 @@ void
 bx_run_result_clear (struct bx_run_result *result)
 {
   free (result->data);
+  json_decref (result->egress);
   memset (result, 0, sizeof (*result));
 }
 
@@ -405,6 +485,8 @@ bx_host_services_init (struct bx_host_services *services, const char *module_nam
   h->spec_session = bx_run_spec_session;
   h->output_append = host_output_append;
   h->output_set_truncated = host_output_set_truncated;
+  h->egress_record = host_egress_record;
+  h->output_set_refused = host_output_set_refused;
   h->error_set = host_error_set;
   h->option_check_known = host_option_check_known;
   h->option_string = host_option_string;

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include <boxmaker/runtime.h>
 
 #include "module_loader.h"
@@ -37,7 +39,12 @@ struct bx_run_result
   size_t alloc;
   size_t cap; /* the most bytes this result takes */
   bool truncated;
+  json_t *egress; /* the checked egress records, an array; NULL: none */
+  bool refused; /* the tool refused: the content is its reason */
 };
+
+/* The most egress records one call keeps. */
+#define BX_HOST_EGRESS_RECORDS_MAX 64
 
 struct bx_host_services
 {

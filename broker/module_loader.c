@@ -297,12 +297,15 @@ bx_module_run (struct bx_module *module, const bx_run_spec *spec, struct bx_run_
   const char *said = NULL;
   /* Read as an int: a module may answer a value the enum does not have. */
   int status = (int)module->table.run (module->instance, spec, &result, &said);
+  out->egress = result.egress;
+  result.egress = NULL;
   switch (status)
     {
     case BX_RUN_OK:
       out->content = result.data != NULL ? result.data : bx_xstrdup ("");
       out->len = result.len;
       out->truncated = result.truncated;
+      out->refused = result.refused;
       return BX_RUN_OK;
     case BX_RUN_FAILED:
     case BX_RUN_UNAVAILABLE:
@@ -320,6 +323,7 @@ void
 bx_run_output_clear (struct bx_run_output *out)
 {
   free (out->content);
+  json_decref (out->egress);
   memset (out, 0, sizeof (*out));
 }
 

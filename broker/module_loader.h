@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include <boxmaker/runtime.h>
 
 #include "bx/error.h"
@@ -41,9 +43,12 @@ struct bx_run_output
   char *content; /* NUL-terminated after len bytes; may hold any bytes */
   size_t len;
   bool truncated;
+  json_t *egress;         /* the egress records the module passed, whatever the status */
+  bool refused; /* the tool refused: the content is its reason */
 };
 
-/* Runs SPEC.  On BX_RUN_OK, *out holds the output (free with bx_run_output_clear).  Otherwise
+/* Runs SPEC.  On BX_RUN_OK, *out holds the output; its egress records in any case (free
+ * with bx_run_output_clear).  Otherwise
  * *sentence is the module's fixed sentence (never NULL: a module that gives none gets a
  * generic one). */
 enum bx_run_status bx_module_run (struct bx_module *module, const bx_run_spec *spec,

@@ -90,6 +90,8 @@ bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const 
   const char *sentence = NULL;
   enum bx_run_status status = bx_module_run (module, spec, &out, &sentence);
   bx_run_spec_free (spec);
+  report->egress = out.egress;
+  out.egress = NULL;
   if (status != BX_RUN_OK)
     {
       bx_run_output_clear (&out);
@@ -99,6 +101,7 @@ bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const 
   size_t len = 0;
   cleanup_free char *content = bx_utf8_sanitize (out.content ? out.content : "", out.len, &len);
   bool truncated = out.truncated;
+  report->refused = out.refused;
   bx_run_output_clear (&out);
   size_t fit = fit_escaped (content, len, BX_RESPONSE_CONTENT_MAX);
   if (fit < len)

@@ -24,6 +24,8 @@ struct bx_run_report
   const char *outcome; /* "result", "failed" or "denied" */
   size_t output_bytes; /* bytes of content in the response */
   bool truncated;
+  json_t *egress; /* the egress records of the run (owned; NULL: none) */
+  bool refused; /* the tool refused (the content is its reason) */
 };
 
 /* The spec of an allowed DECISION (seed 001's table):

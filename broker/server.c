@@ -11,6 +11,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +25,8 @@
 #include "bx/utf8.h"
 
 #include "approvals.h"
+#include "ops.h"
+#include "peers.h"
 #include "policy.h"
 #include "runner.h"
 #include "server.h"
@@ -33,6 +36,10 @@
 #define SHORT_WRITE_MS 200
 /* How long a refused connection is given to deliver its request before it is closed. */
 #define BUSY_DRAIN_MS 100
+/* How long a worker waits in accept() before it leaves (when it is not the last). */
+#define WORKER_IDLE_MS 5000
+/* How often, at most, systemd hears the number of calls in flight. */
+#define STATUS_MS 1000
 
 static const char busy_detail[] = "brokerd is busy";
 
@@ -40,25 +47,30 @@ static const char busy_detail[] = "brokerd is busy";
  * idle worker waits in accept(), so a call wakes one thread and no hand-over is needed
  * (starting a thread per call, or handing connections from an accepting thread, costs more
  * than the rest of brokerd's work on a call).  Workers are started as they are first needed
- * and then kept.
+ * and leave after WORKER_IDLE_MS without a connection, as long as another one is waiting in
+ * accept(): the listening socket's receive timeout ends their accept() (no extra system
+ * call per connection), so a burst's threads, and the memory glibc keeps for each, go
+ * again.
  *
  * There are never fewer workers than calls being served plus one, so someone is always
  * there to accept; with max_connections busy, that one more worker (max_connections + 1 in
  * all) answers "brokerd is busy", so a client past the limit is told at once instead of
- * waiting in the listen backlog.  So the number of threads follows the peak number of
- * calls at once, plus one, and stays there. */
+ * waiting in the listen backlog.  So the number of threads follows the number of calls at
+ * once, plus one, within WORKER_IDLE_MS. */
 struct server
 {
   const struct bx_config *config;
   struct bx_module *module;
   struct bx_audit *audit;
   struct bx_approvals *approvals; /* NULL when no grant asks for approval */
+  struct bx_ops *ops;
   int listen_fd;
   pthread_mutex_t lock;
   pthread_cond_t done; /* signalled when active or workers drop */
   unsigned active;     /* connections being served: at most max_connections */
   unsigned workers;    /* worker threads alive */
   unsigned accepting;  /* of which waiting in accept() */
+  struct bx_peers peers; /* connections being served, per peer uid */
   bool stopping;
 };
 
@@ -163,7 +175,60 @@ struct call
   int fd;
   int64_t started;
   struct bx_audit_record rec;
+  int64_t t0_ns;     /* when the connection was taken, for the metrics */
+  int64_t decide_ns; /* to the decision; -1 until then */
+  int64_t run_ns;    /* the module's run; -1 when nothing ran */
 };
+
+static int64_t
+now_ns (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static struct bx_log_context
+log_context (const struct call *c)
+{
+  return (struct bx_log_context){ .call = c->rec.call, .session = c->rec.session,
+                                  .tool = c->rec.tool, .grant = (long)c->rec.grant };
+}
+
+/* The audit line of a call could not be written (fail closed): a result is withheld. */
+static json_t *
+audit_failed (struct call *c, json_t *frame)
+{
+  int e = errno;
+  struct bx_log_context ctx = log_context (c);
+  bx_metrics_audit_failed (c->server->ops->metrics);
+  bx_log (c->server->ops->journal, LOG_CRIT, &ctx, "call %s: cannot write the audit log: %s",
+          c->rec.call ? c->rec.call : "?", strerror (e));
+  if (frame == NULL || c->rec.outcome == NULL || strcmp (c->rec.outcome, "result") != 0)
+    return frame;
+  json_t *failed = bx_msg_failed (json_string_value (json_object_get (frame, "id")),
+                                  BX_AUDIT_WITHHELD);
+  json_decref (frame);
+  return failed;
+}
+
+/* An allowed call's line before it runs: false when it could not be written, and then the
+ * call must not run. */
+static bool
+audit_running (struct call *c)
+{
+  c->rec.outcome = "running";
+  c->rec.duration_ms = bx_now_ms () - c->started;
+  if (bx_audit_write (c->server->audit, &c->rec) == 0)
+    return true;
+  int e = errno;
+  struct bx_log_context ctx = log_context (c);
+  bx_metrics_audit_failed (c->server->ops->metrics);
+  bx_log (c->server->ops->journal, LOG_CRIT, &ctx,
+          "call %s: cannot write the audit log, not running it: %s",
+          c->rec.call ? c->rec.call : "?", strerror (e));
+  return false;
+}
 
 /* Logs the call, then sends FRAME (taking it).  The audit line comes first: it exists even
  * when the client is gone, and once the answer is out the worker has nothing left to do but
@@ -172,7 +237,11 @@ static void
 finish (struct call *c, json_t *frame, int64_t deadline)
 {
   c->rec.duration_ms = bx_now_ms () - c->started;
-  bx_audit_write (c->server->audit, &c->rec);
+  if (bx_audit_write (c->server->audit, &c->rec) < 0)
+    frame = audit_failed (c, frame);
+  if (c->decide_ns < 0)
+    c->decide_ns = now_ns () - c->t0_ns;
+  bx_metrics_call_ended (c->server->ops->metrics, &c->rec, c->decide_ns, c->run_ns);
   cleanup_error bx_error err = NULL;
   if (frame != NULL && bx_frame_write (c->fd, frame, deadline, &err) < 0
       && bx_error_code (err) == BX_FRAME_TOO_LARGE)
@@ -222,14 +291,24 @@ usable_id (const json_t *frame)
   return id;
 }
 
-/* Reads one request and takes it apart: 0 with *env (pointing into *frame), or -1 once the
- * request has been answered (or was a probe). */
-static int
-parse_request (struct call *c, json_t **frame, struct bx_envelope *env)
+static void
+serve_call (struct server *s, int fd)
 {
-  const struct bx_config *cfg = c->server->config;
+  struct call c = {
+    .server = s,
+    .fd = fd,
+    .started = bx_now_ms (),
+    .rec = { .content_bytes = -1 },
+    .t0_ns = now_ns (),
+    .decide_ns = -1,
+    .run_ns = -1,
+  };
+  bx_audit_set_peer (&c.rec, fd);
+  bx_metrics_call_started (s->ops->metrics);
+  const struct bx_config *cfg = s->config;
   cleanup_error bx_error err = NULL;
-  if (bx_frame_read (c->fd, bx_deadline_in (cfg->request_timeout_ms), frame, &err) < 0)
+  json_t *frame = NULL;
+  if (bx_frame_read (fd, bx_deadline_in (cfg->request_timeout_ms), &frame, &err) < 0)
     {
       cleanup_free char *detail = NULL;
       switch (bx_error_code (err))
@@ -237,7 +316,8 @@ parse_request (struct call *c, json_t **frame, struct bx_envelope *env)
         case BX_FRAME_CLOSED:
           /* Connected and left without a byte: a probe (another brokerd checking whether
            * this socket is live), not a call. */
-          return -1;
+          bx_metrics_call_left (s->ops->metrics);
+          return;
         case BX_FRAME_TIMED_OUT:
           detail = bx_xasprintf ("no complete request within %lld ms",
                                  (long long)cfg->request_timeout_ms);
@@ -250,122 +330,135 @@ parse_request (struct call *c, json_t **frame, struct bx_envelope *env)
           detail = bx_xasprintf ("bad frame: %s", bx_error_msg (err));
           break;
         }
-      refuse (c, NULL, detail);
-      return -1;
+      refuse (&c, NULL, detail);
+      return;
     }
 
   /* The version first: a later version may shape its messages differently, and the client
-   * deserves to hear that it speaks the wrong one rather than what failed to parse.  The
-   * envelope parser takes only an integer v, so this is the one version check. */
-  json_t *v = json_object_get (*frame, "v");
+   * deserves to hear that it speaks the wrong one rather than what failed to parse. */
+  json_t *v = json_object_get (frame, "v");
   if (json_is_integer (v) && json_integer_value (v) != BX_PROTOCOL_VERSION)
     {
       cleanup_free char *detail
           = bx_xasprintf ("unsupported protocol version %lld: this brokerd speaks %d",
                           (long long)json_integer_value (v), BX_PROTOCOL_VERSION);
-      refuse (c, usable_id (*frame), detail);
-      return -1;
+      refuse (&c, usable_id (frame), detail);
+      json_decref (frame);
+      return;
     }
-  if (bx_envelope_parse (*frame, env, &err) < 0)
+  struct bx_envelope env;
+  if (bx_envelope_parse (frame, &env, &err) < 0)
     {
       /* Answer with the id when there is a usable one, so the client can match it. */
       cleanup_free char *detail = bx_xasprintf ("bad message: %s", bx_error_msg (err));
-      refuse (c, usable_id (*frame), detail);
-      return -1;
+      refuse (&c, usable_id (frame), detail);
+      json_decref (frame);
+      return;
     }
-  const char *id = bx_valid_id (env->id) ? env->id : NULL;
-  const char *detail = NULL;
+  const char *id = bx_valid_id (env.id) ? env.id : NULL;
+  cleanup_free char *detail = NULL;
+  /* The version was checked above: the envelope parser takes only an integer v. */
   if (id == NULL)
-    detail = "bad id: expected 1 to " BX_STR (BX_ID_MAX) " of [A-Za-z0-9_.-]";
-  else if (env->type != BX_MSG_TOOL_REQUEST)
-    detail = "unexpected message: expected a tool_request";
-  else if (!env->final)
-    detail = "a tool_request must be final";
-  else if (!bx_valid_id (env->u.request.call))
-    detail = "bad call id: expected 1 to " BX_STR (BX_ID_MAX) " of [A-Za-z0-9_.-]";
-  else if (!bx_valid_id (env->u.request.session))
-    detail = "bad session id: expected 1 to " BX_STR (BX_ID_MAX) " of [A-Za-z0-9_.-]";
-  else if (strcmp (env->id, env->u.request.call) != 0)
-    detail = "bad id: the frame's id must equal the request's call";
+    detail = bx_xstrdup ("bad id: expected 1 to 64 of [A-Za-z0-9_.-]");
+  else if (env.type != BX_MSG_TOOL_REQUEST)
+    detail = bx_xstrdup ("unexpected message: expected a tool_request");
+  else if (!env.final)
+    detail = bx_xstrdup ("a tool_request must be final");
+  else if (!bx_valid_id (env.u.request.call))
+    detail = bx_xstrdup ("bad call id: expected 1 to 64 of [A-Za-z0-9_.-]");
+  else if (!bx_valid_id (env.u.request.session))
+    detail = bx_xstrdup ("bad session id: expected 1 to 64 of [A-Za-z0-9_.-]");
+  else if (strcmp (env.id, env.u.request.call) != 0)
+    detail = bx_xstrdup ("bad id: the frame's id must equal the request's call");
   if (detail != NULL)
     {
-      refuse (c, id, detail);
-      return -1;
+      refuse (&c, id, detail);
+      json_decref (frame);
+      return;
     }
-  return 0;
-}
 
-/* Decides and runs one parsed request, and answers it. */
-static void
-run_request (struct call *c, const struct bx_envelope *env)
-{
-  const struct bx_config *cfg = c->server->config;
-  const char *id = env->id;
-  cleanup_error bx_error err = NULL;
-
-  c->rec.call = env->u.request.call;
-  c->rec.session = env->u.request.session;
-  c->rec.tool = env->u.request.tool;
+  c.rec.call = env.u.request.call;
+  c.rec.session = env.u.request.session;
+  c.rec.tool = env.u.request.tool;
   enum bx_tool tool;
-  if (bx_tool_from_name (env->u.request.tool, &tool) < 0)
+  if (bx_tool_from_name (env.u.request.tool, &tool) < 0)
     {
       /* The name as sent, made safe and cut: it reaches the model and the operator's
        * terminal, so no control byte of it may pass. */
-      const char *name = env->u.request.tool;
+      const char *name = env.u.request.tool;
       size_t len = strlen (name);
       cleanup_free char *quoted = bx_printable (name, len, BX_SHOWN_NAME_MAX);
       cleanup_free char *reason = bx_xasprintf (
           "unknown tool \"%s\": expected read_file, write_file, shell or http_fetch", quoted);
       /* The audit line gets the same cut (it is JSON, which escapes the rest): the whole
        * name could make it megabytes long. */
-      cleanup_free char *cut = bx_xstrndup (name, bx_utf8_cut (name, len, BX_SHOWN_NAME_MAX));
-      c->rec.tool = cut;
-      deny_request (c, id, reason);
+      cleanup_free char *shown = bx_xstrndup (name, bx_utf8_cut (name, len, BX_SHOWN_NAME_MAX));
+      c.rec.tool = shown;
+      deny_request (&c, id, reason);
+      json_decref (frame);
       return;
     }
   struct bx_tool_args args = { 0 };
-  if (bx_tool_args_from_json (tool, env->u.request.arguments, &args, &err) < 0)
+  if (bx_tool_args_from_json (tool, env.u.request.arguments, &args, &err) < 0)
     {
       bx_tool_args_clear (&args);
-      deny_request (c, id, bx_error_msg (err));
+      deny_request (&c, id, bx_error_msg (err));
+      json_decref (frame);
       return;
     }
   if (tool == BX_TOOL_WRITE_FILE && args.content != NULL)
-    c->rec.content_bytes = (ssize_t)strlen (args.content);
+    c.rec.content_bytes = (ssize_t)strlen (args.content);
+  bx_audit_set_args (&c.rec, &args);
 
+  /* The grants of the config serving now, held until the call ends (a reload may replace
+   * them meanwhile; the decision points into these). */
+  const struct bx_config *grants = NULL;
+  struct bx_config_hold *hold = bx_live_config_get (s->ops->live, &grants);
   struct bx_decision d;
-  bx_policy_decide (cfg, &args, &d);
-  /* A call that waits for the owner leaves this worker: approvals.c answers it. */
-  if (bx_approvals_take (c->server->approvals, c->fd, id, env->u.request.call,
-                         env->u.request.session, &d, c->started, c->rec.content_bytes))
-    return;
-  struct bx_run_report report;
-  json_t *answer = bx_runner_respond (c->server->module, &d, id, env->u.request.call,
-                                      env->u.request.session, &report);
-  c->rec.decision = d.verdict == BX_ALLOWED ? "allowed" : "denied";
-  c->rec.grant = d.verdict == BX_ALLOWED ? (ssize_t)d.grant_index + 1 : 0;
-  c->rec.reason = d.reason;
-  c->rec.outcome = report.outcome;
-  c->rec.output_bytes = report.output_bytes;
-  c->rec.truncated = report.truncated;
+  bx_policy_decide (grants, &args, &d);
+  c.decide_ns = now_ns () - c.t0_ns;
+  /* A call that waits for the owner leaves this worker: approvals.c answers it.  Its
+   * decision points into GRANTS: a reloaded config it was decided with stays held for the
+   * rest of the run (the first config lives that long anyway). */
+  if (bx_approvals_take (s->approvals, fd, id, env.u.request.call, env.u.request.session, &d,
+                         c.started, c.rec.content_bytes))
+    {
+      if (grants == s->config)
+        bx_live_config_put (s->ops->live, hold);
+      bx_audit_record_clear (&c.rec);
+      bx_metrics_call_left (s->ops->metrics);
+      json_decref (frame);
+      return;
+    }
+  c.rec.decision = d.verdict == BX_ALLOWED ? "allowed" : "denied";
+  c.rec.grant = d.verdict == BX_ALLOWED ? (ssize_t)d.grant_index + 1 : 0;
+  c.rec.reason = d.reason;
+  struct bx_run_report report = { .outcome = "failed" };
+  json_t *answer;
+  if (d.verdict == BX_ALLOWED && !audit_running (&c))
+    answer = bx_msg_failed (id, BX_AUDIT_NOT_RUN);
+  else
+    {
+      int64_t t = now_ns ();
+      answer = bx_runner_respond (s->module, &d, id, env.u.request.call, env.u.request.session,
+                                  &report);
+      if (d.verdict == BX_ALLOWED)
+        c.run_ns = now_ns () - t;
+    }
+  c.rec.outcome = report.outcome;
+  c.rec.egress = report.egress;
+  c.rec.output_bytes = report.output_bytes;
+  c.rec.truncated = report.truncated;
+  /* Only a client that asked reads "refused": a 1.0 client refuses a field it does not know. */
+  if (report.refused && env.u.request.refusals)
+    bx_msg_mark_refused (answer);
   /* The client may read a large answer slowly; it gets a fresh deadline of its own. */
-  finish (c, answer, bx_deadline_in (cfg->request_timeout_ms));
+  finish (&c, answer, bx_deadline_in (cfg->request_timeout_ms));
+  bx_audit_record_clear (&c.rec);
+  json_decref (report.egress);
   bx_decision_clear (&d);
-}
-
-static void
-serve_call (struct server *s, int fd)
-{
-  struct call c = {
-    .server = s,
-    .fd = fd,
-    .started = bx_now_ms (),
-    .rec = { .content_bytes = -1 },
-  };
-  json_auto_t *frame = NULL;
-  struct bx_envelope env;
-  if (parse_request (&c, &frame, &env) == 0)
-    run_request (&c, &env);
+  bx_live_config_put (s->ops->live, hold);
+  json_decref (frame);
 }
 
 /* Past max_connections: say so at once and close, so the client never hangs.  The client
@@ -380,7 +473,12 @@ refuse_busy (struct server *s, int fd)
     .fd = fd,
     .started = bx_now_ms (),
     .rec = { .content_bytes = -1 },
+    .t0_ns = now_ns (),
+    .decide_ns = -1,
+    .run_ns = -1,
   };
+  bx_audit_set_peer (&c.rec, fd);
+  bx_metrics_call_started (s->ops->metrics);
   refuse (&c, NULL, busy_detail);
   shutdown (fd, SHUT_WR);
   int64_t deadline = bx_deadline_in (BUSY_DRAIN_MS);
@@ -399,6 +497,23 @@ refuse_busy (struct server *s, int fd)
 }
 
 static void *worker_main (void *arg);
+
+/* Connects to PATH N times and leaves at once: each connection wakes one worker waiting in
+ * accept(), which sees that the server is stopping and closes it. */
+static void
+wake_acceptors (const char *path, unsigned n)
+{
+  struct sockaddr_un addr;
+  cleanup_error bx_error err = NULL;
+  if (fill_addr (path, &addr, &err) < 0)
+    return;
+  for (unsigned i = 0; i < n; i++)
+    {
+      cleanup_close int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (fd < 0 || connect (fd, (const struct sockaddr *)&addr, sizeof addr) < 0)
+        return;
+    }
+}
 
 /* Starts one more worker; S's lock is held. */
 static void
@@ -432,6 +547,9 @@ worker_main (void *arg)
       s->accepting--;
       if (fd < 0)
         {
+          /* Idle for WORKER_IDLE_MS: leave, unless nobody else would be accepting. */
+          if ((e == EAGAIN || e == EWOULDBLOCK) && s->accepting > 0)
+            break;
           if (!s->stopping && (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM))
             {
               pthread_mutex_unlock (&s->lock);
@@ -443,7 +561,18 @@ worker_main (void *arg)
             }
           continue;
         }
-      if (s->active >= s->config->max_connections)
+      if (s->stopping)
+        {
+          /* A wake-up connection (or a client racing the stop): not served. */
+          close (fd);
+          continue;
+        }
+      /* A peer whose uid the kernel cannot tell counts as one uid of its own. */
+      uid_t uid;
+      if (bx_peer_uid (fd, &uid) < 0)
+        uid = (uid_t)-1;
+      if (s->active >= s->config->max_connections
+          || !bx_peers_take (&s->peers, uid, s->config->max_connections_per_uid))
         {
           pthread_mutex_unlock (&s->lock);
           refuse_busy (s, fd);
@@ -464,6 +593,7 @@ worker_main (void *arg)
       serve_call (s, fd);
       close (fd);
       pthread_mutex_lock (&s->lock);
+      bx_peers_drop (&s->peers, uid);
       s->active--;
       pthread_cond_broadcast (&s->done);
     }
@@ -475,7 +605,8 @@ worker_main (void *arg)
 
 int
 bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_audit *audit,
-               struct bx_approvals *approvals, int listen_fd, int signal_fd)
+               struct bx_approvals *approvals, struct bx_ops *ops, int listen_fd,
+               int signal_fd)
 {
   /* On the heap: when calls outlive the grace period, their threads still point at it. */
   struct server *s = bx_xzalloc (sizeof *s);
@@ -483,6 +614,7 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   s->module = module;
   s->audit = audit;
   s->approvals = approvals;
+  s->ops = ops;
   s->listen_fd = listen_fd;
   pthread_mutex_init (&s->lock, NULL);
   pthread_condattr_t ca;
@@ -491,16 +623,34 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   pthread_cond_init (&s->done, &ca);
   pthread_condattr_destroy (&ca);
 
+  /* accept() honours the socket's receive timeout: the idle workers' clock. */
+  struct timeval idle = { WORKER_IDLE_MS / 1000, (WORKER_IDLE_MS % 1000) * 1000 };
+  if (setsockopt (listen_fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof idle) < 0)
+    fprintf (stderr, "brokerd: cannot set the workers' idle time: %s\n", strerror (errno));
+
   pthread_mutex_lock (&s->lock);
   spawn_worker (s);
   pthread_mutex_unlock (&s->lock);
 
-  /* This thread only waits for signals. */
+  /* This thread only waits for signals, and tells systemd the calls in flight when they
+   * change (at most every STATUS_MS). */
   int signo = 0;
+  unsigned told = 0;
   while (signo == 0)
     {
+      struct pollfd p = { .fd = signal_fd, .events = POLLIN };
+      if (poll (&p, 1, STATUS_MS) == 0)
+        {
+          unsigned now = bx_metrics_in_flight (ops->metrics);
+          if (now != told)
+            bx_notify_in_flight (now);
+          told = now;
+          continue;
+        }
       struct signalfd_siginfo si;
-      ssize_t n = TEMP_FAILURE_RETRY (read (signal_fd, &si, sizeof si));
+      ssize_t n = read (signal_fd, &si, sizeof si);
+      if (n < 0 && errno == EINTR)
+        continue;
       if (n != (ssize_t)sizeof si)
         {
           fprintf (stderr, "brokerd: reading signals: %s\n",
@@ -510,9 +660,7 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
       signo = (int)si.ssi_signo;
       if (signo == SIGHUP)
         {
-          fputs ("brokerd: SIGHUP: there is no live reload; restart brokerd to apply a new "
-                 "config\n",
-                 stderr);
+          bx_ops_reload (ops, audit);
           signo = 0;
         }
     }
@@ -521,12 +669,21 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
    * rather than waiting, and a new brokerd started during the grace period keeps its
    * socket.  shutdown() wakes the workers waiting in accept(); the descriptor itself is
    * closed only when no worker can be using it. */
+  bx_notify_stopping ();
   pthread_mutex_lock (&s->lock);
   s->stopping = true;
+  unsigned waiting = s->accepting;
   pthread_mutex_unlock (&s->lock);
-  shutdown (listen_fd, SHUT_RDWR);
-  if (unlink (cfg->socket) < 0 && errno != ENOENT)
-    fprintf (stderr, "brokerd: cannot remove %s: %s\n", cfg->socket, strerror (errno));
+  if (ops->socket_activated)
+    /* systemd's socket stays open for the next start: shutting it down would break it for
+     * good.  The workers in accept() are woken by connections of our own instead. */
+    wake_acceptors (cfg->socket, waiting);
+  else
+    {
+      shutdown (listen_fd, SHUT_RDWR);
+      if (unlink (cfg->socket) < 0 && errno != ENOENT)
+        fprintf (stderr, "brokerd: cannot remove %s: %s\n", cfg->socket, strerror (errno));
+    }
   fprintf (stderr, "brokerd: %s: stopping\n", signo ? strsignal (signo) : "error");
 
   struct timespec until;
@@ -561,6 +718,7 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   close (listen_fd);
   pthread_cond_destroy (&s->done);
   pthread_mutex_destroy (&s->lock);
+  bx_peers_clear (&s->peers);
   free (s);
   return 0;
 }

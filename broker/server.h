@@ -13,7 +13,8 @@
  *
  * Signals: the caller blocks SIGTERM and SIGINT in every thread and hands a signalfd for
  * them, so no handler and no global flag exist.  On either signal the server stops
- * accepting, removes the socket, and waits up to grace_ms for running calls. */
+ * accepting, removes the socket (unless systemd passed it), and waits up to grace_ms for
+ * running calls.  SIGHUP reopens the audit log and re-reads the grants (ops.h). */
 #ifndef BX_BROKER_SERVER_H
 #define BX_BROKER_SERVER_H
 
@@ -34,7 +35,9 @@ int bx_server_listen_at (const char *path, unsigned mode, int *fd, bx_error *err
  * finished and every worker left (LISTEN_FD is then closed), or the number of calls still
  * running when the grace period ended (at least 1): then MODULE, AUDIT and CONFIG may still
  * be in use and must not be freed. */
+struct bx_ops;
 int bx_server_run (const struct bx_config *config, struct bx_module *module, struct bx_audit *audit,
-                   struct bx_approvals *approvals, int listen_fd, int signal_fd);
+                   struct bx_approvals *approvals, struct bx_ops *ops, int listen_fd,
+                   int signal_fd);
 
 #endif

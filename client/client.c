@@ -25,6 +25,8 @@
 
 #include <boxmaker/client.h>
 
+#include "cancel.h"
+
 /* Unix time in ms: a pending frame's expiry is wall-clock time from the broker's side. */
 static int64_t
 unix_now_ms (void)
@@ -74,6 +76,16 @@ static int
 unavailable (const struct bx_client_options *opts, struct bx_client_response *out,
              enum bx_client_exit exit, const char *fmt, ...)
 {
+  /* A cancelled call ends here whatever its connection's end looked like: no outage. */
+  if (bx_client_cancel_requested (opts->cancel))
+    {
+      bx_client_response_free (out);
+      out->kind = BX_CLIENT_FAILED;
+      out->cancelled = true;
+      out->exit = exit;
+      out->message = bx_xstrdup ("the call was cancelled");
+      return 0;
+    }
   va_list ap;
   cleanup_free char *why = NULL;
   va_start (ap, fmt);
@@ -145,6 +157,22 @@ connect_broker (const char *path, int64_t deadline, enum bx_client_exit *stage, 
   return steal_fd (&fd);
 }
 
+/* The call's connection: detached from the cancel handle before it is closed. */
+struct conn
+{
+  int fd;
+  struct bx_client_cancel *cancel;
+};
+
+static void
+conn_close (struct conn *c)
+{
+  if (c->fd < 0)
+    return;
+  bx_client_cancel_detach (c->cancel);
+  close (c->fd);
+}
+
 /* Copies an answer (exit 11) into OUT; ENV's strings live in FRAME, which the caller frees. */
 static void
 take_answer (const struct bx_envelope *env, struct bx_client_response *out)
@@ -162,6 +190,7 @@ take_answer (const struct bx_envelope *env, struct bx_client_response *out)
       out->class = bx_xstrdup (env->u.result.class);
       out->untrusted = env->u.result.untrusted;
       out->truncated = env->u.result.truncated;
+      out->refused = env->u.result.refused;
       break;
     case BX_MSG_DENIED:
       out->kind = BX_CLIENT_DENIED;
@@ -201,7 +230,9 @@ bx_client_call (const struct bx_client_options *opts, const char *call, const ch
                         (unsigned long long)opts->timeout_ms);
 
   enum bx_client_exit stage = BX_CLIENT_EXIT_CONNECT;
-  cleanup_close int fd = connect_broker (path, deadline, &stage, &e);
+  __attribute__ ((cleanup (conn_close))) struct conn conn
+      = { connect_broker (path, deadline, &stage, &e), opts->cancel };
+  int fd = conn.fd;
   /* exit 2: the connection cannot be made (no socket, nobody listening, no permission, a
    * queue that stayed full until the deadline, a path too long). */
   if (fd < 0 && stage == BX_CLIENT_EXIT_CONNECT)
@@ -216,8 +247,12 @@ bx_client_call (const struct bx_client_options *opts, const char *call, const ch
   if (opts->timeout_ms == 0)
     return unavailable (opts, out, BX_CLIENT_EXIT_TIMEOUT,
                         "cannot set a timeout: the timeout is zero");
+  /* Cancelled before the connection existed: the shut-down connection fails below. */
+  bx_client_cancel_attach (opts->cancel, fd);
 
   json_auto_t *request = bx_msg_tool_request (call, session, tool, arguments);
+  if (opts->refusals)
+    bx_msg_ask_refusals (request);
   if (bx_frame_write (fd, request, deadline, &e) < 0)
     {
       /* exit 4: the request does not fit in a frame.  The broker is fine: the caller gets a

@@ -114,6 +114,10 @@ chmod 0755 "$demo"
 if [ "$runtime" = bwrap ]; then
   # bwrap's sandboxes run as nobody: the demo folder is theirs to write.
   chown 65534:65534 "$demo"
+else
+  # podman's sandbox root is host uid 700000000 (podman.so's uidmap_base): the grant is given
+  # to it, so that write_file and shell can write there (docs/security.md).
+  chown 700000000:700000000 "$demo"
 fi
 ls -l "$demo"
 
@@ -158,9 +162,8 @@ ln -sf "$build/client/boxmaker" /usr/local/bin/boxmaker
 "$build/broker/brokerd" --check-config "$config" --runtimedir "$build/runtimes/modules"
 
 if [ "$runtime" = podman ]; then
-  say "note: this runs podman as root, for a quick try on a machine of your own; a writable"
-  say "grant then lets a sandboxed command leave setuid-root files in $demo (docs/config.md,"
-  say "\"Root and writable grants\"); the packaged service runs rootless instead."
+  say "note: this runs podman as root; the sandboxes run as host uid 700000000, which owns $demo"
+  say "(docs/security.md); the packaged service runs rootless instead."
 fi
 say "starting brokerd (Ctrl-C stops it); in a second terminal:"
 cat <<EOF

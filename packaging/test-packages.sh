@@ -19,7 +19,7 @@
 # busybox-static, curl, ca-certificates, systemd) come with `apt-get install ./…deb`.
 set -u
 
-NEEDED_PACKAGES="build-essential dpkg-dev debhelper cmake pkgconf libjansson-dev libyaml-dev
+NEEDED_PACKAGES="build-essential dpkg-dev debhelper cmake pkgconf libjansson-dev libyaml-dev libmicrohttpd-dev
 scdoc lintian man-db systemd procps"
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -77,7 +77,7 @@ fi
 ARCH=$(dpkg-architecture -qDEB_HOST_ARCH)
 TRIPLET=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 RUNTIMEDIR=/usr/lib/$TRIPLET/boxmaker/runtimes
-PACKAGES="boxmaker boxmaker-tools boxmaker-runtime-podman boxmaker-runtime-bwrap boxmaker-dev"
+PACKAGES="boxmaker boxmaker-tools boxmaker-runtime-podman boxmaker-runtime-bwrap boxmaker-dev libboxmaker-client0 libboxmaker-client-dev"
 
 WORK=$(mktemp -d /tmp/boxmaker-packages.XXXXXX)
 chmod 755 "$WORK"
@@ -137,17 +137,29 @@ DEB_TOOLS=$(ls "$WORK"/boxmaker-tools_*_"$ARCH".deb)
 DEB_PODMAN=$(ls "$WORK"/boxmaker-runtime-podman_*_"$ARCH".deb)
 DEB_BWRAP=$(ls "$WORK"/boxmaker-runtime-bwrap_*_"$ARCH".deb)
 DEB_DEV=$(ls "$WORK"/boxmaker-dev_*_"$ARCH".deb)
-check "boxmaker holds brokerd, the CLI, refusing.so, the config, the unit, man pages" \
+DEB_CLIENT=$(ls "$WORK"/libboxmaker-client0_*_"$ARCH".deb)
+DEB_CLIENT_DEV=$(ls "$WORK"/libboxmaker-client-dev_*_"$ARCH".deb)
+check "boxmaker holds brokerd, the CLI, refusing.so, the config, the units, man pages" \
   has_files "$DEB_DAEMON" /usr/sbin/brokerd /usr/bin/boxmaker "$RUNTIMEDIR/refusing.so" \
   /usr/share/doc/boxmaker/examples/brokerd.yaml \
   /etc/boxmaker/brokerd.yaml /lib/systemd/system/brokerd.service \
+  /lib/systemd/system/boxmaker-mcp.service \
   /usr/lib/sysusers.d/boxmaker.conf /usr/lib/tmpfiles.d/boxmaker.conf \
   /usr/share/man/man8/brokerd.8.gz /usr/share/man/man1/boxmaker.1.gz \
-  /usr/share/man/man5/brokerd.yaml.5.gz
+  /usr/share/man/man1/boxmaker-mcp.1.gz /usr/share/man/man5/brokerd.yaml.5.gz
 check "boxmaker-tools holds toolkit and the image build" \
   has_files "$DEB_TOOLS" /usr/libexec/boxmaker/toolkit /usr/share/boxmaker/image/build-image.sh
-check "boxmaker-runtime-podman holds podman.so" has_files "$DEB_PODMAN" "$RUNTIMEDIR/podman.so"
+check "boxmaker-runtime-podman holds podman.so and its seccomp profile" \
+  has_files "$DEB_PODMAN" "$RUNTIMEDIR/podman.so" "$RUNTIMEDIR/podman-seccomp.json"
 check "boxmaker-runtime-bwrap holds bwrap.so" has_files "$DEB_BWRAP" "$RUNTIMEDIR/bwrap.so"
+check "libboxmaker-client0 holds libboxmaker-client.so.0" \
+  has_files "$DEB_CLIENT" "/usr/lib/$TRIPLET/libboxmaker-client.so.0" \
+  "/usr/lib/$TRIPLET/libboxmaker-client.so.0.1.0"
+check "libboxmaker-client0 has a symbols file and a shlibs file" \
+  sh -c "dpkg-deb --ctrl-tarfile '$DEB_CLIENT' | tar -tf - | grep -qx ./symbols && dpkg-deb --ctrl-tarfile '$DEB_CLIENT' | tar -tf - | grep -qx ./shlibs"
+check "libboxmaker-client-dev holds client.h, boxmaker-client.pc and the .so link" \
+  has_files "$DEB_CLIENT_DEV" /usr/include/boxmaker/client.h \
+  "/usr/lib/$TRIPLET/pkgconfig/boxmaker-client.pc" "/usr/lib/$TRIPLET/libboxmaker-client.so"
 check "boxmaker-dev holds runtime.h, boxmaker-runtime.pc and boxmaker-runtime(7)" \
   has_files "$DEB_DEV" /usr/include/boxmaker/runtime.h \
   "/usr/lib/$TRIPLET/pkgconfig/boxmaker-runtime.pc" /usr/share/man/man7/boxmaker-runtime.7.gz
@@ -205,6 +217,8 @@ fi
 
 # ---- As an installed user would ---------------------------------------------------------
 check "the service user boxmaker exists (sysusers)" getent passwd boxmaker
+check "ids 700000000-700065535 are reserved for boxmaker in /etc/subuid and /etc/subgid" \
+  sh -c "grep -qx boxmaker:700000000:65536 /etc/subuid && grep -qx boxmaker:700000000:65536 /etc/subgid"
 owned_by_boxmaker () { [ -d "$1" ] && [ "$(stat -c %U:%G "$1")" = boxmaker:boxmaker ]; }
 check "/run/boxmaker, /var/lib/boxmaker and /var/log/boxmaker exist, owned by boxmaker (tmpfiles)" \
   sh -c "$(declare -f owned_by_boxmaker); owned_by_boxmaker /run/boxmaker && owned_by_boxmaker /var/lib/boxmaker && owned_by_boxmaker /var/log/boxmaker"
@@ -227,10 +241,14 @@ fi
 if command -v systemd-analyze >/dev/null; then
   check "systemd-analyze verify brokerd.service" \
     systemd-analyze verify --man=no /lib/systemd/system/brokerd.service
+  check "systemd-analyze verify boxmaker-mcp.service" \
+    systemd-analyze verify --man=no /lib/systemd/system/boxmaker-mcp.service
 else
   skip "systemd-analyze verify: systemd-analyze is not installed"
 fi
 echo "NOTE: systemd is not PID 1 here, so the service is not started; brokerd is run by hand below"
+check "brokerd.service is enabled at install, boxmaker-mcp.service is not" \
+  sh -c "[ -L /etc/systemd/system/multi-user.target.wants/brokerd.service ] && [ ! -e /etc/systemd/system/multi-user.target.wants/boxmaker-mcp.service ]"
 
 # Man pages.  Docker's Debian images tell dpkg to drop /usr/share/man: then read the pages
 # from the package itself and say so.
@@ -251,12 +269,14 @@ man_renders_from_deb () {
 if [ -f /usr/share/man/man8/brokerd.8.gz ]; then
   check "man brokerd renders" man_renders brokerd 8
   check "man 1 boxmaker renders" man_renders boxmaker 1
+  check "man 1 boxmaker-mcp renders" man_renders boxmaker-mcp 1
   check "man brokerd.yaml renders" man_renders brokerd.yaml 5
   check "man boxmaker-runtime renders" man_renders boxmaker-runtime 7
 else
   skip "man brokerd: dpkg on this machine excludes /usr/share/man (path-exclude in /etc/dpkg/dpkg.cfg.d); the pages are read from the packages instead"
   check "brokerd(8) renders from the package" man_renders_from_deb "$DEB_DAEMON" /usr/share/man/man8/brokerd.8.gz
   check "boxmaker(1) renders from the package" man_renders_from_deb "$DEB_DAEMON" /usr/share/man/man1/boxmaker.1.gz
+  check "boxmaker-mcp(1) renders from the package" man_renders_from_deb "$DEB_DAEMON" /usr/share/man/man1/boxmaker-mcp.1.gz
   check "brokerd.yaml(5) renders from the package" man_renders_from_deb "$DEB_DAEMON" /usr/share/man/man5/brokerd.yaml.5.gz
   check "boxmaker-runtime(7) renders from the package" man_renders_from_deb "$DEB_DEV" /usr/share/man/man7/boxmaker-runtime.7.gz
 fi
@@ -343,6 +363,21 @@ EOF
     rm -f "$RUNTIMEDIR/echo.so"
   fi
 fi
+
+# docs/client.md's program, built with nothing but the installed libboxmaker-client-dev.
+CLIENT=$WORK/client
+mkdir -p "$CLIENT"
+sed -n '/^<!-- program: ask.c -->$/,/^```$/p' "$SRC/docs/client.md" | sed '1,2d;$d' > "$CLIENT/ask.c"
+check "docs/client.md's ask.c builds with only pkg-config --cflags --libs boxmaker-client" \
+  sh -c "cd '$CLIENT' && cc -Wall -Wextra -Werror ask.c \$(pkg-config --cflags --libs boxmaker-client) -o ask"
+ask_unavailable () {
+  local out rc
+  out=$("$CLIENT/ask" "$CLIENT/nobody.sock" /x 2>&1)
+  rc=$?
+  echo "$out"
+  [ $rc -eq 3 ] && printf '%s\n' "$out" | grep -qx "failed: the tool broker is unavailable (unavailable)"
+}
+check "ask runs on the installed libboxmaker-client.so.0 (no broker: exit 3)" ask_unavailable
 
 # The podman runtime as installed: build the tools image with the installed build-image.sh
 # and toolkit, then run a call through brokerd, podman.so and a real container.  Podman
@@ -564,14 +599,14 @@ else
   tail -n 20 "$WORK/remove.log" | sed 's/^/    /'
 fi
 
-EXPECTED_AFTER_REMOVE='^(/etc/boxmaker|/etc/boxmaker/brokerd\.yaml|/etc/systemd/system/brokerd\.service|/etc/systemd/system/multi-user\.target\.wants/brokerd\.service|/var/lib/systemd/deb-systemd-helper-(enabled|masked)(/.*)?brokerd\.service.*)$'
+EXPECTED_AFTER_REMOVE='^(/etc/boxmaker|/etc/boxmaker/brokerd\.yaml|/etc/systemd/system/brokerd\.service|/etc/systemd/system/multi-user\.target\.wants/brokerd\.service|/var/lib/systemd/deb-systemd-helper-(enabled|masked)(/.*)?(brokerd|boxmaker-mcp)\.service.*)$'
 after_remove () {
   local bad
   bad=$(leftovers | grep -Ev "$EXPECTED_AFTER_REMOVE" | grep -v "^/var/lib/systemd/deb-systemd-helper-enabled/multi-user.target.wants$")
   [ -z "$bad" ] || { echo "left behind:"; echo "$bad"; return 1; }
   [ -f /etc/boxmaker/brokerd.yaml ] || { echo "the conffile is gone"; return 1; }
   local p
-  for p in boxmaker-tools boxmaker-runtime-podman boxmaker-runtime-bwrap boxmaker-dev; do
+  for p in boxmaker-tools boxmaker-runtime-podman boxmaker-runtime-bwrap boxmaker-dev libboxmaker-client0 libboxmaker-client-dev; do
     case $(dpkg-query -W -f '${db:Status-Status}' "$p" 2>/dev/null) in
       ''|not-installed|config-files) ;;
       *) echo "$p is still installed"; return 1 ;;
@@ -603,5 +638,7 @@ after_purge () {
   [ -z "$bad" ] || { echo "left behind:"; echo "$bad"; return 1; }
 }
 check "after purge: nothing left at all (the boxmaker user stays, as Debian's users do)" after_purge
+check "after purge: ids 700000000-700065535 are no longer reserved" \
+  sh -c "! grep -qx boxmaker:700000000:65536 /etc/subuid && ! grep -qx boxmaker:700000000:65536 /etc/subgid"
 
 finish

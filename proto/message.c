@@ -49,31 +49,36 @@ struct spec
 {
   const char *name;
   enum kind kind;
+  bool optional; /* may be absent: then it reads as NULL */
 };
 
 static const struct
 {
   const char *type;
-  struct spec fields[4];
+  struct spec fields[5];
   size_t n_fields;
 } msg_types[] = {
+  /* "refusals" (optional) and "refused" (sent only to a client that asked with it) tell a
+   * tool's own refusal from its content without changing what a 1.0 client sees. */
   [BX_MSG_TOOL_REQUEST] = { "tool_request",
-                            { { "call", K_STRING },
-                              { "session", K_STRING },
-                              { "tool", K_STRING },
-                              { "arguments", K_OBJECT } },
-                            4 },
+                            { { "call", K_STRING, false },
+                              { "session", K_STRING, false },
+                              { "tool", K_STRING, false },
+                              { "arguments", K_OBJECT, false },
+                              { "refusals", K_BOOL, true } },
+                            5 },
   [BX_MSG_RESULT] = { "result",
-                      { { "content", K_CONTENT },
-                        { "class", K_STRING },
-                        { "untrusted", K_BOOL },
-                        { "truncated", K_BOOL } },
-                      4 },
-  [BX_MSG_FAILED] = { "failed", { { "message", K_STRING } }, 1 },
-  [BX_MSG_DENIED] = { "denied", { { "reason", K_STRING } }, 1 },
+                      { { "content", K_CONTENT, false },
+                        { "class", K_STRING, false },
+                        { "untrusted", K_BOOL, false },
+                        { "truncated", K_BOOL, false },
+                        { "refused", K_BOOL, true } },
+                      5 },
+  [BX_MSG_FAILED] = { "failed", { { "message", K_STRING, false } }, 1 },
+  [BX_MSG_DENIED] = { "denied", { { "reason", K_STRING, false } }, 1 },
   [BX_MSG_PENDING_APPROVAL]
-  = { "pending_approval", { { "approval", K_STRING }, { "expires", K_INTEGER } }, 2 },
-  [BX_MSG_ERROR] = { "error", { { "detail", K_STRING } }, 1 },
+  = { "pending_approval", { { "approval", K_STRING, false }, { "expires", K_INTEGER, false } }, 2 },
+  [BX_MSG_ERROR] = { "error", { { "detail", K_STRING, false } }, 1 },
 };
 #define N_MSG_TYPES (sizeof msg_types / sizeof msg_types[0])
 
@@ -106,6 +111,11 @@ get_field (const char *where, const json_t *obj, const struct spec *spec, json_t
            bx_error *err)
 {
   json_t *v = json_object_get (obj, spec->name);
+  if (v == NULL && spec->optional)
+    {
+      *out = NULL;
+      return 0;
+    }
   if (v == NULL)
     return bx_error_setc (err, EBADMSG, "%s: missing field \"%s\"", where, spec->name);
   bool ok = false;
@@ -137,10 +147,10 @@ get_field (const char *where, const json_t *obj, const struct spec *spec, json_t
 }
 
 static const struct spec envelope_fields[] = {
-  { "v", K_INTEGER },
-  { "id", K_STRING },
-  { "final", K_BOOL },
-  { "msg", K_OBJECT },
+  { "v", K_INTEGER, false },
+  { "id", K_STRING, false },
+  { "final", K_BOOL, false },
+  { "msg", K_OBJECT, false },
 };
 
 int
@@ -181,7 +191,7 @@ bx_envelope_parse (const json_t *frame, struct bx_envelope *out, bx_error *err)
   const char *where = msg_types[t].type;
   if (check_keys (where, msg, msg_types[t].fields, msg_types[t].n_fields, "type", err) < 0)
     return -1;
-  json_t *f[4];
+  json_t *f[5];
   for (size_t i = 0; i < msg_types[t].n_fields; i++)
     if (get_field (where, msg, &msg_types[t].fields[i], &f[i], err) < 0)
       return -1;
@@ -194,6 +204,7 @@ bx_envelope_parse (const json_t *frame, struct bx_envelope *out, bx_error *err)
       env.u.request.session = json_string_value (f[1]);
       env.u.request.tool = json_string_value (f[2]);
       env.u.request.arguments = f[3];
+      env.u.request.refusals = json_is_true (f[4]);
       break;
     case BX_MSG_RESULT:
       env.u.result.content = json_string_value (f[0]);
@@ -201,6 +212,7 @@ bx_envelope_parse (const json_t *frame, struct bx_envelope *out, bx_error *err)
       env.u.result.class = json_string_value (f[1]);
       env.u.result.untrusted = json_is_true (f[2]);
       env.u.result.truncated = json_is_true (f[3]);
+      env.u.result.refused = json_is_true (f[4]);
       break;
     case BX_MSG_FAILED:
       env.u.failed.text = json_string_value (f[0]);
@@ -284,6 +296,18 @@ bx_msg_result (const char *id, const char *content, size_t content_len, const ch
   json_object_set_new (m, "untrusted", json_boolean (untrusted));
   json_object_set_new (m, "truncated", json_boolean (truncated));
   return frame (id, true, m);
+}
+
+void
+bx_msg_ask_refusals (json_t *request)
+{
+  json_object_set_new (json_object_get (request, "msg"), "refusals", json_true ());
+}
+
+void
+bx_msg_mark_refused (json_t *result)
+{
+  json_object_set_new (json_object_get (result, "msg"), "refused", json_true ());
 }
 
 json_t *

@@ -9,17 +9,19 @@
 #include "bx/tool_args.h"
 
 /* The fields of each tool, in the order of the canonical JSON.  OFFSET places the value in
- * struct bx_tool_args. */
+ * struct bx_tool_args; DESCRIPTION is what a model reads in the JSON Schema
+ * (bx_tool_args_schema), so it says what to put there. */
 struct field
 {
   const char *name;
   size_t offset;
   bool optional;
+  const char *description;
 };
 
-#define FIELD(n, opt)                                                                              \
+#define FIELD(n, opt, d)                                                                           \
   {                                                                                                \
-#n, offsetof(struct bx_tool_args, n), opt                                                      \
+#n, offsetof(struct bx_tool_args, n), opt, d                                                   \
   }
 
 static const struct
@@ -28,10 +30,19 @@ static const struct
   struct field fields[2];
   size_t n_fields;
 } tools[BX_TOOL_COUNT] = {
-  [BX_TOOL_READ_FILE] = { "read_file", { FIELD (path, false) }, 1 },
-  [BX_TOOL_WRITE_FILE] = { "write_file", { FIELD (path, false), FIELD (content, false) }, 2 },
-  [BX_TOOL_SHELL] = { "shell", { FIELD (command, false), FIELD (cwd, true) }, 2 },
-  [BX_TOOL_HTTP_FETCH] = { "http_fetch", { FIELD (url, false) }, 1 },
+  [BX_TOOL_READ_FILE]
+  = { "read_file", { FIELD (path, false, "Absolute path of the file to read") }, 1 },
+  [BX_TOOL_WRITE_FILE] = { "write_file",
+                           { FIELD (path, false, "Absolute path of the file to write"),
+                             FIELD (content, false, "The file's whole new content, as text") },
+                           2 },
+  [BX_TOOL_SHELL]
+  = { "shell",
+      { FIELD (command, false, "The command line, run by /bin/sh -c"),
+        FIELD (cwd, true, "Absolute path of the working folder; /tmp when absent") },
+      2 },
+  [BX_TOOL_HTTP_FETCH]
+  = { "http_fetch", { FIELD (url, false, "The https:// URL to fetch with GET") }, 1 },
 };
 
 static char **
@@ -230,6 +241,26 @@ bx_tool_args_to_json (const struct bx_tool_args *args, size_t *len)
   if (text != NULL && len != NULL)
     *len = strlen (text);
   return text;
+}
+
+json_t *
+bx_tool_args_schema (enum bx_tool tool)
+{
+  if (!known_tool (tool))
+    return NULL;
+  json_t *properties = json_object ();
+  json_t *required = json_array ();
+  for (size_t f = 0; f < tools[tool].n_fields; f++)
+    {
+      const struct field *field = &tools[tool].fields[f];
+      json_object_set_new (
+          properties, field->name,
+          json_pack ("{s:s, s:s}", "type", "string", "description", field->description));
+      if (!field->optional)
+        json_array_append_new (required, json_string (field->name));
+    }
+  return json_pack ("{s:s, s:o, s:o, s:b}", "type", "object", "properties", properties, "required",
+                    required, "additionalProperties", false);
 }
 
 void

@@ -5,7 +5,8 @@ set -eu
 
 packages="
   build-essential cmake pkg-config git file binutils procps
-  check libsubunit-dev libjansson-dev libyaml-dev
+  check libsubunit-dev libjansson-dev libyaml-dev nettle-dev libsystemd-dev libmicrohttpd-dev
+  python3 python3-prometheus-client
   clang libclang-rt-14-dev clang-format clang-tools
   curl openssl ca-certificates
   podman runc slirp4netns uidmap fuse-overlayfs busybox-static iproute2
@@ -19,6 +20,11 @@ for p in $packages; do
   dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
     missing="$missing $p"
 done
+# The MCP tests need Node.js and npm.  Debian's nodejs and npm serve; a machine that already
+# has Node.js from another source (whose package ships npm and conflicts with Debian's npm)
+# keeps it.
+command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -22,6 +22,8 @@ tests/install-deps.sh
 # cannot run fails instead of skipping.
 export BX_REQUIRE_PODMAN=1
 export BX_REQUIRE_BWRAP=1
+# The MCP tests need Node.js and the SDK from npm (install-deps.sh installs Node).
+export BX_REQUIRE_MCP_SDK=1
 
 step "gcc build"
 cmake -S . -B build/gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo

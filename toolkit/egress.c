@@ -99,6 +99,7 @@ struct bx_egress
   const struct bx_dial *dial;
   struct bx_egress_config config;
   atomic_int active; /* connections accepted and not yet closed */
+  atomic_int records; /* records written, at most BX_EGRESS_RECORDS_MAX */
   /* The handler threads (serve) and the connections queued for them. */
   pthread_mutex_t lock;
   pthread_cond_t work;
@@ -120,7 +121,8 @@ bx_egress_default_config (void)
    * (bench/README.md). */
   return (struct bx_egress_config){ .handshake_ms = BX_EGRESS_HANDSHAKE_MS,
                                     .connect_ms = BX_EGRESS_CONNECT_MS,
-                                    .copy = BX_EGRESS_COPY_POLL_SPLICE };
+                                    .copy = BX_EGRESS_COPY_POLL_SPLICE,
+                                    .records_fd = -1 };
 }
 
 struct bx_egress *
@@ -379,6 +381,15 @@ refuse (int client, uint8_t code)
   return -1;
 }
 
+/* The same, noting CODE for the connection's record. */
+static int
+refuse_as (struct bx_egress_conn *conn, int client, uint8_t code)
+{
+  conn->replied = true;
+  conn->reply = code;
+  return refuse (client, code);
+}
+
 /* Reads exactly LEN bytes before DEADLINE; false when the peer closed, the read failed or
  * the deadline passed (each means: stop without a reply). */
 static bool
@@ -393,7 +404,7 @@ read_exact (int fd, void *buf, size_t len, int64_t deadline)
 /* The handshake, seed 003's steps 1 to 11.  Returns the connected server socket, or -1
  * when the connection must close (after a refusal, or silently). */
 static int
-handshake (struct bx_egress *proxy, int client)
+handshake (struct bx_egress *proxy, int client, struct bx_egress_conn *conn)
 {
   const int64_t deadline = bx_deadline_in (proxy->config.handshake_ms);
   uint8_t head[4];
@@ -425,16 +436,16 @@ handshake (struct bx_egress *proxy, int client)
     return -1;
   /* 4. CONNECT only. */
   if (head[1] != 1)
-    return refuse (client, BX_SOCKS_COMMAND_NOT_SUPPORTED);
+    return refuse_as (conn, client, BX_SOCKS_COMMAND_NOT_SUPPORTED);
   /* 5. a domain name only: an IP literal (1, 4) is refused without reading it. */
   if (head[3] != 3)
-    return refuse (client, BX_SOCKS_ADDRESS_TYPE_NOT_SUPPORTED);
+    return refuse_as (conn, client, BX_SOCKS_ADDRESS_TYPE_NOT_SUPPORTED);
   /* 6. the name's length. */
   uint8_t len;
   if (!read_exact (client, &len, 1, deadline))
     return -1;
   if (len == 0)
-    return refuse (client, BX_SOCKS_NOT_ALLOWED);
+    return refuse_as (conn, client, BX_SOCKS_NOT_ALLOWED);
   /* 7. the name and the port. */
   char name[256];
   uint8_t port_be[2];
@@ -442,22 +453,25 @@ handshake (struct bx_egress *proxy, int client)
     return -1;
   name[len] = '\0';
   uint16_t port = (uint16_t)(port_be[0] << 8 | port_be[1]);
+  conn->port = port;
+  if (bx_valid_host_n (name, len))
+    memcpy (conn->host, name, (size_t)len + 1);
   /* 8. a host name (bx_valid_host_n refuses a NUL, bytes outside host syntax and every
    * numeric form glibc would read as an address, before any lookup), port 443, granted. */
   if (!bx_valid_host_n (name, len) || port != BX_EGRESS_PORT
       || !bx_allow_permits (proxy->allow, name))
-    return refuse (client, BX_SOCKS_NOT_ALLOWED);
+    return refuse_as (conn, client, BX_SOCKS_NOT_ALLOWED);
 
   /* 9. resolve before the deadline; the first public address, the others never tried. */
   struct bx_dial_addrs addrs;
   if (resolve_before (proxy->dial, name, port, deadline, &addrs) < 0)
-    return refuse (client, BX_SOCKS_HOST_UNREACHABLE);
+    return refuse_as (conn, client, BX_SOCKS_HOST_UNREACHABLE);
   const struct bx_dial_addr *chosen = NULL;
   for (size_t i = 0; i < addrs.n && i < BX_DIAL_MAX_ADDRS && chosen == NULL; i++)
     if (bx_is_public ((const struct sockaddr *)&addrs.a[i].ss))
       chosen = &addrs.a[i];
   if (chosen == NULL)
-    return refuse (client, BX_SOCKS_HOST_UNREACHABLE);
+    return refuse_as (conn, client, BX_SOCKS_HOST_UNREACHABLE);
 
   /* 10. connect, with its own timeout. */
   cleanup_error bx_error err = NULL;
@@ -465,9 +479,13 @@ handshake (struct bx_egress *proxy, int client)
       = proxy->dial->connect (proxy->dial->ctx, (const struct sockaddr *)&chosen->ss, chosen->len,
                               proxy->config.connect_ms, &err);
   if (server < 0)
-    return refuse (client, BX_SOCKS_CONNECTION_REFUSED);
+    return refuse_as (conn, client, BX_SOCKS_CONNECTION_REFUSED);
 
   /* 11. success. */
+  conn->replied = true;
+  conn->reply = BX_SOCKS_SUCCEEDED;
+  memcpy (&conn->address, &chosen->ss, chosen->len);
+  conn->address_len = chosen->len;
   const uint8_t ok[10] = { 5, BX_SOCKS_SUCCEEDED, 0, 1, 0, 0, 0, 0, 0, 0 };
   if (bx_write_full (client, ok, sizeof ok, bx_deadline_in (proxy->config.connect_ms), &err) < 0)
     return -1;
@@ -478,7 +496,12 @@ void
 bx_egress_handle (struct bx_egress *proxy, int client_fd)
 {
   cleanup_close int client = client_fd;
-  cleanup_close int server = handshake (proxy, client);
+  struct bx_egress_conn conn = { 0 };
+  cleanup_close int server = handshake (proxy, client, &conn);
+  /* A connection that got a reply is recorded; one that closed silently (a bad greeting, a
+   * request cut short) never said where it wanted to go. */
+  if (conn.replied)
+    bx_egress_record (proxy->config.records_fd, &proxy->records, &conn);
   if (server < 0)
     return;
 

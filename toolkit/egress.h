@@ -5,7 +5,10 @@
 #ifndef BX_TOOLKIT_EGRESS_H
 #define BX_TOOLKIT_EGRESS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
 
 #include "bx/error.h"
 #include "dial.h"
@@ -45,7 +48,32 @@ struct bx_egress_config
   int handshake_ms; /* the whole handshake's deadline: BX_EGRESS_HANDSHAKE_MS */
   int connect_ms;   /* the connect timeout: BX_EGRESS_CONNECT_MS */
   enum bx_egress_copy copy;
+  int records_fd; /* where each connection's record goes (egress_record.c); -1: nowhere */
 };
+
+/* What one connection asked for and got, for its record. */
+struct bx_egress_conn
+{
+  bool replied;  /* a reply was sent: the connection is recorded */
+  uint8_t reply; /* the SOCKS5 reply code: BX_SOCKS_SUCCEEDED or a refusal */
+  uint16_t port;
+  char host[256]; /* the name asked for when it is a valid host name, else "" */
+  struct sockaddr_storage address; /* connected to, when reply is BX_SOCKS_SUCCEEDED */
+  socklen_t address_len;
+};
+
+/* Records are JSON lines in the egress folder, next to the socket, for the runtime to read
+ * after the call and pass to brokerd's audit log:
+ *
+ *   {"host":"example.com","port":443,"reply":0,"address":"93.184.215.14"}
+ *   {"host":"other.org","port":443,"reply":2}
+ *   {"host":null,"port":0,"reply":8}
+ *
+ * At most BX_EGRESS_RECORDS_MAX per proxy (a fetch redirected in a loop must not fill the
+ * disk); each is one write(2) to a file opened with O_APPEND. */
+#define BX_EGRESS_RECORDS_FILE "egress-records"
+#define BX_EGRESS_RECORDS_MAX  64
+void bx_egress_record (int fd, atomic_int *count, const struct bx_egress_conn *conn);
 
 /* The production settings. */
 struct bx_egress_config bx_egress_default_config (void);

@@ -1,6 +1,10 @@
-/* toolkit egress-proxy --socket <path> --allow <pattern>[,<pattern>...] */
+/* toolkit egress-proxy --socket <path> --allow <pattern>[,<pattern>...]
+ *
+ * The connection records (egress.h) go to egress-records in the socket's folder. */
 #include "egress_main.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,10 +42,29 @@ bx_egress_proxy_main (int argc, char **argv)
       return 2;
     }
 
+  /* The records: a proxy that cannot record its connections does not serve them (the
+   * audit trail must not miss one). */
+  const char *slash = strrchr (path, '/');
+  cleanup_free char *records_path
+      = bx_xasprintf ("%.*s%s", slash ? (int)(slash - path + 1) : 0, path,
+                      BX_EGRESS_RECORDS_FILE);
+  cleanup_close int records
+      = open (records_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (records < 0)
+    {
+      int e = errno;
+      bx_allow_free (allow);
+      unlink (path);
+      fprintf (stderr, "toolkit: egress-proxy: cannot open %s: %s\n", records_path, strerror (e));
+      return 2;
+    }
+
   /* A peer that goes away mid-copy must be an error on that connection, not the end of the
    * proxy. */
   signal (SIGPIPE, SIG_IGN);
-  struct bx_egress *proxy = bx_egress_new (allow, bx_dial_system (), NULL);
+  struct bx_egress_config config = bx_egress_default_config ();
+  config.records_fd = records;
+  struct bx_egress *proxy = bx_egress_new (allow, bx_dial_system (), &config);
   bx_egress_serve (proxy, listener, &err);
   fprintf (stderr, "toolkit: egress-proxy: %s\n", bx_error_msg (err));
   /* Handlers may still run on their threads: the proxy is not freed under them. */

@@ -161,10 +161,14 @@ echo
 echo "brokerd RSS: at rest ${rss_rest} kB, after $total calls ${rss_after} kB," \
   "after $((total + 50000)) calls ${rss_settled} kB with $threads threads" \
   "(echo server: ${echo_rss} kB)"
-echo "audit lines: $(wc -l < "$work/audit.log") (one per call); load average at the end: $uptime_load" \
+echo "audit lines: $(wc -l < "$work/audit.log") (two per allowed call: before it runs and after);" \
+  "load average at the end: $uptime_load" \
   "on $(nproc) CPUs (other work on the machine skews wall-clock figures)"
 par_rate=$(field "$work/brokerd.par" calls_per_s)
 par_p99=$(field "$work/brokerd.par" p99_us)
+awk -v b="$par_p99" -v e="$(field "$work/echo.par" p99_us)" -v c="$clients" 'BEGIN {
+  printf "goal (p99 <= 1.1x the echo server'"'"'s with %d clients): %.2fx, %s\n", c, b / e,
+    (b <= 1.1 * e) ? "met" : "NOT met" }'
 awk -v r="$par_rate" -v p="$par_p99" -v c="$clients" 'BEGIN {
   printf "goal (>= 10000 calls/s with %d clients, p99 < 1000 us): %s\n", c,
     (r >= 10000 && p < 1000) ? "met" : "NOT met" }'

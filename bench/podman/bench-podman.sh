@@ -58,9 +58,22 @@ now () { date +%s%N; }
 bare () {
   printf '%s' "$args" | podman $globals run --rm -i --name="boxmaker-bench-bare-$1" \
     --label=boxmaker=tool --network=none --read-only --cap-drop=all \
+    --security-opt=no-new-privileges \
+    --security-opt=seccomp="$build/runtimes/modules/podman-seccomp.json" --http-proxy=false \
+    --timeout=32 --uidmap=0:700000000:65536 --gidmap=0:700000000:65536 --cpus=1 \
+    --ulimit=fsize=1073741824:1073741824 --pids-limit=128 --memory=512m \
+    --tmpfs=/tmp:rw,size=64m,mode=1777 $runopts \
+    --mount="type=bind,src=$work/grant,dst=$work/grant,ro=true,bind-nonrecursive" \
+    "$image" /bin/toolkit read_file > "$work/bare.out"
+}
+# The list before the containment options (no user namespace, podman's default seccomp
+# profile, no --timeout, --cpus, fsize, --http-proxy=false; --volume): what they cost.
+plain () {
+  printf '%s' "$args" | podman $globals run --rm -i --name="boxmaker-bench-plain-$1" \
+    --label=boxmaker=tool --network=none --read-only --cap-drop=all \
     --security-opt=no-new-privileges --pids-limit=128 --memory=512m \
     --tmpfs=/tmp:rw,size=64m,mode=1777 $runopts \
-    --volume="$work/grant:$work/grant:ro" "$image" /bin/toolkit read_file > "$work/bare.out"
+    --volume="$work/grant:$work/grant:ro" "$image" /bin/toolkit read_file > "$work/plain.out"
 }
 through () {
   "$build/client/boxmaker" call read_file "$args" --socket "$work/b.sock" \
@@ -68,9 +81,10 @@ through () {
 }
 
 # One warm-up of each (image layers and podman's own caches), then alternate.
-bare warm; through warm
+bare warm; through warm; plain warm
 cmp -s "$work/bare.out" "$work/through.out" || { echo "the two sides differ"; exit 1; }
-: > "$work/bare.us"; : > "$work/through.us"
+cmp -s "$work/bare.out" "$work/plain.out" || { echo "the plain side differs"; exit 1; }
+: > "$work/bare.us"; : > "$work/through.us"; : > "$work/plain.us"
 r=0
 while [ $r -lt "$rounds" ]; do
   # Which side goes first alternates too, so neither always follows the other.
@@ -83,13 +97,17 @@ while [ $r -lt "$rounds" ]; do
     echo $(( (t1 - t0) / 1000 )) >> "$work/through.us"
     echo $(( (t2 - t1) / 1000 )) >> "$work/bare.us"
   fi
+  t0=$(now); plain "$r"; t1=$(now)
+  echo $(( (t1 - t0) / 1000 )) >> "$work/plain.us"
   r=$((r + 1))
 done
 
 median () { sort -n "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 mean () { awk '{ s += $1 } END { printf "%.0f", s / NR }' "$1"; }
-mb=$(median "$work/bare.us"); mt=$(median "$work/through.us")
+mb=$(median "$work/bare.us"); mt=$(median "$work/through.us"); mp=$(median "$work/plain.us")
 echo "read_file, $rounds rounds, alternating (microseconds):"
 echo "  bare podman run:             median $mb  mean $(mean "$work/bare.us")"
 echo "  boxmaker+brokerd+podman.so:  median $mt  mean $(mean "$work/through.us")"
+echo "  podman run, no containment:  median $mp  mean $(mean "$work/plain.us")"
 awk -v a="$mt" -v b="$mb" 'BEGIN { printf "  ratio (median): %.3f  (overhead %+.1f %%; goal <= +10 %%)\n", a / b, (a / b - 1) * 100 }'
+awk -v a="$mb" -v b="$mp" 'BEGIN { printf "  containment options (median): %.3f  (%+.1f %% over the plain list)\n", a / b, (a / b - 1) * 100 }'

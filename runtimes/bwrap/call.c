@@ -110,6 +110,7 @@ answer (struct bx_bwrap_instance *inst, const char *name, struct bx_bwrap_outcom
 {
   const struct bx_host *host = inst->host;
   bool deliver = false;
+  bool refused = false;
   enum bx_run_status status = BX_RUN_OK;
   switch (o->end)
     {
@@ -160,7 +161,11 @@ answer (struct bx_bwrap_instance *inst, const char *name, struct bx_bwrap_outcom
           status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
         }
       else if (code == 0 || code == 1)
-        deliver = true;
+        {
+          /* Exit 1: toolkit refused the call (seed 000 s4); its output is the reason. */
+          deliver = true;
+          refused = code == 1;
+        }
       else if (code == 2)
         {
           host->log (host, BX_LOG_WARNING, "%s: toolkit refused its input: " STDERR_IN_LOG, name,
@@ -185,6 +190,8 @@ answer (struct bx_bwrap_instance *inst, const char *name, struct bx_bwrap_outcom
   /* After the bytes: a host may take no more once a result is marked. */
   if (deliver && o->end == BX_BWRAP_CAPPED)
     host->output_set_truncated (result);
+  if (deliver && refused && BX_HOST_HAS (host, output_set_refused))
+    host->output_set_refused (result);
   return status;
 }
 

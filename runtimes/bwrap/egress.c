@@ -21,6 +21,56 @@
 
 #include "bwrap.h"
 
+/* The proxy's connection records (toolkit/egress.h), next to its socket. */
+#define EGRESS_RECORDS          "egress-records"
+#define EGRESS_RECORDS_READ_MAX (64 * 1024)
+
+/* Hands each whole line of the records to the host for the call's audit line.  Read after
+ * the proxy is gone; opened without following a link (the sandbox can write the folder). */
+static void
+pass_egress_records (struct bx_bwrap_instance *inst, const char *name, int dir_fd,
+                     bx_run_result *result)
+{
+  const struct bx_host *host = inst->host;
+  if (!BX_HOST_HAS (host, egress_record))
+    return;
+  int fd = openat (dir_fd, EGRESS_RECORDS, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    {
+      if (errno != ENOENT)
+        host->log (host, BX_LOG_WARNING, "%s-egress: cannot read the egress records: %s", name,
+                   strerror (errno));
+      return;
+    }
+  struct stat st;
+  cleanup_free char *buf = NULL;
+  size_t len = 0;
+  if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode))
+    {
+      buf = bx_xmalloc (EGRESS_RECORDS_READ_MAX);
+      while (len < EGRESS_RECORDS_READ_MAX)
+        {
+          ssize_t n = read (fd, buf + len, EGRESS_RECORDS_READ_MAX - len);
+          if (n < 0 && errno == EINTR)
+            continue;
+          if (n <= 0)
+            break;
+          len += (size_t)n;
+        }
+    }
+  close (fd);
+  for (size_t start = 0; buf != NULL && start < len;)
+    {
+      char *nl = memchr (buf + start, '\n', len - start);
+      if (nl == NULL)
+        break; /* a line cut short is not a record */
+      size_t n = (size_t)(nl - (buf + start));
+      if (n > 0 && host->egress_record (result, buf + start, n) < 0)
+        host->log (host, BX_LOG_WARNING, "%s-egress: brokerd refused an egress record", name);
+      start += n + 1;
+    }
+}
+
 #define RUNBOOK_POINTER "see docs/runbook.md#runner-unavailable"
 #define START_MS        5000
 #define TICK_MS         2
@@ -220,12 +270,17 @@ bx_bwrap_egress_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, co
   if (dir_fd >= 0 && start_proxy (inst, spec, name, slot, dir_fd, dir, &proxy, &slirp) == 0)
     status = bx_bwrap_run_tool (inst, spec, name, tool, slot, dir_fd, result, sentence);
 
-  /* Whatever happened: the proxy and slirp4netns go, and so does the folder. */
+  /* Whatever happened: the proxy and slirp4netns go, and so does the folder, once the
+   * proxy's records are passed on. */
   bx_bwrap_cgroups_kill (inst->cgroups, slot);
   bx_bwrap_reap (proxy);
   bx_bwrap_reap (slirp);
   if (dir_fd >= 0)
-    close (dir_fd);
+    {
+      pass_egress_records (inst, name, dir_fd, result);
+      unlinkat (dir_fd, EGRESS_RECORDS, 0);
+      close (dir_fd);
+    }
   cleanup_free char *sock = bx_xasprintf ("%s/egress.sock", dir);
   unlink (sock);
   rmdir (dir);
@@ -271,6 +326,7 @@ bx_bwrap_egress_sweep (const char *root)
       if (fd >= 0)
         {
           unlinkat (fd, "egress.sock", 0);
+          unlinkat (fd, EGRESS_RECORDS, 0);
           close (fd);
         }
       if (unlinkat (dirfd (d), e->d_name, AT_REMOVEDIR) == 0)

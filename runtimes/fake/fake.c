@@ -5,7 +5,8 @@
  *                       home), plus in_flight and max_in_flight so a test can prove that
  *                       runs overlap
  *   mode: fixed         output is `content` (repeated `repeat` times), marked truncated
- *                       when `truncated` is true
+ *                       when `truncated` is true, and as the tool's refusal when `refused`
+ *                       is true
  *   mode: failed        Failed, with a fixed sentence
  *   mode: unavailable   Unavailable, with a fixed sentence
  *   mode: silent        Failed with no sentence (the host must supply one)
@@ -45,6 +46,7 @@ struct fake
   enum fake_mode mode;
   const char *content; /* lives as long as the options: the whole process */
   int truncated;
+  int refused;
   uint64_t delay_ms;
   int64_t repeat;
   atomic_int in_flight;
@@ -55,7 +57,8 @@ static int
 fake_create (const struct bx_host *host, const bx_options *options, void **instance,
              bx_error_sink *sink)
 {
-  static const char *const known[] = { "mode", "content", "truncated", "delay_ms", "repeat", NULL };
+  static const char *const known[]
+      = { "mode", "content", "truncated", "refused", "delay_ms", "repeat", NULL };
   if (host->option_check_known (options, known, sink) < 0)
     return -1;
 
@@ -85,6 +88,7 @@ fake_create (const struct bx_host *host, const bx_options *options, void **insta
   f->mode = (enum fake_mode)m;
   if (host->option_string (options, "content", "", &f->content, sink) < 0
       || host->option_bool (options, "truncated", 0, &f->truncated, sink) < 0
+      || host->option_bool (options, "refused", 0, &f->refused, sink) < 0
       || host->option_duration_ms (options, "delay_ms", 0, &f->delay_ms, sink) < 0
       || host->option_int (options, "repeat", 1, 1000000, 1, &f->repeat, sink) < 0)
     {
@@ -189,6 +193,8 @@ fake_run (void *instance, const bx_run_spec *spec, bx_run_result *result, const 
             }
         if (f->truncated)
           h->output_set_truncated (result);
+        if (f->refused && BX_HOST_HAS (h, output_set_refused))
+          h->output_set_refused (result);
         break;
       }
     case MODE_FAILED:

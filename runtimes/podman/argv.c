@@ -25,6 +25,40 @@ push_run_options (struct bx_argv *b, const struct bx_podman_config *cfg)
     bx_argv_push (b, cfg->run_options[i]);
 }
 
+/* What every container gets, tool or proxy: its own deadline (it ends even when nobody is
+ * left to stop it), no host variable (podman copies the host's proxy variables in by
+ * default), a user namespace (the sandbox's root is never host root), the seccomp profile
+ * (no keyrings, no new user namespaces), one CPU, and the file size limit. */
+static void
+push_confinement (struct bx_argv *b, const struct bx_podman_config *cfg, uint64_t timeout_s)
+{
+  bx_argv_push (b, "--read-only");
+  bx_argv_push (b, "--cap-drop=all");
+  bx_argv_push (b, "--security-opt=no-new-privileges");
+  bx_argv_pushf (b, "--security-opt=seccomp=%s", cfg->seccomp);
+  bx_argv_push (b, "--http-proxy=false");
+  bx_argv_pushf (b, "--timeout=%llu", (unsigned long long)timeout_s);
+  if (cfg->userns_keep_id)
+    bx_argv_push (b, "--userns=keep-id");
+  else
+    {
+      bx_argv_pushf (b, "--uidmap=0:%lld:%d", (long long)cfg->uidmap_base, BX_PODMAN_MAP_SIZE);
+      bx_argv_pushf (b, "--gidmap=0:%lld:%d", (long long)cfg->uidmap_base, BX_PODMAN_MAP_SIZE);
+    }
+  bx_argv_pushf (b, "--cpus=%s", cfg->cpus);
+  bx_argv_pushf (b, "--ulimit=fsize=%llu:%llu", (unsigned long long)cfg->file_size,
+                 (unsigned long long)cfg->file_size);
+}
+
+/* A bind mount that is not recursive: a mount below the source on the host (or one a
+ * link leads to) does not come along. */
+static void
+push_mount (struct bx_argv *b, const char *src, const char *dst, bool writable)
+{
+  bx_argv_pushf (b, "--mount=type=bind,src=%s,dst=%s,%sbind-nonrecursive", src, dst,
+                 writable ? "" : "ro=true,");
+}
+
 char **
 bx_podman_argv_tool (const struct bx_podman_config *cfg, const struct bx_podman_call *call)
 {
@@ -36,20 +70,15 @@ bx_podman_argv_tool (const struct bx_podman_config *cfg, const struct bx_podman_
   bx_argv_pushf (&b, "--name=%s", call->name);
   bx_argv_push (&b, "--label=boxmaker=tool");
   bx_argv_push (&b, "--network=none");
-  bx_argv_push (&b, "--read-only");
-  bx_argv_push (&b, "--cap-drop=all");
-  bx_argv_push (&b, "--security-opt=no-new-privileges");
-  if (cfg->userns_keep_id)
-    bx_argv_push (&b, "--userns=keep-id");
+  push_confinement (&b, cfg, call->timeout_s);
   bx_argv_pushf (&b, "--pids-limit=%lld", (long long)cfg->pids);
   bx_argv_pushf (&b, "--memory=%s", cfg->memory);
   bx_argv_push (&b, "--tmpfs=/tmp:rw,size=64m,mode=1777");
   push_run_options (&b, cfg);
   for (size_t i = 0; i < call->mount_count; i++)
-    bx_argv_pushf (&b, "--volume=%s:%s:%s", call->mounts[i].path, call->mounts[i].path,
-                   call->mounts[i].writable ? "rw" : "ro");
+    push_mount (&b, call->mounts[i].path, call->mounts[i].path, call->mounts[i].writable);
   if (call->egress_dir != NULL)
-    bx_argv_pushf (&b, "--volume=%s:" BX_EGRESS_DIR ":rw", call->egress_dir);
+    push_mount (&b, call->egress_dir, "/run/egress", true);
   bx_argv_push (&b, cfg->image);
   bx_argv_push (&b, "/bin/toolkit");
   bx_argv_push (&b, call->tool);
@@ -58,7 +87,7 @@ bx_podman_argv_tool (const struct bx_podman_config *cfg, const struct bx_podman_
 
 char **
 bx_podman_argv_proxy (const struct bx_podman_config *cfg, const char *name, const char *egress_dir,
-                      const char *const *hosts, size_t host_count)
+                      uint64_t timeout_s, const char *const *hosts, size_t host_count)
 {
   struct bx_argv b = { 0 };
   push_program (&b, cfg);
@@ -68,15 +97,11 @@ bx_podman_argv_proxy (const struct bx_podman_config *cfg, const char *name, cons
   bx_argv_pushf (&b, "--name=%s-egress", name);
   bx_argv_push (&b, "--label=boxmaker=egress");
   bx_argv_pushf (&b, "--network=%s", cfg->egress_network);
-  bx_argv_push (&b, "--read-only");
-  bx_argv_push (&b, "--cap-drop=all");
-  bx_argv_push (&b, "--security-opt=no-new-privileges");
-  if (cfg->userns_keep_id)
-    bx_argv_push (&b, "--userns=keep-id");
+  push_confinement (&b, cfg, timeout_s);
   bx_argv_push (&b, "--pids-limit=64");
   bx_argv_push (&b, "--memory=128m");
   push_run_options (&b, cfg);
-  bx_argv_pushf (&b, "--volume=%s:" BX_EGRESS_DIR ":rw", egress_dir);
+  push_mount (&b, egress_dir, "/run/egress", true);
   bx_argv_push (&b, cfg->image);
   bx_argv_push (&b, "/bin/toolkit");
   bx_argv_push (&b, "egress-proxy");
@@ -106,6 +131,19 @@ bx_podman_argv_kill (const struct bx_podman_config *cfg, const char *name)
   push_program (&b, cfg);
   bx_argv_push (&b, "kill");
   bx_argv_push (&b, name);
+  return b.items;
+}
+
+char **
+bx_podman_argv_ps (const struct bx_podman_config *cfg, const char *token)
+{
+  struct bx_argv b = { 0 };
+  push_program (&b, cfg);
+  bx_argv_push (&b, "ps");
+  bx_argv_push (&b, "-a");
+  bx_argv_push (&b, "--filter=label=boxmaker");
+  bx_argv_pushf (&b, "--filter=name=^boxmaker-.*-%s(-egress)?$", token);
+  bx_argv_push (&b, "--format={{.Names}}");
   return b.items;
 }
 

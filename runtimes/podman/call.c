@@ -20,6 +20,7 @@ static const char SENTENCE_UNAVAILABLE[] = "the tool runner could not start the 
 static const char SENTENCE_STOPPED[] = "the tool was stopped: it ran out of memory or was killed";
 static const char SENTENCE_TIME_LIMIT[] = "the tool ran past its time limit";
 static const char SENTENCE_UNEXPECTED[] = "the tool failed with an unexpected status";
+static const char SENTENCE_FILE_SIZE[] = "the tool went past its file size limit";
 
 #define RUNBOOK_POINTER "see docs/runbook.md#runner-unavailable"
 
@@ -34,19 +35,21 @@ static const char SENTENCE_UNEXPECTED[] = "the tool failed with an unexpected st
 #define REAP_GRACE_MS     10000
 #define PROXY_SOCKET_MS   5000
 #define PROXY_SOCKET_TICK 20
+/* A container's own deadline (podman --timeout) is its call's limit plus this: brokerd
+ * stops it first, and the deadline only counts when nobody is left to. */
+#define TIMEOUT_MARGIN_S 2
+/* toolkit killed by SIGXFSZ: 128 + 25. */
+#define EXIT_FILE_SIZE 153
 
-/* podman's standard error for a log line (the host makes the line one line). */
 static const char *
 tool_stderr (struct bx_command_result *o)
 {
   return o->err_len ? o->err : "(no standard error)";
 }
 
-/* Runs podman with ARGV: INPUT on standard input, standard output kept up to CAP when
- * KEEP, until DEADLINE_MS. */
-static void
-execute (char **argv, const char *input, size_t input_len, bool keep, uint64_t cap,
-         int64_t deadline_ms, struct bx_command_result *o)
+void
+bx_podman_execute (char **argv, const char *input, size_t input_len, bool keep, uint64_t cap,
+                   int64_t deadline_ms, struct bx_command_result *o)
 {
   struct bx_command cmd = {
     .argv = (const char *const *)argv,
@@ -63,7 +66,7 @@ execute (char **argv, const char *input, size_t input_len, bool keep, uint64_t c
 static void
 run_helper (struct bx_podman_instance *inst, char **argv, struct bx_command_result *o)
 {
-  execute (argv, NULL, 0, false, 0, bx_now_ms () + HELPER_MS, o);
+  bx_podman_execute (argv, NULL, 0, false, 0, bx_now_ms () + HELPER_MS, o);
   bx_command_reap (o, 0);
 }
 
@@ -82,8 +85,8 @@ helper_quiet (struct bx_podman_instance *inst, char **argv)
 
 /* `podman kill` (SIGKILL, at once) and then `podman rm -f`.  rm -f alone would first send
  * SIGTERM and wait ten seconds, and toolkit as the container's pid 1 ignores SIGTERM. */
-static void
-kill_and_remove (struct bx_podman_instance *inst, const char *name)
+void
+bx_podman_kill_and_remove (struct bx_podman_instance *inst, const char *name)
 {
   helper_quiet (inst, bx_podman_argv_kill (&inst->cfg, name));
   helper_quiet (inst, bx_podman_argv_rm (&inst->cfg, name));
@@ -108,12 +111,14 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
   const char *input = host->spec_arguments (spec, &input_len);
   struct bx_command_result o;
 
-  execute (argv, input, input_len, true, inst->cfg.output_cap, bx_now_ms () + (int64_t)limit_ms,
-           &o);
+  bx_podman_watch (inst, call->name, true);
+  bx_podman_execute (argv, input, input_len, true, inst->cfg.output_cap,
+                     bx_now_ms () + (int64_t)limit_ms, &o);
   bx_podman_argv_free (argv);
 
   enum bx_run_status status = BX_RUN_OK;
   bool deliver = false;
+  bool refused = false;
   switch (o.end)
     {
     case BX_COMMAND_NOT_RUN:
@@ -127,7 +132,7 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
        * outlive the call.  Then `podman run` itself ends (or is killed), and the container
        * is removed once more: the first rm can race with podman still creating it, or
        * with conmon's own clean-up of the killed container. */
-      kill_and_remove (inst, call->name);
+      bx_podman_kill_and_remove (inst, call->name);
       bx_command_reap (&o, REAP_GRACE_MS);
       helper_quiet (inst, bx_podman_argv_rm (&inst->cfg, call->name));
       if (o.end == BX_COMMAND_TIMED_OUT)
@@ -143,15 +148,19 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
       host->log (host, BX_LOG_WARNING, "%s: podman died of signal %d: " STDERR_IN_LOG, call->name,
                  o.signal, tool_stderr (&o));
       /* Only the client died: its container runs on under conmon, with no time limit. */
-      kill_and_remove (inst, call->name);
+      bx_podman_kill_and_remove (inst, call->name);
       status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
       break;
     case BX_COMMAND_EXITED:
       switch (o.exit_code)
         {
         case 0:
-        case 1:
           deliver = true;
+          break;
+        case 1:
+          /* toolkit refused the call (seed 000 s4): its output is the reason. */
+          deliver = true;
+          refused = true;
           break;
         case 2:
           host->log (host, BX_LOG_WARNING, "%s: toolkit refused its input: " STDERR_IN_LOG,
@@ -164,6 +173,11 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
           host->log (host, BX_LOG_ERROR, "%s: podman exited %d: " STDERR_IN_LOG "; %s", call->name,
                      o.exit_code, tool_stderr (&o), RUNBOOK_POINTER);
           status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+          break;
+        case EXIT_FILE_SIZE:
+          host->log (host, BX_LOG_WARNING, "%s: past the file size limit of %llu bytes",
+                     call->name, (unsigned long long)inst->cfg.file_size);
+          status = fail (sentence, SENTENCE_FILE_SIZE, BX_RUN_FAILED);
           break;
         case 137:
           host->log (host, BX_LOG_WARNING, "%s: killed (exit 137): out of memory or a signal",
@@ -179,11 +193,14 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
       break;
     }
 
+  bx_podman_watch (inst, call->name, false);
   if (deliver && o.out_len > 0 && host->output_append (result, o.out, o.out_len) < 0)
     host->output_set_truncated (result);
   /* After the bytes: a host may take no more once a result is marked. */
   if (deliver && o.end == BX_COMMAND_CAPPED)
     host->output_set_truncated (result);
+  if (deliver && refused && BX_HOST_HAS (host, output_set_refused))
+    host->output_set_refused (result);
   bx_command_result_clear (&o);
   return status;
 }
@@ -219,8 +236,8 @@ make_folders (const char *path)
 }
 
 /* Removes the folder PARENT/NAME and all it holds, without following symbolic links. */
-static void
-remove_tree_at (int parent, const char *name)
+void
+bx_podman_remove_tree_at (int parent, const char *name)
 {
   int fd = openat (parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd >= 0)
@@ -236,7 +253,7 @@ remove_tree_at (int parent, const char *name)
               if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
                 continue;
               if (unlinkat (dirfd (d), e->d_name, 0) < 0 && errno == EISDIR)
-                remove_tree_at (dirfd (d), e->d_name);
+                bx_podman_remove_tree_at (dirfd (d), e->d_name);
             }
           closedir (d);
         }
@@ -263,17 +280,23 @@ wait_for_socket (const char *path, int64_t ms)
 /* Starts the proxy; 0 when its socket is there, or -1 with the answer set. */
 static int
 start_proxy (struct bx_podman_instance *inst, const bx_run_spec *spec, const char *name,
-             const char *egress_dir, const char **sentence, enum bx_run_status *status)
+             const char *egress_dir, uint64_t timeout_s, const char **sentence,
+             enum bx_run_status *status)
 {
   const struct bx_host *host = inst->host;
   size_t count = host->spec_egress_count (spec);
   const char **hosts = bx_xmalloc ((count + 1) * sizeof (char *));
   for (size_t i = 0; i < count; i++)
     hosts[i] = host->spec_egress_host (spec, i);
-  char **argv = bx_podman_argv_proxy (&inst->cfg, name, egress_dir, hosts, count);
+  /* The proxy starts first and ends after the tool: a little more time of its own. */
+  char **argv = bx_podman_argv_proxy (&inst->cfg, name, egress_dir,
+                                      timeout_s + TIMEOUT_MARGIN_S, hosts, count);
   free (hosts);
 
   struct bx_command_result o;
+  char *proxy = bx_xasprintf ("%s-egress", name);
+  bx_podman_watch (inst, proxy, true);
+  free (proxy);
   run_helper (inst, argv, &o);
   bx_podman_argv_free (argv);
 
@@ -302,6 +325,64 @@ start_proxy (struct bx_podman_instance *inst, const bx_run_spec *spec, const cha
   return r;
 }
 
+/* The proxy's records (toolkit's egress-records, at most 64 lines of under 200 bytes), passed
+ * to the host for the call's audit line.  Read after the proxy is gone, so every record is
+ * in; the file is opened without following a link (the tool's sandbox can write the
+ * folder) and read only when it is a regular file. */
+#define EGRESS_RECORDS_READ_MAX (64 * 1024)
+
+static void
+pass_egress_records (struct bx_podman_instance *inst, int root, const char *name,
+                     bx_run_result *result)
+{
+  const struct bx_host *host = inst->host;
+  if (!BX_HOST_HAS (host, egress_record))
+    return;
+  char *path = bx_xasprintf ("%s/egress-records", name);
+  int fd = openat (root, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  free (path);
+  if (fd < 0)
+    {
+      /* None when the proxy never started (that failure is logged already). */
+      if (errno != ENOENT)
+        host->log (host, BX_LOG_WARNING, "%s-egress: cannot read the egress records: %s", name,
+                   strerror (errno));
+      return;
+    }
+  struct stat st;
+  char *buf = NULL;
+  size_t len = 0;
+  if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode))
+    {
+      buf = malloc (EGRESS_RECORDS_READ_MAX + 1);
+      while (buf != NULL && len < EGRESS_RECORDS_READ_MAX)
+        {
+          ssize_t n = read (fd, buf + len, EGRESS_RECORDS_READ_MAX - len);
+          if (n < 0 && errno == EINTR)
+            continue;
+          if (n <= 0)
+            break;
+          len += (size_t)n;
+        }
+    }
+  close (fd);
+  size_t refused = 0;
+  for (size_t start = 0; buf != NULL && start < len;)
+    {
+      char *nl = memchr (buf + start, '\n', len - start);
+      if (nl == NULL)
+        break; /* a line cut short is not a record */
+      size_t n = (size_t)(nl - (buf + start));
+      if (n > 0 && host->egress_record (result, buf + start, n) < 0)
+        refused++;
+      start += n + 1;
+    }
+  if (refused > 0)
+    host->log (host, BX_LOG_WARNING, "%s-egress: brokerd refused %zu egress record(s)", name,
+               refused);
+  free (buf);
+}
+
 static enum bx_run_status
 run_with_egress (struct bx_podman_instance *inst, const bx_run_spec *spec,
                  struct bx_podman_call *call, uint64_t limit_ms, bx_run_result *result,
@@ -328,9 +409,15 @@ run_with_egress (struct bx_podman_instance *inst, const bx_run_spec *spec,
       free (dir);
       return fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
     }
+  /* In the user namespace the proxy and the tool run as the mapped root, which must be able
+   * to make and reach the socket. */
+  if (!inst->cfg.userns_keep_id
+      && chown (dir, (uid_t)inst->cfg.uidmap_base, (gid_t)inst->cfg.uidmap_base) < 0)
+    host->log (host, BX_LOG_WARNING, "%s: cannot give %s to uid %lld: %s", call->name, dir,
+               (long long)inst->cfg.uidmap_base, strerror (errno));
 
   enum bx_run_status status;
-  if (start_proxy (inst, spec, call->name, dir, sentence, &status) == 0)
+  if (start_proxy (inst, spec, call->name, dir, call->timeout_s, sentence, &status) == 0)
     {
       call->egress_dir = dir;
       status = run_tool (inst, spec, call, limit_ms, result, sentence);
@@ -338,12 +425,14 @@ run_with_egress (struct bx_podman_instance *inst, const bx_run_spec *spec,
 
   /* Whatever happened: the proxy goes, and so does its folder. */
   char *proxy = bx_xasprintf ("%s-egress", call->name);
-  kill_and_remove (inst, proxy);
+  bx_podman_kill_and_remove (inst, proxy);
+  bx_podman_watch (inst, proxy, false);
   free (proxy);
   int root = open (inst->egress_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (root >= 0)
     {
-      remove_tree_at (root, call->name);
+      pass_egress_records (inst, root, call->name, result);
+      bx_podman_remove_tree_at (root, call->name);
       close (root);
     }
   free (dir);
@@ -386,6 +475,13 @@ bx_podman_call_run (struct bx_podman_instance *inst, const bx_run_spec *spec, bx
                      mounts[i].path ? mounts[i].path : "(null)");
           ok = false;
         }
+      else if (bx_podman_check_source (mounts[i].path) < 0)
+        {
+          host->log (host, BX_LOG_ERROR, "%s: refusing to mount \"%s\": %s", name,
+                     mounts[i].path,
+                     errno == ELOOP ? "a symbolic link is on its way" : strerror (errno));
+          ok = false;
+        }
     }
   for (size_t i = 0; host->spec_has_egress (spec) && i < host->spec_egress_count (spec); i++)
     {
@@ -405,6 +501,7 @@ bx_podman_call_run (struct bx_podman_instance *inst, const bx_run_spec *spec, bx
     .mounts = mounts,
     .mount_count = count,
     .egress_dir = NULL,
+    .timeout_s = (inst->cfg.limit_ms[tool] + 999) / 1000 + TIMEOUT_MARGIN_S,
   };
   if (!ok)
     status = fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);

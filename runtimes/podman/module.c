@@ -1,5 +1,6 @@
 /* podman.so: runs every allowed call in a fresh podman container (seed 000 section 6).
  * This file is the module's face: its table, its options and its instance. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -11,7 +12,8 @@
 static const char *const known_options[] = {
   "podman",         "image",        "egress_network", "output_cap", "memory",
   "pids",           "read_file_ms", "write_file_ms",  "shell_ms",   "http_fetch_ms",
-  "global_options", "run_options",  "userns_keep_id", NULL,
+  "global_options", "run_options",  "userns_keep_id", "cpus",       "file_size",
+  "uidmap_base",    "seccomp_profile", NULL,
 };
 
 static const char *const limit_names[BX_TOOL_COUNT] = {
@@ -62,6 +64,61 @@ program_found (const char *program)
         path++;
     }
   return false;
+}
+
+/* The seccomp profile packaged beside the module (podman-seccomp.json in the runtimes
+ * folder), newly allocated, or NULL. */
+static char *
+profile_beside_module (void)
+{
+  Dl_info info;
+  if (dladdr ((void *)bx_runtime_entry, &info) == 0 || info.dli_fname == NULL)
+    return NULL;
+  const char *slash = strrchr (info.dli_fname, '/');
+  char *beside = slash == NULL ? bx_xstrdup ("podman-seccomp.json")
+                               : bx_xasprintf ("%.*s/podman-seccomp.json",
+                                               (int)(slash - info.dli_fname), info.dli_fname);
+  /* brokerd may have loaded the module through a relative runtimes folder; podman runs
+   * with another working folder. */
+  char *absolute = realpath (beside, NULL);
+  if (absolute == NULL)
+    return beside;
+  free (beside);
+  return absolute;
+}
+
+/* cpus, file_size, uidmap_base and seccomp_profile: what bounds a sandbox besides memory
+ * and pids. */
+static int
+read_confinement (const struct bx_host *host, const bx_options *options,
+                  struct bx_podman_config *cfg, bx_error_sink *sink)
+{
+  if (host->option_string (options, "cpus", "1", &cfg->cpus, sink) < 0)
+    return -1;
+  char *end = NULL;
+  errno = 0;
+  double cpus = strtod (cfg->cpus, &end);
+  if (errno != 0 || end == cfg->cpus || *end != '\0' || !(cpus >= 0.01 && cpus <= 1024)
+      || strspn (cfg->cpus, "0123456789.") != strlen (cfg->cpus))
+    {
+      host->error_set (sink, "option cpus: \"%s\" is not a number of CPUs from 0.01 to 1024",
+                       cfg->cpus);
+      return -1;
+    }
+  if (host->option_size (options, "file_size", 1ull << 30, &cfg->file_size, sink) < 0)
+    return -1;
+  if (cfg->file_size < 4096)
+    {
+      host->error_set (sink, "option file_size: at least 4k");
+      return -1;
+    }
+  if (host->option_int (options, "uidmap_base", 1, 4294967295ll - BX_PODMAN_MAP_SIZE, 700000000,
+                        &cfg->uidmap_base, sink)
+      < 0)
+    return -1;
+  if (host->option_string (options, "seccomp_profile", NULL, &cfg->seccomp, sink) < 0)
+    return -1;
+  return 0;
 }
 
 static int
@@ -126,7 +183,7 @@ read_options (const struct bx_host *host, const bx_options *options, struct bx_p
   if (host->option_bool (options, "userns_keep_id", geteuid () != 0, &keep_id, sink) < 0)
     return -1;
   cfg->userns_keep_id = keep_id != 0;
-  return 0;
+  return read_confinement (host, options, cfg, sink);
 }
 
 static int
@@ -141,15 +198,39 @@ podman_create (const struct bx_host *host, const bx_options *options, void **ins
       free (inst);
       return -1;
     }
+  if (inst->cfg.seccomp == NULL)
+    inst->cfg.seccomp = inst->seccomp_owned = profile_beside_module ();
+  /* Without its profile a sandbox could reach keyrings and make user namespaces: no
+   * container runs without it. */
+  if (inst->cfg.seccomp == NULL || inst->cfg.seccomp[0] != '/'
+      || access (inst->cfg.seccomp, R_OK) < 0)
+    {
+      host->error_set (sink, "option seccomp_profile: cannot read \"%s\": %s",
+                       inst->cfg.seccomp ? inst->cfg.seccomp : "podman-seccomp.json",
+                       inst->cfg.seccomp && inst->cfg.seccomp[0] != '/' ? "not an absolute path"
+                                                                         : strerror (errno));
+      free (inst->seccomp_owned);
+      free (inst);
+      return -1;
+    }
   if (bx_podman_token (inst->token) < 0)
     {
       host->error_set (sink, "cannot draw the container name token: %s", strerror (errno));
+      free (inst->seccomp_owned);
       free (inst);
       return -1;
     }
   /* The host passes "" without a home; a relative one would depend on brokerd's cwd. */
   if (host->home != NULL && host->home[0] == '/')
     inst->egress_root = bx_xasprintf ("%s/" BX_HOME_EGRESS_DIR, host->home);
+  inst->lock_fd = -1;
+  inst->watch_fd = -1;
+  bx_podman_sweep (inst);
+  if (bx_podman_watch_start (inst) < 0)
+    host->log (host, BX_LOG_WARNING,
+               "cannot start the watcher process (%s): containers of calls still running "
+               "if brokerd dies end only at their own deadline",
+               strerror (errno));
 
   /* Not fatal: podman may be installed after brokerd starts; each call says so again. */
   if (!program_found (inst->cfg.podman))
@@ -175,7 +256,15 @@ podman_destroy (void *instance)
   struct bx_podman_instance *inst = instance;
   if (inst == NULL)
     return;
+  bx_podman_watch_stop (inst);
+  if (inst->lock_fd >= 0)
+    {
+      unlink (inst->lock_path);
+      close (inst->lock_fd);
+    }
+  free (inst->lock_path);
   free (inst->egress_root);
+  free (inst->seccomp_owned);
   free (inst);
 }
 

@@ -31,7 +31,14 @@ struct bx_podman_config
   const char *const *run_options; /* after the fixed `run` options, before the mounts */
   size_t run_count;
   bool userns_keep_id;
+  const char *cpus;        /* as written ("1", "0.5"), already checked as a number */
+  uint64_t file_size;      /* bytes: RLIMIT_FSIZE of every process in the sandbox */
+  int64_t uidmap_base;     /* rootful: sandbox ids 0..65535 are host ids base.. */
+  const char *seccomp;     /* the seccomp profile podman gets */
 };
+
+/* How many ids the rootful user namespace maps, from uidmap_base on. */
+#define BX_PODMAN_MAP_SIZE 65536
 
 struct bx_podman_mount
 {
@@ -47,6 +54,7 @@ struct bx_podman_call
   const struct bx_podman_mount *mounts;
   size_t mount_count;
   const char *egress_dir; /* http_fetch only: mounted at /run/egress; NULL otherwise */
+  uint64_t timeout_s;     /* podman --timeout: the container's own deadline */
 };
 
 /* ---- argv.c: the argument lists, pure functions of their inputs. ------------------------
@@ -54,7 +62,10 @@ struct bx_podman_call
  * bx_podman_argv_free. */
 char **bx_podman_argv_tool (const struct bx_podman_config *cfg, const struct bx_podman_call *call);
 char **bx_podman_argv_proxy (const struct bx_podman_config *cfg, const char *name,
-                             const char *egress_dir, const char *const *hosts, size_t host_count);
+                             const char *egress_dir, uint64_t timeout_s, const char *const *hosts,
+                             size_t host_count);
+/* The names of this instance's containers (any state): `ps -a` filtered on TOKEN. */
+char **bx_podman_argv_ps (const struct bx_podman_config *cfg, const char *token);
 char **bx_podman_argv_kill (const struct bx_podman_config *cfg, const char *name);
 char **bx_podman_argv_rm (const struct bx_podman_config *cfg, const char *name);
 void bx_podman_argv_free (char **argv);
@@ -75,7 +86,40 @@ struct bx_podman_instance
   char token[BX_PODMAN_TOKEN_LEN + 1];
   uint64_t _Atomic counter; /* the one piece of shared mutable state */
   char *egress_root;        /* <home>/run/egress, or NULL without a home */
+  char *seccomp_owned;      /* cfg.seccomp when the module found it itself */
+  int lock_fd;              /* flock'd lock_path while alive, or -1 */
+  char *lock_path;          /* <home>/run/instances/<token> */
+  int watch_fd;             /* to the watcher process, or -1 */
+  pid_t watch_pid;
 };
+
+/* ---- mounts.c: what a mount source is when the call starts. ------------------------------ */
+/* 0 when PATH is a folder reached without any symbolic link on the way (or is missing,
+ * which podman reports itself); -1 with errno ELOOP for a link, ENOTDIR for a file. */
+int bx_podman_check_source (const char *path);
+
+/* ---- watch.c: nothing outlives brokerd. ---------------------------------------------------
+ * A watcher process, forked at create, holds the names of the running containers; when
+ * brokerd ends, however it ends, the watcher kills and removes those still there. */
+int bx_podman_watch_start (struct bx_podman_instance *inst);
+void bx_podman_watch (struct bx_podman_instance *inst, const char *name, bool running);
+void bx_podman_watch_stop (struct bx_podman_instance *inst);
+
+/* ---- sweep.c: what earlier brokerds left. -------------------------------------------------
+ * Takes this instance's lock in <home>/run/instances, then removes the containers and egress
+ * folders of every instance whose lock nobody holds. */
+void bx_podman_sweep (struct bx_podman_instance *inst);
+
+/* call.c: runs podman with ARGV (bx_command): INPUT on standard input, standard output kept
+ * up to CAP when KEEP, until DEADLINE_MS; *o's process, if any is left, is for
+ * bx_command_reap. */
+void bx_podman_execute (char **argv, const char *input, size_t input_len, bool keep, uint64_t cap,
+                        int64_t deadline_ms, struct bx_command_result *o);
+
+/* call.c: `podman kill` then `podman rm -f` NAME, failures only logged. */
+void bx_podman_kill_and_remove (struct bx_podman_instance *inst, const char *name);
+/* Removes the folder PARENT/NAME and all it holds, without following symbolic links. */
+void bx_podman_remove_tree_at (int parent, const char *name);
 
 enum bx_run_status bx_podman_call_run (struct bx_podman_instance *inst, const bx_run_spec *spec,
                                        bx_run_result *result, const char **sentence);

@@ -397,6 +397,47 @@ START_TEST (test_log_names_the_module_and_keeps_one_line)
 }
 END_TEST
 
+/* Egress records: only the four members, each checked, rebuilt by the host; at most 64. */
+START_TEST (test_egress_record_takes_checked_records_only)
+{
+  ck_assert (BX_HOST_HAS (host, egress_record));
+  struct bx_run_result r;
+  bx_run_result_init (&r, 10);
+  static const char *const good[] = {
+    "{\"host\":\"example.com\",\"port\":443,\"reply\":0,\"address\":\"93.184.215.14\"}",
+    "{\"host\":null,\"port\":0,\"reply\":8}",
+    "{\"reply\":2,\"port\":443,\"host\":\"a.example\",\"address\":\"2001:db8::1\"}",
+  };
+  for (size_t i = 0; i < 3; i++)
+    ck_assert_msg (host->egress_record (&r, good[i], strlen (good[i])) == 0, "%s", good[i]);
+  static const char *const bad[] = {
+    "",
+    "[]",
+    "{\"host\":\"example.com\",\"port\":443}",
+    "{\"host\":\"example.com\",\"port\":443,\"reply\":0,\"note\":\"x\"}",
+    "{\"host\":\"not a host\",\"port\":443,\"reply\":0}",
+    "{\"host\":\"a.com\\u0000b\",\"port\":443,\"reply\":0}",
+    "{\"host\":\"a.com\",\"port\":65536,\"reply\":0}",
+    "{\"host\":\"a.com\",\"port\":443,\"reply\":256}",
+    "{\"host\":\"a.com\",\"port\":-1,\"reply\":0}",
+    "{\"host\":\"a.com\",\"port\":443,\"reply\":0,\"address\":\"localhost\"}",
+    "{\"host\":\"a.com\",\"port\":443,\"reply\":0,\"host\":\"b.com\"}",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    ck_assert_msg (host->egress_record (&r, bad[i], strlen (bad[i])) == -1, "%s", bad[i]);
+  ck_assert_uint_eq (json_array_size (r.egress), 3);
+  char *text = json_dumps (json_array_get (r.egress, 2), JSON_COMPACT | JSON_PRESERVE_ORDER);
+  ck_assert_str_eq (text,
+                    "{\"host\":\"a.example\",\"port\":443,\"reply\":2,\"address\":\"2001:db8::1\"}");
+  free (text);
+  for (size_t i = 3; i < BX_HOST_EGRESS_RECORDS_MAX; i++)
+    ck_assert_int_eq (host->egress_record (&r, good[1], strlen (good[1])), 0);
+  ck_assert_int_eq (host->egress_record (&r, good[1], strlen (good[1])), -1);
+  ck_assert_uint_eq (json_array_size (r.egress), BX_HOST_EGRESS_RECORDS_MAX);
+  bx_run_result_clear (&r);
+}
+END_TEST
+
 START_TEST (test_output_append_keeps_what_fits_and_then_refuses)
 {
   struct bx_run_result r;
@@ -512,6 +553,7 @@ host_suite (void)
   tcase_add_test (services_case, test_error_set_keeps_the_last_message_on_one_line);
   tcase_add_test (services_case, test_log_names_the_module_and_keeps_one_line);
   tcase_add_test (services_case, test_output_append_keeps_what_fits_and_then_refuses);
+  tcase_add_test (services_case, test_egress_record_takes_checked_records_only);
   tcase_add_test (services_case, test_host_table_is_complete_and_versioned);
   tcase_add_test (services_case, test_spec_readers_cover_every_field_and_refuse_out_of_range);
   suite_add_tcase (s, services_case);

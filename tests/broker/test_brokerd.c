@@ -646,9 +646,9 @@ START_TEST (test_brokerd_runs_many_calls_at_once)
   printf ("8 concurrent calls of 500 ms: %lld ms, up to %d in flight\n", (long long)total,
           max_in_flight);
   ck_assert_int_eq (broker_stop (&b), 0);
-  /* Eight whole audit lines, however the calls overlapped. */
+  /* Eight whole final audit lines and eight "running" ones, however the calls overlapped. */
   cleanup_free char *log = read_text (b.audit);
-  int lines = 0;
+  int lines = 0, running = 0;
   for (char *line = log; *line;)
     {
       char *nl = strchr (line, '\n');
@@ -656,11 +656,15 @@ START_TEST (test_brokerd_runs_many_calls_at_once)
       *nl = '\0';
       json_t *j = json_loads (line, 0, NULL);
       ck_assert_msg (j != NULL, "not a JSON line: %s", line);
+      if (strcmp (json_string_value (json_object_get (j, "outcome")), "running") == 0)
+        running++;
+      else
+        lines++;
       json_decref (j);
-      lines++;
       line = nl + 1;
     }
   ck_assert_int_eq (lines, N);
+  ck_assert_int_eq (running, N);
 }
 END_TEST
 
@@ -732,7 +736,7 @@ START_TEST (test_brokerd_refuses_past_max_connections_at_once)
 {
   SKIP_WITHOUT_FAKE ();
   struct broker b;
-  broker_init (&b, "max_connections: 2\n",
+  broker_init (&b, "max_connections: 2\nmax_connections_per_uid: 2\n",
                "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 1500\n");
   broker_start (&b);
   /* broker_start's own probe connection is counted until its thread sees it close. */
@@ -959,7 +963,8 @@ START_TEST (test_brokerd_sigterm_stops_waiting_after_the_grace_period)
 }
 END_TEST
 
-START_TEST (test_brokerd_sighup_is_not_a_reload)
+/* SIGHUP re-reads the same config and keeps serving (tests/ops covers reload in full). */
+START_TEST (test_brokerd_sighup_reloads_and_keeps_serving)
 {
   SKIP_WITHOUT_FAKE ();
   struct broker b;
@@ -972,7 +977,8 @@ START_TEST (test_brokerd_sighup_is_not_a_reload)
   json_decref (r);
   ck_assert_int_eq (broker_stop (&b), 0);
   cleanup_free char *out = read_text (b.out);
-  ck_assert_ptr_nonnull (strstr (out, "SIGHUP: there is no live reload"));
+  ck_assert_ptr_nonnull (strstr (out, "reload: "));
+  ck_assert_ptr_nonnull (strstr (out, "3 grant(s) now serve"));
 }
 END_TEST
 
@@ -995,6 +1001,7 @@ START_TEST (test_brokerd_audit_log_has_one_line_per_call)
   cleanup_free char *log = read_text (b.audit);
   ck_assert_msg (strstr (log, "the-secret-content") == NULL, "write_file's content was logged");
   json_t *lines[8];
+  json_t *running = NULL;
   size_t n = 0;
   for (char *line = log; *line && n < 8;)
     {
@@ -1003,13 +1010,26 @@ START_TEST (test_brokerd_audit_log_has_one_line_per_call)
       *nl = '\0';
       lines[n] = json_loads (line, JSON_REJECT_DUPLICATES, NULL);
       ck_assert_msg (lines[n] != NULL, "not JSON: %s", line);
-      n++;
       line = nl + 1;
+      /* The allowed call's line before it ran: set aside, checked below. */
+      if (strcmp (json_string_value (json_object_get (lines[n], "outcome")), "running") == 0)
+        {
+          ck_assert_ptr_null (running);
+          ck_assert_uint_eq (n, 0);
+          running = lines[n];
+          continue;
+        }
+      n++;
     }
   ck_assert_uint_eq (n, 4);
+  ck_assert_ptr_nonnull (running);
+  ck_assert_str_eq (json_string_value (json_object_get (running, "call")), "c1");
+  ck_assert_str_eq (json_string_value (json_object_get (running, "decision")), "allowed");
+  json_decref (running);
   static const char *const keys[]
-      = { "time",   "session", "call",        "tool",         "grant",    "decision",
-          "reason", "outcome", "duration_ms", "output_bytes", "truncated" };
+      = { "time",     "session", "call",   "tool",    "uid",         "pid",
+          "args",     "grant",   "decision", "reason", "outcome",    "duration_ms",
+          "output_bytes", "truncated", "prev" };
   for (size_t i = 0; i < n; i++)
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
       ck_assert_msg (json_object_get (lines[i], keys[k]) != NULL, "line %zu has no %s", i, keys[k]);
@@ -1027,6 +1047,15 @@ START_TEST (test_brokerd_audit_log_has_one_line_per_call)
   ck_assert_str_eq (json_string_value (json_object_get (lines[0], "outcome")), "result");
   ck_assert_int_eq (json_integer_value (json_object_get (lines[0], "content_bytes")), 18);
   ck_assert_int_gt (json_integer_value (json_object_get (lines[0], "output_bytes")), 0);
+  /* The caller (this test) and the argument summary: the path, never the content. */
+  ck_assert_int_eq (json_integer_value (json_object_get (lines[0], "uid")), (json_int_t)getuid ());
+  ck_assert_int_eq (json_integer_value (json_object_get (lines[0], "pid")), (json_int_t)getpid ());
+  json_t *args = json_object_get (lines[0], "args");
+  cleanup_free char *wpath = bx_xasprintf ("%s/notes/s.txt", b.dir);
+  ck_assert_str_eq (json_string_value (json_object_get (args, "path")), wpath);
+  ck_assert_uint_eq (json_object_size (args), 1);
+  ck_assert_str_eq (json_string_value (json_object_get (json_object_get (lines[1], "args"), "path")),
+                    "/etc/passwd");
 
   ck_assert (json_is_null (json_object_get (lines[1], "grant")));
   ck_assert_str_eq (json_string_value (json_object_get (lines[1], "decision")), "denied");
@@ -1197,7 +1226,7 @@ make_suite (void)
   tcase_add_test (tc, test_brokerd_creates_the_socket_with_the_configured_mode);
   tcase_add_test (tc, test_brokerd_sigterm_lets_a_running_call_finish);
   tcase_add_test (tc, test_brokerd_sigterm_stops_waiting_after_the_grace_period);
-  tcase_add_test (tc, test_brokerd_sighup_is_not_a_reload);
+  tcase_add_test (tc, test_brokerd_sighup_reloads_and_keeps_serving);
   tcase_add_test (tc, test_brokerd_audit_log_has_one_line_per_call);
   tcase_add_test (tc, test_brokerd_audit_line_cuts_an_unknown_tools_name);
   tcase_add_test (tc, test_brokerd_check_config_prints_a_summary);

@@ -53,7 +53,13 @@ static const struct bad bad_table[] = {
   { "unknown top-level key", "socket: /run/b.sock\nsockt: /x\n",
     "t.yaml:2:1: unknown key \"sockt\" in the config: expected one of socket, socket_mode, home, "
     "max_connections, grace_ms, request_timeout_ms, runtime, grants, audit, admin_socket, "
-    "admin_group" },
+    "admin_group, metrics_socket, max_connections_per_uid" },
+  { "relative metrics_socket", "metrics_socket: m.sock\n",
+    "t.yaml:1:17: metrics_socket \"m.sock\" is relative: expected an absolute path" },
+  { "metrics_socket in a grant",
+    "metrics_socket: /g/m.sock\ngrants:\n  - tools: [read_file]\n    paths: [/g]\n",
+    "t.yaml:1:17: metrics_socket \"/g/m.sock\" lies in the granted folder /g: a sandbox could "
+    "replace it; expected a file outside every grant" },
   { "duplicate top-level key", "socket: /a/b.sock\nhome: /h\nsocket: /c/d.sock\n",
     "t.yaml:3:1: duplicate key \"socket\" in the config (first at line 1)" },
   { "root is a list", "- a\n- b\n", "t.yaml:1:1: the config is a list: expected a mapping" },
@@ -165,6 +171,17 @@ static const struct bad bad_table[] = {
   { "grant folder inside the default home", G_READ "    paths: [/var/lib/boxmaker/run]\n",
     "t.yaml:3:13: path \"/var/lib/boxmaker/run\" overlaps brokerd's home /var/lib/boxmaker: a "
     "sandbox could reach other calls' egress folders; expected a folder outside it" },
+  { "grant folder inside a shell grant's folder",
+    "grants:\n  - tools: [read_file]\n    paths: [/srv/p/docs]\n  - tools: [shell]\n"
+    "    paths: [/srv/p]\n",
+    "t.yaml:3:13: path \"/srv/p/docs\" of grant 1 lies inside \"/srv/p\" of grant 2 (t.yaml:5:13), "
+    "which a sandbox can write: it could replace the inner folder with a symbolic link; "
+    "expected grant folders outside every shell or write_file grant" },
+  { "two folders of one write_file grant, one inside the other",
+    "grants:\n  - tools: [write_file]\n    paths: [/srv/p, /srv/p/q]\n",
+    "t.yaml:3:21: path \"/srv/p/q\" of grant 1 lies inside \"/srv/p\" of grant 1 (t.yaml:3:13), "
+    "which a sandbox can write: it could replace the inner folder with a symbolic link; "
+    "expected grant folders outside every shell or write_file grant" },
   { "home with a colon", "home: /var/lib/a:b\n",
     "t.yaml:1:7: home \"/var/lib/a:b\" cannot be mounted: it contains ':' or ','" },
   /* A sandbox must not reach brokerd's own files: the audit trail, or code it loads. */
@@ -357,6 +374,7 @@ START_TEST (test_config_empty_file_gives_defaults)
   ck_assert_uint_eq (cfg->socket_mode, 0660);
   ck_assert_str_eq (cfg->home, "/var/lib/boxmaker");
   ck_assert_uint_eq (cfg->max_connections, BX_DEFAULT_MAX_CONNECTIONS);
+  ck_assert_uint_eq (cfg->max_connections_per_uid, BX_DEFAULT_MAX_CONNECTIONS / 2);
   ck_assert_int_eq (cfg->grace_ms, BX_DEFAULT_GRACE_MS);
   ck_assert_int_eq (cfg->request_timeout_ms, BX_DEFAULT_REQUEST_TIMEOUT_MS);
   ck_assert_ptr_null (cfg->runtime_module);
@@ -474,6 +492,25 @@ START_TEST (test_config_accepts_a_module_by_absolute_path)
 }
 END_TEST
 
+/* Nesting is refused only under a folder a sandbox can write. */
+START_TEST (test_config_allows_folders_that_no_sandbox_can_swap)
+{
+  struct bx_config *cfg = parse_ok ("grants:\n"
+                                    "  - tools: [read_file]\n    paths: [/srv/p]\n"
+                                    "  - tools: [read_file]\n    paths: [/srv/p/docs]\n"
+                                    "  - tools: [write_file]\n    paths: [/srv/p/out]\n"
+                                    "  - tools: [shell]\n    paths: [/srv/p/out]\n");
+  ck_assert_uint_eq (cfg->n_grants, 4);
+  bx_config_free (cfg);
+  cfg = parse_ok ("max_connections: 1\n");
+  ck_assert_uint_eq (cfg->max_connections_per_uid, 1);
+  bx_config_free (cfg);
+  cfg = parse_ok ("max_connections: 9\nmax_connections_per_uid: 7\n");
+  ck_assert_uint_eq (cfg->max_connections_per_uid, 7);
+  bx_config_free (cfg);
+}
+END_TEST
+
 START_TEST (test_config_load_names_a_missing_file)
 {
   struct bx_config *cfg = NULL;
@@ -554,6 +591,7 @@ make_suite (void)
   tcase_add_test (tc, test_config_durations_take_the_module_options_grammar);
   tcase_add_test (tc, test_config_options_know_their_place);
   tcase_add_test (tc, test_config_accepts_a_module_by_absolute_path);
+  tcase_add_test (tc, test_config_allows_folders_that_no_sandbox_can_swap);
   tcase_add_test (tc, test_config_load_names_a_missing_file);
   tcase_add_test (tc, test_config_load_reads_a_file);
   tcase_add_test (tc, test_config_example_files_are_valid);

@@ -109,10 +109,10 @@ start_brokerd tight "    memory: 32m
     file_size: 1m"
 
 n=0
-# call SOCKET TOOL JSON: sets $out, $err, $rc
+# call SOCKET TOOL JSON [FLAG]: sets $out, $err, $rc
 call () {
   n=$((n + 1))
-  "$boxmaker" call "$2" "$3" --socket "$work/$1.sock" --session "$session" --call "c$n" \
+  "$boxmaker" call "$2" "$3" ${4:+"$4"} --socket "$work/$1.sock" --session "$session" --call "c$n" \
     > "$work/out" 2> "$work/err"
   rc=$?
   out=$(cat "$work/out") err=$(cat "$work/err")
@@ -131,6 +131,13 @@ slot_tasks () {
 call plain read_file "{\"path\":\"$work/grant/hello.txt\"}"
 [ $rc = 0 ] && [ "$out" = "hello through brokerd" ] && pass "read_file in the grant" \
   || fail "read_file in the grant: rc=$rc out=$out err=$err"
+
+# toolkit's own refusal (exit 1) reaches a client that asks as a refusal, not as content.
+call plain read_file "{\"path\":\"$work/grant/missing.txt\"}" --refusals
+[ $rc = 1 ] && [ -z "$out" ] \
+  && [ "$err" = "boxmaker: refused: read_file: $work/grant/missing.txt: no such file or directory" ] \
+  && pass "read_file of a missing file: the tool's refusal, marked so" \
+  || fail "read_file of a missing file with --refusals: rc=$rc out=$out err=$err"
 
 call plain read_file "{\"path\":\"$work/outside/secret.txt\"}"
 [ $rc = 1 ] && contains "$err" "denied" && ! contains "$out" "secret" \
@@ -312,6 +319,10 @@ else
   [ $rc = 0 ] && contains "$out" "hello from the namespace" && contains "$out" "[http 200]" \
     && pass "http_fetch reaches a granted server through the proxy and slirp4netns" \
     || fail "http_fetch to a granted server: rc=$rc out=$out err=$err"
+  line=$(grep "\"call\":\"c$n\"" "$work/web.log" | grep -v '"outcome":"running"' | tail -n 1)
+  contains "$line" "\"egress\":[{\"host\":\"web.bxtest.example\",\"port\":443,\"reply\":0,\"address\":\"$web_ip\"}]" \
+    && pass "the proxy's record of the connection is on the call's audit line" \
+    || fail "no egress record on the audit line: $line"
 fi
 
 # No slirp4netns where the config says: the runtime's sentence, and nothing left.

@@ -266,6 +266,106 @@ START_TEST (test_help_and_version_exit_0)
 }
 END_TEST
 
+/* The arguments the fake server received, as JSON text. */
+static char *
+request_arguments (void)
+{
+  fake_server_join (&srv);
+  ck_assert_ptr_nonnull (srv.request);
+  return json_dumps (json_object_get (json_object_get (srv.request, "msg"), "arguments"),
+                     JSON_COMPACT);
+}
+
+START_TEST (test_arguments_past_the_argument_limit_come_from_a_file)
+{
+  /* 300 KiB of content: more than the kernel takes as one argument (128 KiB). */
+  char path[] = "/tmp/bx-cli-args-XXXXXX";
+  int fd = mkstemp (path);
+  ck_assert_int_ge (fd, 0);
+  FILE *f = fdopen (fd, "w");
+  fputs ("{\"path\":\"/x\",\"content\":\"", f);
+  for (int i = 0; i < 300 * 1024; i++)
+    fputc ('a' + i % 26, f);
+  fputs ("\"}\n", f);
+  fclose (f);
+  fake_server_start (&srv, script_answer, result_frame);
+  cleanup_free char *at = bx_xasprintf ("@%s", path);
+  run_cli (
+      (const char *[]){ "call", "write_file", at, "--socket", srv.path, "--call", "ID", NULL });
+  unlink (path);
+  ASSERT_STATUS (0);
+  cleanup_free char *args = request_arguments ();
+  ck_assert_uint_eq (strlen (args), strlen ("{\"path\":\"/x\",\"content\":\"\"}") + 300 * 1024);
+
+  run_cli ((const char *[]){ "call", "read_file", "@/nonexistent/args.json", NULL });
+  ASSERT_STATUS (2);
+  ck_assert_str_eq (run.err, "boxmaker: cannot read the arguments from /nonexistent/args.json: "
+                             "No such file or directory\n");
+}
+END_TEST
+
+START_TEST (test_a_dash_reads_the_arguments_from_standard_input)
+{
+  fake_server_start (&srv, script_answer, result_frame);
+  cleanup_free char *script
+      = bx_xasprintf ("printf '{\"path\": \"/from/stdin\"}' | '%s' call read_file - --socket '%s' "
+                      "--call ID",
+                      BOXMAKER_PATH, srv.path);
+  cli_run ("/bin/sh", (const char *[]){ "-c", script, NULL }, &run);
+  ASSERT_STATUS (0);
+  cleanup_free char *args = request_arguments ();
+  ck_assert_str_eq (args, "{\"path\":\"/from/stdin\"}");
+}
+END_TEST
+
+START_TEST (test_call_help_prints_the_usage)
+{
+  run_cli ((const char *[]){ "call", "--help", NULL });
+  ASSERT_STATUS (0);
+  ck_assert_ptr_nonnull (strstr (run.out, "usage: boxmaker call TOOL JSON|@FILE|-"));
+  ck_assert_str_eq (run.err, "");
+}
+END_TEST
+
+static const char *const refused_frame[]
+    = { "{\"v\":1,\"id\":\"ID\",\"final\":true,\"msg\":{\"type\":\"result\",\"content\":"
+        "\"read_file: /x: no such file or directory\",\"class\":\"private\",\"untrusted\":false,"
+        "\"truncated\":false,\"refused\":true}}",
+        NULL };
+
+START_TEST (test_refusals_asks_and_a_refusal_exits_1_with_its_reason)
+{
+  fake_server_start (&srv, script_answer, refused_frame);
+  run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--refusals", "--socket",
+                             srv.path, "--call", "ID", NULL });
+  ASSERT_STATUS (1);
+  ck_assert_str_eq (run.out, "");
+  ck_assert_str_eq (run.err, "boxmaker: refused: read_file: /x: no such file or directory\n");
+  fake_server_join (&srv);
+  ck_assert (json_is_true (json_object_get (json_object_get (srv.request, "msg"), "refusals")));
+  fake_server_stop (&srv);
+
+  fake_server_start (&srv, script_answer, refused_frame);
+  run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--refusals", "--json",
+                             "--socket", srv.path, "--call", "ID", NULL });
+  ASSERT_STATUS (1);
+  ck_assert_str_eq (run.out, "{\"type\":\"result\",\"content\":\"read_file: /x: no such file or "
+                             "directory\",\"class\":\"private\",\"untrusted\":false,\"truncated\":"
+                             "false,\"refused\":true}\n");
+}
+END_TEST
+
+START_TEST (test_without_refusals_the_request_is_a_1_0_clients)
+{
+  fake_server_start (&srv, script_answer, result_frame);
+  run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--socket", srv.path,
+                             "--call", "ID", NULL });
+  ASSERT_STATUS (0);
+  fake_server_join (&srv);
+  ck_assert_ptr_null (json_object_get (json_object_get (srv.request, "msg"), "refusals"));
+}
+END_TEST
+
 static Suite *
 cli_suite (void)
 {
@@ -285,6 +385,11 @@ cli_suite (void)
   tcase_add_test (tc, test_a_zero_or_huge_timeout_exits_3);
   tcase_add_test (tc, test_usage_errors_exit_2_and_say_what_is_wrong);
   tcase_add_test (tc, test_help_and_version_exit_0);
+  tcase_add_test (tc, test_arguments_past_the_argument_limit_come_from_a_file);
+  tcase_add_test (tc, test_a_dash_reads_the_arguments_from_standard_input);
+  tcase_add_test (tc, test_call_help_prints_the_usage);
+  tcase_add_test (tc, test_refusals_asks_and_a_refusal_exits_1_with_its_reason);
+  tcase_add_test (tc, test_without_refusals_the_request_is_a_1_0_clients);
   suite_add_tcase (s, tc);
   return s;
 }

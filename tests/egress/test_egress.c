@@ -213,6 +213,108 @@ connect_through (const char *name)
   return fd;
 }
 
+/* ---- the records ---- */
+
+/* A proxy whose records go to a file of the test's own; returns the file's descriptor. */
+static int
+recording_proxy (void)
+{
+  char path[128];
+  snprintf (path, sizeof path, "%s/records", dir);
+  int fd = keep_fd (open (path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+  unlink (path);
+  bx_egress_free (proxy);
+  struct bx_allow *allow = NULL;
+  cleanup_error bx_error err = NULL;
+  ck_assert_int_eq (bx_allow_parse ("*.example,exact.org", &allow, &err), 0);
+  struct bx_egress_config config = bx_egress_default_config ();
+  config.handshake_ms = TEST_HANDSHAKE_MS;
+  config.connect_ms = 1000;
+  config.records_fd = fd;
+  proxy = bx_egress_new (allow, bx_dial_fake_dial (fake), &config);
+  return fd;
+}
+
+/* Waits for the handlers, then returns what the records file holds. */
+static char *
+records_text (int fd)
+{
+  for (int i = 0; i < n_handlers; i++)
+    pthread_join (handlers[i], NULL);
+  n_handlers = 0;
+  static char buf[8192];
+  ssize_t n = pread (fd, buf, sizeof buf - 1, 0);
+  ck_assert_int_ge (n, 0);
+  buf[n] = '\0';
+  return buf;
+}
+
+START_TEST (test_each_reply_is_recorded_with_host_port_code_and_address)
+{
+  int rec = recording_proxy ();
+  int fd = connect_through ("allowed.example");
+  int server = accept_server ();
+  /* Both ends shut, so its copy ends and its handler can be joined. */
+  shutdown (fd, SHUT_RDWR);
+  shutdown (server, SHUT_RDWR);
+  fd = open_conn ();
+  greet (fd);
+  ask (fd, "other.com", 9, 443);
+  expect_refusal (fd, BX_SOCKS_NOT_ALLOWED);
+  fd = open_conn ();
+  greet (fd);
+  ask (fd, "allowed.example", 15, 8443);
+  expect_refusal (fd, BX_SOCKS_NOT_ALLOWED);
+  fd = open_conn ();
+  greet (fd);
+  ask (fd, "private.example", 15, 443);
+  expect_refusal (fd, BX_SOCKS_HOST_UNREACHABLE);
+  fd = open_conn ();
+  greet (fd);
+  ask (fd, "refused.example", 15, 443);
+  expect_refusal (fd, BX_SOCKS_CONNECTION_REFUSED);
+  /* A name outside host syntax is recorded without it; an IP literal's address type too. */
+  fd = open_conn ();
+  greet (fd);
+  ask (fd, "a\"b.example", 11, 443);
+  expect_refusal (fd, BX_SOCKS_NOT_ALLOWED);
+  const char *text = records_text (rec);
+  /* Each handler writes its line when its connection ends: the order is the tests'. */
+  static const char *const want[]
+      = { "{\"host\":\"allowed.example\",\"port\":443,\"reply\":0,\"address\":\"93.184.216.34\"}\n",
+          "{\"host\":\"other.com\",\"port\":443,\"reply\":2}\n",
+          "{\"host\":\"allowed.example\",\"port\":8443,\"reply\":2}\n",
+          "{\"host\":\"private.example\",\"port\":443,\"reply\":4}\n",
+          "{\"host\":\"refused.example\",\"port\":443,\"reply\":5}\n",
+          "{\"host\":null,\"port\":443,\"reply\":2}\n" };
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+    ck_assert_msg (strstr (text, want[i]) != NULL, "no %s in\n%s", want[i], text);
+}
+END_TEST
+
+START_TEST (test_records_stop_at_the_maximum)
+{
+  int rec = recording_proxy ();
+  for (int i = 0; i < BX_EGRESS_RECORDS_MAX + 5; i++)
+    {
+      int fd = open_conn ();
+      greet (fd);
+      ask (fd, "other.com", 9, 443);
+      expect_refusal (fd, BX_SOCKS_NOT_ALLOWED);
+      /* The client's end is done with: closed here rather than kept for teardown. */
+      n_open_fds--;
+      close (fd);
+      if (n_handlers == MAX_HANDLERS)
+        records_text (rec);
+    }
+  const char *text = records_text (rec);
+  int lines = 0;
+  for (const char *p = text; (p = strchr (p, '\n')) != NULL; p++)
+    lines++;
+  ck_assert_int_eq (lines, BX_EGRESS_RECORDS_MAX);
+}
+END_TEST
+
 /* ---- the allow list ---- */
 
 START_TEST (test_allow_list_refuses_empty_pieces_and_bad_patterns)
@@ -931,6 +1033,8 @@ egress_suite (void)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_set_timeout (tc, 30);
   tcase_add_test (tc, test_allow_list_refuses_empty_pieces_and_bad_patterns);
+  tcase_add_test (tc, test_each_reply_is_recorded_with_host_port_code_and_address);
+  tcase_add_test (tc, test_records_stop_at_the_maximum);
   tcase_add_test (tc, test_allow_list_permits_its_hosts_without_regard_to_case);
   tcase_add_test (tc, test_a_greeting_of_another_version_closes_without_a_reply);
   tcase_add_test (tc, test_methods_without_no_authentication_are_answered_ff_then_closed);

@@ -8,13 +8,13 @@ cmake=$1 build=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$cmake" --install "$build" --prefix "$tmp/all" >/dev/null
-for c in daemon tools podman bwrap dev; do
+for c in daemon tools podman bwrap dev client client-dev; do
   "$cmake" --install "$build" --prefix "$tmp/parts" --component "$c" >/dev/null
 done
 (cd "$tmp/all" && find . ! -type d | sort) > "$tmp/all.list"
 (cd "$tmp/parts" && find . ! -type d | sort) > "$tmp/parts.list"
 if ! cmp -s "$tmp/all.list" "$tmp/parts.list"; then
-  echo "FAIL: installed outside the daemon, tools, podman, bwrap and dev components:"
+  echo "FAIL: installed outside the daemon, tools, podman, bwrap, dev, client and client-dev components:"
   comm -23 "$tmp/all.list" "$tmp/parts.list"
   exit 1
 fi
@@ -22,4 +22,4 @@ if grep -E '/fake[^/]*$|/tests?/' "$tmp/all.list"; then
   echo "FAIL: a test-only piece is installed (above)"
   exit 1
 fi
-echo "PASS: $(wc -l < "$tmp/all.list") installed files, each in daemon, tools, podman, bwrap or dev"
+echo "PASS: $(wc -l < "$tmp/all.list") installed files, each in a package component"

@@ -31,6 +31,7 @@ listed () { sed -n 's/.*\(expected one of\|this runtime knows:\) \([a-z_, ]*\).*
 
 covers brokerd.8 "brokerd flags" $(flags "$brokerd")
 covers boxmaker.1 "boxmaker flags" $(flags "$boxmaker")
+covers boxmaker-mcp.1 "boxmaker mcp flags" $("$boxmaker" mcp --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
 
 printf 'zz: 1\n' > "$tmp/top.yaml"
 printf 'grants:\n  - zz: 1\n' > "$tmp/grant.yaml"

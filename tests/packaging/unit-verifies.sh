@@ -30,6 +30,21 @@ if printf '%s\n' "$out" | grep -q "brokerd.service"; then
   echo "FAIL: systemd-analyze verify warns:"; echo "$out"; exit 1
 fi
 echo "PASS: systemd-analyze verify brokerd.service"
+# Readiness and reload: brokerd speaks sd_notify and re-reads its grants on SIGHUP.
+grep -qx 'Type=notify' "$tmp/brokerd.service" && grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$tmp/brokerd.service" \
+  || { echo "FAIL: the unit must be Type=notify with ExecReload sending SIGHUP"; exit 1; }
+socket_unit="$(dirname "$unit")/brokerd.socket"
+if [ -f "$socket_unit" ]; then
+  cp "$socket_unit" "$tmp/brokerd.socket"
+  grep -qx 'ListenStream=/run/boxmaker/broker.sock' "$tmp/brokerd.socket" \
+    || { echo "FAIL: brokerd.socket does not listen on the packaged config's socket"; exit 1; }
+  out=$(systemd-analyze verify --man=no "$tmp/brokerd.socket" 2>&1) || {
+    echo "FAIL: systemd-analyze verify brokerd.socket:"; echo "$out"; exit 1; }
+  if printf '%s\n' "$out" | grep -q "brokerd.socket"; then
+    echo "FAIL: systemd-analyze verify warns about brokerd.socket:"; echo "$out"; exit 1
+  fi
+  echo "PASS: systemd-analyze verify brokerd.socket"
+fi
 
 [ -n "$dropin" ] || exit 0
 mkdir -p "$tmp/brokerd.service.d"

@@ -33,6 +33,8 @@ contains () { case $1 in *"$2"*) return 0 ;; esac; return 1; }
 session=approvalsreal-$$
 
 mkdir -p "$work/grant" "$work/home"
+# The sandbox writes as uid 700000000 (podman.so's uidmap_base): the grant is given to it.
+chown 700000000:700000000 "$work/grant"
 cat > "$work/b.yaml" <<YAML
 socket: $work/b.sock
 admin_socket: $work/admin.sock

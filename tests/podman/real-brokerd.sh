@@ -5,7 +5,8 @@
 # their fixed sentences; http_fetch outside the grant denied and to an allowed name that
 # does not resolve refused with curl's error text; and http_fetch reaching a granted HTTPS
 # server (in a network namespace of the test's own, at an address the proxy counts as
-# public) through slirp4netns and the proxy, with the body and "[http 200]".  After every
+# public) through slirp4netns and the proxy, with the body and "[http 200]"; both fetches'
+# egress records (refused, allowed with the address) on their audit lines.  After every
 # call: no container of this test and no egress folder left.
 #
 #   real-brokerd.sh BROKERD BOXMAKER RUNTIMEDIR IMAGE_REF_FILE
@@ -37,6 +38,8 @@ fail () { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass () { echo "ok: $*"; }
 
 mkdir -p "$work/grant" "$work/outside" "$work/home"
+# The sandbox writes as uid 700000000 (podman.so's uidmap_base): the grant is given to it.
+chown 700000000:700000000 "$work/grant"
 echo "hello through brokerd" > "$work/grant/hello.txt"
 echo "the secret" > "$work/outside/secret.txt"
 session=brokerdreal-$$
@@ -87,6 +90,8 @@ call () {
   [ -z "$(ls -A "$work/home/run/egress" 2>/dev/null)" ] || fail "egress folders left after call $n"
 }
 contains () { case $1 in *"$2"*) return 0 ;; esac; return 1; }
+# audit_line LOG CALL: the final audit line of call CALL (brokerd's audit goes to its log).
+audit_line () { grep "\"call\":\"$2\"" "$1" | grep -v '"outcome":"running"' | tail -n 1; }
 
 call plain read_file "{\"path\":\"$work/grant/hello.txt\"}"
 [ $rc = 0 ] && [ "$out" = "hello through brokerd" ] && pass "read_file in the grant" \
@@ -161,6 +166,11 @@ call plain http_fetch '{"url":"https://no-such-host.invalid/"}'
 contains "$out" "http_fetch: https://no-such-host.invalid/: curl: " \
   && pass "http_fetch to an allowed name that does not resolve: $out" \
   || fail "http_fetch unresolvable: rc=$rc out=$out err=$err"
+# The proxy's refusal reaches the call's audit line, though its folder is gone.
+line=$(audit_line "$work/plain.log" "c$n")
+contains "$line" '"egress":[{"host":"no-such-host.invalid","port":443,"reply":4}]' \
+  && pass "the proxy's refusal is on the audit line" \
+  || fail "no egress record on the audit line: $line"
 
 # A granted HTTPS server, reached for real.  Its address must be public for the proxy, so
 # the test makes its own: a network namespace behind a veth pair on this host, at an
@@ -203,6 +213,10 @@ else
   [ $rc = 0 ] && contains "$out" "hello from the namespace" && contains "$out" "[http 200]" \
     && pass "http_fetch reaches a granted server through the proxy" \
     || fail "http_fetch to a granted server: rc=$rc out=$out err=$err server=$(cat "$work/server.log")"
+  line=$(audit_line "$work/web.log" "c$n")
+  contains "$line" "\"egress\":[{\"host\":\"web.bxtest.example\",\"port\":443,\"reply\":0,\"address\":\"$web_ip\"}]" \
+    && pass "the allowed connection and its address are on the audit line" \
+    || fail "no allowed egress record on the audit line: $line"
 fi
 
 if [ $failures -ne 0 ]; then

@@ -35,7 +35,10 @@ if ! openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=web.bxtest.exam
   unusable "openssl cannot make the test certificate: $(cat "$web/openssl.log")"
 fi
 
-if ! ref=$("$build_image" --quiet --toolkit "$toolkit" --name localhost/boxmaker-tools-test \
+# A name of this build tree's own: several trees may run these tests on one podman at once,
+# and each cleanup removes only its own image.
+name=localhost/boxmaker-tools-test-$(dirname "$out" | cksum | cut -d ' ' -f 1)
+if ! ref=$("$build_image" --quiet --toolkit "$toolkit" --name "$name" \
              --extra-ca "$web/cert.pem" 2>&1); then
   unusable "build-image.sh failed: $ref"
 fi

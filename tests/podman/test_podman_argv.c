@@ -30,6 +30,10 @@ root_config (void)
     .run_options = root_run,
     .run_count = 4,
     .userns_keep_id = false,
+    .cpus = "1",
+    .file_size = 1ull << 30,
+    .uidmap_base = 700000000,
+    .seccomp = "/usr/lib/x86_64-linux-gnu/boxmaker/runtimes/podman-seccomp.json",
   };
   return cfg;
 }
@@ -56,7 +60,8 @@ check_tool (const char *golden, struct bx_podman_config cfg, const char *tool,
             const struct bx_podman_mount *mounts, size_t count, const char *egress)
 {
   struct bx_podman_call call = {
-    .name = NAME, .tool = tool, .mounts = mounts, .mount_count = count, .egress_dir = egress
+    .name = NAME, .tool = tool, .mounts = mounts, .mount_count = count, .egress_dir = egress,
+    .timeout_s = 32,
   };
   char **argv = bx_podman_argv_tool (&cfg, &call);
   golden_check (golden, argv, NULL);
@@ -108,7 +113,7 @@ START_TEST (test_proxy_joins_the_hosts_with_commas)
 {
   struct bx_podman_config cfg = root_config ();
   const char *hosts[] = { "example.com", "*.wikipedia.org" };
-  char **argv = bx_podman_argv_proxy (&cfg, NAME, "/var/lib/boxmaker/run/egress/" NAME, hosts, 2);
+  char **argv = bx_podman_argv_proxy (&cfg, NAME, "/var/lib/boxmaker/run/egress/" NAME, 62, hosts, 2);
   golden_check ("proxy.argv", argv, NULL);
   bx_podman_argv_free (argv);
 }
@@ -118,7 +123,7 @@ START_TEST (test_rootless_proxy_uses_the_configured_network)
 {
   struct bx_podman_config cfg = rootless_config ();
   const char *hosts[] = { "example.com" };
-  char **argv = bx_podman_argv_proxy (&cfg, NAME, "/var/lib/boxmaker/run/egress/" NAME, hosts, 1);
+  char **argv = bx_podman_argv_proxy (&cfg, NAME, "/var/lib/boxmaker/run/egress/" NAME, 62, hosts, 1);
   golden_check ("rootless_proxy.argv", argv, NULL);
   bx_podman_argv_free (argv);
 }
@@ -132,6 +137,16 @@ START_TEST (test_kill_and_rm_take_the_global_options)
   bx_podman_argv_free (argv);
   argv = bx_podman_argv_rm (&cfg, NAME);
   golden_check ("rm.argv", argv, NULL);
+  bx_podman_argv_free (argv);
+}
+END_TEST
+
+/* The sweep lists one instance's containers by the token its names end with. */
+START_TEST (test_ps_lists_one_instance_by_its_token)
+{
+  struct bx_podman_config cfg = root_config ();
+  char **argv = bx_podman_argv_ps (&cfg, "0123456789ab");
+  golden_check ("ps.argv", argv, NULL);
   bx_podman_argv_free (argv);
 }
 END_TEST
@@ -185,6 +200,7 @@ make_suite (void)
   tcase_add_test (tc, test_proxy_joins_the_hosts_with_commas);
   tcase_add_test (tc, test_rootless_proxy_uses_the_configured_network);
   tcase_add_test (tc, test_kill_and_rm_take_the_global_options);
+  tcase_add_test (tc, test_ps_lists_one_instance_by_its_token);
   tcase_add_test (tc, test_argument_lists_are_pure);
   tcase_add_test (tc, test_names_carry_session_call_counter_and_token);
   suite_add_tcase (s, tc);

@@ -21,6 +21,7 @@
 #define SENT_COULD_NOT_RUN "the tool could not run"
 #define SENT_UNAVAILABLE   "the tool runner could not start the container"
 #define SENT_STOPPED       "the tool was stopped: it ran out of memory or was killed"
+#define SENT_FILE_SIZE "the tool went past its file size limit"
 #define SENT_TIME_LIMIT    "the tool ran past its time limit"
 #define SENT_UNEXPECTED    "the tool failed with an unexpected status"
 #define POINTER            "see docs/runbook.md#runner-unavailable"
@@ -64,10 +65,18 @@ use_fixture (const char *name)
 static struct bx_module *
 load (const char *const *extra)
 {
+  /* A profile in the test's home, so that the golden lists hold no path of this machine. */
+  static char profile[300];
+  snprintf (profile, sizeof profile, "%s/seccomp.json", home_dir);
+  FILE *f = fopen (profile, "w");
+  ck_assert_ptr_nonnull (f);
+  fputs ("{}\n", f);
+  fclose (f);
   const char *options[64]
       = { "podman",         FAKE_PODMAN,        "image",          "localhost/boxmaker-tools:test",
-          "global_options", "[--runtime,runc]", "userns_keep_id", "false" };
-  size_t n = 8;
+          "global_options", "[--runtime,runc]", "userns_keep_id", "false",
+          "seccomp_profile", profile };
+  size_t n = 10;
   for (size_t i = 0; extra != NULL && extra[i] != NULL; i++)
     options[n++] = extra[i];
   options[n] = NULL;
@@ -225,7 +234,7 @@ START_TEST (test_exit_0_answers_the_output_and_feeds_the_arguments)
   /* The list podman got is the golden one, with the name in its place. */
   char *name = recorded_name (0);
   char **argv = recorded_args (0);
-  golden_check ("fake_read_file.argv", argv, name);
+  golden_check_in ("fake_read_file.argv", argv, name, home_dir);
   free_argv (argv);
   free (name);
 
@@ -301,6 +310,14 @@ END_TEST
 START_TEST (test_exit_137_is_stopped_and_the_output_is_dropped)
 {
   expect_failure ("exit137", BX_RUN_FAILED, SENT_STOPPED, false, NULL);
+}
+END_TEST
+
+/* toolkit itself killed by SIGXFSZ (when it is not the container's pid 1, which the kernel
+ * spares such signals). */
+START_TEST (test_exit_153_is_past_the_file_size_limit)
+{
+  expect_failure ("exit153", BX_RUN_FAILED, SENT_FILE_SIZE, false, "file size limit");
 }
 END_TEST
 
@@ -671,6 +688,19 @@ START_TEST (test_options_are_checked_at_create)
   expect_refused (huge_limit, "shell_ms");
   const char *bad_bool[] = { "image", "x", "userns_keep_id", "maybe", NULL };
   expect_refused (bad_bool, "userns_keep_id");
+  const char *bad_cpus[] = { "image", "x", "cpus", "-1", NULL };
+  expect_refused (bad_cpus, "cpus");
+  const char *word_cpus[] = { "image", "x", "cpus", "all", NULL };
+  expect_refused (word_cpus, "cpus");
+  const char *tiny_fsize[] = { "image", "x", "file_size", "1k", NULL };
+  expect_refused (tiny_fsize, "file_size");
+  const char *bad_base[] = { "image", "x", "uidmap_base", "0", NULL };
+  expect_refused (bad_base, "uidmap_base");
+  /* Without its seccomp profile a sandbox could reach keyrings: no start. */
+  const char *no_profile[] = { "image", "x", "seccomp_profile", "/nonexistent/seccomp.json", NULL };
+  expect_refused (no_profile, "option seccomp_profile: cannot read \"/nonexistent/seccomp.json\"");
+  const char *relative_profile[] = { "image", "x", "seccomp_profile", "seccomp.json", NULL };
+  expect_refused (relative_profile, "not an absolute path");
 }
 END_TEST
 
@@ -738,7 +768,10 @@ START_TEST (test_http_fetch_runs_proxy_then_tool_then_removes_both)
   /* The egress folder was <home>/run/egress/<name>, made 0700 (it is gone now). */
   bool mounted = false;
   char *want = NULL;
-  ck_assert_int_ge (asprintf (&want, "--volume=%s/run/egress/%s:/run/egress:rw", home_dir, tool),
+  ck_assert_int_ge (asprintf (&want,
+                              "--mount=type=bind,src=%s/run/egress/%s,dst=/run/egress,"
+                              "bind-nonrecursive",
+                              home_dir, tool),
                     0);
   for (size_t i = 0; argv[i]; i++)
     mounted |= strcmp (argv[i], want) == 0;
@@ -872,6 +905,7 @@ make_suite (void)
   tcase_add_test (tc, test_exit_126_is_unavailable_with_the_runbook_pointer);
   tcase_add_test (tc, test_exit_127_is_unavailable_with_the_runbook_pointer);
   tcase_add_test (tc, test_exit_137_is_stopped_and_the_output_is_dropped);
+  tcase_add_test (tc, test_exit_153_is_past_the_file_size_limit);
   tcase_add_test (tc, test_another_exit_is_an_unexpected_status);
   tcase_add_test (tc, test_podman_dying_of_a_signal_is_an_unexpected_status);
   tcase_add_test (tc, test_podman_dying_of_a_signal_still_kills_and_removes_the_container);

@@ -302,6 +302,38 @@ START_TEST (test_envelope_parse_gives_every_field_of_every_message)
 }
 END_TEST
 
+/* "refusals" and "refused" are optional: absent they read as false, and a 1.0 frame without
+ * them parses as before; present they must be booleans. */
+START_TEST (test_refusals_and_refused_are_optional_booleans)
+{
+  bx_error err = NULL;
+  struct bx_envelope env;
+  json_t *args = parse_text ("{\"path\":\"/x\"}");
+  json_t *f = bx_msg_tool_request ("c1", "s1", "read_file", args);
+  ck_assert_int_eq (bx_envelope_parse (f, &env, &err), 0);
+  ck_assert (!env.u.request.refusals);
+  bx_msg_ask_refusals (f);
+  ck_assert_int_eq (bx_envelope_parse (f, &env, &err), 0);
+  ck_assert (env.u.request.refusals);
+  json_object_set_new (json_object_get (f, "msg"), "refusals", json_string ("yes"));
+  ck_assert_int_lt (bx_envelope_parse (f, &env, &err), 0);
+  ck_assert_str_eq (bx_error_msg (err), "tool_request: \"refusals\" must be a boolean");
+  bx_error_free (&err);
+  json_decref (f);
+
+  f = bx_msg_result ("c1", "read_file: /x: no such file or directory", 40, "private", false, false);
+  ck_assert_int_eq (bx_envelope_parse (f, &env, &err), 0);
+  ck_assert (!env.u.result.refused);
+  ck_assert_ptr_null (json_object_get (json_object_get (f, "msg"), "refused"));
+  bx_msg_mark_refused (f);
+  ck_assert_int_eq (bx_envelope_parse (f, &env, &err), 0);
+  ck_assert (env.u.result.refused);
+  ck_assert_str_eq (env.u.result.content, "read_file: /x: no such file or directory");
+  json_decref (f);
+  json_decref (args);
+}
+END_TEST
+
 START_TEST (test_builders_replace_invalid_utf8_instead_of_failing)
 {
   json_t *f = bx_msg_result ("r", "ok\xff\xc3", 4, "public", true, false);
@@ -394,6 +426,7 @@ make_suite (void)
   tcase_add_test (tc, test_envelope_parse_gives_every_field_of_every_message);
   tcase_add_test (tc, test_builders_replace_invalid_utf8_instead_of_failing);
   tcase_add_test (tc, test_an_exchange_goes_through_frames);
+  tcase_add_test (tc, test_refusals_and_refused_are_optional_booleans);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -388,6 +388,54 @@ START_TEST (test_tool_names_round_trip)
 }
 END_TEST
 
+/* The JSON Schema comes from the parser's own table: exactly the fields the parser takes,
+ * the required ones required, nothing else allowed.  An object the schema allows parses. */
+START_TEST (test_the_schema_is_the_parsers_table)
+{
+  static const struct
+  {
+    enum bx_tool tool;
+    const char *properties, *required, *example;
+  } want[] = {
+    { BX_TOOL_READ_FILE, "path", "path", "{\"path\":\"/x\"}" },
+    { BX_TOOL_WRITE_FILE, "path content", "path content", "{\"path\":\"/x\",\"content\":\"\"}" },
+    { BX_TOOL_SHELL, "command cwd", "command", "{\"command\":\"ls\"}" },
+    { BX_TOOL_HTTP_FETCH, "url", "url", "{\"url\":\"https://a/\"}" },
+  };
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+    {
+      json_t *schema = bx_tool_args_schema (want[i].tool);
+      ck_assert_ptr_nonnull (schema);
+      ck_assert_str_eq (json_string_value (json_object_get (schema, "type")), "object");
+      ck_assert (json_is_false (json_object_get (schema, "additionalProperties")));
+      char props[64] = "", req[64] = "";
+      const char *key;
+      json_t *value;
+      json_object_foreach (json_object_get (schema, "properties"), key, value)
+      {
+        snprintf (props + strlen (props), sizeof props - strlen (props), "%s%s",
+                  props[0] ? " " : "", key);
+        ck_assert_str_eq (json_string_value (json_object_get (value, "type")), "string");
+        ck_assert_ptr_nonnull (json_string_value (json_object_get (value, "description")));
+      }
+      size_t k;
+      json_array_foreach (json_object_get (schema, "required"), k, value)
+          snprintf (req + strlen (req), sizeof req - strlen (req), "%s%s", req[0] ? " " : "",
+                    json_string_value (value));
+      ck_assert_str_eq (props, want[i].properties);
+      ck_assert_str_eq (req, want[i].required);
+      struct bx_tool_args args;
+      bx_error err = NULL;
+      ck_assert_int_eq (
+          bx_tool_args_parse (want[i].tool, want[i].example, strlen (want[i].example), &args, &err),
+          0);
+      bx_tool_args_clear (&args);
+      json_decref (schema);
+    }
+  ck_assert_ptr_null (bx_tool_args_schema ((enum bx_tool)BX_TOOL_COUNT));
+}
+END_TEST
+
 static Suite *
 make_suite (void)
 {
@@ -406,6 +454,7 @@ make_suite (void)
   tcase_add_test (tc, test_tool_args_to_json_refuses_what_toolkit_could_not_read);
   tcase_add_test (tc, test_tool_args_clear_is_safe_twice);
   tcase_add_test (tc, test_tool_names_round_trip);
+  tcase_add_test (tc, test_the_schema_is_the_parsers_table);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -18,7 +18,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bx/error.h"
+/* The error a call reports for the caller's own mistakes (the same type as boxmaker's
+ * internal bx/error.h, declared here so that this header stands alone when installed).
+ * Read it with bx_error_msg, free it with bx_error_free. */
+typedef struct bx_error_s *bx_error;
+const char *bx_error_msg (bx_error err);
+int bx_error_code (bx_error err);
+void bx_error_free (bx_error *err);
 
 #define BX_CLIENT_DEFAULT_SOCKET     "/run/boxmaker/broker.sock"
 #define BX_CLIENT_DEFAULT_TIMEOUT_MS 120000
@@ -35,6 +41,16 @@ struct bx_client_pending
   int64_t expires;      /* Unix time in ms, as brokerd sent it */
 };
 
+/* A way for another thread to end a call in flight: bx_client_cancel closes the call's
+ * connection to brokerd (which cancels the call there), and the call returns at once with a
+ * FAILED response marked cancelled, logging nothing.  One handle serves one call at a time;
+ * cancelling before the call connects ends it as soon as it connects. */
+struct bx_client_cancel;
+
+struct bx_client_cancel *bx_client_cancel_new (void);
+void bx_client_cancel (struct bx_client_cancel *cancel);
+void bx_client_cancel_free (struct bx_client_cancel *cancel);
+
 struct bx_client_options
 {
   const char *socket;  /* NULL: BX_CLIENT_DEFAULT_SOCKET */
@@ -46,7 +62,12 @@ struct bx_client_options
   /* Called once when brokerd sends a pending_approval frame; the strings live only during
    * the call.  NULL: ignored. */
   void (*on_pending) (const struct bx_client_pending *pending, void *data);
-  void *data; /* handed to log and on_pending */
+  void *data;                      /* handed to log and on_pending */
+  struct bx_client_cancel *cancel; /* NULL: the call cannot be cancelled */
+  /* true: ask brokerd to mark a tool's own refusal (response.refused).  false: the request
+   * is exactly a 1.0 client's, and a refusal reads as a result whose content is the
+   * reason. */
+  bool refusals;
 };
 
 /* How a call ended: the eleven exits of client.c, numbered as seed 002 numbers them.  All
@@ -80,6 +101,8 @@ struct bx_client_response
    * BX_CLIENT_UNAVAILABLE): the broker could not be reached or misbehaved. */
   bool unavailable;
   enum bx_client_exit exit; /* which exit ended the call */
+  /* true when bx_client_cancel ended the call (kind is then FAILED, unavailable false). */
+  bool cancelled;
 
   /* RESULT: the content (may hold NUL; content[content_len] is a NUL), its labels. */
   char *content;
@@ -87,6 +110,10 @@ struct bx_client_response
   char *class;
   bool untrusted;
   bool truncated;
+  /* The tool refused the call itself (a missing file, a folder where a file was asked):
+   * content is its one-line reason, not file content or command output.  Only set when the
+   * call asked with options.refusals. */
+  bool refused;
 
   /* FAILED: the message; DENIED: the reason. */
   char *message;

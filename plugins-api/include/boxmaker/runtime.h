@@ -161,7 +161,27 @@ struct bx_host
 
   /* Where brokerd keeps its state (config key `home`), for per-call folders. */
   const char *home;
+
+  /* Egress records (appended after 1.0: check BX_HOST_HAS (host, egress_record) first).
+   * For each connection the call's egress proxy allowed or refused, the record the proxy
+   * wrote, LEN bytes: one JSON object {"host": a host name or null, "port": integer,
+   * "reply": the SOCKS5 reply code (0: allowed), "address": the address connected to,
+   * allowed only}.  brokerd checks it and puts it on the call's audit line.  0, or -1 when
+   * it is refused (not such an object, or past the 64th of the call).  Call it before run()
+   * returns, whatever the run's status. */
+  int (*egress_record) (bx_run_result *result, const char *record, size_t len);
+
+  /* Appended after 1.0: test with BX_HOST_HAS (host, output_set_refused) before calling.
+   * The tool refused the call itself (toolkit's exit status 1: a missing file, a folder
+   * where a file was asked, a URL outside the grant); the output is its reason, not the
+   * tool's content.  A client that asks is told so. */
+  void (*output_set_refused) (bx_run_result *result);
 };
+
+/* True when the host's table has FIELD: a module built against a newer header may run in
+ * an older brokerd, whose table ends earlier (its size says where). */
+#define BX_HOST_HAS(host, field)                                                                   \
+  ((host)->size >= offsetof (struct bx_host, field) + sizeof ((host)->field))
 
 /* ---- What a module gives the host. ------------------------------------------------------ */
 

@@ -4,8 +4,10 @@
  *
  * and msg is one of:
  *
- *   tool_request      {"call": id, "session": id, "tool": name, "arguments": object}
- *   result            {"content": string, "class": string, "untrusted": bool, "truncated": bool}
+ *   tool_request      {"call": id, "session": id, "tool": name, "arguments": object,
+ *                      "refusals": bool (optional)}
+ *   result            {"content": string, "class": string, "untrusted": bool, "truncated": bool,
+ *                      "refused": bool (optional: only to a request with "refusals": true)}
  *   failed            {"message": string}
  *   denied            {"reason": string}
  *   pending_approval  {"approval": string, "expires": integer (Unix time in ms)}
@@ -56,6 +58,7 @@ struct bx_envelope
       const char *session;
       const char *tool; /* the name as sent; bx_tool_from_name decides if it is one of ours */
       const json_t *arguments;
+      bool refusals; /* the client tells a tool's refusal from content ("refused") */
     } request;
     struct
     {
@@ -64,6 +67,7 @@ struct bx_envelope
       const char *class;
       bool untrusted;
       bool truncated;
+      bool refused; /* the content is the tool's reason for refusing, not its output */
     } result;
     struct
     {
@@ -88,6 +92,11 @@ json_t *bx_msg_tool_request (const char *call, const char *session, const char *
                              const json_t *arguments);
 json_t *bx_msg_result (const char *id, const char *content, size_t content_len, const char *class,
                        bool untrusted, bool truncated);
+/* Adds "refusals": true to a tool_request frame: the client can read "refused". */
+void bx_msg_ask_refusals (json_t *request);
+/* Adds "refused": true to a result frame; only for a request that asked (1.0 clients refuse
+ * an unknown field). */
+void bx_msg_mark_refused (json_t *result);
 json_t *bx_msg_failed (const char *id, const char *message);
 json_t *bx_msg_denied (const char *id, const char *reason);
 json_t *bx_msg_pending_approval (const char *id, const char *approval, int64_t expires);

@@ -51,6 +51,10 @@ int bx_tool_args_from_json (enum bx_tool tool, const json_t *obj, struct bx_tool
 char *bx_tool_args_to_json (const struct bx_tool_args *args, size_t *len);
 /* The same as a jansson object (new reference), or NULL in the same cases. */
 json_t *bx_tool_args_to_object (const struct bx_tool_args *args);
+/* The JSON Schema of TOOL's arguments, made from the same table the parser reads: string
+ * properties with descriptions, the required ones listed, additionalProperties false.  A new
+ * reference, or NULL for an unknown tool. */
+json_t *bx_tool_args_schema (enum bx_tool tool);
 /* Frees the strings and zeroes the struct; safe to call twice. */
 void bx_tool_args_clear (struct bx_tool_args *args);
 

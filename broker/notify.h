@@ -1,0 +1,50 @@
+/* brokerd and systemd: readiness and status (sd_notify), socket activation, and log lines
+ * for the journal.
+ *
+ * Everything here also works without systemd: with no NOTIFY_SOCKET the notifications are
+ * no-ops, with no passed socket brokerd binds its own, and with standard error not connected
+ * to the journal (JOURNAL_STREAM, and the journal's socket there) log lines are plain
+ * "brokerd: ..." lines. */
+#ifndef BX_BROKER_NOTIFY_H
+#define BX_BROKER_NOTIFY_H
+
+#include <stdbool.h>
+#include <syslog.h>
+
+#include "bx/error.h"
+
+#include "config.h"
+
+/* READY=1 with a STATUS= line: after the socket listens and the module was created. */
+void bx_notify_ready (const struct bx_config *config, const char *module_name);
+/* STATUS= with the calls in flight. */
+void bx_notify_in_flight (unsigned in_flight);
+void bx_notify_reloading (void);
+void bx_notify_reloaded (const struct bx_config *config);
+void bx_notify_stopping (void);
+
+/* The listening socket systemd passed (socket activation, LISTEN_FDS): 1 and *FD when one
+ * was passed; 0 when none was (brokerd binds its own); -1 and ERR when what was passed is
+ * not one Unix stream socket listening on CONFIG's socket path. */
+int bx_notify_listen_fd (const struct bx_config *config, int *fd, bx_error *err);
+
+/* Whether standard error is the journal's stream (JOURNAL_STREAM names its device and
+ * inode) and the journal's socket is there. */
+bool bx_journal_is_stderr (void);
+
+/* Call context for a log line; each NULL when unknown. */
+struct bx_log_context
+{
+  const char *call;
+  const char *session;
+  const char *tool;
+  long grant; /* 1-based; 0 for none */
+};
+
+/* One log line at syslog PRIORITY.  To the journal (JOURNAL true) with PRIORITY and the
+ * context as fields BOXMAKER_CALL, BOXMAKER_SESSION, BOXMAKER_TOOL, BOXMAKER_GRANT;
+ * otherwise "brokerd: MESSAGE" on standard error in one write. */
+void bx_log (bool journal, int priority, const struct bx_log_context *context, const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
+
+#endif

@@ -1,0 +1,515 @@
+/* The streamable HTTP transport (MCP 2025-06-18 and 2025-11-25, "Streamable HTTP"): one
+ * endpoint, /mcp.  A POST carries one JSON-RPC message; a request is answered with one
+ * application/json response (or, while a tools/call runs and the client accepts it, an SSE
+ * stream of its progress notifications and then its response); a notification or a response
+ * with 202 Accepted.  The server opens no stream of its own: GET (and DELETE: there are no
+ * sessions) is 405.
+ *
+ * Before anything is read: an Origin that is not this host's is 403 (the spec's defence
+ * against DNS rebinding), a missing or wrong bearer token is 401, an MCP-Protocol-Version
+ * that is not spoken here is 400.  A TCP address that is not loopback is refused at start
+ * unless a token is set. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+
+#include "mcp.h"
+
+#define TOKEN_MAX 4096
+
+struct http
+{
+  struct bx_mcp_server *srv;
+  char *token; /* NULL: none asked */
+  const char **origins;
+};
+
+/* One POST: its body, then what the session sends back through its sink: notifications
+ * (progress) and the response, in order.  Shared by the connection, the session (until
+ * sink->done) and an SSE response (until MHD frees it): the last one frees it. */
+struct post
+{
+  struct bx_mcp_sink sink;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int refs;
+  bool done;
+  json_t *msgs; /* array: sent, not yet written */
+  char *out;    /* SSE: the event being written, and how much of it is written */
+  size_t out_len, out_pos;
+  char *body;
+  size_t len;
+  bool too_large;
+};
+
+static void
+post_unref (struct post *p)
+{
+  if (p == NULL)
+    return;
+  pthread_mutex_lock (&p->lock);
+  bool last = --p->refs == 0;
+  pthread_mutex_unlock (&p->lock);
+  if (!last)
+    return;
+  pthread_mutex_destroy (&p->lock);
+  pthread_cond_destroy (&p->cond);
+  json_decref (p->msgs);
+  free (p->out);
+  free (p->body);
+  free (p);
+}
+
+static void
+post_send (struct bx_mcp_sink *sink, json_t *msg)
+{
+  struct post *p = (struct post *)sink;
+  pthread_mutex_lock (&p->lock);
+  json_array_append_new (p->msgs, msg);
+  pthread_cond_signal (&p->cond);
+  pthread_mutex_unlock (&p->lock);
+}
+
+static void
+post_done (struct bx_mcp_sink *sink)
+{
+  struct post *p = (struct post *)sink;
+  pthread_mutex_lock (&p->lock);
+  p->done = true;
+  pthread_cond_signal (&p->cond);
+  pthread_mutex_unlock (&p->lock);
+  post_unref (p);
+}
+
+/* The response among what was sent (a notification has a method), or NULL. */
+static json_t *
+take_response (struct post *p)
+{
+  size_t i;
+  json_t *m;
+  json_array_foreach (p->msgs, i,
+                      m) if (json_object_get (m, "method") == NULL) return json_incref (m);
+  return NULL;
+}
+
+/* The SSE stream of one request: each message as an event, then the end once the session is
+ * done with it.  MHD calls this on the connection's own thread, so waiting here holds up
+ * nobody else. */
+static ssize_t
+sse_read (void *cls, uint64_t pos, char *buf, size_t max)
+{
+  struct post *p = cls;
+  pthread_mutex_lock (&p->lock);
+  while (p->out == NULL)
+    {
+      if (json_array_size (p->msgs) > 0)
+        {
+          cleanup_free char *text = json_dumps (json_array_get (p->msgs, 0), JSON_COMPACT);
+          json_array_remove (p->msgs, 0);
+          if (text != NULL)
+            {
+              p->out = bx_xasprintf ("event: message\ndata: %s\n\n", text);
+              p->out_len = strlen (p->out);
+              p->out_pos = 0;
+            }
+          continue;
+        }
+      if (p->done)
+        {
+          pthread_mutex_unlock (&p->lock);
+          return MHD_CONTENT_READER_END_OF_STREAM;
+        }
+      pthread_cond_wait (&p->cond, &p->lock);
+    }
+  size_t n = p->out_len - p->out_pos < max ? p->out_len - p->out_pos : max;
+  memcpy (buf, p->out + p->out_pos, n);
+  p->out_pos += n;
+  if (p->out_pos == p->out_len)
+    {
+      free (p->out);
+      p->out = NULL;
+    }
+  pthread_mutex_unlock (&p->lock);
+  return (ssize_t)n;
+}
+
+static void
+sse_free (void *cls)
+{
+  post_unref (cls);
+}
+
+static enum MHD_Result
+answer (struct MHD_Connection *conn, unsigned status, const char *type, const char *body)
+{
+  struct MHD_Response *r
+      = MHD_create_response_from_buffer (strlen (body), (void *)body, MHD_RESPMEM_MUST_COPY);
+  if (r == NULL)
+    return MHD_NO;
+  if (type != NULL)
+    MHD_add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+    MHD_add_response_header (r, MHD_HTTP_HEADER_ALLOW, "POST");
+  if (status == MHD_HTTP_UNAUTHORIZED)
+    MHD_add_response_header (r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+  enum MHD_Result ret = MHD_queue_response (conn, status, r);
+  MHD_destroy_response (r);
+  return ret;
+}
+
+/* An error before any JSON-RPC message was read: a JSON-RPC error with no id, as the
+ * transport spec's examples do. */
+static enum MHD_Result
+refuse (struct MHD_Connection *conn, unsigned status, const char *why)
+{
+  json_auto_t *e = bx_mcp_error (NULL, -32000, why);
+  cleanup_free char *text = json_dumps (e, JSON_COMPACT);
+  return answer (conn, status, "application/json", text ? text : "{}");
+}
+
+/* Compares without stopping at the first difference: the time taken says nothing about how
+ * much of a guessed token was right. */
+static bool
+same_secret (const char *a, const char *b)
+{
+  size_t la = strlen (a), lb = strlen (b);
+  unsigned char d = la != lb;
+  for (size_t i = 0; i < la; i++)
+    d |= (unsigned char)(a[i] ^ b[i % (lb ? lb : 1)]);
+  return d == 0;
+}
+
+static bool
+loopback_origin (const char *origin)
+{
+  static const char *const hosts[] = { "http://localhost",  "http://127.0.0.1",  "http://[::1]",
+                                       "https://localhost", "https://127.0.0.1", "https://[::1]" };
+  for (size_t i = 0; i < sizeof hosts / sizeof *hosts; i++)
+    {
+      size_t n = strlen (hosts[i]);
+      if (strncmp (origin, hosts[i], n) != 0)
+        continue;
+      const char *rest = origin + n;
+      if (*rest == '\0')
+        return true;
+      if (*rest != ':' || rest[1] == '\0')
+        continue;
+      bool digits = true;
+      for (const char *d = rest + 1; *d != '\0'; d++)
+        digits = digits && *d >= '0' && *d <= '9';
+      if (digits)
+        return true;
+    }
+  return false;
+}
+
+static bool
+origin_allowed (const struct http *h, const char *origin)
+{
+  if (origin == NULL)
+    return true; /* not a browser: Origin is what a browser cannot leave out */
+  if (loopback_origin (origin))
+    return true;
+  for (size_t i = 0; h->origins[i] != NULL; i++)
+    if (strcmp (origin, h->origins[i]) == 0)
+      return true;
+  return false;
+}
+
+/* The checks made before the body is read; MHD_YES with *refused set when one answered. */
+static enum MHD_Result
+gate (const struct http *h, struct MHD_Connection *conn, const char *url, const char *method,
+      bool *refused)
+{
+  *refused = true;
+  if (strcmp (url, "/mcp") != 0)
+    return refuse (conn, MHD_HTTP_NOT_FOUND, "Not Found: the MCP endpoint is /mcp");
+  const char *origin = MHD_lookup_connection_value (conn, MHD_HEADER_KIND, "Origin");
+  if (!origin_allowed (h, origin))
+    return refuse (conn, MHD_HTTP_FORBIDDEN, "Forbidden: this Origin is not allowed");
+  if (h->token != NULL)
+    {
+      const char *auth
+          = MHD_lookup_connection_value (conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+      if (auth == NULL || strncmp (auth, "Bearer ", 7) != 0 || !same_secret (auth + 7, h->token))
+        return refuse (conn, MHD_HTTP_UNAUTHORIZED, "Unauthorized: a valid bearer token is needed");
+    }
+  if (strcmp (method, "POST") != 0)
+    return refuse (conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                   "Method Not Allowed: this server opens no SSE stream; send POST");
+  const char *version = MHD_lookup_connection_value (conn, MHD_HEADER_KIND, "MCP-Protocol-Version");
+  if (version != NULL && !bx_mcp_server_speaks (version))
+    return refuse (conn, MHD_HTTP_BAD_REQUEST,
+                   "Bad Request: unsupported MCP-Protocol-Version (this server speaks 2025-11-25 "
+                   "and 2025-06-18)");
+  *refused = false;
+  return MHD_YES;
+}
+
+static enum MHD_Result
+handler (void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+         const char *version, const char *upload, size_t *upload_size, void **state)
+{
+  struct http *h = cls;
+  struct post *p = *state;
+  if (p == NULL)
+    {
+      bool refused;
+      enum MHD_Result r = gate (h, conn, url, method, &refused);
+      if (refused)
+        return r;
+      p = bx_xmalloc (sizeof *p);
+      memset (p, 0, sizeof *p);
+      p->sink = (struct bx_mcp_sink){ post_send, post_done };
+      pthread_mutex_init (&p->lock, NULL);
+      pthread_cond_init (&p->cond, NULL);
+      p->refs = 1; /* the connection's */
+      p->msgs = json_array ();
+      *state = p;
+      return MHD_YES;
+    }
+  if (*upload_size > 0)
+    {
+      if (!p->too_large && p->len + *upload_size <= BX_MCP_MESSAGE_MAX)
+        {
+          p->body = realloc (p->body, p->len + *upload_size);
+          if (p->body == NULL)
+            abort ();
+          memcpy (p->body + p->len, upload, *upload_size);
+          p->len += *upload_size;
+        }
+      else
+        p->too_large = true;
+      *upload_size = 0;
+      return MHD_YES;
+    }
+  if (p->too_large)
+    return refuse (conn, 413, "Payload Too Large: at most 8 MiB");
+
+  /* The session answers now or from a call's thread.  A request still running (a tools/call)
+   * is answered with an SSE stream when the client takes one, so progress notifications
+   * reach it; otherwise, and for everything answered at once, with one JSON response. */
+  pthread_mutex_lock (&p->lock);
+  p->refs++; /* the session's, until sink->done */
+  pthread_mutex_unlock (&p->lock);
+  bx_mcp_server_handle (h->srv, p->body ? p->body : "", p->len, &p->sink);
+  const char *accept = MHD_lookup_connection_value (conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+  pthread_mutex_lock (&p->lock);
+  bool running = !p->done;
+  pthread_mutex_unlock (&p->lock);
+  if (running && accept != NULL && strstr (accept, "text/event-stream") != NULL)
+    {
+      struct MHD_Response *r
+          = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, 4096, sse_read, p, sse_free);
+      if (r != NULL)
+        {
+          pthread_mutex_lock (&p->lock);
+          p->refs++; /* the stream's, until MHD frees it */
+          pthread_mutex_unlock (&p->lock);
+          MHD_add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+          MHD_add_response_header (r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+          enum MHD_Result ret = MHD_queue_response (conn, MHD_HTTP_OK, r);
+          MHD_destroy_response (r);
+          return ret;
+        }
+    }
+  pthread_mutex_lock (&p->lock);
+  while (!p->done)
+    pthread_cond_wait (&p->cond, &p->lock);
+  json_t *response = take_response (p);
+  pthread_mutex_unlock (&p->lock);
+  if (response == NULL)
+    return answer (conn, MHD_HTTP_ACCEPTED, NULL, "");
+  /* A message that could not be read at all (its error has no id) is the transport spec's
+   * "cannot accept the input": 400, with the JSON-RPC error as the body. */
+  unsigned status = json_object_get (response, "error") != NULL
+                            && json_is_null (json_object_get (response, "id"))
+                        ? MHD_HTTP_BAD_REQUEST
+                        : MHD_HTTP_OK;
+  cleanup_free char *text = json_dumps (response, JSON_COMPACT);
+  json_decref (response);
+  return answer (conn, status, "application/json", text ? text : "{}");
+}
+
+static void
+completed (void *cls, struct MHD_Connection *conn, void **state,
+           enum MHD_RequestTerminationCode why)
+{
+  post_unref (*state);
+  *state = NULL;
+}
+
+static char *
+read_token (const char *path)
+{
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    {
+      fprintf (stderr, "boxmaker mcp: cannot read the token file %s: %s\n", path, strerror (errno));
+      return NULL;
+    }
+  char buf[TOKEN_MAX + 2];
+  size_t len = 0;
+  ssize_t n;
+  while (len < sizeof buf - 1 && (n = read (fd, buf + len, sizeof buf - 1 - len)) > 0)
+    len += (size_t)n;
+  while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
+    len--;
+  buf[len] = '\0';
+  if (len == 0 || len > TOKEN_MAX || strlen (buf) != len)
+    {
+      fprintf (stderr, "boxmaker mcp: the token file %s must hold 1 to %d bytes of text\n", path,
+               TOKEN_MAX);
+      return NULL;
+    }
+  for (size_t i = 0; i < len; i++)
+    if ((unsigned char)buf[i] <= 0x20 || (unsigned char)buf[i] >= 0x7f)
+      {
+        fprintf (stderr, "boxmaker mcp: the token in %s must be printable ASCII without spaces\n",
+                 path);
+        return NULL;
+      }
+  return bx_xstrdup (buf);
+}
+
+static bool
+is_loopback (const struct sockaddr *sa)
+{
+  if (sa->sa_family == AF_INET)
+    return (ntohl (((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+  if (sa->sa_family == AF_INET6)
+    return IN6_IS_ADDR_LOOPBACK (&((const struct sockaddr_in6 *)sa)->sin6_addr);
+  return false;
+}
+
+/* A listening socket for ADDRESS: a Unix socket path, or HOST:PORT ([V6]:PORT).  Refuses a
+ * TCP address that is not loopback when there is no token. */
+static int
+listen_on (const char *address, bool have_token)
+{
+  if (address[0] == '/')
+    {
+      struct sockaddr_un un = { .sun_family = AF_UNIX };
+      if (strlen (address) >= sizeof un.sun_path)
+        {
+          fprintf (stderr, "boxmaker mcp: the socket path is too long: %s\n", address);
+          return -1;
+        }
+      strcpy (un.sun_path, address);
+      int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (fd < 0 || bind (fd, (struct sockaddr *)&un, sizeof un) < 0 || listen (fd, 64) < 0)
+        {
+          fprintf (stderr, "boxmaker mcp: cannot listen on %s: %s\n", address, strerror (errno));
+          if (fd >= 0)
+            close (fd);
+          return -1;
+        }
+      return fd;
+    }
+
+  cleanup_free char *host = bx_xstrdup (address);
+  char *colon = strrchr (host, ':');
+  if (colon == NULL || colon[1] == '\0')
+    {
+      fprintf (stderr, "boxmaker mcp: --http needs HOST:PORT or a socket path, not '%s'\n",
+               address);
+      return -1;
+    }
+  *colon = '\0';
+  const char *port = colon + 1;
+  char *h = host;
+  if (h[0] == '[' && colon > host && colon[-1] == ']')
+    {
+      h++;
+      colon[-1] = '\0';
+    }
+  struct addrinfo hints
+      = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+  struct addrinfo *ai = NULL;
+  int e = getaddrinfo (h, port, &hints, &ai);
+  if (e != 0)
+    {
+      fprintf (stderr, "boxmaker mcp: cannot resolve %s: %s\n", address, gai_strerror (e));
+      return -1;
+    }
+  if (!is_loopback (ai->ai_addr) && !have_token)
+    {
+      fprintf (stderr,
+               "boxmaker mcp: refusing to listen on %s without --token-file: it is not a "
+               "loopback address\n",
+               address);
+      freeaddrinfo (ai);
+      return -1;
+    }
+  int fd = socket (ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int one = 1;
+  if (fd >= 0)
+    setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (fd < 0 || bind (fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen (fd, 64) < 0)
+    {
+      fprintf (stderr, "boxmaker mcp: cannot listen on %s: %s\n", address, strerror (errno));
+      if (fd >= 0)
+        close (fd);
+      freeaddrinfo (ai);
+      return -1;
+    }
+  freeaddrinfo (ai);
+  return fd;
+}
+
+int
+bx_mcp_http (struct bx_mcp_server *srv, const struct bx_mcp_http_options *opts)
+{
+  struct http h = { .srv = srv, .origins = opts->origins };
+  if (opts->token_file != NULL && (h.token = read_token (opts->token_file)) == NULL)
+    return 2;
+  int fd = listen_on (opts->address, h.token != NULL);
+  if (fd < 0)
+    {
+      free (h.token);
+      return 2;
+    }
+
+  /* SIGTERM and SIGINT end the server; blocked before MHD's threads start, so they inherit
+   * the mask and the signal comes to sigwait below. */
+  sigset_t set;
+  sigemptyset (&set);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGINT);
+  pthread_sigmask (SIG_BLOCK, &set, NULL);
+
+  struct MHD_Daemon *d = MHD_start_daemon (
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0, NULL,
+      NULL, handler, &h, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600,
+      MHD_OPTION_END);
+  if (d == NULL)
+    {
+      fprintf (stderr, "boxmaker mcp: cannot start the HTTP server on %s\n", opts->address);
+      close (fd);
+      free (h.token);
+      return 1;
+    }
+  fprintf (stderr, "boxmaker mcp: listening on %s\n", opts->address);
+  int sig;
+  sigwait (&set, &sig);
+  /* Calls in flight are cancelled first, so the connections waiting for them can end. */
+  bx_mcp_server_shutdown (srv);
+  MHD_stop_daemon (d);
+  if (opts->address[0] == '/')
+    unlink (opts->address);
+  free (h.token);
+  return 0;
+}

@@ -1,0 +1,145 @@
+/* `boxmaker mcp`: its options (getopt_long), then one transport.  boxmaker-mcp(1). */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bx/message.h"
+
+#include "mcp.h"
+
+static const char usage_text[]
+    = "usage: boxmaker mcp [--socket PATH] [--timeout-ms N] [--session ID] [--max-calls N]\n"
+      "                    [--progress-ms N]\n"
+      "                    [--http ADDRESS [--token-file FILE] [--allow-origin ORIGIN]...]\n"
+      "\n"
+      "Serves the four tools to an MCP client: over standard input and output by default,\n"
+      "over streamable HTTP with --http.  Each tools/call is one brokerd call.\n"
+      "  --socket PATH        brokerd's socket (default " BX_CLIENT_DEFAULT_SOCKET ")\n"
+      "  --timeout-ms N       deadline of each call (default 120000)\n"
+      "  --session ID         session id sent with every call (default mcp)\n"
+      "  --max-calls N        tools/call in flight at once (default 16)\n"
+      "  --progress-ms N      while a call waits for approval, a progress notification\n"
+      "                       every N ms (default 10000)\n"
+      "  --http ADDRESS       listen on HOST:PORT or on a Unix socket path (starting with /)\n"
+      "  --token-file FILE    HTTP clients must send 'Authorization: Bearer <the file's text>'\n"
+      "  --allow-origin ORIGIN  also accept this Origin header (repeatable)\n"
+      "  -h, --help           this text\n";
+
+static int
+usage_error (const char *what, const char *value)
+{
+  fprintf (stderr, "boxmaker mcp: %s%s%s%s\nTry 'boxmaker mcp --help'.\n", what, value ? " '" : "",
+           value ? value : "", value ? "'" : "");
+  return 2;
+}
+
+static int
+parse_u64 (const char *s, uint64_t *out)
+{
+  if (*s < '0' || *s > '9')
+    return -1;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull (s, &end, 10);
+  if (errno != 0 || *end != '\0')
+    return -1;
+  *out = v;
+  return 0;
+}
+
+int
+bx_mcp_main (int argc, char **argv)
+{
+  static const struct option longopts[] = {
+    { "socket", required_argument, NULL, 's' },
+    { "timeout-ms", required_argument, NULL, 't' },
+    { "session", required_argument, NULL, 'S' },
+    { "max-calls", required_argument, NULL, 'm' },
+    { "progress-ms", required_argument, NULL, 'p' },
+    { "http", required_argument, NULL, 'H' },
+    { "token-file", required_argument, NULL, 'T' },
+    { "allow-origin", required_argument, NULL, 'o' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  struct bx_mcp_options opts = {
+    .socket = BX_CLIENT_DEFAULT_SOCKET,
+    .timeout_ms = BX_CLIENT_DEFAULT_TIMEOUT_MS,
+    .session = "mcp",
+    .max_calls = 16,
+    .progress_ms = 10000,
+  };
+  struct bx_mcp_http_options http = { 0 };
+  const char *origins[17] = { NULL };
+  size_t n_origins = 0;
+  uint64_t v;
+
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long (argc, argv, "+:h", longopts, NULL)) != -1)
+    switch (c)
+      {
+      case 's':
+        if (*optarg == '\0')
+          return usage_error ("--socket needs a path", NULL);
+        opts.socket = optarg;
+        break;
+      case 't':
+        if (parse_u64 (optarg, &opts.timeout_ms) < 0 || opts.timeout_ms == 0)
+          return usage_error ("--timeout-ms must be a whole number of milliseconds above 0, not",
+                              optarg);
+        break;
+      case 'S':
+        if (!bx_valid_id (optarg))
+          return usage_error ("--session must be 1 to 64 of [A-Za-z0-9_.-], not", optarg);
+        opts.session = optarg;
+        break;
+      case 'm':
+        if (parse_u64 (optarg, &v) < 0 || v == 0 || v > 1024)
+          return usage_error ("--max-calls must be 1 to 1024, not", optarg);
+        opts.max_calls = (unsigned)v;
+        break;
+      case 'p':
+        if (parse_u64 (optarg, &v) < 0 || v < 10 || v > 3600000)
+          return usage_error ("--progress-ms must be 10 to 3600000, not", optarg);
+        opts.progress_ms = v;
+        break;
+      case 'H':
+        if (*optarg == '\0')
+          return usage_error ("--http needs an address", NULL);
+        http.address = optarg;
+        break;
+      case 'T':
+        http.token_file = optarg;
+        break;
+      case 'o':
+        if (n_origins == 16)
+          return usage_error ("at most 16 --allow-origin", NULL);
+        origins[n_origins++] = optarg;
+        break;
+      case 'h':
+        fputs (usage_text, stdout);
+        return 0;
+      case ':':
+        return usage_error ("an option needs a value:", argv[optind - 1]);
+      default:
+        return usage_error ("unknown option", argv[optind - 1]);
+      }
+  if (optind < argc)
+    return usage_error ("unexpected argument", argv[optind]);
+  if (http.address == NULL && (http.token_file != NULL || n_origins > 0))
+    return usage_error ("--token-file and --allow-origin need --http", NULL);
+  http.origins = origins;
+
+  /* A client that goes away mid-answer is a write error, not a signal. */
+  signal (SIGPIPE, SIG_IGN);
+  struct bx_mcp_server *srv = bx_mcp_server_new (&opts);
+  int status = http.address ? bx_mcp_http (srv, &http) : bx_mcp_stdio (srv, 0, 1);
+  bx_mcp_server_free (srv);
+  return status;
+}

@@ -1,0 +1,121 @@
+/* boxmaker mcp: a Model Context Protocol server in front of brokerd.  docs/mcp.md.
+ *
+ *   rpc.c     one JSON-RPC 2.0 message read and checked; responses and errors built
+ *   tools.c   the four tools as MCP tools (schemas from proto's table) and one tools/call
+ *   server.c  the session: initialize, ping, tools/list, tools/call on threads, cancellation
+ *   stdio.c   the stdio transport (newline-delimited)
+ *   http.c    the streamable HTTP transport (libmicrohttpd)
+ *   main.c    `boxmaker mcp` options */
+#ifndef BX_MCP_H
+#define BX_MCP_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <boxmaker/client.h>
+
+/* JSON-RPC 2.0's error codes, as the MCP specification uses them. */
+#define BX_MCP_PARSE_ERROR      -32700
+#define BX_MCP_INVALID_REQUEST  -32600
+#define BX_MCP_METHOD_NOT_FOUND -32601
+#define BX_MCP_INVALID_PARAMS   -32602
+#define BX_MCP_INTERNAL_ERROR   -32603
+
+/* The largest message either transport reads: a tool's arguments are at most 2 MiB of
+ * canonical JSON, which escaping can grow; more cannot fit in a brokerd frame anyway. */
+#define BX_MCP_MESSAGE_MAX (8u * 1024 * 1024)
+
+/* The revisions spoken, newest first: the answer to an initialize asking for another. */
+extern const char *const bx_mcp_versions[];
+
+/* The prefix of every _meta key boxmaker sets. */
+#define BX_MCP_META "boxmaker/"
+
+enum bx_mcp_kind
+{
+  BX_MCP_REQUEST,      /* method and id */
+  BX_MCP_NOTIFICATION, /* method, no id */
+  BX_MCP_RESPONSE,     /* result or error: a client's answer; this server asks nothing */
+  BX_MCP_INVALID,      /* error_code and error_text say why; id when it could be read */
+};
+
+struct bx_mcp_message
+{
+  enum bx_mcp_kind kind;
+  json_t *root;       /* owns everything below */
+  json_t *id;         /* borrowed; NULL for a notification, or an invalid message's unknown id */
+  const char *method; /* borrowed */
+  json_t *params;     /* borrowed object, or NULL when absent */
+  int error_code;     /* INVALID only */
+  const char *error_text;
+};
+
+/* Reads one message of LEN bytes (need not be NUL-terminated).  Always fills *out; free it
+ * with bx_mcp_message_clear. */
+void bx_mcp_parse (const char *text, size_t len, struct bx_mcp_message *out);
+void bx_mcp_message_clear (struct bx_mcp_message *m);
+
+/* Whole responses (new references).  ID may be NULL (sent as null).  RESULT is stolen. */
+json_t *bx_mcp_result (json_t *id, json_t *result);
+json_t *bx_mcp_error (json_t *id, int code, const char *message);
+json_t *bx_mcp_notification (const char *method, json_t *params);
+
+/* Where a request's response and notifications go.  send steals MSG and may be called from
+ * any thread; done is called once after the response (or instead of it, when none is sent). */
+struct bx_mcp_sink
+{
+  void (*send) (struct bx_mcp_sink *sink, json_t *msg);
+  void (*done) (struct bx_mcp_sink *sink);
+};
+
+struct bx_mcp_options
+{
+  const char *socket;
+  uint64_t timeout_ms;
+  const char *session;
+  unsigned max_calls; /* tools/call in flight at once */
+  /* While a call waits for a person's approval, a progress notification this often, so a
+   * client whose request timeout restarts on progress keeps waiting.  0: only the first. */
+  uint64_t progress_ms;
+};
+
+struct bx_mcp_server;
+
+struct bx_mcp_server *bx_mcp_server_new (const struct bx_mcp_options *opts);
+/* Handles one message; answers through SINK, now or later from a call's thread, and then
+ * calls sink->done exactly once (also when there is nothing to answer: a notification, a
+ * response, a cancelled call). */
+void bx_mcp_server_handle (struct bx_mcp_server *srv, const char *text, size_t len,
+                           struct bx_mcp_sink *sink);
+/* Cancels every call in flight and waits until their threads are done. */
+void bx_mcp_server_shutdown (struct bx_mcp_server *srv);
+void bx_mcp_server_free (struct bx_mcp_server *srv);
+/* True when VERSION is one of bx_mcp_versions. */
+bool bx_mcp_server_speaks (const char *version);
+
+/* tools.c */
+json_t *bx_mcp_tools_list (void);
+/* True when NAME is one of the four tools. */
+bool bx_mcp_tool_known (const char *name);
+/* The tool's arguments as brokerd takes them: a copy with null optional fields removed. */
+json_t *bx_mcp_tool_arguments (const char *name, const json_t *arguments);
+/* The tools/call result for brokerd's answer. */
+json_t *bx_mcp_tool_result (const struct bx_client_response *r);
+
+/* Transports: return the exit status of `boxmaker mcp`. */
+int bx_mcp_stdio (struct bx_mcp_server *srv, int in_fd, int out_fd);
+
+struct bx_mcp_http_options
+{
+  const char *address;    /* host:port, [v6]:port, or a Unix socket path (starts with /) */
+  const char *token_file; /* NULL: no bearer token */
+  const char **origins;   /* NULL-terminated extra allowed origins */
+};
+int bx_mcp_http (struct bx_mcp_server *srv, const struct bx_mcp_http_options *opts);
+
+int bx_mcp_main (int argc, char **argv);
+
+#endif

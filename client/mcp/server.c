@@ -1,0 +1,382 @@
+/* The MCP session: see mcp.h.  Each tools/call is one brokerd call through the client
+ * library on a thread of its own, so several are in flight; a notifications/cancelled for
+ * one closes its brokerd connection (bx_client_cancel), which cancels it in brokerd. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+#include "bx/printable.h"
+
+#include "mcp.h"
+
+const char *const bx_mcp_versions[] = { "2025-11-25", "2025-06-18", NULL };
+
+struct call
+{
+  struct bx_mcp_server *srv;
+  struct call *next;
+  json_t *id;             /* the request's id */
+  json_t *progress_token; /* NULL: the client asked for no progress */
+  char *tool;
+  json_t *arguments;
+  char call_id[64];
+  struct bx_client_cancel *cancel;
+  struct bx_mcp_sink *sink;
+  char *pending; /* what a person is asked to approve, once brokerd said so (under lock) */
+  int progress;  /* the last progress value sent (under lock) */
+};
+
+struct bx_mcp_server
+{
+  struct bx_mcp_options opts;
+  pthread_mutex_t lock;
+  pthread_cond_t idle; /* signalled when in_flight drops to 0 */
+  struct call *calls;  /* in flight */
+  unsigned in_flight;
+  unsigned long counter;
+  /* The progress ticker: started with the first pending call, stopped at shutdown. */
+  pthread_t ticker;
+  bool ticking;
+  bool stopping;
+  pthread_cond_t wake;
+};
+
+bool
+bx_mcp_server_speaks (const char *version)
+{
+  for (int i = 0; version != NULL && bx_mcp_versions[i] != NULL; i++)
+    if (strcmp (version, bx_mcp_versions[i]) == 0)
+      return true;
+  return false;
+}
+
+struct bx_mcp_server *
+bx_mcp_server_new (const struct bx_mcp_options *opts)
+{
+  struct bx_mcp_server *srv = bx_xmalloc (sizeof *srv);
+  memset (srv, 0, sizeof *srv);
+  srv->opts = *opts;
+  pthread_mutex_init (&srv->lock, NULL);
+  pthread_cond_init (&srv->idle, NULL);
+  pthread_condattr_t attr;
+  pthread_condattr_init (&attr);
+  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
+  pthread_cond_init (&srv->wake, &attr);
+  pthread_condattr_destroy (&attr);
+  return srv;
+}
+
+void
+bx_mcp_server_shutdown (struct bx_mcp_server *srv)
+{
+  pthread_mutex_lock (&srv->lock);
+  for (struct call *c = srv->calls; c != NULL; c = c->next)
+    bx_client_cancel (c->cancel);
+  while (srv->in_flight > 0)
+    pthread_cond_wait (&srv->idle, &srv->lock);
+  bool ticking = srv->ticking;
+  srv->stopping = true;
+  srv->ticking = false;
+  pthread_cond_broadcast (&srv->wake);
+  pthread_mutex_unlock (&srv->lock);
+  if (ticking)
+    pthread_join (srv->ticker, NULL);
+  pthread_mutex_lock (&srv->lock);
+  srv->stopping = false;
+  pthread_mutex_unlock (&srv->lock);
+}
+
+void
+bx_mcp_server_free (struct bx_mcp_server *srv)
+{
+  if (srv == NULL)
+    return;
+  bx_mcp_server_shutdown (srv);
+  pthread_mutex_destroy (&srv->lock);
+  pthread_cond_destroy (&srv->idle);
+  pthread_cond_destroy (&srv->wake);
+  free (srv);
+}
+
+static void
+reply (struct bx_mcp_sink *sink, json_t *msg)
+{
+  if (msg != NULL)
+    sink->send (sink, msg);
+  sink->done (sink);
+}
+
+static json_t *
+initialize (const json_t *params)
+{
+  /* The spec: answer with the client's revision when it is spoken here, otherwise with the
+   * latest spoken here (the client then decides whether it can go on). */
+  const char *asked = json_string_value (json_object_get (params, "protocolVersion"));
+  const char *version = bx_mcp_server_speaks (asked) ? asked : bx_mcp_versions[0];
+  return json_pack ("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", version,
+                    "capabilities", "tools", "listChanged", false, "serverInfo", "name", "boxmaker",
+                    "title", "boxmaker tool broker", "version", BX_VERSION, "instructions",
+                    "Every tool call runs in a fresh sandbox that sees only what its owner "
+                    "granted. A denied or failed call says why; correct the call rather than "
+                    "retrying it unchanged.");
+}
+
+static void
+log_line (const char *line, void *data)
+{
+  fprintf (stderr, "boxmaker mcp: %s\n", line);
+}
+
+/* One notifications/progress for C, with the next progress value.  Under srv->lock: a call
+ * leaves the list (under the lock) before its sink is done, so C's sink is still there. */
+static void
+send_progress (struct call *c)
+{
+  c->progress++;
+  c->sink->send (c->sink, bx_mcp_notification ("notifications/progress",
+                                               json_pack ("{s:O, s:i, s:s}", "progressToken",
+                                                          c->progress_token, "progress",
+                                                          c->progress, "message", c->pending)));
+}
+
+/* Every progress_ms, a progress notification for each call still waiting for approval. */
+static void *
+ticker (void *arg)
+{
+  struct bx_mcp_server *srv = arg;
+  pthread_mutex_lock (&srv->lock);
+  while (!srv->stopping)
+    {
+      struct timespec ts;
+      clock_gettime (CLOCK_MONOTONIC, &ts);
+      uint64_t ns = (uint64_t)ts.tv_nsec + (srv->opts.progress_ms % 1000) * 1000000;
+      ts.tv_sec += (time_t)(srv->opts.progress_ms / 1000 + ns / 1000000000);
+      ts.tv_nsec = (long)(ns % 1000000000);
+      if (pthread_cond_timedwait (&srv->wake, &srv->lock, &ts) != ETIMEDOUT)
+        continue;
+      for (struct call *c = srv->calls; c != NULL; c = c->next)
+        if (c->pending != NULL)
+          send_progress (c);
+    }
+  pthread_mutex_unlock (&srv->lock);
+  return NULL;
+}
+
+static void
+on_pending (const struct bx_client_pending *p, void *data)
+{
+  struct call *c = data;
+  if (c->progress_token == NULL)
+    return;
+  time_t secs = (time_t)(p->expires / 1000);
+  struct tm tm;
+  char when[64] = "?";
+  if (gmtime_r (&secs, &tm) != NULL)
+    strftime (when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  char *message = bx_xasprintf ("waiting for approval: %s (expires %s)", p->approval, when);
+  struct bx_mcp_server *srv = c->srv;
+  pthread_mutex_lock (&srv->lock);
+  c->pending = message;
+  send_progress (c);
+  if (!srv->ticking && !srv->stopping && srv->opts.progress_ms > 0
+      && pthread_create (&srv->ticker, NULL, ticker, srv) == 0)
+    srv->ticking = true;
+  pthread_mutex_unlock (&srv->lock);
+}
+
+static void
+call_free (struct call *c)
+{
+  json_decref (c->id);
+  json_decref (c->progress_token);
+  json_decref (c->arguments);
+  free (c->tool);
+  free (c->pending);
+  bx_client_cancel_free (c->cancel);
+  free (c);
+}
+
+static void *
+call_thread (void *arg)
+{
+  struct call *c = arg;
+  struct bx_mcp_server *srv = c->srv;
+  struct bx_client_options opts = {
+    .socket = srv->opts.socket,
+    .timeout_ms = srv->opts.timeout_ms,
+    .log = log_line,
+    .on_pending = on_pending,
+    .data = c,
+    .cancel = c->cancel,
+    .refusals = true,
+  };
+  struct bx_client_response r;
+  cleanup_error bx_error err = NULL;
+  json_t *msg;
+  if (bx_client_call (&opts, c->call_id, srv->opts.session, c->tool, c->arguments, &r, &err) < 0)
+    msg = bx_mcp_error (c->id, BX_MCP_INTERNAL_ERROR, bx_error_msg (err));
+  else
+    {
+      /* The spec: no response to a request the client cancelled. */
+      msg = r.cancelled ? NULL : bx_mcp_result (c->id, bx_mcp_tool_result (&r));
+      bx_client_response_free (&r);
+    }
+
+  pthread_mutex_lock (&srv->lock);
+  for (struct call **p = &srv->calls; *p != NULL; p = &(*p)->next)
+    if (*p == c)
+      {
+        *p = c->next;
+        break;
+      }
+  pthread_mutex_unlock (&srv->lock);
+
+  reply (c->sink, msg);
+  call_free (c);
+
+  pthread_mutex_lock (&srv->lock);
+  if (--srv->in_flight == 0)
+    pthread_cond_broadcast (&srv->idle);
+  pthread_mutex_unlock (&srv->lock);
+  return NULL;
+}
+
+/* A tools/call: checked here, then run on its own thread.  Every mistake the model made in
+ * the arguments is left to brokerd, whose strict parser names the field. */
+static void
+tools_call (struct bx_mcp_server *srv, const struct bx_mcp_message *m, struct bx_mcp_sink *sink)
+{
+  const char *name = json_string_value (json_object_get (m->params, "name"));
+  json_t *arguments = json_object_get (m->params, "arguments");
+  if (name == NULL)
+    return reply (sink, bx_mcp_error (m->id, BX_MCP_INVALID_PARAMS,
+                                      "Invalid params: \"name\" must be a string"));
+  if (!bx_mcp_tool_known (name))
+    {
+      cleanup_free char *shown = bx_printable (name, strlen (name), 64);
+      cleanup_free char *text = bx_xasprintf ("Unknown tool: %s", shown);
+      return reply (sink, bx_mcp_error (m->id, BX_MCP_INVALID_PARAMS, text));
+    }
+  if (arguments != NULL && !json_is_object (arguments) && !json_is_null (arguments))
+    return reply (sink, bx_mcp_error (m->id, BX_MCP_INVALID_PARAMS,
+                                      "Invalid params: \"arguments\" must be an object"));
+  json_t *meta = json_object_get (m->params, "_meta");
+  json_t *token = json_object_get (meta, "progressToken");
+  if (token != NULL && !json_is_string (token) && !json_is_integer (token))
+    token = NULL;
+
+  struct call *c = bx_xmalloc (sizeof *c);
+  memset (c, 0, sizeof *c);
+  c->srv = srv;
+  c->id = json_incref (m->id);
+  c->progress_token = json_incref (token);
+  c->tool = bx_xstrdup (name);
+  json_auto_t *empty = json_object ();
+  c->arguments = bx_mcp_tool_arguments (name, json_is_object (arguments) ? arguments : empty);
+  c->cancel = bx_client_cancel_new ();
+  c->sink = sink;
+
+  pthread_mutex_lock (&srv->lock);
+  if (srv->in_flight >= srv->opts.max_calls)
+    {
+      pthread_mutex_unlock (&srv->lock);
+      call_free (c);
+      struct bx_client_response busy = {
+        .kind = BX_CLIENT_FAILED,
+        .message = bx_xasprintf ("too many tool calls in flight (at most %u); wait for one to "
+                                 "end",
+                                 srv->opts.max_calls),
+      };
+      json_t *msg = bx_mcp_result (m->id, bx_mcp_tool_result (&busy));
+      bx_client_response_free (&busy);
+      return reply (sink, msg);
+    }
+  snprintf (c->call_id, sizeof c->call_id, "mcp-%ld-%lu", (long)getpid (), ++srv->counter);
+  srv->in_flight++;
+  c->next = srv->calls;
+  srv->calls = c;
+  pthread_mutex_unlock (&srv->lock);
+
+  pthread_attr_t attr;
+  pthread_attr_init (&attr);
+  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize (&attr, 256 * 1024);
+  pthread_t th;
+  int e = pthread_create (&th, &attr, call_thread, c);
+  pthread_attr_destroy (&attr);
+  if (e != 0)
+    {
+      pthread_mutex_lock (&srv->lock);
+      srv->calls = c->next; /* still first: only this thread adds */
+      srv->in_flight--;
+      pthread_mutex_unlock (&srv->lock);
+      json_t *id = json_incref (c->id);
+      call_free (c);
+      json_t *msg = bx_mcp_error (id, BX_MCP_INTERNAL_ERROR,
+                                  "Internal error: cannot start a "
+                                  "thread for the call");
+      json_decref (id);
+      reply (sink, msg);
+    }
+}
+
+static void
+cancelled (struct bx_mcp_server *srv, const json_t *params)
+{
+  json_t *id = json_object_get (params, "requestId");
+  if (id == NULL)
+    return;
+  pthread_mutex_lock (&srv->lock);
+  for (struct call *c = srv->calls; c != NULL; c = c->next)
+    if (json_equal (c->id, id))
+      bx_client_cancel (c->cancel);
+  pthread_mutex_unlock (&srv->lock);
+}
+
+void
+bx_mcp_server_handle (struct bx_mcp_server *srv, const char *text, size_t len,
+                      struct bx_mcp_sink *sink)
+{
+  struct bx_mcp_message m;
+  bx_mcp_parse (text, len, &m);
+  json_t *msg = NULL;
+  switch (m.kind)
+    {
+    case BX_MCP_INVALID:
+      msg = bx_mcp_error (m.id, m.error_code, m.error_text);
+      break;
+    case BX_MCP_RESPONSE:
+      break; /* this server sends no requests: nothing was asked */
+    case BX_MCP_NOTIFICATION:
+      if (strcmp (m.method, "notifications/cancelled") == 0)
+        cancelled (srv, m.params);
+      /* notifications/initialized and any other notification: nothing to do. */
+      break;
+    case BX_MCP_REQUEST:
+      if (strcmp (m.method, "initialize") == 0)
+        msg = bx_mcp_result (m.id, initialize (m.params));
+      else if (strcmp (m.method, "ping") == 0)
+        msg = bx_mcp_result (m.id, json_object ());
+      else if (strcmp (m.method, "tools/list") == 0)
+        msg = bx_mcp_result (m.id, bx_mcp_tools_list ());
+      else if (strcmp (m.method, "tools/call") == 0)
+        {
+          tools_call (srv, &m, sink);
+          bx_mcp_message_clear (&m);
+          return;
+        }
+      else
+        {
+          cleanup_free char *shown = bx_printable (m.method, strlen (m.method), 64);
+          cleanup_free char *t = bx_xasprintf ("Method not found: %s", shown);
+          msg = bx_mcp_error (m.id, BX_MCP_METHOD_NOT_FOUND, t);
+        }
+      break;
+    }
+  bx_mcp_message_clear (&m);
+  reply (sink, msg);
+}

@@ -1,0 +1,432 @@
+/* The audit log on its own: the hash chain (each line's "prev" is the hash of the line before,
+ * across a reopen, a restart and a rotation), the argument summary, fail closed (a line that
+ * cannot be written is reported, and no part of it stays in the file), and `boxmaker audit
+ * verify` naming the first line where a chain breaks. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bx/audit_chain.h"
+#include "bx/cleanup.h"
+#include "bx/tool_args.h"
+
+#include "audit.h"
+#include "../client/cli_run.h"
+
+static char dir[64];
+
+static int
+remove_one (const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+  remove (path);
+  return 0;
+}
+
+static void
+remove_dir (void)
+{
+  nftw (dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static char *
+path_in (const char *name)
+{
+  if (dir[0] == '\0')
+    {
+      strcpy (dir, "/tmp/bxaudit-XXXXXX");
+      ck_assert_ptr_nonnull (mkdtemp (dir));
+      atexit (remove_dir);
+    }
+  return bx_xasprintf ("%s/%s", dir, name);
+}
+
+static char *
+read_text (const char *path)
+{
+  FILE *f = fopen (path, "re");
+  ck_assert_ptr_nonnull (f);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream (&buf, &len);
+  char chunk[4096];
+  size_t n;
+  while ((n = fread (chunk, 1, sizeof chunk, f)) > 0)
+    fwrite (chunk, 1, n, m);
+  fclose (m);
+  fclose (f);
+  return buf;
+}
+
+static void
+write_text (const char *path, const char *text)
+{
+  FILE *f = fopen (path, "we");
+  ck_assert_ptr_nonnull (f);
+  fputs (text, f);
+  fclose (f);
+}
+
+static struct bx_audit_record
+record (const char *call)
+{
+  return (struct bx_audit_record){ .session = "s",
+                                   .call = call,
+                                   .tool = "read_file",
+                                   .decision = "denied",
+                                   .reason = "no",
+                                   .outcome = "denied",
+                                   .content_bytes = -1,
+                                   .uid = 1000,
+                                   .pid = 42 };
+}
+
+/* Writes N lines for calls named PREFIX1..PREFIXN. */
+static void
+write_lines (struct bx_audit *a, const char *prefix, int n)
+{
+  for (int i = 1; i <= n; i++)
+    {
+      cleanup_free char *call = bx_xasprintf ("%s%d", prefix, i);
+      struct bx_audit_record r = record (call);
+      ck_assert_int_eq (bx_audit_write (a, &r), 0);
+    }
+}
+
+/* Checks that every line of TEXT chains from the one before it, the first from FIRST_PREV;
+ * returns the number of lines and leaves the hash of the last in HEAD. */
+static int
+check_chain (const char *text, const char *first_prev, char head[BX_AUDIT_HASH_HEX + 1])
+{
+  int n = 0;
+  char expect[BX_AUDIT_HASH_HEX + 1];
+  strcpy (expect, first_prev);
+  for (const char *line = text; *line;)
+    {
+      const char *nl = strchr (line, '\n');
+      ck_assert_ptr_nonnull (nl);
+      char prev[BX_AUDIT_HASH_HEX + 1];
+      ck_assert_int_eq (bx_audit_line_prev (line, (size_t)(nl - line), prev), 0);
+      ck_assert_str_eq (prev, expect);
+      bx_audit_hash (line, (size_t)(nl - line), expect);
+      n++;
+      line = nl + 1;
+    }
+  strcpy (head, expect);
+  return n;
+}
+
+START_TEST (test_audit_hash_is_sha256)
+{
+  char h[BX_AUDIT_HASH_HEX + 1];
+  bx_audit_hash ("abc", 3, h);
+  ck_assert_str_eq (h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+END_TEST
+
+START_TEST (test_audit_lines_chain_from_a_new_start)
+{
+  cleanup_free char *log = path_in ("new.log");
+  struct bx_audit *a = NULL;
+  cleanup_error bx_error err = NULL;
+  ck_assert_int_eq (bx_audit_open (log, &a, &err), 0);
+  write_lines (a, "c", 5);
+  bx_audit_close (a);
+  cleanup_free char *text = read_text (log);
+  char head[BX_AUDIT_HASH_HEX + 1];
+  ck_assert_int_eq (check_chain (text, BX_AUDIT_CHAIN_START, head), 5);
+  /* "prev" is the last member: the line is the formatted record with it appended. */
+  ck_assert_ptr_nonnull (strstr (text, "\"truncated\":false,\"prev\":\""));
+}
+END_TEST
+
+START_TEST (test_audit_chain_continues_across_a_restart)
+{
+  cleanup_free char *log = path_in ("restart.log");
+  cleanup_error bx_error err = NULL;
+  struct bx_audit *a = NULL;
+  ck_assert_int_eq (bx_audit_open (log, &a, &err), 0);
+  write_lines (a, "a", 3);
+  bx_audit_close (a);
+  ck_assert_int_eq (bx_audit_open (log, &a, &err), 0);
+  write_lines (a, "b", 3);
+  bx_audit_close (a);
+  cleanup_free char *text = read_text (log);
+  char head[BX_AUDIT_HASH_HEX + 1];
+  ck_assert_int_eq (check_chain (text, BX_AUDIT_CHAIN_START, head), 6);
+}
+END_TEST
+
+/* Rotated while running (renamed, then reopened) and rotated while stopped (the file is
+ * gone at the start, FILE.1 holds the old lines): the new file's first line links on. */
+START_TEST (test_audit_chain_continues_across_rotation)
+{
+  cleanup_free char *log = path_in ("rot.log");
+  cleanup_free char *log1 = path_in ("rot.log.1");
+  cleanup_free char *log2 = path_in ("rot.log.2");
+  cleanup_error bx_error err = NULL;
+  struct bx_audit *a = NULL;
+  ck_assert_int_eq (bx_audit_open (log, &a, &err), 0);
+  write_lines (a, "a", 2);
+  ck_assert_int_eq (rename (log, log1), 0);
+  ck_assert_int_eq (bx_audit_reopen (a, &err), 0);
+  write_lines (a, "b", 2);
+  bx_audit_close (a);
+  ck_assert_int_eq (rename (log1, log2), 0);
+  ck_assert_int_eq (rename (log, log1), 0);
+  ck_assert_int_eq (bx_audit_open (log, &a, &err), 0);
+  write_lines (a, "c", 2);
+  bx_audit_close (a);
+
+  char head[BX_AUDIT_HASH_HEX + 1];
+  cleanup_free char *t2 = read_text (log2);
+  cleanup_free char *t1 = read_text (log1);
+  cleanup_free char *t0 = read_text (log);
+  ck_assert_int_eq (check_chain (t2, BX_AUDIT_CHAIN_START, head), 2);
+  char head1[BX_AUDIT_HASH_HEX + 1];
+  ck_assert_int_eq (check_chain (t1, head, head1), 2);
+  ck_assert_int_eq (check_chain (t0, head1, head), 2);
+}
+END_TEST
+
+/* A full disk: the write is refused, the caller hears so, and the chain does not advance. */
+START_TEST (test_audit_write_to_a_full_disk_fails)
+{
+  cleanup_error bx_error err = NULL;
+  struct bx_audit *a = NULL;
+  ck_assert_int_eq (bx_audit_open ("/dev/full", &a, &err), 0);
+  struct bx_audit_record r = record ("c1");
+  ck_assert_int_eq (bx_audit_write (a, &r), -1);
+  ck_assert_int_eq (errno, ENOSPC);
+  bx_audit_close (a);
+}
+END_TEST
+
+/* A reopen that fails (the file's folder is gone) breaks the log: every write fails until a
+ * reopen succeeds, and then the chain goes on from the last line written. */
+START_TEST (test_audit_failed_reopen_fails_every_write)
+{
+  cleanup_free char *sub = path_in ("sub");
+  ck_assert_int_eq (mkdir (sub, 0700), 0);
+  cleanup_free char *log = bx_xasprintf ("%s/x.log", sub);
+  cleanup_free char *moved = path_in ("x.log.1");
+  cleanup_error bx_error err = NULL;
+  struct bx_audit *a = NULL;
+  ck_assert_int_eq (bx_audit_open (log, &a, &err), 0);
+  write_lines (a, "a", 1);
+  ck_assert_int_eq (rename (log, moved), 0);
+  ck_assert_int_eq (rmdir (sub), 0);
+  ck_assert_int_eq (bx_audit_reopen (a, &err), -1);
+  ck_assert_ptr_nonnull (strstr (bx_error_msg (err), "cannot open the audit log"));
+  bx_error_free (&err);
+  struct bx_audit_record r = record ("lost");
+  ck_assert_int_eq (bx_audit_write (a, &r), -1);
+  ck_assert_int_eq (mkdir (sub, 0700), 0);
+  ck_assert_int_eq (bx_audit_reopen (a, &err), 0);
+  write_lines (a, "b", 1);
+  bx_audit_close (a);
+  char head[BX_AUDIT_HASH_HEX + 1];
+  cleanup_free char *t1 = read_text (moved);
+  cleanup_free char *t0 = read_text (log);
+  ck_assert_int_eq (check_chain (t1, BX_AUDIT_CHAIN_START, head), 1);
+  ck_assert_int_eq (check_chain (t0, head, head), 1);
+  ck_assert_ptr_null (strstr (t0, "lost"));
+}
+END_TEST
+
+START_TEST (test_audit_summary_keeps_the_path_cwd_command_start_and_host)
+{
+  struct bx_tool_args shell = { .tool = BX_TOOL_SHELL, .cwd = "/w" };
+  char command[400];
+  memset (command, 'x', sizeof command - 1);
+  command[sizeof command - 1] = '\0';
+  /* A two-byte character across the cut: it goes whole or not at all. */
+  command[199] = '\xc3';
+  command[200] = '\xa9';
+  shell.command = command;
+  struct bx_audit_record r = record ("c1");
+  bx_audit_set_args (&r, &shell);
+  cleanup_free char *line = bx_audit_format (&r, 0);
+  json_t *o = json_loads (line, 0, NULL);
+  ck_assert_ptr_nonnull (o);
+  json_t *args = json_object_get (o, "args");
+  ck_assert_str_eq (json_string_value (json_object_get (args, "cwd")), "/w");
+  ck_assert_uint_eq (json_string_length (json_object_get (args, "command")), 199);
+  ck_assert_int_eq (json_integer_value (json_object_get (o, "uid")), 1000);
+  ck_assert_int_eq (json_integer_value (json_object_get (o, "pid")), 42);
+  json_decref (o);
+  bx_audit_record_clear (&r);
+
+  struct bx_tool_args fetch
+      = { .tool = BX_TOOL_HTTP_FETCH, .url = "https://Example.COM/a?secret=1" };
+  r = record ("c2");
+  bx_audit_set_args (&r, &fetch);
+  cleanup_free char *line2 = bx_audit_format (&r, 0);
+  ck_assert_ptr_nonnull (strstr (line2, "\"args\":{\"host\":\"example.com\"}"));
+  ck_assert_ptr_null (strstr (line2, "secret"));
+  bx_audit_record_clear (&r);
+
+  struct bx_tool_args write = { .tool = BX_TOOL_WRITE_FILE, .path = "/n/a", .content = "SECRET" };
+  r = record ("c3");
+  r.content_bytes = 6;
+  bx_audit_set_args (&r, &write);
+  cleanup_free char *line3 = bx_audit_format (&r, 0);
+  ck_assert_ptr_nonnull (strstr (line3, "\"args\":{\"path\":\"/n/a\"}"));
+  ck_assert_ptr_null (strstr (line3, "SECRET"));
+  bx_audit_record_clear (&r);
+}
+END_TEST
+
+/* ---- boxmaker audit verify. ------------------------------------------------------------- */
+
+static void
+verify (const char *const *args, struct cli_run *run)
+{
+  cli_run (BOXMAKER_PATH, args, run);
+}
+
+/* A log of N lines at PATH. */
+static void
+make_log (const char *path, int n)
+{
+  cleanup_error bx_error err = NULL;
+  struct bx_audit *a = NULL;
+  ck_assert_int_eq (bx_audit_open (path, &a, &err), 0);
+  write_lines (a, "c", n);
+  bx_audit_close (a);
+}
+
+START_TEST (test_verify_accepts_an_intact_chain)
+{
+  cleanup_free char *log = path_in ("v1.log");
+  make_log (log, 4);
+  struct cli_run run;
+  verify ((const char *const[]){ "audit", "verify", log, NULL }, &run);
+  ck_assert_msg (run.status == 0, "status %d: %s%s", run.status, run.out, run.err);
+  ck_assert_ptr_nonnull (strstr (run.out, "4 lines: the chain holds"));
+  ck_assert_ptr_nonnull (strstr (run.out, "it starts a new chain"));
+}
+END_TEST
+
+/* Line 2 edited: line 3 no longer chains to it, and verify names line 3. */
+START_TEST (test_verify_names_the_line_after_an_edit)
+{
+  cleanup_free char *log = path_in ("v2.log");
+  make_log (log, 4);
+  cleanup_free char *text = read_text (log);
+  char *c2 = strstr (text, "\"call\":\"c2\"");
+  ck_assert_ptr_nonnull (c2);
+  c2[9] = '9';
+  write_text (log, text);
+  struct cli_run run;
+  verify ((const char *const[]){ "audit", "verify", log, NULL }, &run);
+  ck_assert_int_eq (run.status, 1);
+  cleanup_free char *want = bx_xasprintf ("%s:3: the chain breaks", log);
+  ck_assert_msg (strstr (run.out, want) != NULL, "got: %s", run.out);
+}
+END_TEST
+
+START_TEST (test_verify_names_the_line_after_a_removal)
+{
+  cleanup_free char *log = path_in ("v3.log");
+  make_log (log, 4);
+  cleanup_free char *text = read_text (log);
+  char *l2 = strchr (text, '\n') + 1;
+  char *l3 = strchr (l2, '\n') + 1;
+  memmove (l2, l3, strlen (l3) + 1);
+  write_text (log, text);
+  struct cli_run run;
+  verify ((const char *const[]){ "audit", "verify", log, NULL }, &run);
+  ck_assert_int_eq (run.status, 1);
+  cleanup_free char *want = bx_xasprintf ("%s:2: the chain breaks", log);
+  ck_assert_msg (strstr (run.out, want) != NULL, "got: %s", run.out);
+}
+END_TEST
+
+START_TEST (test_verify_refuses_a_line_that_is_not_an_audit_line)
+{
+  cleanup_free char *log = path_in ("v4.log");
+  make_log (log, 2);
+  FILE *f = fopen (log, "ae");
+  fputs ("{\"forged\":true}\n", f);
+  fclose (f);
+  struct cli_run run;
+  verify ((const char *const[]){ "audit", "verify", log, NULL }, &run);
+  ck_assert_int_eq (run.status, 1);
+  cleanup_free char *want = bx_xasprintf ("%s:3: not an audit line", log);
+  ck_assert_msg (strstr (run.out, want) != NULL, "got: %s", run.out);
+}
+END_TEST
+
+/* A rotated file and its successor verify as one chain, oldest first; in the wrong order the
+ * second file's first line breaks. */
+START_TEST (test_verify_follows_a_rotated_file_into_the_next)
+{
+  cleanup_free char *log = path_in ("v5.log");
+  cleanup_free char *log1 = path_in ("v5.log.1");
+  make_log (log, 3);
+  ck_assert_int_eq (rename (log, log1), 0);
+  make_log (log, 2);
+  struct cli_run run;
+  verify ((const char *const[]){ "audit", "verify", log1, log, NULL }, &run);
+  ck_assert_msg (run.status == 0, "status %d: %s%s", run.status, run.out, run.err);
+  ck_assert_ptr_nonnull (strstr (run.out, "5 lines: the chain holds"));
+  verify ((const char *const[]){ "audit", "verify", log, log1, NULL }, &run);
+  ck_assert_int_eq (run.status, 1);
+  cleanup_free char *want = bx_xasprintf ("%s:1: the chain breaks", log1);
+  ck_assert_msg (strstr (run.out, want) != NULL, "got: %s", run.out);
+  /* The newer file alone continues a chain; --prev with the older file's head checks it. */
+  verify ((const char *const[]){ "audit", "verify", log, NULL }, &run);
+  ck_assert_int_eq (run.status, 0);
+  ck_assert_ptr_nonnull (strstr (run.out, "it continues from "));
+  verify ((const char *const[]){ "audit", "verify", "--prev", BX_AUDIT_CHAIN_START, log, NULL },
+          &run);
+  ck_assert_int_eq (run.status, 1);
+}
+END_TEST
+
+START_TEST (test_verify_usage_and_unreadable_files_exit_2)
+{
+  struct cli_run run;
+  verify ((const char *const[]){ "audit", "verify", NULL }, &run);
+  ck_assert_int_eq (run.status, 2);
+  verify ((const char *const[]){ "audit", "verify", "--prev", "xyz", "f", NULL }, &run);
+  ck_assert_int_eq (run.status, 2);
+  verify ((const char *const[]){ "audit", "verify", "/nonexistent/audit.log", NULL }, &run);
+  ck_assert_int_eq (run.status, 2);
+  ck_assert_ptr_nonnull (strstr (run.err, "cannot open /nonexistent/audit.log"));
+}
+END_TEST
+
+int
+main (void)
+{
+  Suite *s = suite_create ("broker_audit");
+  TCase *tc = tcase_create ("audit");
+  tcase_set_timeout (tc, 30);
+  tcase_add_test (tc, test_audit_hash_is_sha256);
+  tcase_add_test (tc, test_audit_lines_chain_from_a_new_start);
+  tcase_add_test (tc, test_audit_chain_continues_across_a_restart);
+  tcase_add_test (tc, test_audit_chain_continues_across_rotation);
+  tcase_add_test (tc, test_audit_write_to_a_full_disk_fails);
+  tcase_add_test (tc, test_audit_failed_reopen_fails_every_write);
+  tcase_add_test (tc, test_audit_summary_keeps_the_path_cwd_command_start_and_host);
+  tcase_add_test (tc, test_verify_accepts_an_intact_chain);
+  tcase_add_test (tc, test_verify_names_the_line_after_an_edit);
+  tcase_add_test (tc, test_verify_names_the_line_after_a_removal);
+  tcase_add_test (tc, test_verify_refuses_a_line_that_is_not_an_audit_line);
+  tcase_add_test (tc, test_verify_follows_a_rotated_file_into_the_next);
+  tcase_add_test (tc, test_verify_usage_and_unreadable_files_exit_2);
+  suite_add_tcase (s, tc);
+  SRunner *sr = srunner_create (s);
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,139 @@
+# The adversarial suite's common part, sourced by every case.  A case plays a hostile model
+# holding every granted tool and then checks the host: files, keys, processes, containers.
+#
+#   CASE.sh BROKERD BOXMAKER RUNTIMEDIR IMAGE_REF_FILE
+#
+# BX_CONTAINMENT_MODULE names the runtime module under test (default podman);
+# BX_CONTAINMENT_OPTIONS, when set, is a file of YAML lines (indented four spaces) used as
+# its options instead of podman's; BX_CONTAINMENT_SANDBOX_UID is the host uid its sandboxes
+# write as.  The cases pass the options a module is expected to share with podman.so
+# (shell_ms, read_file_ms, http_fetch_ms, file_size); outlive.sh and outlive_egress.sh also
+# look at podman's own processes and names.  Each case uses names of its own (session cont-<pid>,
+# a fresh folder) and removes only what it made.
+set -u
+brokerd=$1 boxmaker=$2 runtimedir=$3 ref_file=$4
+module=${BX_CONTAINMENT_MODULE:-podman}
+here=$(cd "$(dirname "$0")" && pwd)
+case_name=$(basename "$0" .sh)
+
+skip () {
+  echo "SKIP $case_name: $*"
+  [ "${BX_REQUIRE_PODMAN:-0}" = 1 ] && exit 1
+  exit 77
+}
+
+image=$(cat "$ref_file" 2>/dev/null || true)
+if [ "$module" = podman ]; then
+  case $image in
+    "") skip "no image reference (the podman_real_setup test did not run)" ;;
+    unusable:*) skip "podman is $image" ;;
+  esac
+fi
+
+work=$(mktemp -d /tmp/bx-containment.XXXXXX)
+chmod 0755 "$work"
+session=cont-$$
+pids=
+cleanup () {
+  for p in $pids; do kill -9 "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  if [ "$module" = podman ]; then
+    for c in $(podman ps -a --format '{{.Names}}' 2>/dev/null | grep -- "-$session-"); do
+      podman rm -f -t 0 "$c" >/dev/null 2>&1
+    done
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+failures=0
+fail () { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass () { echo "ok: $*"; }
+contains () { case $1 in *"$2"*) return 0 ;; esac; return 1; }
+
+# The sandbox runs as an unprivileged uid of its own: folders a test grants for writing
+# are given to it, the way docs/security.md tells an owner to.
+sandbox_uid=${BX_CONTAINMENT_SANDBOX_UID:-700000000}
+writable_folder () { mkdir -p "$1" && chown "$sandbox_uid:$sandbox_uid" "$1" && chmod 0777 "$1"; }
+
+# extra_run: more podman run options (one YAML list item, quoted), for the next brokerd.
+module_options () {
+  if [ -n "${BX_CONTAINMENT_OPTIONS:-}" ]; then cat "$BX_CONTAINMENT_OPTIONS"; return; fi
+  cat <<YAML
+    image: $image
+    global_options: [--runtime, runc]
+    run_options: [--ulimit, nofile=1024:1024, --ulimit, nproc=1024:1024, --pull=never${extra_run:+, $extra_run}]
+YAML
+}
+
+# start_brokerd NAME EXTRA_TOP_LEVEL_YAML EXTRA_OPTION_YAML GRANTS_YAML [ENV...]: writes
+# $work/NAME.yaml and starts brokerd on $work/NAME.sock; sets $bpid.
+start_brokerd () {
+  name=$1 top=$2 opts=$3 grants=$4
+  shift 4
+  cat > "$work/$name.yaml" <<YAML
+socket: $work/$name.sock
+socket_mode: 0666
+home: ${home:-$work/home}
+$top
+runtime:
+  module: $module
+  options:
+$(module_options)
+$opts
+grants:
+$grants
+YAML
+  env "$@" "$brokerd" --config "$work/$name.yaml" --runtimedir "$runtimedir" 2>> "$work/$name.log" &
+  bpid=$!
+  pids="$pids $bpid"
+  i=0
+  while [ ! -S "$work/$name.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+  [ -S "$work/$name.sock" ] || { echo "brokerd $name did not start:"; cat "$work/$name.log"; exit 1; }
+}
+
+n=0
+# call NAME TOOL JSON: sets $out, $err, $rc
+call () {
+  n=$((n + 1))
+  "$boxmaker" call "$2" "$3" --socket "$work/$1.sock" --session "$session" --call "c$n" \
+    > "$work/out" 2> "$work/err"
+  rc=$?
+  out=$(cat "$work/out") err=$(cat "$work/err")
+}
+
+# Sandboxes of this case still there (any state).  For another runtime,
+# BX_CONTAINMENT_LEFT names a command that prints the names of its sandboxes still alive
+# (given the session id as its argument).
+containers_left () {
+  if [ -n "${BX_CONTAINMENT_LEFT:-}" ]; then "$BX_CONTAINMENT_LEFT" "$session"; return; fi
+  [ "$module" = podman ] || return 0
+  podman ps -a --format '{{.Names}}' 2>/dev/null | grep -- "-$session-" || true
+}
+
+# wait_gone SECONDS: until no container of this case is left; 0 when none is.
+wait_gone () {
+  t=0
+  while [ -n "$(containers_left)" ]; do
+    [ $t -lt $(($1 * 10)) ] || return 1
+    sleep 0.1
+    t=$((t + 1))
+  done
+  return 0
+}
+
+# A static program the sandbox can run (the tools image has no compiler).
+build_probe () {
+  cc -static -O1 -o "$1" "$here/probe.c" 2> "$work/cc.log" \
+    || { echo "cannot build the probe:"; cat "$work/cc.log"; exit 1; }
+}
+
+finish () {
+  left=$(containers_left)
+  [ -z "$left" ] || fail "containers left: $left"
+  if [ $failures -ne 0 ]; then
+    echo "brokerd logs:"; cat "$work"/*.log 2>/dev/null
+    exit 1
+  fi
+  echo "$case_name: all as expected"
+  exit 0
+}

@@ -1,0 +1,34 @@
+#!/bin/sh
+# One client cannot starve the others: four idle connections from one uid (each with one
+# byte of a request) no longer make every other client "busy".  The other client is
+# another uid (setpriv).  Needs no sandbox: the refusing runtime answers the call.
+BX_CONTAINMENT_MODULE=refusing
+. "$(dirname "$0")/lib.sh"
+
+cc -O1 -o "$work/hold" "$here/hold.c" || { fail "cannot build the holder"; finish; }
+mkdir -p "$work/g"; chmod 0755 "$work/g"; echo hi > "$work/g/f"
+cat > "$work/b.yaml" <<YAML
+socket: $work/b.sock
+socket_mode: 0666
+max_connections: 4
+request_timeout_ms: 20000
+grants:
+  - tools: [read_file]
+    paths: [$work/g]
+YAML
+"$brokerd" --config "$work/b.yaml" --runtimedir "$runtimedir" 2> "$work/b.log" &
+pids="$pids $!"
+i=0; while [ ! -S "$work/b.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+
+"$work/hold" "$work/b.sock" 4 > "$work/held" &
+pids="$pids $!"
+i=0; until grep -q held "$work/held" 2>/dev/null || [ $i -gt 50 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.3
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups \
+        "$boxmaker" call read_file "{\"path\":\"$work/g/f\"}" --socket "$work/b.sock" 2>&1)
+contains "$out" "busy" && fail "another uid is told busy: $out" \
+  || pass "another uid is served while one uid holds four idle connections ($out)"
+out=$("$boxmaker" call read_file "{\"path\":\"$work/g/f\"}" --socket "$work/b.sock" 2>&1)
+contains "$out" "busy" && pass "the holding uid itself is told busy past its share" \
+  || fail "the holding uid was not capped: $out"
+finish

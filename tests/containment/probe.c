@@ -1,0 +1,98 @@
+/* A static program the adversarial suite copies into a grant and runs inside the sandbox
+ * (and on the host, to plant and check a key of the host's root).  Each command prints
+ * NAME=ok or NAME=<errno name> per attempt, so a case can assert what the kernel allowed.
+ *
+ *   probe keys                  add_key, keyctl on the user keyring, request_key
+ *   probe userns                unshare, clone and clone3 with CLONE_NEWUSER
+ *   probe host-add DESC         (host) adds a user key DESC to the caller's user keyring
+ *   probe host-has ID           (host) exit 0 when key ID is still there
+ *   probe host-del ID           (host) unlinks key ID */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define KEY_SPEC_USER_KEYRING     -4
+#define KEYCTL_GET_KEYRING_ID     0
+#define KEYCTL_DESCRIBE           6
+#define KEYCTL_UNLINK             9
+
+static void
+report (const char *name, long r)
+{
+  if (r < 0)
+    printf ("%s=%s\n", name, strerrorname_np (errno));
+  else
+    printf ("%s=ok\n", name);
+}
+
+static int
+child (void *arg)
+{
+  (void)arg;
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc >= 2 && strcmp (argv[1], "keys") == 0)
+    {
+      report ("add_key", syscall (SYS_add_key, "user", "bx-sandbox-key", "x", 1,
+                                  KEY_SPEC_USER_KEYRING));
+      report ("keyctl", syscall (SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 0));
+      report ("request_key", syscall (SYS_request_key, "user", "bx-none", NULL, 0));
+      return 0;
+    }
+  if (argc >= 2 && strcmp (argv[1], "userns") == 0)
+    {
+      pid_t pid = fork ();
+      if (pid == 0)
+        _exit (unshare (CLONE_NEWUSER) == 0 ? 0 : errno);
+      int status;
+      waitpid (pid, &status, 0);
+      errno = WEXITSTATUS (status);
+      report ("unshare", errno ? -1 : 0);
+      static char stack[65536];
+      pid = clone (child, stack + sizeof stack, CLONE_NEWUSER | SIGCHLD, NULL);
+      report ("clone", pid);
+      if (pid > 0)
+        waitpid (pid, &status, 0);
+      /* clone3 passes its flags in memory, where a seccomp filter cannot read them. */
+      struct
+      {
+        unsigned long long flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size,
+            tls;
+      } args = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
+      long r = syscall (SYS_clone3, &args, sizeof args);
+      if (r == 0)
+        _exit (0);
+      report ("clone3", r);
+      if (r > 0)
+        waitpid ((pid_t)r, &status, 0);
+      return 0;
+    }
+  if (argc >= 3 && strcmp (argv[1], "host-add") == 0)
+    {
+      long id = syscall (SYS_add_key, "user", argv[2], "host secret", 11, KEY_SPEC_USER_KEYRING);
+      if (id < 0)
+        return 1;
+      printf ("%ld\n", id);
+      return 0;
+    }
+  if (argc >= 3 && strcmp (argv[1], "host-has") == 0)
+    {
+      char buf[256];
+      return syscall (SYS_keyctl, KEYCTL_DESCRIBE, atol (argv[2]), buf, sizeof buf) < 0;
+    }
+  if (argc >= 3 && strcmp (argv[1], "host-del") == 0)
+    return syscall (SYS_keyctl, KEYCTL_UNLINK, atol (argv[2]), KEY_SPEC_USER_KEYRING) < 0;
+  fprintf (stderr, "usage: probe keys|userns|host-add DESC|host-has ID|host-del ID\n");
+  return 2;
+}
