@@ -30,6 +30,7 @@
 #include "approvals.h"
 #include "config.h"
 #include "policy.h"
+#include "test_main.h"
 
 #define SKIP_WITHOUT_FAKE()                                                                        \
   do                                                                                               \
@@ -1290,12 +1291,4 @@ suite (void)
   return s;
 }
 
-int
-main (void)
-{
-  SRunner *r = srunner_create (suite ());
-  srunner_run_all (r, CK_NORMAL);
-  int failed = srunner_ntests_failed (r);
-  srunner_free (r);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+BX_TEST_MAIN (suite)
