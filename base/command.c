@@ -313,6 +313,7 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
   bool tick = pidfd < 0 || cmd->reap_orphans;
   size_t sent = 0;
   bool exited = false;
+  bool cancelled = false;
   int status = 0;
 
   if (cmd->input_len == 0)
@@ -320,14 +321,14 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
 
   for (;;)
     {
-      if (p.capped)
+      if (p.capped || cancelled)
         break;
       int64_t now = bx_now_ms ();
       if (now >= cmd->deadline)
         break;
 
-      struct pollfd fds[5];
-      int idx_in = -1, idx_out = -1, idx_err = -1, idx_pid = -1, idx_sig = -1;
+      struct pollfd fds[6];
+      int idx_in = -1, idx_out = -1, idx_err = -1, idx_pid = -1, idx_sig = -1, idx_cancel = -1;
       nfds_t n = 0;
       if (in_fd >= 0)
         {
@@ -355,6 +356,11 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
           idx_sig = (int)n;
           fds[n++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
         }
+      if (cmd->cancellable && cmd->cancel_fd >= 0)
+        {
+          idx_cancel = (int)n;
+          fds[n++] = (struct pollfd){ .fd = cmd->cancel_fd, .events = POLLIN };
+        }
 
       int64_t wait = cmd->deadline - now;
       if (tick && wait > TICK_MS)
@@ -365,6 +371,11 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
       if (ready < 0 && errno != EINTR)
         break;
 
+      if (ready > 0 && idx_cancel >= 0 && fds[idx_cancel].revents)
+        {
+          cancelled = true;
+          break;
+        }
       if (ready > 0 && idx_in >= 0 && fds[idx_in].revents)
         {
           ssize_t w
@@ -429,6 +440,8 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
     }
   if (p.capped)
     r->end = BX_COMMAND_CAPPED;
+  else if (cancelled && !exited)
+    r->end = BX_COMMAND_CANCELLED;
   else if (!exited)
     r->end = BX_COMMAND_TIMED_OUT;
 

@@ -325,7 +325,8 @@ run_main (void *arg)
   if (now == NULL || len != e->arguments_len || memcmp (now, e->arguments, len) != 0)
     answer = bx_msg_failed (e->id, "brokerd could not run the approved call as approved");
   else
-    answer = bx_runner_respond (a->module, &e->decision, e->id, e->call, e->session, &report);
+    answer = bx_runner_respond (a->module, &e->decision, e->id, e->call, e->session, NULL, -1,
+                                &report);
   if (audit_entry (a, e, report.outcome, NULL, &report) < 0 && strcmp (report.outcome, "result") == 0)
     {
       /* Fail closed: a result whose line is not in the log is withheld. */

@@ -25,6 +25,7 @@
 #include "admin.h"
 #include "approvals.h"
 #include "audit.h"
+#include "call_limits.h"
 #include "config.h"
 #include "host_services.h"
 #include "metrics.h"
@@ -32,6 +33,7 @@
 #include "notify.h"
 #include "ops.h"
 #include "reload.h"
+#include "protect.h"
 #include "server.h"
 
 #ifndef BX_RUNTIMEDIR
@@ -127,6 +129,9 @@ print_summary (const struct bx_config *cfg, struct bx_module *module)
         printf ("; approval %s within %llds",
                 g->approval == BX_APPROVAL_ALWAYS ? "always" : "once_per_session",
                 (long long)(g->approval_timeout_ms / 1000));
+      cleanup_free char *limits = bx_limits_describe (g->limits);
+      if (limits != NULL)
+        printf ("; limits %s", limits);
       printf ("\n");
     }
 }
@@ -219,7 +224,8 @@ main (int argc, char **argv)
   if (bx_module_load (name, runtimedir, &module, &err) < 0 && cfg->runtime_where != NULL)
     bx_error_wrap (&err, "%s", cfg->runtime_where);
   if (err != NULL
-      || bx_module_create (module, cfg->runtime_options, cfg->home, log_line, &ls, &err) < 0)
+      || bx_module_create (module, cfg->runtime_options, cfg->home, log_line, &ls, &err) < 0
+      || bx_protect_check (cfg, module, &err) < 0)
     {
       print_error ("brokerd: ", err);
       bx_module_destroy (module);
@@ -289,6 +295,7 @@ main (int argc, char **argv)
    * the process ends. */
   struct bx_ops *ops = bx_xzalloc (sizeof *ops);
   ops->live = bx_live_config_new (cfg);
+  bx_live_config_protect (ops->live, module);
   ops->metrics = metrics;
   ops->socket_activated = activated > 0;
   ops->journal = ls.journal;

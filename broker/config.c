@@ -18,6 +18,7 @@
 #include "bx/hosts.h"
 
 #include "config.h"
+#include "call_limits.h"
 #include "options.h"
 #include "values.h"
 #include "yaml_walk.h"
@@ -169,11 +170,33 @@ parse_approval (struct bx_walk *w, yaml_node_t *mode, yaml_node_t *timeout_key,
                      what);
 }
 
+/* A `limits` mapping (call_limits.h): one key per limit, each checked against its range. */
+static void
+parse_limits (struct bx_walk *w, yaml_node_t *node, const char *what, uint64_t *limits)
+{
+  const char *known[BX_LIMIT_COUNT + 1];
+  for (int i = 0; i < BX_LIMIT_COUNT; i++)
+    known[i] = bx_limit_key (i);
+  known[BX_LIMIT_COUNT] = NULL;
+  yaml_node_t *keys[BX_LIMIT_COUNT], *v[BX_LIMIT_COUNT];
+  if (!bx_walk_mapping (w, node, what, known, keys, v))
+    return;
+  for (int i = 0; i < BX_LIMIT_COUNT; i++)
+    {
+      if (v[i] == NULL)
+        continue;
+      const char *s = bx_walk_string (w, v[i], known[i], bx_limit_expected (i));
+      if (s != NULL && bx_limit_parse (i, s, &limits[i]) < 0)
+        bx_walk_problem (w, v[i], "\"%s\" is \"%s\": expected %s", known[i], s, bx_limit_expected (i));
+    }
+}
+
 static void
 parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant *g)
 {
   static const char *const known[]
-      = { "tools", "paths", "hosts", "class", "untrusted", "approval", "approval_timeout", NULL };
+      = { "tools", "paths",    "hosts",            "class",
+          "untrusted", "approval", "approval_timeout", "limits", NULL };
   enum
   {
     K_TOOLS,
@@ -183,6 +206,7 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant
     K_UNTRUSTED,
     K_APPROVAL,
     K_APPROVAL_TIMEOUT,
+    K_LIMITS,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
@@ -302,6 +326,12 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant
   if (v[K_UNTRUSTED] != NULL)
     bx_walk_bool (w, v[K_UNTRUSTED], "untrusted", &g->untrusted);
   parse_approval (w, v[K_APPROVAL], keys[K_APPROVAL_TIMEOUT], v[K_APPROVAL_TIMEOUT], what, g);
+  if (v[K_LIMITS] != NULL)
+    {
+      char lwhat[80];
+      snprintf (lwhat, sizeof lwhat, "the limits of %s", what);
+      parse_limits (w, v[K_LIMITS], lwhat, g->limits);
+    }
 
   /* A grant that could never take effect is a mistake the owner should hear about now.
    * Only judged when the fields themselves were fine, to avoid a cascade. */
@@ -608,7 +638,7 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
   static const char *const known[]
       = { "socket",  "socket_mode", "home",  "max_connections", "grace_ms",    "request_timeout_ms",
           "runtime", "grants",      "audit", "admin_socket",    "admin_group", "metrics_socket",
-          "max_connections_per_uid", NULL };
+          "max_connections_per_uid", "limits", NULL };
   enum
   {
     K_SOCKET,
@@ -624,6 +654,7 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
     K_ADMIN_GROUP,
     K_METRICS,
     K_PER_UID,
+    K_LIMITS,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
@@ -674,9 +705,16 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
     cfg->request_timeout_ms = (int64_t)n;
   if (v[K_RUNTIME] != NULL)
     parse_runtime (w, v[K_RUNTIME], cfg);
+  if (v[K_LIMITS] != NULL)
+    parse_limits (w, v[K_LIMITS], "limits", cfg->limits);
   CONFIG_WALK (w)->home = cfg->home;
   if (v[K_GRANTS] != NULL)
     parse_grants (w, v[K_GRANTS], cfg);
+  /* A grant's limit left unset takes the config's default: the runner reads the grant. */
+  for (size_t i = 0; i < cfg->n_grants; i++)
+    for (int k = 0; k < BX_LIMIT_COUNT; k++)
+      if (cfg->grants[i].limits[k] == 0)
+        cfg->grants[i].limits[k] = cfg->limits[k];
   if (v[K_AUDIT] != NULL)
     {
       const char *s = bx_walk_string (w, v[K_AUDIT], "audit", "\"stderr\" or an absolute path");

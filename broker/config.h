@@ -53,6 +53,7 @@ struct bx_grant
   bool untrusted;
   enum bx_approval approval;
   int64_t approval_timeout_ms;
+  uint64_t limits[BX_LIMIT_COUNT]; /* its `limits` (call_limits.h); 0: the config's default */
   unsigned line; /* where the grant starts in the file (1-based), for the summary */
 };
 
@@ -84,6 +85,7 @@ struct bx_config
   bool has_admin_group;
   unsigned admin_gid;
   char *metrics_socket; /* where brokerd serves its metrics; NULL: nowhere */
+  uint64_t limits[BX_LIMIT_COUNT]; /* the `limits` defaults (call_limits.h); 0: not set */
 };
 
 /* Whether some grant's calls wait for approval. */

@@ -496,6 +496,9 @@ bx_host_services_init (struct bx_host_services *services, const char *module_nam
   h->option_bool = host_option_bool;
   h->option_list = host_option_list;
   h->home = services->home;
+  h->spec_limit = bx_run_spec_limit;
+  h->spec_cancel_fd = bx_run_spec_cancel_fd;
+  h->spec_cancelled = bx_run_spec_cancelled;
 }
 
 void

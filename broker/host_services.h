@@ -15,11 +15,14 @@
 
 #include <boxmaker/runtime.h>
 
+#include "bx/frame.h"
+
 #include "module_loader.h"
 
-/* The most output one run may hand the host: what a response can carry, whatever the
- * module's own cap.  Beyond it output_append keeps what fits, returns -1 and marks the
- * result truncated. */
+/* The most output one run may hand the host: what a response frame can carry (the frame
+ * less room for the rest of the message), whatever the module's own cap; it is also the
+ * largest BX_LIMIT_OUTPUT a spec holds.  Beyond it output_append keeps what fits, returns -1
+ * and marks the result truncated. */
 #define BX_HOST_OUTPUT_CAP BX_HOST_OUTPUT_MAX
 
 /* A log line longer than this is cut (a module must not be able to flood the log with one

@@ -20,6 +20,7 @@
 #include "host_services.h"
 #include "module_loader.h"
 #include "options.h"
+#include "run_spec.h"
 
 /* The sentence a failed run carries when the module gave none, or gave an answer this host
  * does not know: fixed, like every sentence that reaches the model. */
@@ -292,8 +293,10 @@ bx_module_run (struct bx_module *module, const bx_run_spec *spec, struct bx_run_
       return BX_RUN_UNAVAILABLE;
     }
 
+  /* The spec's cap when it holds one the host can carry (ABI 1.1 modules read it too). */
+  uint64_t cap = bx_run_spec_limit (spec, BX_LIMIT_OUTPUT);
   struct bx_run_result result;
-  bx_run_result_init (&result, BX_HOST_OUTPUT_CAP);
+  bx_run_result_init (&result, cap > 0 && cap < BX_HOST_OUTPUT_CAP ? (size_t)cap : BX_HOST_OUTPUT_CAP);
   const char *said = NULL;
   /* Read as an int: a module may answer a value the enum does not have. */
   int status = (int)module->table.run (module->instance, spec, &result, &said);
@@ -317,6 +320,14 @@ bx_module_run (struct bx_module *module, const bx_run_spec *spec, struct bx_run_
       *sentence = unknown_answer;
       return BX_RUN_FAILED;
     }
+}
+
+const char *const *
+bx_module_protected_paths (struct bx_module *module)
+{
+  if (module == NULL || !module->created || module->table.protected_paths == NULL)
+    return NULL;
+  return module->table.protected_paths (module->instance);
 }
 
 void

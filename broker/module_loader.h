@@ -55,6 +55,10 @@ enum bx_run_status bx_module_run (struct bx_module *module, const bx_run_spec *s
                                   struct bx_run_output *out, const char **sentence);
 void bx_run_output_clear (struct bx_run_output *out);
 
+/* The module's protected paths (ABI 1.1): a NULL-terminated list, or NULL for a module that
+ * names none (every 1.0 module). */
+const char *const *bx_module_protected_paths (struct bx_module *module);
+
 /* Calls destroy() (when create() succeeded) and frees MODULE; the shared object itself stays
  * loaded.  Safe on NULL. */
 void bx_module_destroy (struct bx_module *module);

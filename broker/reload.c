@@ -8,6 +8,7 @@
 
 #include "options.h"
 #include "ops.h"
+#include "protect.h"
 #include "reload.h"
 
 struct bx_config_hold
@@ -20,6 +21,7 @@ struct bx_live_config
 {
   pthread_mutex_t lock;
   struct bx_config_hold *current;
+  struct bx_module *module; /* its protected paths hold for a reloaded config too */
 };
 
 static struct bx_config_hold *
@@ -151,6 +153,12 @@ bx_live_config_reload (struct bx_live_config *live, bx_error *err)
           bx_config_free (fresh);
           fresh = NULL;
         }
+      else if (live->module != NULL && bx_protect_check (fresh, live->module, err) < 0)
+        {
+          r = -1;
+          bx_config_free (fresh);
+          fresh = NULL;
+        }
     }
   pthread_mutex_lock (&live->lock);
   if (fresh != NULL)
@@ -162,6 +170,12 @@ bx_live_config_reload (struct bx_live_config *live, bx_error *err)
   drop (oh);
   pthread_mutex_unlock (&live->lock);
   return r;
+}
+
+void
+bx_live_config_protect (struct bx_live_config *live, struct bx_module *module)
+{
+  live->module = module;
 }
 
 void

@@ -12,6 +12,7 @@
 #include "bx/error.h"
 
 #include "config.h"
+#include "module_loader.h"
 
 struct bx_live_config;
 struct bx_config_hold; /* one call's reference */
@@ -25,6 +26,9 @@ void bx_live_config_put (struct bx_live_config *live, struct bx_config_hold *hol
 /* Re-reads the file.  0: the new grants serve the next calls; -1 and ERR: the running config
  * stays. */
 int bx_live_config_reload (struct bx_live_config *live, bx_error *err);
+/* A reloaded config must keep clear of MODULE's protected paths (protect.h), as the first
+ * one did. */
+void bx_live_config_protect (struct bx_live_config *live, struct bx_module *module);
 /* Frees what nobody holds; the caller makes sure no call is running. */
 void bx_live_config_free (struct bx_live_config *live);
 

@@ -1,8 +1,14 @@
 /* The one definition of the sealed run spec (boxmaker/runtime.h): see run_spec.h.  The
  * struct is defined here and nowhere else, so a module (or any other file) can only hold a
  * pointer to one and read it through the functions below. */
+#include <errno.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "bx/cleanup.h"
 #include "run_spec.h"
@@ -25,6 +31,9 @@ struct bx_run_spec
   size_t egress_count;
   char *call;
   char *session;
+  uint64_t limits[BX_LIMIT_COUNT];
+  int cancel_fd; /* an eventfd, made on first use; -1 before */
+  atomic_int cancelled;
 };
 
 bx_run_spec *
@@ -37,6 +46,8 @@ bx_run_spec_new (enum bx_tool tool, const char *arguments_json, size_t len, cons
   spec->arguments_len = strlen (spec->arguments);
   spec->call = bx_xstrdup (call != NULL ? call : "");
   spec->session = bx_xstrdup (session != NULL ? session : "");
+  spec->cancel_fd = -1;
+  atomic_init (&spec->cancelled, 0);
   return spec;
 }
 
@@ -76,7 +87,58 @@ bx_run_spec_free (bx_run_spec *spec)
   free (spec->egress);
   free (spec->call);
   free (spec->session);
+  if (spec->cancel_fd >= 0)
+    close (spec->cancel_fd);
   free (spec);
+}
+
+void
+bx_run_spec_set_limit (bx_run_spec *spec, enum bx_limit which, uint64_t value)
+{
+  if ((unsigned)which < BX_LIMIT_COUNT)
+    spec->limits[which] = value;
+}
+
+int
+bx_run_spec_prepare_cancel (bx_run_spec *spec)
+{
+  if (spec->cancel_fd < 0)
+    spec->cancel_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  return spec->cancel_fd;
+}
+
+void
+bx_run_spec_cancel (bx_run_spec *spec)
+{
+  if (atomic_exchange (&spec->cancelled, 1) != 0)
+    return;
+  if (spec->cancel_fd >= 0)
+    {
+      uint64_t one = 1;
+      /* Cannot fail for want of room: it is written once. */
+      while (write (spec->cancel_fd, &one, sizeof one) < 0 && errno == EINTR)
+        ;
+    }
+}
+
+uint64_t
+bx_run_spec_limit (const bx_run_spec *spec, int which)
+{
+  if (spec == NULL || which < 0 || which >= BX_LIMIT_COUNT)
+    return 0;
+  return spec->limits[which];
+}
+
+int
+bx_run_spec_cancel_fd (const bx_run_spec *spec)
+{
+  return spec == NULL ? -1 : spec->cancel_fd;
+}
+
+int
+bx_run_spec_cancelled (const bx_run_spec *spec)
+{
+  return spec != NULL && atomic_load (&((bx_run_spec *)spec)->cancelled) ? 1 : 0;
 }
 
 enum bx_tool

@@ -18,6 +18,14 @@ void bx_run_spec_add_mount (bx_run_spec *spec, const char *path, bool writable);
 /* Gives the spec network to exactly these host patterns (http_fetch only). */
 void bx_run_spec_set_egress (bx_run_spec *spec, const char *const *hosts, size_t count);
 void bx_run_spec_free (bx_run_spec *spec);
+/* Sets limit WHICH (0: not set). */
+void bx_run_spec_set_limit (bx_run_spec *spec, enum bx_limit which, uint64_t value);
+/* Makes the descriptor a module polls for cancellation (before the run starts); returns it,
+ * or -1 when none could be made (then a cancelled call is still marked). */
+int bx_run_spec_prepare_cancel (bx_run_spec *spec);
+/* Cancels the call: marks it and makes its descriptor readable.  Safe from any thread, at
+ * most once in effect. */
+void bx_run_spec_cancel (bx_run_spec *spec);
 
 /* The readers behind bx_host.spec_* (host_services.c hands these to modules).  An index out
  * of range reads as NULL or false. */
@@ -32,5 +40,8 @@ size_t bx_run_spec_egress_count (const bx_run_spec *spec);
 const char *bx_run_spec_egress_host (const bx_run_spec *spec, size_t index);
 const char *bx_run_spec_call (const bx_run_spec *spec);
 const char *bx_run_spec_session (const bx_run_spec *spec);
+uint64_t bx_run_spec_limit (const bx_run_spec *spec, int which);
+int bx_run_spec_cancel_fd (const bx_run_spec *spec);
+int bx_run_spec_cancelled (const bx_run_spec *spec);
 
 #endif

@@ -7,6 +7,7 @@
 #include "bx/message.h"
 #include "bx/utf8.h"
 
+#include "call_limits.h"
 #include "run_spec.h"
 #include "runner.h"
 
@@ -19,6 +20,9 @@ bx_runner_spec (const struct bx_decision *d, const char *call, const char *sessi
   size_t len = 0;
   cleanup_free char *json = bx_tool_args_to_json (&d->args, &len);
   bx_run_spec *spec = bx_run_spec_new (d->args.tool, json, len, call, session);
+  /* The grant's limits already hold the config's defaults (config.c). */
+  for (int i = 0; i < BX_LIMIT_COUNT; i++)
+    bx_run_spec_set_limit (spec, (enum bx_limit)i, bx_limit_for_call (i, g->limits, NULL));
   /* One switch with no default: a fifth tool must be given its row here. */
   switch (d->args.tool)
     {
@@ -73,7 +77,8 @@ fit_escaped (const char *s, size_t len, size_t max)
 
 json_t *
 bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const char *id,
-                   const char *call, const char *session, struct bx_run_report *report)
+                   const char *call, const char *session, struct bx_canceller *canceller,
+                   int client_fd, struct bx_run_report *report)
 {
   memset (report, 0, sizeof *report);
   if (d->verdict != BX_ALLOWED)
@@ -86,12 +91,23 @@ bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const 
   const char *class = bx_class_name (d->grant->class);
   bool untrusted = d->grant->untrusted;
   bx_run_spec *spec = bx_runner_spec (d, call, session);
+  bx_run_spec_prepare_cancel (spec);
+  struct bx_cancel_watch watch;
+  bx_cancel_watch_start (canceller, &watch, client_fd, spec);
   struct bx_run_output out = { 0 };
   const char *sentence = NULL;
   enum bx_run_status status = bx_module_run (module, spec, &out, &sentence);
+  bool cancelled = bx_cancel_watch_end (&watch);
   bx_run_spec_free (spec);
   report->egress = out.egress;
   out.egress = NULL;
+  if (cancelled)
+    {
+      /* Whatever the module answered: nobody is waiting for it, or brokerd is going. */
+      bx_run_output_clear (&out);
+      report->outcome = "cancelled";
+      return bx_msg_failed (id, BX_SENTENCE_CANCELLED);
+    }
   if (status != BX_RUN_OK)
     {
       bx_run_output_clear (&out);

@@ -15,13 +15,15 @@
 
 #include "bx/frame.h"
 
+#include "cancel.h"
+#include "host_services.h"
 #include "module_loader.h"
 #include "policy.h"
 
 /* What the audit log needs to know about a run. */
 struct bx_run_report
 {
-  const char *outcome; /* "result", "failed" or "denied" */
+  const char *outcome; /* "result", "failed", "cancelled" or "denied" */
   size_t output_bytes; /* bytes of content in the response */
   bool truncated;
   json_t *egress; /* the egress records of the run (owned; NULL: none) */
@@ -40,13 +42,16 @@ bx_run_spec *bx_runner_spec (const struct bx_decision *decision, const char *cal
                              const char *session);
 
 /* The response frame (with ID, final) for DECISION: denied, or the module's run of the spec
- * as a result or failed. */
+ * as a result or failed.  While the module runs, CANCELLER (may be NULL) watches CLIENT_FD:
+ * a client that hangs up cancels the call (cancel.h), which then answers failed with
+ * BX_SENTENCE_CANCELLED and reports "cancelled". */
 json_t *bx_runner_respond (struct bx_module *module, const struct bx_decision *decision,
                            const char *id, const char *call, const char *session,
+                           struct bx_canceller *canceller, int client_fd,
                            struct bx_run_report *report);
 
 /* The most content bytes a response carries once escaped for JSON: what is beyond is cut
  * (at a character boundary) and the result marked truncated, so the frame always fits. */
-#define BX_RESPONSE_CONTENT_MAX (BX_FRAME_MAX - 64 * 1024)
+#define BX_RESPONSE_CONTENT_MAX BX_HOST_OUTPUT_CAP
 
 #endif

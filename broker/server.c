@@ -41,6 +41,9 @@
 /* How often, at most, systemd hears the number of calls in flight. */
 #define STATUS_MS 1000
 
+/* How long cancelled calls get to end once brokerd's grace period is over. */
+#define CANCEL_WAIT_MS 2000
+
 static const char busy_detail[] = "brokerd is busy";
 
 /* Connections are served by a pool of worker threads that accept them themselves: each
@@ -64,6 +67,7 @@ struct server
   struct bx_audit *audit;
   struct bx_approvals *approvals; /* NULL when no grant asks for approval */
   struct bx_ops *ops;
+  struct bx_canceller *canceller; /* NULL when it could not start: calls run uncancellable */
   int listen_fd;
   pthread_mutex_t lock;
   pthread_cond_t done; /* signalled when active or workers drop */
@@ -441,7 +445,7 @@ serve_call (struct server *s, int fd)
     {
       int64_t t = now_ns ();
       answer = bx_runner_respond (s->module, &d, id, env.u.request.call, env.u.request.session,
-                                  &report);
+                                  s->canceller, fd, &report);
       if (d.verdict == BX_ALLOWED)
         c.run_ns = now_ns () - t;
     }
@@ -622,6 +626,10 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
   pthread_cond_init (&s->done, &ca);
   pthread_condattr_destroy (&ca);
+  cleanup_error bx_error cerr = NULL;
+  if (bx_canceller_start (&s->canceller, &cerr) < 0)
+    fprintf (stderr, "brokerd: %s: a client that leaves does not cancel its call\n",
+             bx_error_msg (cerr));
 
   /* accept() honours the socket's receive timeout: the idle workers' clock. */
   struct timeval idle = { WORKER_IDLE_MS / 1000, (WORKER_IDLE_MS % 1000) * 1000 };
@@ -700,6 +708,20 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   while (s->active > 0 || s->workers > 0)
     if (pthread_cond_timedwait (&s->done, &s->lock, &until) == ETIMEDOUT)
       break;
+  if (s->active > 0 && s->canceller != NULL)
+    {
+      /* Past the grace period: the calls still running are cancelled, and their modules
+       * get a moment to remove what they started. */
+      fprintf (stderr, "brokerd: %u call(s) still running after %lld ms; cancelling them\n",
+               s->active, (long long)cfg->grace_ms);
+      pthread_mutex_unlock (&s->lock);
+      bx_canceller_cancel_all (s->canceller);
+      pthread_mutex_lock (&s->lock);
+      until.tv_sec += CANCEL_WAIT_MS / 1000;
+      while (s->active > 0)
+        if (pthread_cond_timedwait (&s->done, &s->lock, &until) == ETIMEDOUT)
+          break;
+    }
   unsigned left = s->active;
   bool clear = s->workers == 0;
   pthread_mutex_unlock (&s->lock);
@@ -716,6 +738,7 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
      * period ended): keep everything it could touch, the process ends first. */
     return 1;
   close (listen_fd);
+  bx_canceller_stop (s->canceller);
   pthread_cond_destroy (&s->done);
   pthread_mutex_destroy (&s->lock);
   bx_peers_clear (&s->peers);

@@ -160,9 +160,12 @@ check "libboxmaker-client0 has a symbols file and a shlibs file" \
 check "libboxmaker-client-dev holds client.h, boxmaker-client.pc and the .so link" \
   has_files "$DEB_CLIENT_DEV" /usr/include/boxmaker/client.h \
   "/usr/lib/$TRIPLET/pkgconfig/boxmaker-client.pc" "/usr/lib/$TRIPLET/libboxmaker-client.so"
-check "boxmaker-dev holds runtime.h, boxmaker-runtime.pc and boxmaker-runtime(7)" \
+check "boxmaker-dev holds runtime.h, boxmaker-runtime.pc, boxmaker-runtime(7), the kit, the walk-through" \
   has_files "$DEB_DEV" /usr/include/boxmaker/runtime.h \
-  "/usr/lib/$TRIPLET/pkgconfig/boxmaker-runtime.pc" /usr/share/man/man7/boxmaker-runtime.7.gz
+  "/usr/lib/$TRIPLET/pkgconfig/boxmaker-runtime.pc" /usr/share/man/man7/boxmaker-runtime.7.gz \
+  /usr/bin/boxmaker-runtime-check /usr/share/man/man1/boxmaker-runtime-check.1.gz \
+  /usr/share/doc/boxmaker-dev/writing-a-runtime.md \
+  /usr/share/doc/boxmaker-dev/examples/echo-runtime.c /usr/share/doc/boxmaker-dev/examples/Makefile
 no_test_pieces () {
   local deb
   for deb in "$WORK"/*.deb; do
@@ -272,6 +275,7 @@ if [ -f /usr/share/man/man8/brokerd.8.gz ]; then
   check "man 1 boxmaker-mcp renders" man_renders boxmaker-mcp 1
   check "man brokerd.yaml renders" man_renders brokerd.yaml 5
   check "man boxmaker-runtime renders" man_renders boxmaker-runtime 7
+  check "man boxmaker-runtime-check renders" man_renders boxmaker-runtime-check 1
 else
   skip "man brokerd: dpkg on this machine excludes /usr/share/man (path-exclude in /etc/dpkg/dpkg.cfg.d); the pages are read from the packages instead"
   check "brokerd(8) renders from the package" man_renders_from_deb "$DEB_DAEMON" /usr/share/man/man8/brokerd.8.gz
@@ -279,6 +283,7 @@ else
   check "boxmaker-mcp(1) renders from the package" man_renders_from_deb "$DEB_DAEMON" /usr/share/man/man1/boxmaker-mcp.1.gz
   check "brokerd.yaml(5) renders from the package" man_renders_from_deb "$DEB_DAEMON" /usr/share/man/man5/brokerd.yaml.5.gz
   check "boxmaker-runtime(7) renders from the package" man_renders_from_deb "$DEB_DEV" /usr/share/man/man7/boxmaker-runtime.7.gz
+  check "boxmaker-runtime-check(1) renders from the package" man_renders_from_deb "$DEB_DEV" /usr/share/man/man1/boxmaker-runtime-check.1.gz
 fi
 
 # brokerd serves with the shipped config's runtime (refusing) on a socket of our own, and
@@ -317,48 +322,78 @@ MODULE=$WORK/module
 # their installed paths throughout, never through PATH.
 export PKG_CONFIG_LIBDIR=/usr/lib/$TRIPLET/pkgconfig:/usr/lib/pkgconfig:/usr/share/pkgconfig
 mkdir -p "$MODULE"
-ECHO_SRC=
-for f in "$SRC"/docs/examples/echo-runtime.c "$SRC"/docs/examples/echo.c; do
-  [ -f "$f" ] && { ECHO_SRC=$f; break; }
-done
-if [ -z "$ECHO_SRC" ]; then
-  fail "the echo module example (docs/examples/echo-runtime.c) exists"
+# The example as the package installs it, with its Makefile: nothing from the source tree.
+EXAMPLES=/usr/share/doc/boxmaker-dev/examples
+if [ ! -f "$EXAMPLES/echo-runtime.c" ] || [ ! -f "$EXAMPLES/Makefile" ]; then
+  fail "boxmaker-dev installs the echo example and its Makefile in $EXAMPLES"
 else
-  cp "$ECHO_SRC" "$MODULE/echo.c"
+  cp "$EXAMPLES/echo-runtime.c" "$EXAMPLES/Makefile" "$MODULE/"
+  check "the installed example uses BX_RUNTIME_DEFINE, spec limits and the cancel descriptor" \
+    sh -c "grep -q '^BX_RUNTIME_DEFINE' '$MODULE/echo-runtime.c' && grep -q 'spec_limit' '$MODULE/echo-runtime.c' && grep -q 'spec_cancel_fd' '$MODULE/echo-runtime.c'"
   check "pkg-config --variable=runtimedir boxmaker-runtime is $RUNTIMEDIR" \
     test "$(pkg-config --variable=runtimedir boxmaker-runtime)" = "$RUNTIMEDIR"
-  check "echo.c compiles with only pkg-config --cflags boxmaker-runtime" \
-    sh -c "cd '$MODULE' && cc -shared -fPIC \$(pkg-config --cflags boxmaker-runtime) echo.c -o echo.so"
+  check "pkg-config --variable=abi_version boxmaker-runtime is 1.1" \
+    test "$(pkg-config --variable=abi_version boxmaker-runtime)" = "1.1"
+  check "the installed Makefile builds echo.so with only pkg-config --cflags boxmaker-runtime" \
+    make -s -C "$MODULE" echo.so
+  check "the installed boxmaker-runtime-check reports echo.so as not a sandbox (make check)" \
+    sh -c "make -s -C '$MODULE' check | grep -qx 'conformance: 2 passed, 0 failed'"
   if [ -f "$MODULE/echo.so" ]; then
     install -m 644 "$MODULE/echo.so" "$(pkg-config --variable=runtimedir boxmaker-runtime)/"
-    mkdir -p "$MODULE/granted" "$MODULE/home"
+    mkdir -p "$MODULE/granted/slow" "$MODULE/home"
     cat >"$MODULE/brokerd.yaml" <<EOF
 socket: $MODULE/broker.sock
 home: $MODULE/home
+audit: $MODULE/audit.log
 runtime:
   module: echo
+  options:
+    wait: 5s
 grants:
   - tools: [read_file]
     paths: [$MODULE/granted]
     class: private
+    limits: {output: 20}
+  - tools: [shell]
+    paths: [$MODULE/granted/slow]
+  - tools: [shell]
+    paths: [$MODULE/granted]
+    limits: {time: 300ms}
 EOF
-    check "/usr/sbin/brokerd --check-config loads echo.so from runtimedir by name" \
-      sh -c "/usr/sbin/brokerd --check-config '$MODULE/brokerd.yaml' | grep -F 'runtime: echo ($RUNTIMEDIR/echo.so'"
+    check "/usr/sbin/brokerd --check-config loads echo.so (ABI 1.1) from runtimedir by name" \
+      sh -c "/usr/sbin/brokerd --check-config '$MODULE/brokerd.yaml' | grep -F 'runtime: echo ($RUNTIMEDIR/echo.so, ABI 1.1)'"
     echo_call () {
       /usr/sbin/brokerd --config "$MODULE/brokerd.yaml" >"$MODULE/brokerd.log" 2>&1 &
-      local pid=$! i rc out
+      local pid=$! i rc out rc2 out2 t0 t1
       for i in $(seq 50); do [ -S "$MODULE/broker.sock" ] && break; sleep 0.1; done
+      # The grant's output limit reaches the module through the spec: 20 bytes, truncated.
       out=$(/usr/bin/boxmaker call read_file "{\"path\":\"$MODULE/granted/notes.txt\"}" \
               --socket "$MODULE/broker.sock" 2>&1)
       rc=$?
+      # The grant's time limit ends a shell call that would wait 5 s.
+      out2=$(/usr/bin/boxmaker call shell "{\"command\":\"true\",\"cwd\":\"$MODULE/granted\"}" \
+               --socket "$MODULE/broker.sock" 2>&1)
+      rc2=$?
+      # A client killed after 1 s cancels its call: the audit line says so at once.
+      t0=$(date +%s%N)
+      timeout -s KILL 1 /usr/bin/boxmaker call shell \
+        "{\"command\":\"true\",\"cwd\":\"$MODULE/granted/slow\"}" \
+        --socket "$MODULE/broker.sock" >/dev/null 2>&1
+      for i in $(seq 40); do grep -q '"outcome":"cancelled"' "$MODULE/audit.log" && break; sleep 0.05; done
+      t1=$(date +%s%N)
       kill -TERM $pid
       wait $pid
-      echo "boxmaker call: exit $rc: $out"
-      cat "$MODULE/brokerd.log"
-      [ $rc -eq 0 ] && printf '%s' "$out" | grep -q "read_file" \
-        && printf '%s' "$out" | grep -qF "$MODULE/granted"
+      echo "read_file: exit $rc: $out"
+      echo "shell past its time limit: exit $rc2: $out2"
+      echo "the cancelled call was logged $(( (t1 - t0) / 1000000 )) ms after its client started"
+      cat "$MODULE/brokerd.log" "$MODULE/audit.log"
+      [ $rc -eq 0 ] && printf '%s' "$out" | grep -q "echo: read_file" \
+        && ! printf '%s' "$out" | grep -qF "$MODULE/granted" \
+        && printf '%s' "$out2" | grep -q "the tool ran past its time limit" \
+        && grep -q '"outcome":"cancelled"' "$MODULE/audit.log" \
+        && [ $(( (t1 - t0) / 1000000 )) -lt 2500 ]
     }
-    check "brokerd runs a call through the installed echo.so; /usr/bin/boxmaker call prints its answer" \
+    check "brokerd runs calls through the installed echo.so: the grant's output cap and time limit apply, a client that leaves cancels" \
       echo_call
     rm -f "$RUNTIMEDIR/echo.so"
   fi

@@ -11,7 +11,9 @@
  *   mode: unavailable   Unavailable, with a fixed sentence
  *   mode: silent        Failed with no sentence (the host must supply one)
  *   mode: bad_status    a status the ABI does not define (the host must not trust it)
- *   delay_ms            how long each run waits before answering (default none)
+ *   protected           paths the module names as protected (ABI 1.1)
+ *   delay_ms            how long each run waits before answering (default none); a
+ *                       cancelled call stops waiting and answers BX_SENTENCE_CANCELLED
  *
  * It is a module like any other: jansson is used inside it, and only plain C crosses the
  * ABI. */
@@ -19,6 +21,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <time.h>
 
 #include <boxmaker/runtime.h>
@@ -49,6 +53,7 @@ struct fake
   int refused;
   uint64_t delay_ms;
   int64_t repeat;
+  const char **protected; /* NULL-terminated copy of the option's list */
   atomic_int in_flight;
   atomic_int max_in_flight;
 };
@@ -57,8 +62,8 @@ static int
 fake_create (const struct bx_host *host, const bx_options *options, void **instance,
              bx_error_sink *sink)
 {
-  static const char *const known[]
-      = { "mode", "content", "truncated", "refused", "delay_ms", "repeat", NULL };
+  static const char *const known[] = { "mode",     "content", "truncated", "refused",
+                                       "delay_ms", "repeat",  "protected", NULL };
   if (host->option_check_known (options, known, sink) < 0)
     return -1;
 
@@ -95,6 +100,19 @@ fake_create (const struct bx_host *host, const bx_options *options, void **insta
       free (f);
       return -1;
     }
+  const char *const *items;
+  size_t count;
+  if (host->option_list (options, "protected", &items, &count, sink) < 0)
+    {
+      free (f);
+      return -1;
+    }
+  if (count > 0)
+    {
+      f->protected = calloc (count + 1, sizeof (char *));
+      for (size_t i = 0; f->protected != NULL && i < count; i++)
+        f->protected[i] = items[i];
+    }
   atomic_init (&f->in_flight, 0);
   atomic_init (&f->max_in_flight, 0);
   host->log (host, BX_LOG_INFO, "fake runtime ready: mode %s", mode_names[m]);
@@ -102,12 +120,29 @@ fake_create (const struct bx_host *host, const bx_options *options, void **insta
   return 0;
 }
 
-static void
-sleep_ms (uint64_t ms)
+static int64_t
+now_ms (void)
 {
-  struct timespec ts = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000 };
-  while (nanosleep (&ts, &ts) < 0)
-    ;
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits MS, or less when the call is cancelled (ABI 1.1): true when it was. */
+static bool
+wait_ms (const struct bx_host *h, const bx_run_spec *spec, uint64_t ms)
+{
+  struct pollfd p = { .fd = h->spec_cancel_fd (spec), .events = POLLIN };
+  int64_t until = now_ms () + (int64_t)ms;
+  for (;;)
+    {
+      int64_t left = until - now_ms ();
+      if (left <= 0)
+        return false;
+      int r = poll (&p, p.fd >= 0 ? 1 : 0, left > 60000 ? 60000 : (int)left);
+      if (r > 0 || h->spec_cancelled (spec))
+        return true;
+    }
 }
 
 static json_t *
@@ -140,13 +175,21 @@ echo_spec (struct fake *f, const bx_run_spec *spec, int in_flight)
         json_array_append_new (egress, nullable_string (h->spec_egress_host (spec, i)));
     }
 
-  return json_pack ("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i}", "tool",
+  json_t *limits = json_object ();
+  static const char *const limit_names[BX_LIMIT_COUNT]
+      = { "time", "memory", "pids", "cpus", "output", "file_size" };
+  for (int i = 0; i < BX_LIMIT_COUNT; i++)
+    json_object_set_new (limits, limit_names[i],
+                         json_integer ((json_int_t)h->spec_limit (spec, i)));
+
+  return json_pack ("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i, s:o}", "tool",
                     nullable_string (h->spec_tool (spec)), "arguments_text",
                     arguments != NULL ? json_stringn (arguments, len) : json_null (), "arguments",
                     parsed != NULL ? parsed : json_null (), "mounts", mounts, "egress", egress,
                     "call", nullable_string (h->spec_call (spec)), "session",
                     nullable_string (h->spec_session (spec)), "home", nullable_string (h->home),
-                    "in_flight", in_flight, "max_in_flight", atomic_load (&f->max_in_flight));
+                    "in_flight", in_flight, "max_in_flight", atomic_load (&f->max_in_flight),
+                    "limits", limits);
 }
 
 static enum bx_run_status
@@ -160,8 +203,12 @@ fake_run (void *instance, const bx_run_spec *spec, bx_run_result *result, const 
   while (now > max && !atomic_compare_exchange_weak (&f->max_in_flight, &max, now))
     ;
   h->log (h, BX_LOG_DEBUG, "run %s: %s", h->spec_call (spec), h->spec_tool (spec));
-  if (f->delay_ms > 0)
-    sleep_ms (f->delay_ms);
+  if (f->delay_ms > 0 && wait_ms (h, spec, f->delay_ms))
+    {
+      atomic_fetch_sub (&f->in_flight, 1);
+      *sentence = BX_SENTENCE_CANCELLED;
+      return BX_RUN_FAILED;
+    }
 
   enum bx_run_status status = BX_RUN_OK;
   switch (f->mode)
@@ -218,27 +265,19 @@ fake_run (void *instance, const bx_run_spec *spec, bx_run_result *result, const 
   return status;
 }
 
+static const char *const *
+fake_protected_paths (void *instance)
+{
+  return ((struct fake *)instance)->protected;
+}
+
 static void
 fake_destroy (void *instance)
 {
-  free (instance);
+  struct fake *f = instance;
+  free (f->protected);
+  free (f);
 }
 
-static const struct bx_runtime fake_table = {
-  .magic = BX_RUNTIME_MAGIC,
-  .abi_major = BX_RUNTIME_ABI_MAJOR,
-  .abi_minor = BX_RUNTIME_ABI_MINOR,
-  .size = sizeof (struct bx_runtime),
-  .name = "fake",
-  .create = fake_create,
-  .run = fake_run,
-  .destroy = fake_destroy,
-};
-
-BX_RUNTIME_EXPORT const struct bx_runtime *
-bx_runtime_entry (uint32_t host_major, uint32_t host_minor)
-{
-  if (host_major != BX_RUNTIME_ABI_MAJOR)
-    return NULL;
-  return &fake_table;
-}
+BX_RUNTIME_DEFINE (.name = "fake", .create = fake_create, .run = fake_run,
+                   .destroy = fake_destroy, .protected_paths = fake_protected_paths);

@@ -30,7 +30,8 @@ push_run_options (struct bx_argv *b, const struct bx_podman_config *cfg)
  * default), a user namespace (the sandbox's root is never host root), the seccomp profile
  * (no keyrings, no new user namespaces), one CPU, and the file size limit. */
 static void
-push_confinement (struct bx_argv *b, const struct bx_podman_config *cfg, uint64_t timeout_s)
+push_confinement (struct bx_argv *b, const struct bx_podman_config *cfg, uint64_t timeout_s,
+                  uint64_t cpu_millis, uint64_t file_size)
 {
   bx_argv_push (b, "--read-only");
   bx_argv_push (b, "--cap-drop=all");
@@ -45,9 +46,16 @@ push_confinement (struct bx_argv *b, const struct bx_podman_config *cfg, uint64_
       bx_argv_pushf (b, "--uidmap=0:%lld:%d", (long long)cfg->uidmap_base, BX_PODMAN_MAP_SIZE);
       bx_argv_pushf (b, "--gidmap=0:%lld:%d", (long long)cfg->uidmap_base, BX_PODMAN_MAP_SIZE);
     }
-  bx_argv_pushf (b, "--cpus=%s", cfg->cpus);
-  bx_argv_pushf (b, "--ulimit=fsize=%llu:%llu", (unsigned long long)cfg->file_size,
-                 (unsigned long long)cfg->file_size);
+  /* A call's own CPU and file size limits (ABI 1.1; 0: none) win over the options. */
+  if (cpu_millis > 0)
+    bx_argv_pushf (b, "--cpus=%llu.%03llu", (unsigned long long)(cpu_millis / 1000),
+                   (unsigned long long)(cpu_millis % 1000));
+  else
+    bx_argv_pushf (b, "--cpus=%s", cfg->cpus);
+  if (file_size == 0)
+    file_size = cfg->file_size;
+  bx_argv_pushf (b, "--ulimit=fsize=%llu:%llu", (unsigned long long)file_size,
+                 (unsigned long long)file_size);
 }
 
 /* A bind mount that is not recursive: a mount below the source on the host (or one a
@@ -70,9 +78,16 @@ bx_podman_argv_tool (const struct bx_podman_config *cfg, const struct bx_podman_
   bx_argv_pushf (&b, "--name=%s", call->name);
   bx_argv_push (&b, "--label=boxmaker=tool");
   bx_argv_push (&b, "--network=none");
-  push_confinement (&b, cfg, call->timeout_s);
-  bx_argv_pushf (&b, "--pids-limit=%lld", (long long)cfg->pids);
-  bx_argv_pushf (&b, "--memory=%s", cfg->memory);
+  push_confinement (&b, cfg, call->timeout_s, call->cpu_millis, call->file_size);
+  /* The call's own limits win over the options (which stay the defaults). */
+  if (call->pids > 0)
+    bx_argv_pushf (&b, "--pids-limit=%llu", (unsigned long long)call->pids);
+  else
+    bx_argv_pushf (&b, "--pids-limit=%lld", (long long)cfg->pids);
+  if (call->memory_bytes > 0)
+    bx_argv_pushf (&b, "--memory=%llu", (unsigned long long)call->memory_bytes);
+  else
+    bx_argv_pushf (&b, "--memory=%s", cfg->memory);
   bx_argv_push (&b, "--tmpfs=/tmp:rw,size=64m,mode=1777");
   push_run_options (&b, cfg);
   for (size_t i = 0; i < call->mount_count; i++)
@@ -97,7 +112,7 @@ bx_podman_argv_proxy (const struct bx_podman_config *cfg, const char *name, cons
   bx_argv_pushf (&b, "--name=%s-egress", name);
   bx_argv_push (&b, "--label=boxmaker=egress");
   bx_argv_pushf (&b, "--network=%s", cfg->egress_network);
-  push_confinement (&b, cfg, timeout_s);
+  push_confinement (&b, cfg, timeout_s, 0, 0);
   bx_argv_push (&b, "--pids-limit=64");
   bx_argv_push (&b, "--memory=128m");
   push_run_options (&b, cfg);

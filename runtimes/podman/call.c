@@ -17,8 +17,9 @@
 
 static const char SENTENCE_COULD_NOT_RUN[] = "the tool could not run";
 static const char SENTENCE_UNAVAILABLE[] = "the tool runner could not start the container";
-static const char SENTENCE_STOPPED[] = "the tool was stopped: it ran out of memory or was killed";
-static const char SENTENCE_TIME_LIMIT[] = "the tool ran past its time limit";
+static const char SENTENCE_STOPPED[] = BX_SENTENCE_STOPPED;
+static const char SENTENCE_TIME_LIMIT[] = BX_SENTENCE_TIME_LIMIT;
+static const char SENTENCE_CANCELLED[] = BX_SENTENCE_CANCELLED;
 static const char SENTENCE_UNEXPECTED[] = "the tool failed with an unexpected status";
 static const char SENTENCE_FILE_SIZE[] = "the tool went past its file size limit";
 
@@ -49,7 +50,7 @@ tool_stderr (struct bx_command_result *o)
 
 void
 bx_podman_execute (char **argv, const char *input, size_t input_len, bool keep, uint64_t cap,
-                   int64_t deadline_ms, struct bx_command_result *o)
+                   int64_t deadline_ms, int cancel_fd, struct bx_command_result *o)
 {
   struct bx_command cmd = {
     .argv = (const char *const *)argv,
@@ -58,6 +59,8 @@ bx_podman_execute (char **argv, const char *input, size_t input_len, bool keep, 
     .keep_output = keep,
     .output_cap = cap,
     .deadline = deadline_ms,
+    .cancellable = cancel_fd >= 0,
+    .cancel_fd = cancel_fd,
   };
   bx_command_run (&cmd, o);
 }
@@ -66,7 +69,7 @@ bx_podman_execute (char **argv, const char *input, size_t input_len, bool keep, 
 static void
 run_helper (struct bx_podman_instance *inst, char **argv, struct bx_command_result *o)
 {
-  bx_podman_execute (argv, NULL, 0, false, 0, bx_now_ms () + HELPER_MS, o);
+  bx_podman_execute (argv, NULL, 0, false, 0, bx_now_ms () + HELPER_MS, -1, o);
   bx_command_reap (o, 0);
 }
 
@@ -112,8 +115,12 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
   struct bx_command_result o;
 
   bx_podman_watch (inst, call->name, true);
-  bx_podman_execute (argv, input, input_len, true, inst->cfg.output_cap,
-                     bx_now_ms () + (int64_t)limit_ms, &o);
+  /* The smaller of the call's output cap (always set) and the module's option. */
+  uint64_t cap = host->spec_limit (spec, BX_LIMIT_OUTPUT);
+  if (cap == 0 || cap > inst->cfg.output_cap)
+    cap = inst->cfg.output_cap;
+  bx_podman_execute (argv, input, input_len, true, cap, bx_now_ms () + (int64_t)limit_ms,
+                     host->spec_cancel_fd (spec), &o);
   bx_podman_argv_free (argv);
 
   enum bx_run_status status = BX_RUN_OK;
@@ -126,6 +133,19 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
                  inst->cfg.podman, strerror (o.spawn_errno), RUNBOOK_POINTER);
       status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
       break;
+    case BX_COMMAND_CANCELLED:
+      {
+        /* The client left (or brokerd is stopping): the container goes first, at once;
+         * then podman run ends and is reaped. */
+        int64_t t0 = bx_now_ms ();
+        bx_podman_kill_and_remove (inst, call->name);
+        host->log (host, BX_LOG_INFO, "%s: cancelled; container removed in %lld ms", call->name,
+                   (long long)(bx_now_ms () - t0));
+        bx_command_reap (&o, REAP_GRACE_MS);
+        helper_quiet (inst, bx_podman_argv_rm (&inst->cfg, call->name));
+        status = fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
+        break;
+      }
     case BX_COMMAND_TIMED_OUT:
     case BX_COMMAND_CAPPED:
       /* Past the time limit, or past the cap: the rest is not wanted, and nothing may
@@ -261,8 +281,10 @@ bx_podman_remove_tree_at (int parent, const char *name)
   unlinkat (parent, name, AT_REMOVEDIR);
 }
 
+/* Waits for the proxy's socket; false past MS, or at once when the call is cancelled (the
+ * tool container then never starts). */
 static bool
-wait_for_socket (const char *path, int64_t ms)
+wait_for_socket (const struct bx_host *host, const bx_run_spec *spec, const char *path, int64_t ms)
 {
   int64_t until = bx_now_ms () + ms;
   for (;;)
@@ -270,7 +292,7 @@ wait_for_socket (const char *path, int64_t ms)
       struct stat st;
       if (stat (path, &st) == 0)
         return true;
-      if (bx_now_ms () >= until)
+      if (bx_now_ms () >= until || host->spec_cancelled (spec))
         return false;
       struct timespec tick = { 0, PROXY_SOCKET_TICK * 1000 * 1000 };
       nanosleep (&tick, NULL);
@@ -312,8 +334,15 @@ start_proxy (struct bx_podman_instance *inst, const bx_run_spec *spec, const cha
   else
     {
       char *sock = bx_xasprintf ("%s/" BX_EGRESS_SOCKET_NAME, egress_dir);
-      if (wait_for_socket (sock, PROXY_SOCKET_MS))
+      if (wait_for_socket (host, spec, sock, PROXY_SOCKET_MS))
         r = 0;
+      else if (host->spec_cancelled (spec))
+        {
+          free (sock);
+          bx_command_result_clear (&o);
+          *status = fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
+          return -1;
+        }
       else
         host->log (host, BX_LOG_ERROR, "%s-egress: no egress socket after %d ms; %s", name,
                    PROXY_SOCKET_MS, RUNBOOK_POINTER);
@@ -501,14 +530,25 @@ bx_podman_call_run (struct bx_podman_instance *inst, const bx_run_spec *spec, bx
     .mounts = mounts,
     .mount_count = count,
     .egress_dir = NULL,
-    .timeout_s = (inst->cfg.limit_ms[tool] + 999) / 1000 + TIMEOUT_MARGIN_S,
+    .memory_bytes = host->spec_limit (spec, BX_LIMIT_MEMORY),
+    .pids = host->spec_limit (spec, BX_LIMIT_PIDS),
+    .cpu_millis = host->spec_limit (spec, BX_LIMIT_CPU),
+    .file_size = host->spec_limit (spec, BX_LIMIT_FILE_SIZE),
   };
+  /* The call's time limit when its grant sets one; else the option for its tool.  podman's
+   * --timeout follows it, a little later, in case nobody is left to kill the container. */
+  uint64_t limit_ms = host->spec_limit (spec, BX_LIMIT_TIME);
+  if (limit_ms == 0)
+    limit_ms = inst->cfg.limit_ms[tool];
+  call.timeout_s = (limit_ms + 999) / 1000 + TIMEOUT_MARGIN_S;
   if (!ok)
     status = fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
+  else if (host->spec_cancelled (spec))
+    status = fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
   else if (host->spec_has_egress (spec))
-    status = run_with_egress (inst, spec, &call, inst->cfg.limit_ms[tool], result, sentence);
+    status = run_with_egress (inst, spec, &call, limit_ms, result, sentence);
   else
-    status = run_tool (inst, spec, &call, inst->cfg.limit_ms[tool], result, sentence);
+    status = run_tool (inst, spec, &call, limit_ms, result, sentence);
 
   free (mounts);
   free (name);

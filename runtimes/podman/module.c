@@ -186,6 +186,43 @@ read_options (const struct bx_host *host, const bx_options *options, struct bx_p
   return read_confinement (host, options, cfg, sink);
 }
 
+/* What no grant may reach: podman's storage (the tools image's layers, every container's
+ * root), its run state and its configuration, rootful or rootless; the podman program when
+ * the options name it by path; and the seccomp profile.  A sandbox that could write there could change the
+ * image or podman's behaviour for every later call. */
+static char **
+protected_list (const struct bx_podman_config *cfg)
+{
+  char **list = bx_xmalloc (8 * sizeof (char *));
+  size_t n = 0;
+  if (geteuid () == 0)
+    {
+      list[n++] = bx_xstrdup ("/var/lib/containers");
+      list[n++] = bx_xstrdup ("/run/containers");
+      list[n++] = bx_xstrdup ("/etc/containers");
+    }
+  else
+    {
+      const char *home = getenv ("HOME");
+      const char *run = getenv ("XDG_RUNTIME_DIR");
+      if (home != NULL && home[0] == '/')
+        {
+          list[n++] = bx_xasprintf ("%s/.local/share/containers", home);
+          list[n++] = bx_xasprintf ("%s/.config/containers", home);
+        }
+      if (run != NULL && run[0] == '/')
+        list[n++] = bx_xasprintf ("%s/containers", run);
+      list[n++] = bx_xstrdup ("/etc/containers");
+    }
+  if (cfg->podman[0] == '/')
+    list[n++] = bx_xstrdup (cfg->podman);
+  /* The seccomp profile every container runs under: a sandbox must not loosen it. */
+  if (cfg->seccomp != NULL && cfg->seccomp[0] == '/')
+    list[n++] = bx_xstrdup (cfg->seccomp);
+  list[n] = NULL;
+  return list;
+}
+
 static int
 podman_create (const struct bx_host *host, const bx_options *options, void **instance,
                bx_error_sink *sink)
@@ -232,6 +269,8 @@ podman_create (const struct bx_host *host, const bx_options *options, void **ins
                "if brokerd dies end only at their own deadline",
                strerror (errno));
 
+  inst->protected = protected_list (&inst->cfg);
+
   /* Not fatal: podman may be installed after brokerd starts; each call says so again. */
   if (!program_found (inst->cfg.podman))
     host->log (host, BX_LOG_WARNING,
@@ -265,25 +304,17 @@ podman_destroy (void *instance)
   free (inst->lock_path);
   free (inst->egress_root);
   free (inst->seccomp_owned);
+  for (char **p = inst->protected; p != NULL && *p != NULL; p++)
+    free (*p);
+  free (inst->protected);
   free (inst);
 }
 
-static const struct bx_runtime podman_runtime = {
-  .magic = BX_RUNTIME_MAGIC,
-  .abi_major = BX_RUNTIME_ABI_MAJOR,
-  .abi_minor = BX_RUNTIME_ABI_MINOR,
-  .size = sizeof (struct bx_runtime),
-  .name = "podman",
-  .create = podman_create,
-  .run = podman_run,
-  .destroy = podman_destroy,
-};
-
-BX_RUNTIME_EXPORT const struct bx_runtime *
-bx_runtime_entry (uint32_t host_major, uint32_t host_minor)
+static const char *const *
+podman_protected_paths (void *instance)
 {
-  (void)host_minor;
-  if (host_major != BX_RUNTIME_ABI_MAJOR)
-    return NULL;
-  return &podman_runtime;
+  return (const char *const *)((struct bx_podman_instance *)instance)->protected;
 }
+
+BX_RUNTIME_DEFINE (.name = "podman", .create = podman_create, .run = podman_run,
+                   .destroy = podman_destroy, .protected_paths = podman_protected_paths);

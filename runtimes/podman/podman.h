@@ -55,6 +55,11 @@ struct bx_podman_call
   size_t mount_count;
   const char *egress_dir; /* http_fetch only: mounted at /run/egress; NULL otherwise */
   uint64_t timeout_s;     /* podman --timeout: the container's own deadline */
+  /* The call's own limits (ABI 1.1 spec_limit); 0: the config's option applies. */
+  uint64_t memory_bytes;
+  uint64_t pids;
+  uint64_t cpu_millis;
+  uint64_t file_size;
 };
 
 /* ---- argv.c: the argument lists, pure functions of their inputs. ------------------------
@@ -91,6 +96,7 @@ struct bx_podman_instance
   char *lock_path;          /* <home>/run/instances/<token> */
   int watch_fd;             /* to the watcher process, or -1 */
   pid_t watch_pid;
+  char **protected;         /* NULL-terminated: what no grant may reach (module.c) */
 };
 
 /* ---- mounts.c: what a mount source is when the call starts. ------------------------------ */
@@ -111,10 +117,10 @@ void bx_podman_watch_stop (struct bx_podman_instance *inst);
 void bx_podman_sweep (struct bx_podman_instance *inst);
 
 /* call.c: runs podman with ARGV (bx_command): INPUT on standard input, standard output kept
- * up to CAP when KEEP, until DEADLINE_MS; *o's process, if any is left, is for
- * bx_command_reap. */
+ * up to CAP when KEEP, until DEADLINE_MS or until CANCEL_FD (-1: none) is readable; *o's
+ * process, if any is left, is for bx_command_reap. */
 void bx_podman_execute (char **argv, const char *input, size_t input_len, bool keep, uint64_t cap,
-                        int64_t deadline_ms, struct bx_command_result *o);
+                        int64_t deadline_ms, int cancel_fd, struct bx_command_result *o);
 
 /* call.c: `podman kill` then `podman rm -f` NAME, failures only logged. */
 void bx_podman_kill_and_remove (struct bx_podman_instance *inst, const char *name);

@@ -43,7 +43,7 @@ remove_containers (struct bx_podman_instance *inst, const char *token)
 {
   char **argv = bx_podman_argv_ps (&inst->cfg, token);
   struct bx_command_result o;
-  bx_podman_execute (argv, NULL, 0, true, 1 << 20, bx_now_ms () + HELPER_MS, &o);
+  bx_podman_execute (argv, NULL, 0, true, 1 << 20, bx_now_ms () + HELPER_MS, -1, &o);
   bx_podman_argv_free (argv);
   bx_command_reap (&o, 0);
   if (o.end == BX_COMMAND_EXITED && o.exit_code == 0 && o.out != NULL)

@@ -34,22 +34,5 @@ refusing_destroy (void *instance)
 {
 }
 
-static const struct bx_runtime refusing_table = {
-  .magic = BX_RUNTIME_MAGIC,
-  .abi_major = BX_RUNTIME_ABI_MAJOR,
-  .abi_minor = BX_RUNTIME_ABI_MINOR,
-  .size = sizeof (struct bx_runtime),
-  .name = "refusing",
-  .create = refusing_create,
-  .run = refusing_run,
-  .destroy = refusing_destroy,
-};
-
-BX_RUNTIME_EXPORT const struct bx_runtime *
-bx_runtime_entry (uint32_t host_major, uint32_t host_minor)
-{
-  /* A host of another major lays out struct bx_host differently: refuse it. */
-  if (host_major != BX_RUNTIME_ABI_MAJOR)
-    return NULL;
-  return &refusing_table;
-}
+BX_RUNTIME_DEFINE (.name = "refusing", .create = refusing_create, .run = refusing_run,
+                   .destroy = refusing_destroy);

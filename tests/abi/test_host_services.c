@@ -3,6 +3,7 @@
  * sink, logging, and the spec readers. */
 #include <check.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -491,6 +492,45 @@ START_TEST (test_host_table_is_complete_and_versioned)
       memcpy (&fn, p, sizeof (fn));
       ck_assert_msg (fn != NULL, "slot at offset %td is NULL", p - (const char *)host);
     }
+  /* ABI 1.1, after home. */
+  ck_assert_ptr_nonnull (host->spec_limit);
+  ck_assert_ptr_nonnull (host->spec_cancel_fd);
+  ck_assert_ptr_nonnull (host->spec_cancelled);
+}
+END_TEST
+
+/* ABI 1.1: limits read back in their units, 0 when unset or unknown; the cancel descriptor
+ * becomes readable, once, and stays so for every poller. */
+START_TEST (test_spec_limits_and_cancellation)
+{
+  bx_run_spec *spec = bx_run_spec_new (BX_TOOL_SHELL, "{}", 2, "c1", "s1");
+  for (int i = 0; i < BX_LIMIT_COUNT; i++)
+    ck_assert_uint_eq (host->spec_limit (spec, i), 0);
+  bx_run_spec_set_limit (spec, BX_LIMIT_TIME, 1500);
+  bx_run_spec_set_limit (spec, BX_LIMIT_CPU, 250);
+  bx_run_spec_set_limit ((bx_run_spec *)spec, (enum bx_limit)99, 7); /* ignored */
+  ck_assert_uint_eq (host->spec_limit (spec, BX_LIMIT_TIME), 1500);
+  ck_assert_uint_eq (host->spec_limit (spec, BX_LIMIT_CPU), 250);
+  ck_assert_uint_eq (host->spec_limit (spec, -1), 0);
+  ck_assert_uint_eq (host->spec_limit (spec, BX_LIMIT_COUNT), 0);
+  ck_assert_uint_eq (host->spec_limit (NULL, BX_LIMIT_TIME), 0);
+
+  ck_assert_int_eq (host->spec_cancel_fd (spec), -1); /* none before the host prepares it */
+  int fd = bx_run_spec_prepare_cancel (spec);
+  ck_assert_int_ge (fd, 0);
+  ck_assert_int_eq (bx_run_spec_prepare_cancel (spec), fd);
+  ck_assert_int_eq (host->spec_cancel_fd (spec), fd);
+  struct pollfd p = { .fd = fd, .events = POLLIN };
+  ck_assert_int_eq (poll (&p, 1, 0), 0);
+  ck_assert_int_eq (host->spec_cancelled (spec), 0);
+  bx_run_spec_cancel (spec);
+  bx_run_spec_cancel (spec); /* twice: still one event */
+  ck_assert_int_eq (host->spec_cancelled (spec), 1);
+  ck_assert_int_eq (poll (&p, 1, 0), 1);
+  ck_assert_int_eq (poll (&p, 1, 0), 1); /* level: every poller sees it */
+  ck_assert_int_eq (host->spec_cancelled (NULL), 0);
+  ck_assert_int_eq (host->spec_cancel_fd (NULL), -1);
+  bx_run_spec_free (spec);
 }
 END_TEST
 
@@ -556,6 +596,7 @@ host_suite (void)
   tcase_add_test (services_case, test_egress_record_takes_checked_records_only);
   tcase_add_test (services_case, test_host_table_is_complete_and_versioned);
   tcase_add_test (services_case, test_spec_readers_cover_every_field_and_refuse_out_of_range);
+  tcase_add_test (services_case, test_spec_limits_and_cancellation);
   suite_add_tcase (s, services_case);
   return s;
 }

@@ -1,13 +1,17 @@
 /* A small host for the out-of-tree walk: loads a module by name from RUNTIMEDIR the way
- * brokerd does, hands it KEY=VALUE options, runs a read_file call and an http_fetch call, and
+ * brokerd does, hands it KEY=VALUE options, and runs: a read_file call; the same with an
+ * output cap of 12 bytes in the spec; an http_fetch call; a shell call with a time limit
+ * of 300 ms; and a shell call that is cancelled 200 ms after it starts (ABI 1.1).  It
  * prints what came back.  On a refusal it prints the loader's line and exits 1.
  *
  *   walk_host RUNTIMEDIR NAME [KEY=VALUE...] */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bx/cleanup.h"
+#include "bx/deadline.h"
 #include "module_loader.h"
 #include "options.h"
 #include "run_spec.h"
@@ -29,6 +33,15 @@ run (struct bx_module *m, bx_run_spec *spec)
   else
     printf ("%s: %s\n", status == BX_RUN_FAILED ? "failed" : "unavailable", sentence);
   bx_run_output_clear (&out);
+}
+
+static void *
+cancel_later (void *arg)
+{
+  struct timespec ts = { 0, 200 * 1000 * 1000 };
+  nanosleep (&ts, NULL);
+  bx_run_spec_cancel (arg);
+  return NULL;
 }
 
 int
@@ -72,6 +85,8 @@ main (int argc, char **argv)
       = bx_run_spec_new (BX_TOOL_READ_FILE, read_args, strlen (read_args), "call-1", "session-1");
   bx_run_spec_add_mount (spec, "/home/me/notes/a.txt", false);
   run (m, spec);
+  bx_run_spec_set_limit (spec, BX_LIMIT_OUTPUT, 12);
+  run (m, spec);
   bx_run_spec_free (spec);
 
   static const char fetch_args[] = "{\"url\":\"https://example.com/\"}";
@@ -80,6 +95,24 @@ main (int argc, char **argv)
                           "session-1");
   bx_run_spec_set_egress (spec, hosts, 1);
   run (m, spec);
+  bx_run_spec_free (spec);
+
+  static const char shell_args[] = "{\"command\":\"true\"}";
+  spec = bx_run_spec_new (BX_TOOL_SHELL, shell_args, strlen (shell_args), "call-3", "session-1");
+  bx_run_spec_set_limit (spec, BX_LIMIT_TIME, 300);
+  run (m, spec);
+  bx_run_spec_free (spec);
+
+  spec = bx_run_spec_new (BX_TOOL_SHELL, shell_args, strlen (shell_args), "call-4", "session-1");
+  bx_run_spec_prepare_cancel (spec);
+  pthread_t t;
+  pthread_create (&t, NULL, cancel_later, spec);
+  int64_t t0 = bx_now_ms ();
+  run (m, spec);
+  int64_t took = bx_now_ms () - t0;
+  pthread_join (t, NULL);
+  printf ("call-4 %s\n", took < 200 + 1000 ? "ended within 1 s of its cancellation"
+                                            : "ran on for more than 1 s after its cancellation");
   bx_run_spec_free (spec);
 
   bx_module_destroy (m);

@@ -29,6 +29,8 @@
 #include "run.h"
 #include "test_main.h"
 
+#include <boxmaker/runtime.h>
+
 #define SKIP_WITHOUT_FAKE()                                                                        \
   do                                                                                               \
     {                                                                                              \
@@ -955,11 +957,141 @@ START_TEST (test_brokerd_sigterm_stops_waiting_after_the_grace_period)
   ck_assert_int_eq (WEXITSTATUS (status), 0);
   ck_assert_msg (took < 2500, "shutdown took %lld ms with a grace of 200", (long long)took);
   pthread_join (t, NULL);
-  ck_assert_ptr_null (c.answer); /* the connection closed with the process */
+  /* Past the grace period the call is cancelled: fake.so stops waiting and brokerd answers
+   * with the fixed sentence before it exits; the audit line says cancelled. */
+  ck_assert_ptr_nonnull (c.answer);
+  ck_assert_str_eq (msg_type (c.answer), "failed");
+  ck_assert_str_eq (json_string_value (json_object_get (json_object_get (c.answer, "msg"),
+                                                        "message")),
+                    BX_SENTENCE_CANCELLED);
+  json_decref (c.answer);
   struct stat st;
   ck_assert_int_lt (stat (b.sock, &st), 0);
   cleanup_free char *out = read_text (b.out);
-  ck_assert_ptr_nonnull (strstr (out, "1 call(s) still running after 200 ms"));
+  ck_assert_ptr_nonnull (strstr (out, "1 call(s) still running after 200 ms; cancelling them"));
+  cleanup_free char *log = read_text (b.audit);
+  ck_assert_msg (strstr (log, "\"outcome\":\"cancelled\"") != NULL, "audit: %s", log);
+}
+END_TEST
+
+/* ABI 1.1 cancellation: a client that hangs up while its call runs cancels it.  fake.so
+ * waits on the spec's cancel descriptor, so the call ends at once and the audit line says
+ * cancelled; without cancellation it would run its whole 5 s delay. */
+START_TEST (test_brokerd_client_hang_up_cancels_the_call)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, NULL,
+               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 5000\n");
+  broker_start (&b);
+  int fd = connect_to (b.sock);
+  ck_assert_int_ge (fd, 0);
+  cleanup_error bx_error err = NULL;
+  json_t *req = request ("c1", "shell", "{\"command\": \"id\"}");
+  ck_assert_int_eq (bx_frame_write (fd, req, bx_deadline_in (5000), &err), 0);
+  json_decref (req);
+  sleep_ms (300);
+  int64_t t0 = bx_now_ms ();
+  close (fd);
+  /* The audit line is written when the call ends. */
+  cleanup_free char *log = NULL;
+  while (bx_now_ms () - t0 < 4000)
+    {
+      free (log);
+      log = read_text (b.audit);
+      /* (the line that says the call is running comes first) */
+      if (log != NULL && strstr (log, "\"outcome\":\"cancelled\"") != NULL)
+        break;
+      sleep_ms (10);
+    }
+  int64_t took = bx_now_ms () - t0;
+  ck_assert_msg (log != NULL && strstr (log, "\"outcome\":\"cancelled\"") != NULL, "audit: %s",
+                 log ? log : "(none)");
+  ck_assert_msg (took < 1000, "the call ended %lld ms after its client left", (long long)took);
+  printf ("client hang-up: the call ended after %lld ms\n", (long long)took);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
+/* A client that only shuts down its sending side is still there: its call runs on and it
+ * reads the answer. */
+START_TEST (test_brokerd_half_close_does_not_cancel)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, NULL,
+               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 500\n");
+  broker_start (&b);
+  int fd = connect_to (b.sock);
+  ck_assert_int_ge (fd, 0);
+  cleanup_error bx_error err = NULL;
+  json_t *req = request ("c1", "shell", "{\"command\": \"id\"}");
+  ck_assert_int_eq (bx_frame_write (fd, req, bx_deadline_in (5000), &err), 0);
+  json_decref (req);
+  ck_assert_int_eq (shutdown (fd, SHUT_WR), 0);
+  json_t *answer = read_answer (fd, 5000);
+  ck_assert_ptr_nonnull (answer);
+  ck_assert_str_eq (msg_type (answer), "result");
+  json_decref (answer);
+  close (fd);
+  ck_assert_int_eq (broker_stop (&b), 0);
+  cleanup_free char *log = read_text (b.audit);
+  ck_assert_msg (strstr (log, "\"outcome\":\"result\"") != NULL, "audit: %s", log);
+}
+END_TEST
+
+/* ABI 1.1 protected paths: a grant folder that holds one, or lies in one, stops brokerd
+ * before it listens, naming the grant and the path. */
+START_TEST (test_brokerd_refuses_a_grant_over_a_protected_path)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  /* Every grant folder of the test lies in /tmp. */
+  broker_init (&b, NULL,
+               "runtime:\n  module: fake\n  options:\n    protected: [/nonexistent, /tmp]\n");
+  ck_assert_int_eq (broker_run (&b, "--check-config"), 1);
+  cleanup_free char *out = read_text (b.out);
+  cleanup_free char *want = bx_xasprintf (
+      "brokerd: %s:9: grant 1 folder %s/notes meets /tmp, which runtime module fake protects: a "
+      "sandbox could read or replace it; grant a folder that neither holds it nor lies in it",
+      b.config, b.dir);
+  ck_assert_msg (strstr (out, want) != NULL, "got: %s\nwant: %s", out, want);
+  /* A protected path away from every grant is fine, and so is one that holds none. */
+  broker_init (&b, NULL,
+               "runtime:\n  module: fake\n  options:\n    protected: [/usr/lib/bxrootfs]\n");
+  ck_assert_int_eq (broker_run (&b, "--check-config"), 0);
+}
+END_TEST
+
+/* The grant's limits, with the config's defaults under them, reach the spec (fake.so echoes
+ * them); the output cap is always set, at most what a frame carries. */
+START_TEST (test_brokerd_limits_reach_the_spec)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "limits:\n  time: 2s\n  memory: 64m\n  cpus: \"0.5\"\n", NULL);
+  /* --check-config shows each grant's limits, in config terms. */
+  ck_assert_int_eq (broker_run (&b, "--check-config"), 0);
+  cleanup_free char *summary = read_text (b.out);
+  ck_assert_msg (strstr (summary, "; class internal, trusted; limits time 2000ms, memory 67108864, "
+                                  "cpus 0.500\n")
+                     != NULL,
+                 "got: %s", summary);
+  broker_start (&b);
+  json_t *r = call (&b, "shell", "{\"command\": \"id\"}");
+  ck_assert_str_eq (msg_type (r), "result");
+  json_t *echo = json_loads (
+      json_string_value (json_object_get (json_object_get (r, "msg"), "content")), 0, NULL);
+  ck_assert_ptr_nonnull (echo);
+  json_t *l = json_object_get (echo, "limits");
+  ck_assert_int_eq (json_integer_value (json_object_get (l, "time")), 2000);
+  ck_assert_int_eq (json_integer_value (json_object_get (l, "memory")), 64 << 20);
+  ck_assert_int_eq (json_integer_value (json_object_get (l, "cpus")), 500);
+  ck_assert_int_eq (json_integer_value (json_object_get (l, "pids")), 0);
+  ck_assert_int_eq (json_integer_value (json_object_get (l, "output")), 4128768);
+  json_decref (echo);
+  json_decref (r);
+  ck_assert_int_eq (broker_stop (&b), 0);
 }
 END_TEST
 
@@ -1117,7 +1249,7 @@ START_TEST (test_brokerd_check_config_prints_a_summary)
   ck_assert_int_eq (broker_run (&b, "--check-config"), 0);
   cleanup_free char *out = read_text (b.out);
   cleanup_free char *runtime
-      = bx_xasprintf ("runtime: fake (%s/fake.so, ABI 1.0)", BX_TEST_RUNTIMEDIR);
+      = bx_xasprintf ("runtime: fake (%s/fake.so, ABI 1.1)", BX_TEST_RUNTIMEDIR);
   ck_assert_msg (strstr (out, runtime) != NULL, "got: %s", out);
   cleanup_free char *g1 = bx_xasprintf (
       "grant 1 (line 9): read_file, write_file in %s/notes; class internal, trusted", b.dir);
@@ -1227,6 +1359,10 @@ make_suite (void)
   tcase_add_test (tc, test_brokerd_sigterm_lets_a_running_call_finish);
   tcase_add_test (tc, test_brokerd_sigterm_stops_waiting_after_the_grace_period);
   tcase_add_test (tc, test_brokerd_sighup_reloads_and_keeps_serving);
+  tcase_add_test (tc, test_brokerd_client_hang_up_cancels_the_call);
+  tcase_add_test (tc, test_brokerd_half_close_does_not_cancel);
+  tcase_add_test (tc, test_brokerd_limits_reach_the_spec);
+  tcase_add_test (tc, test_brokerd_refuses_a_grant_over_a_protected_path);
   tcase_add_test (tc, test_brokerd_audit_log_has_one_line_per_call);
   tcase_add_test (tc, test_brokerd_audit_line_cuts_an_unknown_tools_name);
   tcase_add_test (tc, test_brokerd_check_config_prints_a_summary);

@@ -53,7 +53,7 @@ static const struct bad bad_table[] = {
   { "unknown top-level key", "socket: /run/b.sock\nsockt: /x\n",
     "t.yaml:2:1: unknown key \"sockt\" in the config: expected one of socket, socket_mode, home, "
     "max_connections, grace_ms, request_timeout_ms, runtime, grants, audit, admin_socket, "
-    "admin_group, metrics_socket, max_connections_per_uid" },
+    "admin_group, metrics_socket, max_connections_per_uid, limits" },
   { "relative metrics_socket", "metrics_socket: m.sock\n",
     "t.yaml:1:17: metrics_socket \"m.sock\" is relative: expected an absolute path" },
   { "metrics_socket in a grant",
@@ -69,7 +69,25 @@ static const struct bad bad_table[] = {
     "t.yaml:1:10: grant 1 is a scalar: expected a mapping" },
   { "unknown key in a grant", G_READ "    paths: [/a]\n    path: [/b]\n",
     "t.yaml:4:5: unknown key \"path\" in grant 1: expected one of tools, paths, hosts, class, "
-    "untrusted, approval, approval_timeout" },
+    "untrusted, approval, approval_timeout, limits" },
+  { "limit out of range", "limits:\n  time: 0\n",
+    "t.yaml:2:9: \"time\" is \"0\": expected a duration such as 30s, 500ms or 2m, from 1ms "
+    "to a day (1440m)" },
+  { "unknown limit", "limits:\n  tme: 1s\n",
+    "t.yaml:2:3: unknown key \"tme\" in limits: expected one of time, memory, pids, cpus, "
+    "output, file_size" },
+  { "memory below what a sandbox needs", "limits:\n  memory: 1m\n",
+    "t.yaml:2:11: \"memory\" is \"1m\": expected a size such as 512m, from 6m to 1024g" },
+  { "cpus with four decimals", "limits:\n  cpus: \"0.0001\"\n",
+    "t.yaml:2:9: \"cpus\" is \"0.0001\": expected a number of CPUs such as 1 or 0.5, from 0.001 "
+    "to 1024" },
+  { "output past what a frame carries", G_READ "    paths: [/a]\n    limits: {output: 4m}\n",
+    "t.yaml:4:22: \"output\" is \"4m\": expected a size such as 256k, from 1 to 4128768 bytes "
+    "(what a response carries)" },
+  { "limits of a grant is a list", G_READ "    paths: [/a]\n    limits: [1s]\n",
+    "t.yaml:4:13: the limits of grant 1 is a list: expected a mapping" },
+  { "pids not an integer", G_READ "    paths: [/a]\n    limits:\n      pids: 1k\n",
+    "t.yaml:5:13: \"pids\" is \"1k\": expected an integer from 1 to 4194304" },
   { "duplicate key in a grant", G_READ "    paths: [/a]\n    tools: [shell]\n",
     "t.yaml:4:5: duplicate key \"tools\" in grant 1 (first at line 2)" },
   { "relative path", G_READ "    paths: [notes]\n",
@@ -309,7 +327,7 @@ START_TEST (test_config_reports_errors_in_file_order)
                     "t.yaml:3:12: unknown class \"topsecret\": expected public, internal, private "
                     "or secret\n"
                     "t.yaml:4:5: unknown key \"extra\" in grant 1: expected one of tools, paths, "
-                    "hosts, class, untrusted, approval, approval_timeout");
+                    "hosts, class, untrusted, approval, approval_timeout, limits");
 }
 END_TEST
 
@@ -413,6 +431,31 @@ START_TEST (test_config_options_know_their_place)
   bx_options *copy = bx_options_copy (cfg->runtime_options);
   ck_assert_str_eq (bx_options_where (copy, "image"), "t.yaml:4:5");
   bx_options_free (copy);
+  bx_config_free (cfg);
+}
+END_TEST
+
+/* Limits: the config's defaults fill what a grant leaves unset; a grant's own win. */
+START_TEST (test_config_limits_default_under_the_grants)
+{
+  struct bx_config *cfg
+      = parse_ok ("limits:\n  time: 2s\n  memory: 64m\n  pids: 32\n  cpus: \"1.5\"\n"
+                  "  output: 64k\n  file_size: 1m\n" G_READ
+                  "    paths: [/a]\n    limits: {time: 500ms, cpus: \"0.25\"}\n"
+                  "  - tools: [shell]\n    paths: [/b]\n");
+  ck_assert_uint_eq (cfg->limits[BX_LIMIT_TIME], 2000);
+  ck_assert_uint_eq (cfg->grants[0].limits[BX_LIMIT_TIME], 500);
+  ck_assert_uint_eq (cfg->grants[0].limits[BX_LIMIT_CPU], 250);
+  ck_assert_uint_eq (cfg->grants[0].limits[BX_LIMIT_MEMORY], 64 << 20);
+  ck_assert_uint_eq (cfg->grants[0].limits[BX_LIMIT_PIDS], 32);
+  ck_assert_uint_eq (cfg->grants[0].limits[BX_LIMIT_OUTPUT], 64 << 10);
+  ck_assert_uint_eq (cfg->grants[0].limits[BX_LIMIT_FILE_SIZE], 1 << 20);
+  ck_assert_uint_eq (cfg->grants[1].limits[BX_LIMIT_TIME], 2000);
+  ck_assert_uint_eq (cfg->grants[1].limits[BX_LIMIT_CPU], 1500);
+  bx_config_free (cfg);
+  cfg = parse_ok (G_READ "    paths: [/a]\n");
+  for (int i = 0; i < BX_LIMIT_COUNT; i++)
+    ck_assert_uint_eq (cfg->grants[0].limits[i], 0);
   bx_config_free (cfg);
 }
 END_TEST
@@ -590,6 +633,7 @@ make_suite (void)
   tcase_add_test (tc, test_config_reads_every_key);
   tcase_add_test (tc, test_config_durations_take_the_module_options_grammar);
   tcase_add_test (tc, test_config_options_know_their_place);
+  tcase_add_test (tc, test_config_limits_default_under_the_grants);
   tcase_add_test (tc, test_config_accepts_a_module_by_absolute_path);
   tcase_add_test (tc, test_config_allows_folders_that_no_sandbox_can_swap);
   tcase_add_test (tc, test_config_load_names_a_missing_file);

@@ -140,7 +140,7 @@ START_TEST (test_runner_spec_table)
   decide (cfg, r->tool, r->a, r->b, &d);
   ck_assert_msg (d.verdict == BX_ALLOWED, "%s", d.reason);
   struct bx_run_report report;
-  json_t *frame = bx_runner_respond (m, &d, "c1", "call-1", "sess.A", &report);
+  json_t *frame = bx_runner_respond (m, &d, "c1", "call-1", "sess.A", NULL, -1, &report);
   const json_t *msg = result_msg (frame, r->class, r->untrusted);
   ck_assert_str_eq (report.outcome, "result");
   ck_assert (!report.truncated);
@@ -175,7 +175,7 @@ START_TEST (test_runner_builds_no_spec_for_a_denial)
   ck_assert_ptr_null (bx_runner_spec (&d, "c", "s"));
   /* No module is needed (or touched) to answer a denial. */
   struct bx_run_report report;
-  json_t *frame = bx_runner_respond (NULL, &d, "c1", "c", "s", &report);
+  json_t *frame = bx_runner_respond (NULL, &d, "c1", "c", "s", NULL, -1, &report);
   const json_t *msg = json_object_get (frame, "msg");
   ck_assert_str_eq (json_string_value (json_object_get (msg, "type")), "denied");
   ck_assert_str_eq (json_string_value (json_object_get (msg, "reason")),
@@ -197,7 +197,7 @@ expect_failed (const char *mode, const char *sentence)
   struct bx_decision d;
   decide (cfg, BX_TOOL_SHELL, "id", NULL, &d);
   struct bx_run_report report;
-  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", &report);
+  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", NULL, -1, &report);
   const json_t *msg = json_object_get (frame, "msg");
   ck_assert_str_eq (json_string_value (json_object_get (msg, "type")), "failed");
   ck_assert_str_eq (json_string_value (json_object_get (msg, "message")), sentence);
@@ -241,7 +241,7 @@ START_TEST (test_runner_labels_output_and_keeps_truncated)
   struct bx_decision d;
   decide (cfg, BX_TOOL_HTTP_FETCH, "https://example.com/", NULL, &d);
   struct bx_run_report report;
-  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", &report);
+  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", NULL, -1, &report);
   const json_t *msg = result_msg (frame, "public", true);
   ck_assert_str_eq (json_string_value (json_object_get (msg, "content")), "page");
   ck_assert (json_is_true (json_object_get (msg, "truncated")));
@@ -266,7 +266,7 @@ START_TEST (test_runner_replaces_invalid_utf8_in_output)
   struct bx_decision d;
   decide (cfg, BX_TOOL_READ_FILE, "/home/me/notes/bin", NULL, &d);
   struct bx_run_report report;
-  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", &report);
+  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", NULL, -1, &report);
   const json_t *msg = result_msg (frame, "internal", false);
   const char *content = json_string_value (json_object_get (msg, "content"));
   ck_assert_ptr_nonnull (content);
@@ -295,7 +295,7 @@ START_TEST (test_runner_keeps_a_huge_output_within_one_frame)
   struct bx_decision d;
   decide (cfg, BX_TOOL_READ_FILE, "/home/me/notes/big", NULL, &d);
   struct bx_run_report report;
-  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", &report);
+  json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", NULL, -1, &report);
   const json_t *msg = result_msg (frame, "internal", false);
   ck_assert (json_is_true (json_object_get (msg, "truncated")));
   ck_assert (report.truncated);

@@ -95,11 +95,15 @@ start_brokerd plain "    rootfs_digest: $digest"
 plain_pid=$pid_of_brokerd
 [ -n "$digest" ] && pass "brokerd starts with the root pinned by the digest build-image.sh printed" \
   || fail "build-image.sh printed no digest: $(cat "$work/build.log")"
-sed "s|rootfs_digest: sha256:.|rootfs_digest: sha256:0|; s|$work/plain.sock|$work/pin.sock|" \
+# Another digest: the printed one with its first hex digit changed.
+hex=${digest#sha256:}
+case $hex in 0*) wrong="sha256:1${hex#?}" ;; *) wrong="sha256:0${hex#?}" ;; esac
+sed "s|rootfs_digest: $digest|rootfs_digest: $wrong|; s|$work/plain.sock|$work/pin.sock|" \
   "$work/plain.yaml" > "$work/pin.yaml"
-"$brokerd" --config "$work/pin.yaml" --runtimedir "$runtimedir" > "$work/pin.log" 2>&1
+# A brokerd that wrongly accepts the digest would serve for ever: bounded.
+timeout 60 "$brokerd" --config "$work/pin.yaml" --runtimedir "$runtimedir" > "$work/pin.log" 2>&1
 rc=$?
-[ $rc != 0 ] && grep -q "option rootfs_digest: $work/rootfs holds $digest, not sha256:0" "$work/pin.log" \
+[ $rc != 0 ] && grep -q "option rootfs_digest: $work/rootfs holds $digest, not $wrong" "$work/pin.log" \
   && pass "another digest: brokerd refuses to start, naming the option" \
   || fail "wrong digest: rc=$rc $(cat "$work/pin.log")"
 start_brokerd tight "    memory: 32m

@@ -1,10 +1,10 @@
 #!/bin/sh
-# man-covers-options.sh BROKERD BOXMAKER RUNTIMEDIR MANDIR: the man pages name every flag
+# man-covers-options.sh BROKERD BOXMAKER RUNTIMEDIR MANDIR [CHECK]: the man pages name every flag
 # the programs take and every config key brokerd and podman.so accept, as the programs
 # themselves list them (--help, and the "expected one of" of an unknown key), so a new
 # flag or key cannot land without its documentation.
 set -eu
-brokerd=$1 boxmaker=$2 runtimedir=$3 mandir=$4
+brokerd=$1 boxmaker=$2 runtimedir=$3 mandir=$4 check=${5:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
@@ -32,11 +32,13 @@ listed () { sed -n 's/.*\(expected one of\|this runtime knows:\) \([a-z_, ]*\).*
 covers brokerd.8 "brokerd flags" $(flags "$brokerd")
 covers boxmaker.1 "boxmaker flags" $(flags "$boxmaker")
 covers boxmaker-mcp.1 "boxmaker mcp flags" $("$boxmaker" mcp --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
+[ -n "$check" ] && covers boxmaker-runtime-check.1 "boxmaker-runtime-check flags" $(flags "$check")
 
 printf 'zz: 1\n' > "$tmp/top.yaml"
 printf 'grants:\n  - zz: 1\n' > "$tmp/grant.yaml"
 printf 'runtime:\n  zz: 1\n' > "$tmp/runtime.yaml"
-for f in top grant runtime; do
+printf 'limits:\n  zz: 1\n' > "$tmp/limits.yaml"
+for f in top grant runtime limits; do
   keys=$("$brokerd" --check-config "$tmp/$f.yaml" 2>&1 | listed || true)
   [ -n "$keys" ] || { echo "FAIL: brokerd did not list the $f keys"; status=1; continue; }
   covers brokerd.yaml.5 "$f keys" $keys

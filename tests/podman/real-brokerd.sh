@@ -2,7 +2,8 @@
 # End to end through brokerd and `boxmaker call`, with podman.so and the tools image that
 # real-setup.sh built: each tool; a read outside the grant denied; no way from a shell to
 # a listener on the host's loopback; the memory and time limits and the output cap with
-# their fixed sentences; http_fetch outside the grant denied and to an allowed name that
+# their fixed sentences; a client killed mid-call whose container is gone within a second;
+# http_fetch outside the grant denied and to an allowed name that
 # does not resolve refused with curl's error text; and http_fetch reaching a granted HTTPS
 # server (in a network namespace of the test's own, at an address the proxy counts as
 # public) through slirp4netns and the proxy, with the body and "[http 200]"; both fetches'
@@ -152,6 +153,39 @@ took=$(( $(date +%s) - start ))
 [ $rc = 1 ] && contains "$err" "the tool ran past its time limit" && [ $took -lt 10 ] \
   && pass "past the time limit: killed in ${took} s with the fixed sentence" \
   || fail "time limit: rc=$rc took=$took out=$out err=$err"
+
+# A client that gives up (killed mid-call) cancels its call: brokerd sees the hang-up, and
+# podman.so kills and removes the container at once.  Measured from the kill to the moment
+# podman no longer lists the container (each `podman ps` itself takes some of that time).
+"$boxmaker" call shell '{"command":"sleep 60"}' --socket "$work/plain.sock" \
+  --session "$session" --call gone > /dev/null 2>&1 &
+client=$!
+i=0
+until podman ps --filter label=boxmaker --format '{{.Names}}' | grep -q -- "-$session-gone-"; do
+  i=$((i + 1))
+  [ $i -lt 150 ] || break
+  sleep 0.1
+done
+sleep 0.3
+t0=$(date +%s%N)
+kill -KILL $client
+gone=
+while [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 10000 ]; do
+  if ! podman ps -a --filter label=boxmaker --format '{{.Names}}' | grep -q -- "-$session-gone-"; then
+    gone=$(( ($(date +%s%N) - t0) / 1000000 ))
+    break
+  fi
+done
+wait $client 2>/dev/null
+i=0
+until grep -q '"call":"gone".*"outcome":"cancelled"' "$work/plain.log"; do
+  i=$((i + 1))
+  [ $i -lt 50 ] || break
+  sleep 0.1
+done
+[ -n "$gone" ] && [ "$gone" -lt 1000 ] && grep -q '"call":"gone".*"outcome":"cancelled"' "$work/plain.log" \
+  && pass "a client that gives up: its container gone ${gone} ms after, the audit line says cancelled" \
+  || fail "a client that gives up: container gone after ${gone:-more than 10000} ms; audit: $(grep '"call":"gone"' "$work/plain.log")"
 
 call tight shell '{"command":"yes abcdefghi | head -c 10000000"}'
 [ $rc = 0 ] && [ ${#out} -le 1000 ] && contains "$err" "truncated=true" \

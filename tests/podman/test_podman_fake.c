@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -352,6 +353,132 @@ START_TEST (test_podman_dying_of_a_signal_still_kills_and_removes_the_container)
   free (log);
   free (want);
   free (name);
+  test_podman_unload (m);
+}
+END_TEST
+
+struct cancel_arg
+{
+  bx_run_spec *spec;
+  int ms;
+};
+
+static void *
+cancel_later (void *arg)
+{
+  struct cancel_arg *c = arg;
+  struct timespec ts = { 0, (long)c->ms * 1000000L };
+  nanosleep (&ts, NULL);
+  bx_run_spec_cancel (c->spec);
+  return NULL;
+}
+
+/* ABI 1.1: a cancelled call's container is killed and removed at once, and the call
+ * answers the fixed sentence, long before the time limit. */
+START_TEST (test_a_cancelled_call_kills_and_removes_its_container)
+{
+  use_fixture ("sleep");
+  struct bx_module *m = load (NULL);
+  bx_run_spec *spec = test_spec (BX_TOOL_SHELL, "{\"command\":\"sleep 60\"}", "c1", NULL);
+  bx_run_spec_prepare_cancel (spec);
+  struct cancel_arg c = { spec, 300 };
+  pthread_t t;
+  pthread_create (&t, NULL, cancel_later, &c);
+  struct bx_run_output out;
+  const char *sentence = NULL;
+  struct timespec t0, t1;
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  ck_assert_int_eq (bx_module_run (m, spec, &out, &sentence), BX_RUN_FAILED);
+  clock_gettime (CLOCK_MONOTONIC, &t1);
+  pthread_join (t, NULL);
+  bx_run_spec_free (spec);
+  ck_assert_str_eq (sentence, "the call was cancelled");
+  double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  ck_assert_msg (took < 5, "took %.1f s", took);
+  char *name = recorded_name (0);
+  char *want = NULL;
+  ck_assert_int_ge (asprintf (&want, "0 run shell\n1 kill %s\n2 rm %s\n3 rm %s\n", name, name, name),
+                    0);
+  char *log = calls_log ();
+  ck_assert_str_eq (log, want);
+  free (log);
+  free (want);
+  free (name);
+  test_podman_unload (m);
+}
+END_TEST
+
+/* A call cancelled before it starts never starts a container. */
+START_TEST (test_a_call_cancelled_before_it_starts_runs_nothing)
+{
+  use_fixture ("ok");
+  struct bx_module *m = load (NULL);
+  bx_run_spec *spec = test_spec (BX_TOOL_SHELL, "{\"command\":\"true\"}", "c1", NULL);
+  bx_run_spec_prepare_cancel (spec);
+  bx_run_spec_cancel (spec);
+  struct bx_run_output out;
+  const char *sentence = NULL;
+  ck_assert_int_eq (bx_module_run (m, spec, &out, &sentence), BX_RUN_FAILED);
+  bx_run_spec_free (spec);
+  ck_assert_str_eq (sentence, "the call was cancelled");
+  char *log = calls_log ();
+  ck_assert_str_eq (log, "");
+  free (log);
+  test_podman_unload (m);
+}
+END_TEST
+
+/* ABI 1.1: the spec's limits win over the options in the tool container's arguments. */
+START_TEST (test_spec_limits_reach_the_arguments)
+{
+  use_fixture ("ok");
+  const char *extra[] = { "memory", "512m", "pids", "128", NULL };
+  struct bx_module *m = load (extra);
+  bx_run_spec *spec = test_spec (BX_TOOL_SHELL, "{\"command\":\"true\"}", "c1", NULL);
+  bx_run_spec_set_limit (spec, BX_LIMIT_MEMORY, 64 << 20);
+  bx_run_spec_set_limit (spec, BX_LIMIT_PIDS, 32);
+  bx_run_spec_set_limit (spec, BX_LIMIT_CPU, 1500);
+  bx_run_spec_set_limit (spec, BX_LIMIT_FILE_SIZE, 1 << 20);
+  struct bx_run_output out;
+  const char *sentence = NULL;
+  ck_assert_int_eq (bx_module_run (m, spec, &out, &sentence), BX_RUN_OK);
+  bx_run_output_clear (&out);
+  bx_run_spec_free (spec);
+  char path[512];
+  snprintf (path, sizeof path, "%s/calls/0.args", record_dir);
+  size_t len = 0;
+  char *args = read_file (path, &len);
+  ck_assert_ptr_nonnull (args);
+  for (size_t i = 0; i < len; i++)
+    if (args[i] == '\0')
+      args[i] = ' ';
+  ck_assert_msg (strstr (args, " --cpus=1.500 --ulimit=fsize=1048576:1048576 --pids-limit=32 "
+                               "--memory=67108864 ")
+                     != NULL,
+                 "args: %s", args);
+  free (args);
+  test_podman_unload (m);
+}
+END_TEST
+
+/* ABI 1.1: podman's own folders and the program given by path are protected. */
+START_TEST (test_protected_paths_name_podman_storage_and_the_program)
+{
+  use_fixture ("ok");
+  struct bx_module *m = load (NULL);
+  const char *const *p = bx_module_protected_paths (m);
+  ck_assert_ptr_nonnull (p);
+  bool storage = false, program = false;
+  for (; *p != NULL; p++)
+    {
+      ck_assert_int_eq ((*p)[0], '/');
+      if (strcmp (*p, FAKE_PODMAN) == 0)
+        program = true;
+      if (strcmp (*p, geteuid () == 0 ? "/var/lib/containers" : "/etc/containers") == 0)
+        storage = true;
+    }
+  ck_assert (storage);
+  ck_assert (program);
   test_podman_unload (m);
 }
 END_TEST
@@ -910,6 +1037,10 @@ make_suite (void)
   tcase_add_test (tc, test_podman_dying_of_a_signal_is_an_unexpected_status);
   tcase_add_test (tc, test_podman_dying_of_a_signal_still_kills_and_removes_the_container);
   tcase_add_test (tc, test_a_flood_on_standard_error_is_drained_and_the_pointer_kept);
+  tcase_add_test (tc, test_a_cancelled_call_kills_and_removes_its_container);
+  tcase_add_test (tc, test_a_call_cancelled_before_it_starts_runs_nothing);
+  tcase_add_test (tc, test_spec_limits_reach_the_arguments);
+  tcase_add_test (tc, test_protected_paths_name_podman_storage_and_the_program);
   tcase_add_test (tc, test_podman_missing_is_unavailable_with_the_runbook_pointer);
   tcase_add_test (tc, test_output_past_the_cap_is_truncated_and_the_container_removed);
   tcase_add_test (tc, test_output_of_exactly_the_cap_is_not_truncated);

@@ -4,6 +4,8 @@
  * curl's own error text.  After every case no container of this suite and no egress folder
  * is left. */
 #include <arpa/inet.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +19,8 @@
 #include <unistd.h>
 
 #include <check.h>
+
+#include "bx/deadline.h"
 
 #include "podman_test_host.h"
 #include "test_main.h"
@@ -371,6 +375,129 @@ START_TEST (test_real_output_over_the_cap_is_truncated)
 }
 END_TEST
 
+/* ABI 1.1: the spec's limits win over the module's options (which stay the defaults). */
+START_TEST (test_real_spec_limits_win_over_the_options)
+{
+  const char *extra[] = { "shell_ms", "100000", "output_cap", "1m", NULL };
+  struct bx_module *m = load (extra);
+  struct bx_run_output out;
+  const char *sentence;
+
+  bx_run_spec *spec = spec_for (BX_TOOL_SHELL, "{\"command\":\"sleep 60\"}", NULL);
+  bx_run_spec_set_limit (spec, BX_LIMIT_TIME, 1500);
+  int64_t t0 = bx_now_ms ();
+  ck_assert_int_eq (run_spec (m, spec, &out, &sentence), BX_RUN_FAILED);
+  ck_assert_str_eq (sentence, SENT_TIME_LIMIT);
+  int64_t took = bx_now_ms () - t0;
+  ck_assert_msg (took >= 1500 && took < 8000, "took %lld ms", (long long)took);
+
+  spec = spec_for (BX_TOOL_SHELL, "{\"command\":\"head -c 60000000 /dev/zero > /tmp/fill\"}",
+                   NULL);
+  bx_run_spec_set_limit (spec, BX_LIMIT_MEMORY, 32 << 20);
+  ck_assert_int_eq (run_spec (m, spec, &out, &sentence), BX_RUN_FAILED);
+  ck_assert_str_eq (sentence, SENT_STOPPED);
+
+  spec = spec_for (BX_TOOL_SHELL, "{\"command\":\"yes abcdefghi | head -c 100000000\"}", NULL);
+  bx_run_spec_set_limit (spec, BX_LIMIT_OUTPUT, 1000);
+  ck_assert_int_eq (run_spec (m, spec, &out, &sentence), BX_RUN_OK);
+  ck_assert (out.truncated);
+  ck_assert_uint_eq (out.len, 1000);
+  bx_run_output_clear (&out);
+
+  /* pids and CPU land in the container's cgroup (v1 here, v2 elsewhere); file size is the
+   * RLIMIT_FSIZE of its processes. */
+  spec = spec_for (BX_TOOL_SHELL,
+                   "{\"command\":\"cat /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/pids.max "
+                   "2>/dev/null; cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu.max "
+                   "2>/dev/null; ulimit -f; head -c 3000000 /dev/zero > /tmp/big; "
+                   "wc -c < /tmp/big\"}",
+                   NULL);
+  bx_run_spec_set_limit (spec, BX_LIMIT_PIDS, 17);
+  bx_run_spec_set_limit (spec, BX_LIMIT_CPU, 500);
+  bx_run_spec_set_limit (spec, BX_LIMIT_FILE_SIZE, 1 << 20);
+  ck_assert_int_eq (run_spec (m, spec, &out, &sentence), BX_RUN_OK);
+  ck_assert_msg (strstr (out.content, "17\n") != NULL, "pids: %s", out.content);
+  ck_assert_msg (strstr (out.content, "50000") != NULL, "cpus: %s", out.content);
+  /* ulimit -f counts 512-byte blocks */
+  ck_assert_msg (strstr (out.content, "2048\n") != NULL, "ulimit -f: %s", out.content);
+  ck_assert_msg (strstr (out.content, "1048576\n") != NULL, "file size: %s", out.content);
+  bx_run_output_clear (&out);
+  test_podman_unload (m);
+}
+END_TEST
+
+/* Whether podman knows a container named NAME. */
+static bool
+container_exists (const char *name_part)
+{
+  char cmd[256];
+  snprintf (cmd, sizeof cmd,
+            "podman ps -a --filter label=boxmaker --format '{{.Names}}' | grep -q -- '%s'",
+            name_part);
+  return system (cmd) == 0;
+}
+
+struct cancel_run
+{
+  struct bx_module *m;
+  bx_run_spec *spec;
+  enum bx_run_status status;
+  const char *sentence;
+  int64_t returned;
+};
+
+static void *
+cancel_run_main (void *arg)
+{
+  struct cancel_run *r = arg;
+  struct bx_run_output out;
+  r->status = bx_module_run (r->m, r->spec, &out, &r->sentence);
+  r->returned = bx_now_ms ();
+  bx_run_output_clear (&out);
+  return NULL;
+}
+
+/* ABI 1.1 cancellation: the container of a cancelled call is killed and removed within a
+ * second (measured with podman ps), and the call answers the fixed sentence. */
+START_TEST (test_real_a_cancelled_call_loses_its_container_within_a_second)
+{
+  struct bx_module *m = load (NULL);
+  struct cancel_run r = { .m = m };
+  r.spec = bx_run_spec_new (BX_TOOL_SHELL, "{\"command\":\"sleep 60\"}", 22, "cancelme", session);
+  bx_run_spec_prepare_cancel (r.spec);
+  pthread_t t;
+  pthread_create (&t, NULL, cancel_run_main, &r);
+  char part[128];
+  snprintf (part, sizeof part, "-%s-cancelme-", session);
+  int64_t until = bx_now_ms () + 30000;
+  while (!container_exists (part) && bx_now_ms () < until)
+    usleep (50 * 1000);
+  ck_assert_msg (container_exists (part), "the container never started");
+  usleep (300 * 1000); /* running, not only created */
+  int64_t t0 = bx_now_ms ();
+  bx_run_spec_cancel (r.spec);
+  int64_t gone = 0;
+  while (bx_now_ms () - t0 < 10000)
+    {
+      if (!container_exists (part))
+        {
+          gone = bx_now_ms ();
+          break;
+        }
+    }
+  pthread_join (t, NULL);
+  ck_assert_msg (gone > 0, "the container is still there 10 s after the cancellation");
+  printf ("cancellation: container gone %lld ms after it, run() returned after %lld ms\n",
+          (long long)(gone - t0), (long long)(r.returned - t0));
+  ck_assert_int_eq (r.status, BX_RUN_FAILED);
+  ck_assert_str_eq (r.sentence, BX_SENTENCE_CANCELLED);
+  ck_assert_msg (gone - t0 < 1000, "the container was gone only after %lld ms",
+                 (long long)(gone - t0));
+  bx_run_spec_free (r.spec);
+  test_podman_unload (m);
+}
+END_TEST
+
 static enum bx_run_status
 fetch (struct bx_module *m, const char *url, const char *allowed, struct bx_run_output *out,
        const char **sentence)
@@ -472,6 +599,8 @@ main (void)
   tcase_add_test (tc, test_real_a_process_over_the_memory_limit_is_stopped);
   tcase_add_test (tc, test_real_a_command_past_its_time_limit_is_killed);
   tcase_add_test (tc, test_real_output_over_the_cap_is_truncated);
+  tcase_add_test (tc, test_real_spec_limits_win_over_the_options);
+  tcase_add_test (tc, test_real_a_cancelled_call_loses_its_container_within_a_second);
   tcase_add_test (tc, test_real_orphans_of_a_command_do_not_use_up_the_pids_limit);
   tcase_add_test (tc, test_real_http_fetch_to_a_host_outside_the_grant_is_refused_by_the_proxy);
   tcase_add_test (tc, test_real_http_fetch_to_an_allowed_name_that_does_not_resolve_is_refused);

@@ -35,6 +35,7 @@ enum bx_command_end
   BX_COMMAND_NOT_RUN,   /* it could not be started: spawn_errno, and failed_chdir */
   BX_COMMAND_TIMED_OUT, /* the deadline passed first; the process may still run (pid) */
   BX_COMMAND_CAPPED,    /* standard output went past the cap first; it may still run (pid) */
+  BX_COMMAND_CANCELLED, /* cancel_fd became readable first; it may still run (pid) */
 };
 
 struct bx_command
@@ -61,6 +62,10 @@ struct bx_command
   /* Reap every child of the caller that ends meanwhile (waitpid(-1)), for a pid 1 or a
    * subreaper whose orphans would otherwise hold pids until the command ends. */
   bool reap_orphans;
+  /* With cancellable: the run ends as CANCELLED as soon as CANCEL_FD is readable (it is
+   * polled, never read, so other pollers see it too). */
+  bool cancellable;
+  int cancel_fd;
 };
 
 struct bx_command_result
@@ -75,14 +80,14 @@ struct bx_command_result
   int output_errno;  /* with stream_output: why writing to output_fd failed, else 0 */
   char *err;         /* the first error_keep bytes of standard error, NUL-terminated, never NULL */
   size_t err_len;
-  pid_t pid;  /* the process still to reap after TIMED_OUT or CAPPED; -1 otherwise */
+  pid_t pid;  /* the process still to reap after TIMED_OUT, CAPPED or CANCELLED; -1 otherwise */
   bool group; /* pid leads its own group */
 };
 
 /* Runs CMD and fills *R (always: no failure is left unreported). */
 void bx_command_run (const struct bx_command *cmd, struct bx_command_result *r);
 
-/* For a result with a process left (TIMED_OUT or CAPPED): waits up to GRACE_MS for it to
+/* For a result with a process left (TIMED_OUT, CAPPED or CANCELLED): waits up to GRACE_MS for it to
  * exit, then kills it (its group with own_group) with SIGKILL and waits.  Returns true when
  * it had to kill.  A no-op (false) when no process is left. */
 bool bx_command_reap (struct bx_command_result *r, int64_t grace_ms);

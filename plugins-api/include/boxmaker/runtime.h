@@ -13,7 +13,11 @@
  *      mymodule.c -o mymodule.so
  *
  * and install it in $(pkg-config --variable=runtimedir boxmaker-runtime), or name it by
- * absolute path in brokerd's config.  docs/writing-a-runtime.md walks through one.
+ * absolute path in brokerd's config.  The walk-through writing-a-runtime.md, with an example
+ * module and its Makefile, is installed in /usr/share/doc/boxmaker-dev/ (boxmaker-dev);
+ * boxmaker-runtime(7) summarises this header, and boxmaker-runtime-check(1) runs the
+ * SANDBOX CONTRACT below against a module.  pkg-config --variable=abi_version
+ * boxmaker-runtime prints the version of this header.
  *
  * VERSIONS
  *   The ABI has a major and a minor number.  A minor release only appends fields at the end
@@ -32,6 +36,97 @@
  *   A module never writes to brokerd's standard output or standard error: it logs through
  *   bx_host.log.  Output bytes go to the host with bx_host.output_append, which copies them
  *   into memory the host owns, so no allocation ever crosses the ABI.
+ *
+ * SANDBOX CONTRACT (ABI 1.1)
+ *   The key words MUST, MUST NOT, SHOULD and MAY are normative.  brokerd has already
+ *   decided that the call may run; a module's whole job is to run it so that it can reach
+ *   nothing else.  A module that cannot honour a rule below MUST answer the call
+ *   BX_RUN_UNAVAILABLE rather than run it with less containment.
+ *
+ *   Running toolkit.
+ *   - A module MUST run each call in a fresh sandbox of its own, started for this call and
+ *     gone (every process, container, mount and folder it made) before run() returns.
+ *   - Inside it, a module MUST run `toolkit TOOL` (TOOL is spec_tool()) with the canonical
+ *     arguments (spec_arguments()) on standard input, then end of file.  toolkit writes the
+ *     tool's output on standard output.  Exit status 0 (success) and 1 (the tool's own
+ *     error, such as a missing file) are both output: answer BX_RUN_OK with what it wrote.
+ *     Exit status 2 means toolkit could not run the call: answer BX_RUN_FAILED.
+ *   - The sandbox's root MUST hold /bin/sh, toolkit, and for http_fetch curl with every
+ *     library it loads, the CA certificates (/etc/ssl/certs/ca-certificates.crt) and the
+ *     NSS files name lookup needs (/etc/nsswitch.conf and the NSS libraries it names).
+ *     It MUST NOT be the host's root, and its root user MUST NOT be the host's root (a
+ *     user namespace).
+ *   - Its environment MUST be exactly what the module sets; no variable of brokerd's
+ *     passes.
+ *
+ *   Mounts.
+ *   - Mount i MUST appear at its own host path, spec_mount_path(i), inside the sandbox,
+ *     read-only unless spec_mount_writable(i).  Nothing else of the host's file system
+ *     MAY be visible, except the files of the sandbox's root named above.
+ *   - A mount MUST be bound without following a symbolic link at its last component and
+ *     not recursively (no mount below it comes along): a sandbox may change what it can
+ *     write between two calls.
+ *
+ *   Network.
+ *   - When spec_has_egress() is 0 the sandbox MUST have no network at all (loopback only).
+ *   - Otherwise its one way out MUST be toolkit's egress proxy, run outside the tool's
+ *     sandbox as `toolkit egress-proxy --socket PATH --allow HOST[,HOST...]` with the
+ *     hosts spec_egress_host() lists, its Unix socket visible in the tool's sandbox as
+ *     /run/egress/egress.sock.  The proxy reaches only those hosts, on port 443, at public
+ *     addresses.  The proxy MUST be gone when run() returns.
+ *
+ *   Limits.
+ *   - spec_limit() gives the call's limits.  A limit of 0 is not set by brokerd's config;
+ *     the module then applies its own default.  A module MUST enforce every limit it is
+ *     given (time, memory, processes, CPU, output, file size), or answer
+ *     BX_RUN_UNAVAILABLE when it cannot enforce one it was given.
+ *   - Past the time limit the module MUST kill everything the call started and answer
+ *     BX_RUN_FAILED with BX_SENTENCE_TIME_LIMIT.  Killed for lack of memory, it SHOULD
+ *     answer BX_RUN_FAILED with BX_SENTENCE_STOPPED.
+ *   - Output past BX_LIMIT_OUTPUT is cut there: the module keeps exactly that many bytes
+ *     and calls output_set_truncated().  The host never passes a cap larger than a
+ *     response can carry.
+ *
+ *   Cancellation.
+ *   - spec_cancel_fd() is a descriptor that becomes readable when brokerd cancels the
+ *     call: its client hung up (closed or died; brokerd watches for POLLRDHUP and
+ *     POLLHUP, and a client that only shut down its sending side still waits for its
+ *     answer), or brokerd is stopping and its grace period is over.  A
+ *     module that waits in poll() MUST include it with POLLIN; it MUST NOT read, write or
+ *     close it.  spec_cancelled() says the same without waiting.
+ *   - Once cancelled, a module MUST kill everything the call started within a second and
+ *     answer BX_RUN_FAILED with BX_SENTENCE_CANCELLED.
+ *
+ *   Answers.
+ *   - BX_RUN_UNAVAILABLE: the runtime cannot run anything now (its program or image is
+ *     missing, it cannot start a sandbox).  BX_RUN_FAILED: this call did not run or did
+ *     not finish (a limit, a cancellation, toolkit's exit status 2, an unexpected end).
+ *   - A sentence MUST be a constant in static storage; it MUST NOT hold anything a
+ *     sandboxed program or a remote server could have written (output, paths, podman's
+ *     messages).  Details go to the log.
+ *
+ *   Process state in run().
+ *   - run() is called on one of brokerd's threads, which block SIGTERM, SIGINT and SIGHUP;
+ *     SIGPIPE is ignored in brokerd.  A child the module starts MUST get the default
+ *     signal dispositions and an empty signal mask (posix_spawnattr_setsigdefault and
+ *     setsigmask), or a closed pipe would not stop it.
+ *   - brokerd's own descriptors are close-on-exec; every descriptor a module opens MUST be
+ *     close-on-exec from birth (O_CLOEXEC, pipe2, SOCK_CLOEXEC), since other threads
+ *     start children at the same time.  A module MUST wait for its children by pid, never
+ *     with waitpid(-1) or a SIGCHLD handler.
+ *
+ *   Its own files and the host.
+ *   - Paths a sandbox must never be granted (the module's rootfs, its helpers) MUST be
+ *     named by protected_paths: brokerd refuses to start with a grant folder that holds
+ *     one, or lies inside one.
+ *   - create() MAY run in a brokerd that then fails to bind its socket (another instance
+ *     serves it) and calls destroy() at once: create() MUST NOT remove or change what a
+ *     running instance uses.  A sweep of what an earlier brokerd left MUST spare what a
+ *     live instance owns (tell them apart by an owner mark the module records, such as
+ *     a label naming its process).
+ *   - home (config key `home`) MAY not exist yet; a module makes what it needs below it,
+ *     mode 0700.  The call and session ids may be `.` or `..`: a module MUST NOT use them
+ *     as path components as they are.
  */
 #ifndef BOXMAKER_RUNTIME_H
 #define BOXMAKER_RUNTIME_H
@@ -45,7 +140,7 @@ extern "C" {
 
 #define BX_RUNTIME_MAGIC     0x62786d72u /* "bxmr" */
 #define BX_RUNTIME_ABI_MAJOR 1
-#define BX_RUNTIME_ABI_MINOR 0
+#define BX_RUNTIME_ABI_MINOR 1
 #define BX_RUNTIME_ENTRY     "bx_runtime_entry"
 
 /* Modules build with -fvisibility=hidden; this marks the one symbol they export. */
@@ -88,6 +183,24 @@ enum bx_run_status
   BX_RUN_FAILED = 1,
   BX_RUN_UNAVAILABLE = 2,
 };
+
+/* The fixed sentences of the SANDBOX CONTRACT (ABI 1.1). */
+#define BX_SENTENCE_TIME_LIMIT "the tool ran past its time limit"
+#define BX_SENTENCE_STOPPED    "the tool was stopped: it ran out of memory or was killed"
+#define BX_SENTENCE_CANCELLED  "the call was cancelled"
+
+/* The limits of one call (ABI 1.1), read with bx_host.spec_limit.  0: not set by brokerd's
+ * config, the module's own default applies. */
+enum bx_limit
+{
+  BX_LIMIT_TIME = 0,      /* milliseconds, from the sandbox's start to its end */
+  BX_LIMIT_MEMORY = 1,    /* bytes of memory (and swap) for the whole sandbox */
+  BX_LIMIT_PIDS = 2,      /* processes and threads at once in the sandbox */
+  BX_LIMIT_CPU = 3,       /* CPU in thousandths of a CPU (1500: one and a half) */
+  BX_LIMIT_OUTPUT = 4,    /* bytes of output kept; always set, at most what a response can carry */
+  BX_LIMIT_FILE_SIZE = 5, /* bytes: the largest file a process in the sandbox may write */
+};
+#define BX_LIMIT_COUNT 6
 
 /* ---- What the host gives a module. -------------------------------------------------------
  *
@@ -176,6 +289,16 @@ struct bx_host
    * where a file was asked, a URL outside the grant); the output is its reason, not the
    * tool's content.  A client that asks is told so. */
   void (*output_set_refused) (bx_run_result *result);
+
+  /* ---- ABI 1.1 ---- */
+
+  /* The call's limit WHICH (enum bx_limit); 0 when not set, and for an unknown WHICH. */
+  uint64_t (*spec_limit) (const bx_run_spec *spec, int which);
+  /* A descriptor that becomes readable (POLLIN) when the call is cancelled; owned by the
+   * host, valid until run() returns.  Never read, write or close it. */
+  int (*spec_cancel_fd) (const bx_run_spec *spec);
+  /* 1 once the call is cancelled, 0 before. */
+  int (*spec_cancelled) (const bx_run_spec *spec);
 };
 
 /* True when the host's table has FIELD: a module built against a newer header may run in
@@ -212,7 +335,15 @@ struct bx_runtime
   /* Frees the instance; no run() is in progress or will follow. */
   void (*destroy) (void *instance);
 
-  /* ABI 1.1 and later append fields here. */
+  /* ---- ABI 1.1 ---- */
+
+  /* Host paths no grant may reach (the module's rootfs, helpers, state): a NULL-terminated
+   * list of absolute paths, valid until destroy(), or NULL for none.  Called once, after
+   * create(); brokerd refuses to start when a grant folder holds one or lies inside one.
+   * May be NULL. */
+  const char *const *(*protected_paths) (void *instance);
+
+  /* Later minor versions append fields here. */
 };
 
 /* The 1.0 table ends after destroy: a smaller table is refused. */
@@ -224,6 +355,29 @@ struct bx_runtime
 typedef const struct bx_runtime *(*bx_runtime_entry_fn) (uint32_t host_major, uint32_t host_minor);
 BX_RUNTIME_EXPORT const struct bx_runtime *bx_runtime_entry (uint32_t host_major,
                                                              uint32_t host_minor);
+
+/* Defines the module's table and its entry in one line, from designated initialisers:
+ *
+ *   BX_RUNTIME_DEFINE (.name = "mine", .create = mine_create, .run = mine_run,
+ *                      .destroy = mine_destroy, .protected_paths = mine_protected);
+ *
+ * The magic, the version and the size are filled in; the entry refuses a host of another
+ * major or an older minor (whose struct bx_host lacks what this header declares). */
+#define BX_RUNTIME_DEFINE(...)                                                                    \
+  static const struct bx_runtime bx_runtime_table_                                                \
+      = { .magic = BX_RUNTIME_MAGIC,                                                              \
+          .abi_major = BX_RUNTIME_ABI_MAJOR,                                                      \
+          .abi_minor = BX_RUNTIME_ABI_MINOR,                                                      \
+          .size = sizeof (struct bx_runtime),                                                     \
+          __VA_ARGS__ };                                                                          \
+  BX_RUNTIME_EXPORT const struct bx_runtime *bx_runtime_entry (uint32_t host_major,               \
+                                                               uint32_t host_minor)               \
+  {                                                                                               \
+    if (host_major != BX_RUNTIME_ABI_MAJOR || host_minor < BX_RUNTIME_ABI_MINOR)                  \
+      return NULL;                                                                                \
+    return &bx_runtime_table_;                                                                    \
+  }                                                                                               \
+  extern int bx_runtime_define_needs_a_semicolon_
 
 #ifdef __cplusplus
 }

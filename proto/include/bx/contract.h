@@ -81,8 +81,9 @@ enum bx_data_class
 /* One frame's JSON text (proto/frame.c). */
 #define BX_FRAME_MAX (4u * 1024 * 1024)
 /* What brokerd's host collects from one call before it cuts (a module's output_cap cannot
- * be larger): four frames, as a result is cut again to fit its frame. */
-#define BX_HOST_OUTPUT_MAX ((size_t)4 * BX_FRAME_MAX)
+ * be larger, and it is the largest output limit a spec holds): what a result frame can
+ * carry, the frame less room for the rest of the message. */
+#define BX_HOST_OUTPUT_MAX ((size_t)BX_FRAME_MAX - 64 * 1024)
 /* podman.so's default output_cap: a sixteenth of a frame. */
 #define BX_MODULE_OUTPUT_DEFAULT (BX_FRAME_MAX / 16)
 /* The largest body http_fetch hands on (curl's --max-filesize, written as a plain literal so

@@ -1,0 +1,47 @@
+/* Cancellation (ABI 1.1): while a call runs, one thread watches every running call's client
+ * socket for POLLRDHUP and POLLHUP.  When a client hangs up (POLLHUP: it closed the
+ * connection, or died), its call's spec is cancelled, which makes the descriptor the module
+ * polls readable.  POLLRDHUP alone is a client that shut down its sending side: it may still
+ * read the answer, so the call goes on (approvals.c treats a waiting call the same way).  When brokerd stops and its grace period is over, every call still
+ * running is cancelled the same way.
+ *
+ * One thread and one epoll set for the whole server, rather than a thread per call:
+ * watching a call then costs two epoll_ctl calls. */
+#ifndef BX_BROKER_CANCEL_H
+#define BX_BROKER_CANCEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <boxmaker/runtime.h>
+
+#include "bx/error.h"
+
+struct bx_canceller;
+
+/* One watched call; lives in the caller's frame between watch and unwatch. */
+struct bx_cancel_watch
+{
+  struct bx_canceller *canceller;
+  int client_fd;
+  bx_run_spec *spec;
+  uint64_t id;
+  bool registered;
+  bool cancelled; /* set (under the canceller's lock) when the call was cancelled */
+  struct bx_cancel_watch *next;
+};
+
+int bx_canceller_start (struct bx_canceller **out, bx_error *err);
+/* Stops the thread and frees it; no watch may be registered. */
+void bx_canceller_stop (struct bx_canceller *canceller);
+
+/* Starts watching CLIENT_FD for SPEC's call.  A client already gone cancels at once. */
+void bx_cancel_watch_start (struct bx_canceller *canceller, struct bx_cancel_watch *watch,
+                            int client_fd, bx_run_spec *spec);
+/* Stops watching; true when the call was cancelled. */
+bool bx_cancel_watch_end (struct bx_cancel_watch *watch);
+
+/* Cancels every call being watched (brokerd stopping past its grace period). */
+void bx_canceller_cancel_all (struct bx_canceller *canceller);
+
+#endif

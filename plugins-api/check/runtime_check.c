@@ -1,0 +1,1064 @@
+/* boxmaker-runtime-check: the runtime conformance kit.  It loads a module the way brokerd
+ * does (the same loader and host services), then runs the SANDBOX CONTRACT of
+ * boxmaker/runtime.h against it with the real toolkit: one line per check, then
+ * `conformance: N passed, M failed`.
+ *
+ *   boxmaker-runtime-check MODULE.so [--option KEY=VALUE ...]
+ *
+ * An option given twice becomes a list (as a YAML list in brokerd's config).  Exit status:
+ * 0 every check passed, 1 a check failed, 2 the module could not be loaded or created (or
+ * a usage error), 3 the module is not a sandbox (it runs nothing, or does not run toolkit
+ * over its mounts): every check is skipped with that reason. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+#include "bx/deadline.h"
+
+#include "host_services.h"
+#include "module_loader.h"
+#include "options.h"
+#include "run_spec.h"
+
+#define CONCURRENT_CALLS 8
+#define CANCEL_AFTER_MS  2000
+#define CANCEL_WITHIN_MS 1000
+
+struct kit
+{
+  struct bx_module *module;
+  char root[64];      /* a fresh folder of the kit's own, removed at the end */
+  char ro[96];        /* granted read-only */
+  char rw[96];        /* granted writable */
+  char outside[96];   /* never granted */
+  char home[96];      /* the module's home */
+  char session[32];   /* bxcheck-<random>: names every call, so leftovers can be found */
+  char token[32];     /* random text in the files, so a fake answer cannot pass */
+  unsigned call_n;
+  pthread_mutex_t lock;
+  unsigned passed, failed, skipped;
+  const char *not_a_sandbox; /* set: every later check is skipped with this reason */
+  bool verbose;
+};
+
+/* ---- Reporting. ------------------------------------------------------------------------ */
+
+static void __attribute__ ((format (printf, 3, 4)))
+pass (struct kit *k, const char *name, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  cleanup_free char *detail = bx_xvasprintf (fmt, ap);
+  va_end (ap);
+  k->passed++;
+  printf ("pass: %s%s%s\n", name, detail[0] ? ": " : "", detail);
+  fflush (stdout);
+}
+
+static void __attribute__ ((format (printf, 3, 4)))
+fail (struct kit *k, const char *name, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  cleanup_free char *detail = bx_xvasprintf (fmt, ap);
+  va_end (ap);
+  k->failed++;
+  printf ("FAIL: %s: %s\n", name, detail);
+  fflush (stdout);
+}
+
+static void __attribute__ ((format (printf, 3, 4)))
+skip (struct kit *k, const char *name, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  cleanup_free char *detail = bx_xvasprintf (fmt, ap);
+  va_end (ap);
+  k->skipped++;
+  printf ("skip: %s: %s\n", name, detail);
+  fflush (stdout);
+}
+
+/* ---- Calls. ------------------------------------------------------------------------------ */
+
+struct answer
+{
+  enum bx_run_status status;
+  const char *sentence;
+  struct bx_run_output out;
+  int64_t ms;
+};
+
+static const char *
+status_name (enum bx_run_status s)
+{
+  return s == BX_RUN_OK ? "ok" : s == BX_RUN_FAILED ? "failed" : "unavailable";
+}
+
+/* The answer in a few words, for a failure line: never the whole output. */
+static char *
+describe (const struct answer *a)
+{
+  if (a->status != BX_RUN_OK)
+    return bx_xasprintf ("%s \"%s\"", status_name (a->status), a->sentence);
+  size_t n = a->out.len < 160 ? a->out.len : 160;
+  char *text = bx_xstrndup (a->out.content ? a->out.content : "", n);
+  for (char *p = text; *p; p++)
+    if ((unsigned char)*p < 0x20)
+      *p = ' ';
+  char *d = bx_xasprintf ("ok%s, %zu bytes: \"%s%s\"", a->out.truncated ? " (truncated)" : "",
+                          a->out.len, text, a->out.len > n ? "..." : "");
+  free (text);
+  return d;
+}
+
+static bx_run_spec *
+new_spec (struct kit *k, enum bx_tool tool, const char *json)
+{
+  pthread_mutex_lock (&k->lock);
+  unsigned n = k->call_n++;
+  pthread_mutex_unlock (&k->lock);
+  char call[32];
+  snprintf (call, sizeof call, "c%u", n);
+  bx_run_spec *spec = bx_run_spec_new (tool, json, strlen (json), call, k->session);
+  bx_run_spec_prepare_cancel (spec);
+  /* What brokerd passes without a limit in its config: the output cap is always set. */
+  bx_run_spec_set_limit (spec, BX_LIMIT_OUTPUT, BX_HOST_OUTPUT_CAP);
+  return spec;
+}
+
+static void
+run (struct kit *k, bx_run_spec *spec, struct answer *a)
+{
+  (void)k;
+  int64_t t0 = bx_now_ms ();
+  a->status = bx_module_run (k->module, spec, &a->out, &a->sentence);
+  a->ms = bx_now_ms () - t0;
+}
+
+static void
+answer_clear (struct answer *a)
+{
+  bx_run_output_clear (&a->out);
+}
+
+static char *
+json_escape_path (const char *dir, const char *file)
+{
+  return bx_xasprintf ("%s/%s", dir, file);
+}
+
+static bool
+contains (const struct answer *a, const char *text)
+{
+  return a->status == BX_RUN_OK && a->out.content != NULL && strstr (a->out.content, text) != NULL;
+}
+
+/* A shell call with COMMAND (plain text without quotes or backslashes) and the mounts. */
+static bx_run_spec *
+shell_spec (struct kit *k, const char *command)
+{
+  cleanup_free char *json = bx_xasprintf ("{\"command\":\"%s\"}", command);
+  bx_run_spec *spec = new_spec (k, BX_TOOL_SHELL, json);
+  bx_run_spec_add_mount (spec, k->ro, false);
+  bx_run_spec_add_mount (spec, k->rw, true);
+  return spec;
+}
+
+/* ---- Files. ------------------------------------------------------------------------------ */
+
+static int
+write_file (const char *dir, const char *name, const char *text, mode_t mode)
+{
+  cleanup_free char *path = json_escape_path (dir, name);
+  int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0)
+    return -1;
+  size_t len = strlen (text);
+  ssize_t w = write (fd, text, len);
+  fchmod (fd, mode);
+  close (fd);
+  return w == (ssize_t)len ? 0 : -1;
+}
+
+static char *
+read_small (const char *path)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  char *buf = bx_xzalloc (4097);
+  ssize_t n = read (fd, buf, 4096);
+  close (fd);
+  if (n < 0)
+    {
+      free (buf);
+      return NULL;
+    }
+  return buf;
+}
+
+static void
+remove_tree (const char *path)
+{
+  DIR *d = opendir (path);
+  if (d != NULL)
+    {
+      struct dirent *e;
+      while ((e = readdir (d)) != NULL)
+        {
+          if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
+            continue;
+          cleanup_free char *sub = bx_xasprintf ("%s/%s", path, e->d_name);
+          struct stat st;
+          if (lstat (sub, &st) == 0 && S_ISDIR (st.st_mode))
+            remove_tree (sub);
+          else
+            unlink (sub);
+        }
+      closedir (d);
+    }
+  rmdir (path);
+}
+
+/* Files (not folders) left under PATH; the first one's name in *first. */
+static unsigned
+files_under (const char *path, char **first)
+{
+  unsigned n = 0;
+  DIR *d = opendir (path);
+  if (d == NULL)
+    return 0;
+  struct dirent *e;
+  while ((e = readdir (d)) != NULL)
+    {
+      if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
+        continue;
+      char *sub = bx_xasprintf ("%s/%s", path, e->d_name);
+      struct stat st;
+      if (lstat (sub, &st) == 0 && S_ISDIR (st.st_mode))
+        {
+          n += files_under (sub, first);
+          free (sub);
+        }
+      else
+        {
+          n++;
+          if (*first == NULL)
+            *first = sub;
+          else
+            free (sub);
+        }
+    }
+  closedir (d);
+  return n;
+}
+
+static void
+random_hex (char *out, size_t n)
+{
+  unsigned char raw[16];
+  int fd = open ("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || read (fd, raw, sizeof raw) != (ssize_t)sizeof raw)
+    {
+      struct timespec ts;
+      clock_gettime (CLOCK_REALTIME, &ts);
+      for (size_t i = 0; i < sizeof raw; i++)
+        raw[i] = (unsigned char)((ts.tv_nsec >> (i % 4 * 8)) ^ getpid () ^ (int)i);
+    }
+  if (fd >= 0)
+    close (fd);
+  for (size_t i = 0; i + 1 < n && i < 2 * sizeof raw; i++)
+    out[i] = "0123456789abcdef"[(raw[i / 2] >> (i % 2 ? 0 : 4)) & 15];
+  out[n - 1 < 2 * sizeof raw ? n - 1 : 2 * sizeof raw] = '\0';
+}
+
+/* ---- The checks. ------------------------------------------------------------------------- */
+
+/* Is it a sandbox at all?  It must run toolkit over its mounts: read_file of a file holding
+ * a random token returns the token.  Otherwise every later check is skipped. */
+static void
+check_runs_toolkit (struct kit *k, const char *name)
+{
+  cleanup_free char *path = json_escape_path (k->ro, "probe.txt");
+  cleanup_free char *json = bx_xasprintf ("{\"path\":\"%s\"}", path);
+  bx_run_spec *spec = new_spec (k, BX_TOOL_READ_FILE, json);
+  bx_run_spec_add_mount (spec, k->ro, false);
+  struct answer a;
+  run (k, spec, &a);
+  bx_run_spec_free (spec);
+  if (a.status == BX_RUN_UNAVAILABLE)
+    k->not_a_sandbox = "not a sandbox: it runs nothing (every call is unavailable)";
+  else if (!contains (&a, k->token))
+    k->not_a_sandbox = "not a sandbox: read_file did not return the file, so it does not run "
+                       "toolkit over the mounts";
+  if (k->not_a_sandbox != NULL)
+    {
+      cleanup_free char *d = describe (&a);
+      skip (k, name, "%s (it answered %s)", k->not_a_sandbox, d);
+    }
+  else
+    pass (k, name, "%lld ms", (long long)a.ms);
+  answer_clear (&a);
+}
+
+static void
+check_write (struct kit *k, const char *name)
+{
+  cleanup_free char *path = json_escape_path (k->rw, "written.txt");
+  cleanup_free char *json
+      = bx_xasprintf ("{\"path\":\"%s\",\"content\":\"w-%s\"}", path, k->token);
+  bx_run_spec *spec = new_spec (k, BX_TOOL_WRITE_FILE, json);
+  bx_run_spec_add_mount (spec, k->rw, true);
+  struct answer a;
+  run (k, spec, &a);
+  bx_run_spec_free (spec);
+  cleanup_free char *got = read_small (path);
+  cleanup_free char *want = bx_xasprintf ("w-%s", k->token);
+  cleanup_free char *d = describe (&a);
+  if (a.status == BX_RUN_OK && got != NULL && strcmp (got, want) == 0)
+    pass (k, name, "%s", "");
+  else
+    fail (k, name, "the host's file holds %s after %s", got ? "other text" : "nothing", d);
+  answer_clear (&a);
+}
+
+static void
+check_read_only (struct kit *k, const char *name)
+{
+  cleanup_free char *path = json_escape_path (k->ro, "probe.txt");
+  cleanup_free char *json = bx_xasprintf ("{\"path\":\"%s\",\"content\":\"changed\"}", path);
+  bx_run_spec *spec = new_spec (k, BX_TOOL_WRITE_FILE, json);
+  bx_run_spec_add_mount (spec, k->ro, false);
+  struct answer a;
+  run (k, spec, &a);
+  bx_run_spec_free (spec);
+  cleanup_free char *got = read_small (path);
+  if (got != NULL && strcmp (got, k->token) == 0)
+    pass (k, name, "%s", "");
+  else
+    {
+      fail (k, name, "write_file changed the file of a read-only mount");
+      /* Put it back, so the checks after this one are not failed by this one. */
+      write_file (k->ro, "probe.txt", k->token, 0644);
+    }
+  answer_clear (&a);
+}
+
+static void
+check_shell (struct kit *k, const char *name)
+{
+  cleanup_free char *cmd
+      = bx_xasprintf ("cat %s/probe.txt; echo; echo $((6 * 7)); pwd > /dev/null", k->ro);
+  bx_run_spec *spec = shell_spec (k, cmd);
+  struct answer a;
+  run (k, spec, &a);
+  bx_run_spec_free (spec);
+  cleanup_free char *d = describe (&a);
+  if (contains (&a, k->token) && contains (&a, "42"))
+    pass (k, name, "%s", "");
+  else
+    fail (k, name, "expected the file and 42, got %s", d);
+  answer_clear (&a);
+}
+
+static void
+check_nothing_else (struct kit *k, const char *name)
+{
+  cleanup_free char *cmd = bx_xasprintf (
+      "cat %s/secret.txt 2>&1; ls %s %s 2>&1; cat /proc/1/environ 2>/dev/null | tr '\\\\0' ' '",
+      k->outside, k->outside, k->root);
+  bx_run_spec *spec = shell_spec (k, cmd);
+  struct answer a;
+  run (k, spec, &a);
+  bx_run_spec_free (spec);
+  cleanup_free char *secret = bx_xasprintf ("s-%s", k->token);
+  cleanup_free char *d = describe (&a);
+  if (a.status != BX_RUN_OK)
+    fail (k, name, "the probe did not run: %s", d);
+  else if (strstr (a.out.content, secret) != NULL)
+    fail (k, name, "a file in a folder that is not mounted can be read");
+  else if (strstr (a.out.content, "\nsecret.txt\n") != NULL || strncmp (a.out.content, "secret.txt\n", 11) == 0)
+    fail (k, name, "a folder that is not mounted can be listed");
+  else if (strstr (a.out.content, "BX_CHECK_HOST_VARIABLE") != NULL)
+    fail (k, name, "a variable of the host's environment reached the sandbox");
+  else
+    pass (k, name, "%s", "");
+  answer_clear (&a);
+}
+
+static void
+check_user_namespace (struct kit *k, const char *name)
+{
+  /* The map, and a file written through a writable mount: whatever uid the sandbox runs
+   * as, what it leaves on the host must not belong to root (a setuid-root file would be
+   * one chmod away). */
+  cleanup_free char *cmd
+      = bx_xasprintf ("cat /proc/self/uid_map; echo x > %s/owned.txt", k->rw);
+  bx_run_spec *spec = shell_spec (k, cmd);
+  struct answer a;
+  run (k, spec, &a);
+  bx_run_spec_free (spec);
+  cleanup_free char *d = describe (&a);
+  cleanup_free char *path = json_escape_path (k->rw, "owned.txt");
+  struct stat st;
+  bool wrote = stat (path, &st) == 0;
+  unlink (path);
+  unsigned long inside, outside, count;
+  if (a.status != BX_RUN_OK
+      || sscanf (a.out.content, " %lu %lu %lu", &inside, &outside, &count) != 3)
+    fail (k, name, "cannot read /proc/self/uid_map: %s", d);
+  else if (inside == 0 && outside == 0)
+    fail (k, name, "uid 0 inside is uid 0 on the host (no user namespace)");
+  else if (!wrote)
+    fail (k, name, "the sandbox could not write through a writable mount: %s", d);
+  else if (st.st_uid == 0)
+    fail (k, name, "a file the sandbox wrote belongs to root on the host (uid_map \"%lu %lu %lu\")",
+          inside, outside, count);
+  else
+    pass (k, name, "the files it writes belong to uid %lu on the host (uid_map \"%lu %lu %lu\")",
+          (unsigned long)st.st_uid, inside, outside, count);
+  answer_clear (&a);
+}
+
+static void
+check_no_network (struct kit *k, const char *name)
+{
+  bx_run_spec *spec = shell_spec (k, "cat /proc/net/dev");
+  struct answer a;
+  run (k, spec, &a);
+  bx_run_spec_free (spec);
+  cleanup_free char *d = describe (&a);
+  if (a.status != BX_RUN_OK || strstr (a.out.content, "Inter-") == NULL)
+    {
+      fail (k, name, "cannot read /proc/net/dev: %s", d);
+      answer_clear (&a);
+      return;
+    }
+  /* Every interface line is "name: counters"; only lo may be there. */
+  char other[64] = "";
+  for (char *line = a.out.content; line != NULL && *line; line = strchr (line, '\n'))
+    {
+      if (*line == '\n')
+        line++;
+      char *colon = strchr (line, ':');
+      char *nl = strchr (line, '\n');
+      if (colon == NULL || (nl != NULL && colon > nl))
+        continue;
+      while (*line == ' ')
+        line++;
+      size_t n = (size_t)(colon - line);
+      if (n > 0 && n < sizeof other && strncmp (line, "lo", n) != 0)
+        {
+          memcpy (other, line, n);
+          other[n] = '\0';
+          break;
+        }
+    }
+  if (other[0] != '\0')
+    fail (k, name, "the sandbox has the interface %s", other);
+  else
+    pass (k, name, "loopback only");
+  answer_clear (&a);
+}
+
+static void
+check_egress (struct kit *k, const char *name)
+{
+  bx_run_spec *spec = new_spec (k, BX_TOOL_HTTP_FETCH, "{\"url\":\"https://other.example/\"}");
+  const char *hosts[] = { "allowed.example" };
+  bx_run_spec_set_egress (spec, hosts, 1);
+  struct answer a;
+  run (k, spec, &a);
+  bx_run_spec_free (spec);
+  cleanup_free char *d = describe (&a);
+  /* toolkit's http_fetch tells curl's own error: the proxy answered, refusing the host
+   * (SOCKS5 reply 2, not allowed by the ruleset).  No proxy at all would be another
+   * error, such as curl's (7). */
+  if (a.status == BX_RUN_OK
+      && strncmp (a.out.content, "http_fetch: https://other.example/: curl: ", 41) == 0
+      && strstr (a.out.content, "SOCKS5 connection to other.example. (2)") != NULL)
+    pass (k, name, "a host outside the grant is refused through the proxy");
+  else
+    fail (k, name, "expected curl's refusal through the egress proxy, got %s", d);
+  answer_clear (&a);
+  skip (k, "egress reaches a granted host",
+        "needs a public HTTPS host, which the kit does not assume; not tried");
+}
+
+static void
+check_time_limit (struct kit *k, const char *name)
+{
+  bx_run_spec *spec = shell_spec (k, "echo MARK-out-$((1+1)); echo MARK-err >&2; sleep 60");
+  bx_run_spec_set_limit (spec, BX_LIMIT_TIME, 1500);
+  struct answer a;
+  run (k, spec, &a);
+  bx_run_spec_free (spec);
+  cleanup_free char *d = describe (&a);
+  if (a.status != BX_RUN_FAILED || strcmp (a.sentence, BX_SENTENCE_TIME_LIMIT) != 0)
+    fail (k, name, "a 1500 ms limit on sleep 60 gave %s", d);
+  else if (a.ms < 1500 || a.ms > 10000)
+    fail (k, name, "it ended after %lld ms", (long long)a.ms);
+  else
+    pass (k, name, "ended after %lld ms", (long long)a.ms);
+  answer_clear (&a);
+}
+
+static void
+check_memory_limit (struct kit *k, const char *name)
+{
+  bx_run_spec *spec
+      = shell_spec (k, "x=$(head -c 200000000 /dev/zero | tr '\\\\0' a); echo length ${#x}");
+  bx_run_spec_set_limit (spec, BX_LIMIT_MEMORY, 32 << 20);
+  struct answer a;
+  run (k, spec, &a);
+  bx_run_spec_free (spec);
+  cleanup_free char *d = describe (&a);
+  if (a.status == BX_RUN_FAILED && strcmp (a.sentence, BX_SENTENCE_STOPPED) == 0)
+    pass (k, name, "stopped, with its fixed sentence");
+  else if (a.status == BX_RUN_OK && !contains (&a, "length 200000000")
+           && contains (&a, "[killed by signal 9]"))
+    pass (k, name, "the process over the limit was killed");
+  else
+    fail (k, name, "200 MB in a 32m sandbox gave %s", d);
+  answer_clear (&a);
+}
+
+static void
+check_pids_limit (struct kit *k, const char *name)
+{
+  bx_run_spec *spec = shell_spec (
+      /* A shell that cannot fork exits: the processes are started by a shell of their own,
+       * and counted by this one without forking. */
+      k, "sh -c 'i=0; while [ $i -lt 40 ]; do sleep 3 & i=$((i+1)); done' >/dev/null 2>&1; "
+         "set -- /proc/[0-9]*; echo $#");
+  bx_run_spec_set_limit (spec, BX_LIMIT_PIDS, 16);
+  struct answer a;
+  run (k, spec, &a);
+  bx_run_spec_free (spec);
+  cleanup_free char *d = describe (&a);
+  unsigned n = 0;
+  if (a.status != BX_RUN_OK || sscanf (a.out.content, " %u", &n) != 1)
+    fail (k, name, "cannot count the processes: %s", d);
+  else if (n > 16)
+    fail (k, name, "%u processes ran at once under a limit of 16", n);
+  else
+    pass (k, name, "%u processes at most under a limit of 16", n);
+  answer_clear (&a);
+}
+
+/* The share of a CPU a busy shell got over 3 s, under a CPU limit of MILLIS (0: none);
+ * -1 when it could not be measured (*detail says why). */
+static double
+busy_share (struct kit *k, uint64_t millis, char **detail)
+{
+  /* Busy for 3 s of wall time; the shell's and its children's CPU time then, in ticks. */
+  bx_run_spec *spec = shell_spec (
+      k, "end=$(( $(date +%s) + 3 )); s=$(date +%s); while [ $(date +%s) -lt $end ]; do :; "
+         "done; e=$(date +%s); set -- $(cat /proc/$$/stat); echo ticks $((${14} + ${15} + "
+         "${16} + ${17})) wall $((e - s)) hz $(getconf CLK_TCK 2>/dev/null || echo 100)");
+  if (millis > 0)
+    bx_run_spec_set_limit (spec, BX_LIMIT_CPU, millis);
+  struct answer a;
+  run (k, spec, &a);
+  bx_run_spec_free (spec);
+  const char *at = a.status == BX_RUN_OK ? strstr (a.out.content, "ticks ") : NULL;
+  unsigned long ticks, wall, hz;
+  double share = -1;
+  if (at == NULL || sscanf (at, "ticks %lu wall %lu hz %lu", &ticks, &wall, &hz) != 3 || hz == 0
+      || wall == 0)
+    *detail = describe (&a);
+  else
+    share = (double)ticks / (double)hz / (double)wall;
+  answer_clear (&a);
+  return share;
+}
+
+static void
+check_cpu_limit (struct kit *k, const char *name)
+{
+  /* First without a limit: on a machine too busy to give a shell most of a CPU, a limit of
+   * a quarter cannot be told from the load. */
+  cleanup_free char *detail = NULL;
+  double free_share = busy_share (k, 0, &detail);
+  if (free_share < 0)
+    {
+      fail (k, name, "cannot measure: %s", detail);
+      return;
+    }
+  if (free_share < 0.6)
+    {
+      skip (k, name, "the machine gave a call without a limit only %.2f CPU: too busy to tell",
+            free_share);
+      return;
+    }
+  double share = busy_share (k, 250, &detail);
+  if (share < 0)
+    fail (k, name, "cannot measure: %s", detail);
+  /* 0.25 CPU asked; scheduling is coarse over 3 s, so allow up to 0.40. */
+  else if (share > 0.40)
+    fail (k, name, "used %.2f CPU under a limit of 0.25 (%.2f without)", share, free_share);
+  else
+    pass (k, name, "used %.2f CPU under a limit of 0.25 (%.2f without)", share, free_share);
+}
+
+static void
+check_output_cap (struct kit *k, const char *name)
+{
+  bx_run_spec *spec = shell_spec (k, "yes abcdefghi | head -c 10000000");
+  bx_run_spec_set_limit (spec, BX_LIMIT_OUTPUT, 1000);
+  struct answer a;
+  run (k, spec, &a);
+  bx_run_spec_free (spec);
+  cleanup_free char *d = describe (&a);
+  if (a.status == BX_RUN_OK && a.out.len == 1000 && a.out.truncated
+      && strncmp (a.out.content, "abcdefghi\n", 10) == 0)
+    pass (k, name, "1000 bytes, marked truncated");
+  else
+    fail (k, name, "a cap of 1000 bytes gave %s", d);
+  answer_clear (&a);
+}
+
+static void
+check_file_size (struct kit *k, const char *name)
+{
+  cleanup_free char *cmd
+      = bx_xasprintf ("head -c 3000000 /dev/zero > %s/big 2>/dev/null; wc -c < %s/big", k->rw, k->rw);
+  bx_run_spec *spec = shell_spec (k, cmd);
+  bx_run_spec_set_limit (spec, BX_LIMIT_FILE_SIZE, 1 << 20);
+  struct answer a;
+  run (k, spec, &a);
+  bx_run_spec_free (spec);
+  cleanup_free char *path = json_escape_path (k->rw, "big");
+  struct stat st;
+  cleanup_free char *d = describe (&a);
+  if (stat (path, &st) < 0)
+    fail (k, name, "no file was written: %s", d);
+  else if (st.st_size > (1 << 20))
+    fail (k, name, "a file of %lld bytes under a limit of 1048576", (long long)st.st_size);
+  else
+    pass (k, name, "%lld bytes under a limit of 1048576", (long long)st.st_size);
+  unlink (path);
+  answer_clear (&a);
+}
+
+struct cancel_run
+{
+  struct kit *k;
+  bx_run_spec *spec;
+  struct answer a;
+  int64_t ended;
+};
+
+static void *
+cancel_main (void *arg)
+{
+  struct cancel_run *r = arg;
+  run (r->k, r->spec, &r->a);
+  r->ended = bx_now_ms ();
+  return NULL;
+}
+
+static void
+check_cancellation (struct kit *k, const char *name)
+{
+  struct cancel_run r = { .k = k, .spec = shell_spec (k, "sleep 60") };
+  /* A module that does not cancel fails at this limit rather than after a minute. */
+  bx_run_spec_set_limit (r.spec, BX_LIMIT_TIME, 15000);
+  pthread_t t;
+  if (pthread_create (&t, NULL, cancel_main, &r) != 0)
+    {
+      fail (k, name, "cannot start a thread");
+      bx_run_spec_free (r.spec);
+      return;
+    }
+  struct timespec ts = { CANCEL_AFTER_MS / 1000, (CANCEL_AFTER_MS % 1000) * 1000000L };
+  nanosleep (&ts, NULL);
+  int64_t t0 = bx_now_ms ();
+  bx_run_spec_cancel (r.spec);
+  pthread_join (t, NULL);
+  bx_run_spec_free (r.spec);
+  int64_t took = r.ended - t0;
+  cleanup_free char *d = describe (&r.a);
+  if (r.a.status != BX_RUN_FAILED || strcmp (r.a.sentence, BX_SENTENCE_CANCELLED) != 0)
+    fail (k, name, "cancelled after %d ms, it answered %s", CANCEL_AFTER_MS, d);
+  else if (took > CANCEL_WITHIN_MS)
+    fail (k, name, "it ended %lld ms after its cancellation", (long long)took);
+  else
+    pass (k, name, "ended %lld ms after its cancellation", (long long)took);
+  answer_clear (&r.a);
+}
+
+struct parallel_run
+{
+  struct kit *k;
+  unsigned index;
+  bool ok;
+};
+
+static void *
+parallel_main (void *arg)
+{
+  struct parallel_run *p = arg;
+  cleanup_free char *cmd = bx_xasprintf ("echo thread-%u-of-%s", p->index, p->k->token);
+  bx_run_spec *spec = shell_spec (p->k, cmd);
+  struct answer a;
+  run (p->k, spec, &a);
+  bx_run_spec_free (spec);
+  cleanup_free char *want = bx_xasprintf ("thread-%u-of-%s\n", p->index, p->k->token);
+  p->ok = a.status == BX_RUN_OK && strncmp (a.out.content, want, strlen (want)) == 0;
+  answer_clear (&a);
+  return NULL;
+}
+
+static void
+check_concurrency (struct kit *k, const char *name)
+{
+  struct parallel_run runs[CONCURRENT_CALLS];
+  pthread_t threads[CONCURRENT_CALLS];
+  unsigned started = 0, good = 0;
+  int64_t t0 = bx_now_ms ();
+  for (unsigned i = 0; i < CONCURRENT_CALLS; i++)
+    {
+      runs[i] = (struct parallel_run){ .k = k, .index = i };
+      if (pthread_create (&threads[i], NULL, parallel_main, &runs[i]) == 0)
+        started++;
+      else
+        break;
+    }
+  for (unsigned i = 0; i < started; i++)
+    {
+      pthread_join (threads[i], NULL);
+      good += runs[i].ok;
+    }
+  if (good == CONCURRENT_CALLS)
+    pass (k, name, "%d calls, each with its own answer, in %lld ms", CONCURRENT_CALLS,
+          (long long)(bx_now_ms () - t0));
+  else
+    fail (k, name, "%u of %d calls answered their own output", good, CONCURRENT_CALLS);
+}
+
+/* The fixed sentences of every failure above hold nothing a sandbox wrote. */
+static void
+check_sentences (struct kit *k, const char *name)
+{
+  bx_run_spec *spec = shell_spec (k, "echo MARK-out; echo MARK-err >&2; exit 2");
+  bx_run_spec_set_limit (spec, BX_LIMIT_TIME, 1500);
+  struct answer a;
+  run (k, spec, &a);
+  bx_run_spec_free (spec);
+  struct answer b;
+  spec = shell_spec (k, "echo MARK-out; echo MARK-err >&2; sleep 60");
+  bx_run_spec_set_limit (spec, BX_LIMIT_TIME, 1500);
+  run (k, spec, &b);
+  bx_run_spec_free (spec);
+  bool leak = (a.status != BX_RUN_OK && strstr (a.sentence, "MARK") != NULL)
+              || (b.status != BX_RUN_OK && strstr (b.sentence, "MARK") != NULL);
+  if (leak)
+    fail (k, name, "a sentence quotes the sandbox's output");
+  else if (b.status == BX_RUN_OK)
+    fail (k, name, "a call past its time limit answered ok");
+  else
+    pass (k, name, "%s", "");
+  answer_clear (&a);
+  answer_clear (&b);
+}
+
+/* Processes of this kit's children, or anywhere with the session's name on their command
+ * line (a runtime's helpers, podman's conmon); NULL when none. */
+static char *
+leftover_process (struct kit *k)
+{
+  DIR *d = opendir ("/proc");
+  if (d == NULL)
+    return NULL;
+  char *found = NULL;
+  struct dirent *e;
+  pid_t self = getpid ();
+  while (found == NULL && (e = readdir (d)) != NULL)
+    {
+      if (e->d_name[0] < '0' || e->d_name[0] > '9')
+        continue;
+      cleanup_free char *stat_path = bx_xasprintf ("/proc/%s/stat", e->d_name);
+      cleanup_free char *stat = read_small (stat_path);
+      const char *paren = stat ? strrchr (stat, ')') : NULL;
+      char state;
+      int ppid;
+      if (paren != NULL && sscanf (paren + 1, " %c %d", &state, &ppid) == 2 && ppid == self
+          && state != 'Z')
+        {
+          found = bx_xasprintf ("process %s, a child of the kit", e->d_name);
+          break;
+        }
+      cleanup_free char *cmd_path = bx_xasprintf ("/proc/%s/cmdline", e->d_name);
+      cleanup_free char *cmd = read_small (cmd_path);
+      if (cmd == NULL)
+        continue;
+      for (size_t i = 0; i < 4096; i++)
+        if (cmd[i] == '\0' && cmd[i + 1] != '\0')
+          cmd[i] = ' ';
+      if (strstr (cmd, k->session) != NULL && atoi (e->d_name) != self)
+        found = bx_xasprintf ("process %s: %.80s", e->d_name, cmd);
+    }
+  closedir (d);
+  return found;
+}
+
+static void
+check_nothing_left (struct kit *k, const char *name)
+{
+  /* A moment for processes that are being reaped. */
+  struct timespec ts = { 0, 300 * 1000 * 1000 };
+  nanosleep (&ts, NULL);
+  cleanup_free char *process = leftover_process (k);
+  char *first = NULL;
+  unsigned files = files_under (k->home, &first);
+  cleanup_free char *first_file = first;
+  cleanup_free char *container = NULL;
+  /* podman keeps a stopped container with no process; ask it when it is there. */
+  if (access ("/usr/bin/podman", X_OK) == 0)
+    {
+      cleanup_free char *cmd = bx_xasprintf (
+          "podman ps -a --format '{{.Names}}' 2>/dev/null | grep -m1 -- '%s'", k->session);
+      FILE *p = popen (cmd, "re");
+      if (p != NULL)
+        {
+          char line[256] = "";
+          if (fgets (line, sizeof line, p) != NULL && line[0] != '\0')
+            container = bx_xstrdup (line);
+          pclose (p);
+        }
+    }
+  if (process != NULL)
+    fail (k, name, "%s", process);
+  else if (files > 0)
+    fail (k, name, "%u file(s) left in the module's home, such as %s", files, first_file);
+  else if (container != NULL)
+    fail (k, name, "the container %s", container);
+  else
+    pass (k, name, "no process, container or file of the kit's calls");
+}
+
+/* ---- The program. ------------------------------------------------------------------------ */
+
+static void
+log_line (void *ctx, const char *module, enum bx_log_level level, const char *line)
+{
+  struct kit *k = ctx;
+  if (k->verbose || level == BX_LOG_ERROR)
+    fprintf (stderr, "%s: %s: %s\n", module, bx_log_level_name (level), line);
+}
+
+static void
+usage (FILE *f)
+{
+  fputs ("usage: boxmaker-runtime-check MODULE.so [--option KEY=VALUE ...] [--verbose]\n"
+         "Runs the sandbox contract of boxmaker/runtime.h against a runtime module.\n",
+         f);
+}
+
+/* Adds KEY=VALUE to OPTIONS; a key given again makes a list. */
+static int
+add_option (bx_options *options, const char *arg)
+{
+  const char *eq = strchr (arg, '=');
+  if (eq == NULL || eq == arg)
+    return -1;
+  cleanup_free char *key = bx_xstrndup (arg, (size_t)(eq - arg));
+  const char *const *items;
+  size_t count = 0;
+  if (bx_options_lookup (options, key, &items, &count) == 0 || count == 0)
+    {
+      bx_options_add_string (options, key, eq + 1);
+      return 0;
+    }
+  /* Copies first: adding replaces the entry that ITEMS points into. */
+  char **list = bx_xzalloc ((count + 2) * sizeof (char *));
+  for (size_t i = 0; i < count; i++)
+    list[i] = bx_xstrdup (items[i]);
+  list[count] = bx_xstrdup (eq + 1);
+  bx_options_add_list (options, key, (const char *const *)list, count + 1);
+  for (size_t i = 0; i <= count; i++)
+    free (list[i]);
+  free (list);
+  return 0;
+}
+
+static int
+make_folders (struct kit *k)
+{
+  strcpy (k->root, "/tmp/bxcheck-XXXXXX");
+  if (mkdtemp (k->root) == NULL)
+    return -1;
+  chmod (k->root, 0755);
+  snprintf (k->ro, sizeof k->ro, "%s/ro", k->root);
+  snprintf (k->rw, sizeof k->rw, "%s/rw", k->root);
+  snprintf (k->outside, sizeof k->outside, "%s/outside", k->root);
+  snprintf (k->home, sizeof k->home, "%s/home", k->root);
+  /* The sandbox's user may be any uid: the granted folders are open to it. */
+  if (mkdir (k->ro, 0755) < 0 || mkdir (k->rw, 0777) < 0 || mkdir (k->outside, 0755) < 0
+      || mkdir (k->home, 0700) < 0)
+    return -1;
+  chmod (k->rw, 0777);
+  cleanup_free char *secret = bx_xasprintf ("s-%s", k->token);
+  if (write_file (k->ro, "probe.txt", k->token, 0644) < 0
+      || write_file (k->outside, "secret.txt", secret, 0644) < 0)
+    return -1;
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  static const struct option longopts[] = {
+    { "option", required_argument, NULL, 'o' },
+    { "verbose", no_argument, NULL, 'v' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  struct kit k = { 0 };
+  pthread_mutex_init (&k.lock, NULL);
+  bx_options *options = bx_options_new ();
+  int opt;
+  while ((opt = getopt_long (argc, argv, "", longopts, NULL)) != -1)
+    switch (opt)
+      {
+      case 'o':
+        if (add_option (options, optarg) < 0)
+          {
+            fprintf (stderr, "boxmaker-runtime-check: --option takes KEY=VALUE, not \"%s\"\n",
+                     optarg);
+            return 2;
+          }
+        break;
+      case 'v':
+        k.verbose = true;
+        break;
+      case 'h':
+        usage (stdout);
+        return 0;
+      default:
+        usage (stderr);
+        return 2;
+      }
+  if (optind + 1 != argc)
+    {
+      usage (stderr);
+      return 2;
+    }
+  const char *module = argv[optind];
+
+  /* Like brokerd: SIGPIPE ignored, the stop signals blocked in every thread. */
+  signal (SIGPIPE, SIG_IGN);
+  sigset_t mask;
+  sigemptyset (&mask);
+  sigaddset (&mask, SIGTERM);
+  sigaddset (&mask, SIGINT);
+  sigaddset (&mask, SIGHUP);
+  pthread_sigmask (SIG_BLOCK, &mask, NULL);
+  /* A host variable that must not reach a sandbox (the nothing-else check looks for it). */
+  setenv ("BX_CHECK_HOST_VARIABLE", "1", 1);
+
+  char hex[17];
+  random_hex (hex, sizeof hex);
+  snprintf (k.session, sizeof k.session, "bxcheck-%s", hex);
+  random_hex (k.token, sizeof k.token);
+  if (make_folders (&k) < 0)
+    {
+      fprintf (stderr, "boxmaker-runtime-check: cannot make its folders in /tmp: %s\n",
+               strerror (errno));
+      remove_tree (k.root);
+      return 2;
+    }
+
+  /* An absolute path, as brokerd's config names one. */
+  cleanup_free char *path = module[0] == '/' ? bx_xstrdup (module) : realpath (module, NULL);
+  cleanup_error bx_error err = NULL;
+  if (path == NULL)
+    {
+      printf ("FAIL: loads as brokerd loads it: %s: %s\n", module, strerror (errno));
+      printf ("conformance: 0 passed, 1 failed\n");
+      remove_tree (k.root);
+      return 2;
+    }
+  if (bx_module_load (path, NULL, &k.module, &err) < 0
+      || bx_module_create (k.module, options, k.home, log_line, &k, &err) < 0)
+    {
+      printf ("FAIL: loads as brokerd loads it: %s\n", bx_error_msg (err));
+      printf ("conformance: 0 passed, 1 failed\n");
+      bx_module_destroy (k.module);
+      remove_tree (k.root);
+      return 2;
+    }
+  unsigned major, minor;
+  bx_module_version (k.module, &major, &minor);
+  pass (&k, "loads as brokerd loads it", "%s, runtime ABI %u.%u", bx_module_name (k.module),
+        major, minor);
+
+  const char *const *protected = bx_module_protected_paths (k.module);
+  size_t n_protected = 0;
+  bool absolute = true;
+  for (; protected != NULL && protected[n_protected] != NULL; n_protected++)
+    absolute = absolute && protected[n_protected][0] == '/';
+  if (!absolute)
+    fail (&k, "protected paths are absolute", "a protected path is relative");
+  else
+    pass (&k, "protected paths are absolute", "%zu named", n_protected);
+
+  /* The contract, in order; each check reports under its name. */
+  static const struct
+  {
+    const char *name;
+    void (*run) (struct kit *, const char *);
+  } checks[] = {
+    { "write_file writes through a writable mount", check_write },
+    { "a read-only mount is read-only", check_read_only },
+    { "shell runs /bin/sh at the mounts' own paths", check_shell },
+    { "nothing else of the host is visible", check_nothing_else },
+    { "the sandbox's root is not the host's root", check_user_namespace },
+    { "no network without egress", check_no_network },
+    { "egress reaches only the granted hosts", check_egress },
+    { "the time limit ends a call with its fixed sentence", check_time_limit },
+    { "the memory limit stops a call", check_memory_limit },
+    { "the pids limit caps the processes", check_pids_limit },
+    { "the CPU limit caps the CPU time", check_cpu_limit },
+    { "the output cap is exact", check_output_cap },
+    { "the file size limit caps a file", check_file_size },
+    { "a cancelled call ends within 1 s with its fixed sentence", check_cancellation },
+    { "calls from many threads at once", check_concurrency },
+    { "failure sentences carry no sandbox text", check_sentences },
+  };
+  check_runs_toolkit (&k, "read_file runs toolkit over a read-only mount");
+  for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
+    if (k.not_a_sandbox != NULL)
+      skip (&k, checks[i].name, "%s", k.not_a_sandbox);
+    else
+      checks[i].run (&k, checks[i].name);
+  /* After destroy(): a module may keep helpers for its instance's life, never longer. */
+  bx_module_destroy (k.module);
+  k.module = NULL;
+  if (k.not_a_sandbox != NULL)
+    skip (&k, "nothing is left behind", "%s", k.not_a_sandbox);
+  else
+    check_nothing_left (&k, "nothing is left behind");
+
+  bx_options_free (options);
+  remove_tree (k.root);
+  printf ("conformance: %u passed, %u failed\n", k.passed, k.failed);
+  if (k.failed > 0)
+    return 1;
+  return k.not_a_sandbox != NULL ? 3 : 0;
+}

@@ -1,0 +1,30 @@
+#!/bin/sh
+# The conformance kit reports refusing.so and fake.so as not sandboxes: every contract check
+# skipped with the reason, exit status 3, and nothing counted as passed but the loading.
+#
+#   not_sandboxes.sh CHECK RUNTIMEDIR
+set -u
+check=$1 dir=$2
+fail () {
+  echo "FAIL: $*"
+  exit 1
+}
+for m in refusing fake; do
+  out=$("$check" "$dir/$m.so")
+  rc=$?
+  echo "$out"
+  [ "$rc" = 3 ] || fail "$m.so: exit $rc, expected 3 (not a sandbox)"
+  echo "$out" | grep -qx "conformance: 2 passed, 0 failed" || fail "$m.so: summary"
+  echo "$out" | grep -q '^skip: read_file runs toolkit over a read-only mount: not a sandbox: ' \
+    || fail "$m.so: no reason given"
+  n=$(echo "$out" | grep -c '^skip: .*: not a sandbox: ')
+  [ "$n" -ge 18 ] || fail "$m.so: only $n checks skipped as not a sandbox"
+  echo "$out" | grep -q '^pass: .*mount\|^pass: .*limit\|^pass: .*cancel' && fail "$m.so: a contract check passed"
+done
+"$check" >/dev/null 2>&1; [ $? = 2 ] || fail "no module: expected exit 2"
+"$check" "$dir/fake.so" --option nokey >/dev/null 2>&1; [ $? = 2 ] || fail "--option without =: expected exit 2"
+out=$("$check" "$dir/fake.so" --option typo=1)
+[ $? = 2 ] || fail "a rejected option: expected exit 2"
+echo "$out" | grep -q '^FAIL: loads as brokerd loads it: runtime module .*fake.so: options rejected: ' \
+  || fail "a rejected option is not reported: $out"
+echo "ok: refusing.so and fake.so are not sandboxes"
