@@ -39,11 +39,17 @@ bx_cleanup_errorp (bx_error *err)
   bx_error_free (err);
 }
 
-static void *
-oom (void)
+void
+bx_out_of_memory (void)
 {
   fputs ("boxmaker: out of memory\n", stderr);
   abort ();
+}
+
+static void *
+oom (void)
+{
+  bx_out_of_memory ();
 }
 
 void *

@@ -203,12 +203,12 @@ bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
                                     "waited_ms", (json_int_t)r->approval->waited_ms));
   if (r->egress != NULL)
     json_object_set (o, "egress", (json_t *)r->egress);
-  /* Strings from a client are valid UTF-8 (jansson checked them); a NULL here would only be
-   * an allocation failure, which bx_x* elsewhere turns into an abort too. */
+  /* Strings from a client are valid UTF-8 (jansson checked them); a NULL here can only be
+   * an allocation failure. */
   char *line = json_dumps (o, JSON_COMPACT | JSON_PRESERVE_ORDER);
   json_decref (o);
   if (line == NULL)
-    abort ();
+    bx_out_of_memory ();
   return line;
 }
 

@@ -72,15 +72,7 @@ bx_tool_name (enum bx_tool tool)
 int
 bx_tool_from_name (const char *name, enum bx_tool *out)
 {
-  if (name == NULL)
-    return -1;
-  for (int t = 0; t < BX_TOOL_COUNT; t++)
-    if (strcmp (name, tools[t].name) == 0)
-      {
-        *out = (enum bx_tool)t;
-        return 0;
-      }
-  return -1;
+  return bx_tool_lookup (name, out);
 }
 
 int

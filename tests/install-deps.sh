@@ -7,7 +7,7 @@ packages="
   build-essential cmake pkg-config git file binutils procps
   check libsubunit-dev libjansson-dev libyaml-dev nettle-dev libsystemd-dev libmicrohttpd-dev
   python3 python3-prometheus-client
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format clang-tools
   curl openssl ca-certificates
   podman runc slirp4netns uidmap fuse-overlayfs busybox-static iproute2
   bubblewrap libseccomp-dev

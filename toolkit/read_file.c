@@ -48,9 +48,7 @@ bx_toolkit_read_file (const struct bx_tool_args *args, int out_fd)
   size_t used = 0;
   while (used < cap)
     {
-      ssize_t n = read (fd, buf + used, cap - used);
-      if (n < 0 && errno == EINTR)
-        continue;
+      ssize_t n = TEMP_FAILURE_RETRY (read (fd, buf + used, cap - used));
       if (n < 0)
         return refuse_errno (out_fd, path, errno);
       if (n == 0)

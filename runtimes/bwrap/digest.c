@@ -257,7 +257,8 @@ bx_bwrap_rootfs_digest (const char *root, char digest[BX_BWRAP_DIGEST_LEN + 1], 
   int r = collect (dirfd, "", &paths, why);
   if (r == 0)
     {
-      qsort (paths.items, paths.len, sizeof (char *), compare);
+      if (paths.len > 0)
+        qsort (paths.items, paths.len, sizeof (char *), compare);
       struct sha256 s;
       sha256_init (&s);
       for (size_t i = 0; r == 0 && i < paths.len; i++)

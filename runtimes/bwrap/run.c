@@ -153,7 +153,7 @@ drain (int fd, char **buf, size_t *len, size_t *alloc, uint64_t keep, bool *capp
       size_t take = (size_t)n;
       if (take > keep - *len)
         take = (size_t)(keep - *len);
-      if (*len + take + 1 > *alloc)
+      if (*buf == NULL || *len + take + 1 > *alloc)
         {
           size_t grow = *alloc ? *alloc * 2 : 4096;
           while (grow < *len + take + 1)

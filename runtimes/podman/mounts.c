@@ -34,7 +34,7 @@ bx_podman_check_source (const char *path)
       size_t len = strcspn (p, "/");
       if (len == 0)
         break;
-      char *part = bx_podman_xasprintf ("%.*s", (int)len, p);
+      char *part = bx_xasprintf ("%.*s", (int)len, p);
       int next = openat (dir, part, O_PATH | O_NOFOLLOW | O_CLOEXEC);
       struct stat st;
       int saved = errno;

@@ -47,7 +47,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   bx_options *o = bx_options_new ();
   bx_options_add_string (o, "opt", value);
   bx_options_add_string (o, value, "x");
-  struct bx_error_sink sink = { NULL };
+  struct bx_error_sink sink = { 0 };
 
   uint64_t u;
   if (h->option_size (o, "opt", 1, &u, &sink) == 0)

@@ -15,6 +15,7 @@
 #include "options.h"
 #include "policy.h"
 #include "runner.h"
+#include "test_main.h"
 
 static const char grants_yaml[] = "grants:\n"
                                   "  - tools: [read_file, write_file]\n"
@@ -310,8 +311,8 @@ START_TEST (test_runner_keeps_a_huge_output_within_one_frame)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("broker_runner");
   TCase *tc = tcase_create ("runner");
@@ -325,9 +326,7 @@ main (void)
   tcase_add_test (tc, test_runner_replaces_invalid_utf8_in_output);
   tcase_add_test (tc, test_runner_keeps_a_huge_output_within_one_frame);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

@@ -10,6 +10,7 @@
 
 #include "cli_run.h"
 #include "fake_server.h"
+#include "test_main.h"
 
 static struct cli_run run;
 
@@ -393,12 +394,4 @@ cli_suite (void)
   return s;
 }
 
-int
-main (void)
-{
-  SRunner *sr = srunner_create (cli_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+BX_TEST_MAIN (cli_suite)

@@ -18,6 +18,7 @@
 #include <boxmaker/client.h>
 
 #include "fake_server.h"
+#include "test_main.h"
 
 #define CALL    "c1"
 #define SESSION "s1"
@@ -822,12 +823,4 @@ client_suite (void)
   return s;
 }
 
-int
-main (void)
-{
-  SRunner *sr = srunner_create (client_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+BX_TEST_MAIN (client_suite)

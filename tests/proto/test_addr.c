@@ -9,6 +9,7 @@
 
 #include "bx/addr.h"
 #include "table.h"
+#include "test_main.h"
 
 static const struct
 {
@@ -312,8 +313,8 @@ START_TEST (test_is_public_v4_agrees_with_the_list_for_every_first_octet)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("proto_addr");
   TCase *tc = tcase_create ("addr");
@@ -323,9 +324,7 @@ main (void)
   tcase_add_test (tc, test_is_public_refuses_other_families_and_null);
   tcase_add_test (tc, test_is_public_v4_agrees_with_the_list_for_every_first_octet);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

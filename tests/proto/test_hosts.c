@@ -9,6 +9,7 @@
 
 #include "bx/hosts.h"
 #include "table.h"
+#include "test_main.h"
 
 static const struct
 {
@@ -366,8 +367,8 @@ START_TEST (test_host_matches_a_253_character_name_below_a_pattern)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("proto_hosts");
   TCase *tc = tcase_create ("hosts");
@@ -383,9 +384,7 @@ main (void)
   tcase_add_test (tc, test_host_matches_follows_the_table);
   tcase_add_test (tc, test_host_matches_a_253_character_name_below_a_pattern);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

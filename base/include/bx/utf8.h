@@ -13,4 +13,11 @@ bool bx_utf8_valid (const char *s, size_t len);
  * length. */
 char *bx_utf8_sanitize (const char *s, size_t len, size_t *out_len);
 
+/* The length of the well-formed sequence at S (LEN > 0 bytes there), or 0 when none starts
+ * there. */
+size_t bx_utf8_sequence (const char *s, size_t len);
+/* The most bytes of S (LEN bytes) at most MAX that end on a character boundary: the one cut
+ * that never splits a character. */
+size_t bx_utf8_cut (const char *s, size_t len, size_t max);
+
 #endif

@@ -14,9 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bx/contract.h"
 #include "bx/error.h"
-
-#define BX_FRAME_MAX (4u * 1024 * 1024)
 
 /* The codes a failed read or write leaves in bx_error_code (err), so callers can tell them
  * apart: */

@@ -17,18 +17,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "bx/contract.h"
 #include "bx/error.h"
 
 #define BX_TOOL_ARGS_MAX (2u * 1024 * 1024)
-
-enum bx_tool
-{
-  BX_TOOL_READ_FILE,
-  BX_TOOL_WRITE_FILE,
-  BX_TOOL_SHELL,
-  BX_TOOL_HTTP_FETCH,
-};
-#define BX_TOOL_COUNT 4
 
 /* "read_file", "write_file", "shell", "http_fetch". */
 const char *bx_tool_name (enum bx_tool tool);
