@@ -72,7 +72,9 @@ pass_egress_records (struct bx_bwrap_instance *inst, const char *name, int dir_f
 }
 
 #define RUNBOOK_POINTER "see docs/runbook.md#runner-unavailable"
-#define START_MS        5000
+/* How long the proxy's sandbox, slirp4netns and the socket may take to come up: generous,
+ * since a busy host can take seconds to start them and a failure here fails the call. */
+#define START_MS 15000
 #define TICK_MS         2
 
 static void
