@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Argument lists: see bx/argv.h. */
 #include <stdarg.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cleanup attributes and the allocation policy: see bx/cleanup.h. */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One way to run a child process: see bx/command.h. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Text made safe for a one-line message: see bx/printable.h. */
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Strict UTF-8 (RFC 3629 / Unicode table 3-7) and the standard replacement: see bx/utf8.h. */
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* brokerd: the daemon that decides a model's tool calls against the owner's grants and runs
  * the allowed ones through a runtime module.
  *

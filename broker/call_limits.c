@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The per-call limits in brokerd's config: see call_limits.h. */
 #include <inttypes.h>
 #include <stddef.h>

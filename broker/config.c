@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* brokerd's configuration: YAML read with libyaml's document API and checked strictly (the
  * walk itself is yaml_walk.c).
  *

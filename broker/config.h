@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* brokerd's configuration: a YAML file (docs/config.md lists every key).
  *
  * Loading is strict: an unknown key, a wrong type, a duplicate key, a path that could not be

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host services of the runtime ABI: see host_services.h and boxmaker/runtime.h. */
 #include <arpa/inet.h>
 #include <inttypes.h>

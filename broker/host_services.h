@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host services of boxmaker/runtime.h: the one struct bx_host table brokerd hands each
  * module at create(), and the host-owned objects behind its opaque pointers (the error sink
  * of create(), the output buffer of run()).

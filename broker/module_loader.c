@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Loading a runtime module and calling it: see module_loader.h and boxmaker/runtime.h.
  *
  * The checks follow the plugin hosts that got this right: the version is checked before

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The module options of the config (boxmaker/runtime.h's bx_options): see options.h. */
 #include <stdlib.h>
 #include <string.h>

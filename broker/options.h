@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host side of bx_options (boxmaker/runtime.h): the `runtime.options` mapping of the
  * config, kept as plain C so no libyaml type crosses the ABI.  The config parser builds one;
  * modules read it through the bx_host.option_* helpers (host_services.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Policy: grants -> decision.  See policy.h; docs/config.md explains the rules to owners. */
 #include <arpa/inet.h>
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The socket server.  See server.h. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Sizes and durations: see values.h. */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one grammar for sizes and durations in brokerd's config, the top-level keys and the
  * module options alike:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The strict walk of a YAML document: see yaml_walk.h. */
 #include <stdarg.h>
 #include <stdio.h>

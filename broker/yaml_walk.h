@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The strict walk of a YAML document (libyaml's document API) that brokerd's config is read
  * with: every node visited once (aliases refused), keys checked against the known ones and
  * never repeated, scalars read as exactly the kind asked for.  Every problem is noted as one

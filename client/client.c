@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The client side of brokerd's protocol: see client.h and seed 002.
  *
  * bx_client_call can end in eleven ways and no others; each is marked "exit N" where it

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bx_check_test(NAME SOURCES... [LIBS ...]): one Check executable, registered with CTest.
 # Check's fork mode stays on, so a crash fails one test and not the run.
 function (bx_check_test name)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The messages inside frames: see bx/message.h and docs/protocol.md. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The arguments of the four tools: see bx/tool_args.h. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs, on Debian 12 as root, every package the build, the tests, the benchmarks and the
 # package build need.  Quiet when everything is already there.
 set -eu

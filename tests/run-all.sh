@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite, on a fresh Debian 12 machine as root:
 #   1. install what the build and the tests need;
 #   2. build with gcc and run every test;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The egress proxy: the part of SOCKS5 (RFC 1928) that `curl --proxy socks5h://` speaks,
  * over a Unix socket.  It lets a connection through only to a granted name, on port 443, at
  * a public address, and then copies bytes both ways without looking at them (TLS runs end

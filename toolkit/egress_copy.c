@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The copy after the handshake: bytes both ways, untouched, until both directions have
  * ended, each end passed on as a half-close (shutdown of the write side).
  *

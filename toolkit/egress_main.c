@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* toolkit egress-proxy --socket <path> --allow <pattern>[,<pattern>...]
  *
  * The connection records (egress.h) go to egress-records in the socket's folder. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_fetch: curl with a fixed argument list (seed 000 s6) and the URL as one argument of its
  * own, never through a shell.  The body and curl's --write-out trailer go to the model as
  * they are; a failure is one line, the first of what curl said on standard error. */

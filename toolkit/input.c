@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reading a tool's arguments: all of standard input, bounded, then proto's strict parser. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What toolkit writes: the model's text on standard output, toolkit's own trouble on
  * standard error. */
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* read_file: the content of a file, byte for byte, when it is UTF-8 text of at most 1 MiB. */
 #include <errno.h>
 #include <fcntl.h>

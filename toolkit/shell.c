@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shell: `/bin/sh -c <command>` in cwd (or /tmp), standard input empty, standard output and
  * standard error on one pipe so the model sees them in the order written, then how the
  * shell ended.

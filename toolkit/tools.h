@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* toolkit's four tools, as seed 000 s4 gives them.  Each tool writes what the model should see
  * to OUT_FD and returns toolkit's exit status:
  *

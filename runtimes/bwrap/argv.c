@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bubblewrap's argument list, a pure function of the config and the call: the same inputs
  * always give the same list, so tests compare it with golden files.  Every argument is a
  * separate string; nothing here is ever given to a shell.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bwrap.so's internal interfaces.  The module links with a version script that exports
  * bx_runtime_entry alone, so nothing declared here leaves the shared object. */
 #ifndef BX_BWRAP_H

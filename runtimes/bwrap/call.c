@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One call: the tool's sandbox (and for http_fetch the egress proxy's, see egress.c), with
  * every outcome mapped to the same fixed sentences as podman.so's.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-call cgroups, cgroup v1 (Debian 12's hybrid layout: one hierarchy per controller
  * under /sys/fs/cgroup).  Everything cgroup-specific is in this file, behind the small
  * interface in bwrap.h, so a cgroup v2 backend (placing the process at clone time with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The content digest of a read-only root, so a config can pin the root it was written for
  * (option rootfs_digest).  build-image.sh --rootfs prints the same digest.
  *

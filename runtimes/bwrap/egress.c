@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_fetch: toolkit's egress proxy in a sandbox of its own, whose network namespace
  * slirp4netns connects to the outside, and the tool's sandbox, which has no network at all
  * and sees only the proxy's socket in the call's egress folder (bound at /run/egress).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bwrap.so: runs every allowed call in a fresh bubblewrap sandbox, with the same promises
  * as podman.so (a read-only root, no network but the egress proxy's socket, every limit
  * with a fixed sentence) at a fraction of its start-up cost.  This file is the module's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One bubblewrap process: forked, moved into its cgroup slot, limited, stripped of host
  * privilege and every descriptor it is not given, then run; its standard input fed and
  * closed, its standard output kept up to a cap, the first 4 KiB of its standard error kept

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The podman argument lists of seed 000 section 6, as pure functions: the same inputs
  * always give the same list, so tests compare them with golden files.  Every argument is a
  * separate string; nothing here is ever given to a shell. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One call: the tool container, and for http_fetch the egress proxy around it, with every
  * outcome mapped to seed 000 section 6's table of fixed sentences.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* podman.so: runs every allowed call in a fresh podman container (seed 000 section 6).
  * This file is the module's face: its table, its options and its instance. */
 #include <dlfcn.h>

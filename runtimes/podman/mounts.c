@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A mount source, checked when the call starts.  Policy judged the grant's path as text;
  * what podman binds is what the kernel resolves.  So every component is walked with
  * O_NOFOLLOW from /, and a symbolic link anywhere on the way refuses the call, whoever

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Container names.
  *
  * Seed 000 names a container boxmaker-<session>-<call>-<n>, n counting calls within one

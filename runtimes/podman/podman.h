@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* podman.so's internal interfaces.  Everything declared here is hidden (the module builds
  * with -fvisibility=hidden and links base behind a version script), so only
  * bx_runtime_entry leaves the shared object. */

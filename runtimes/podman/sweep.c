@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What earlier brokerds left behind, removed when a new one starts.
  *
  * Each instance holds a lock file, <home>/run/instances/<token>, locked (flock) for as long

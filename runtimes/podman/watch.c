@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The watcher: a process forked when the instance is created, which outlives brokerd by
  * the time it takes to clean up.  brokerd tells it each container it starts and ends
  * (one datagram each on a SOCK_SEQPACKET pair, so a message is never split or merged);

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Every refusal of the loader shows through brokerd: `brokerd --check-config` prints the
 # loader's line (after "brokerd: ") and exits non-zero, and `brokerd --config` refuses to
 # start with the same line, before it listens (no socket is ever made).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness for the option helpers of the host services: any bytes as an option's
  * value (and as an unknown key) must give either a value that obeys the helper's rule or a
  * one-line message naming the option, never a crash. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host services a module gets: the option helpers (a table of good and bad values, with
  * the exact message for each bad one), output into host memory with its cap, the error
  * sink, logging, and the spec readers. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The module loader: every refusal names the file and the reason, in one line; a good module
  * loads, gets its options and the host services, and runs from many threads at once. */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Approvals end to end: brokerd as a process with fake.so, its callers' socket and its admin
  * socket, and the boxmaker program for the owners' commands.  Approve (exactly the stored
  * bytes run), decline with a reason, expiry, a client that leaves, guessed and foreign ids,

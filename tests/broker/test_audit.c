@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The audit log on its own: the hash chain (each line's "prev" is the hash of the line before,
  * across a reopen, a restart and a rotation), the argument summary, fail closed (a line that
  * cannot be written is reported, and no part of it stays in the file), and `boxmaker audit

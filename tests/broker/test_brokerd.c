@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* brokerd as a process, over a real socket, with fake.so from the build tree: the decision
  * table end to end, the spec the module receives, the labels, every malformed frame, many
  * clients at once, a stalled client, max_connections, the socket's life (stale, live, not a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* brokerd's config: the error table (each mistake with its line and column) and what a
  * valid file gives. */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Policy: the decision table.  Each tool inside and outside each grant, the first grant in
  * file order winning, clean paths, and the URL edge cases of http_fetch. */
 #include <check.h>

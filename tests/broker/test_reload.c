@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The live config: which changes a reload takes (the grants) and which stay out (every key a
  * restart applies, and whether any grant asks for approval); a call's hold keeps the config
  * it started with alive across a reload. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The runner: the spec each decision becomes (seed 001's table, read back through fake.so in
  * echo mode), the labels on a result, failure sentences passed through unchanged, and output
  * made safe for a frame (valid UTF-8, within the frame limit). */

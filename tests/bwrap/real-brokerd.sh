@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bwrap.so end to end through brokerd and `boxmaker call`, with real bubblewrap and a
 # read-only root that build-image.sh --rootfs builds for this test: each tool; a read
 # outside the grant denied; read_file's grant read-only; exactly the runtime's environment;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bwrap.so's argument lists against golden files, and the pieces of the module that need
  * no bubblewrap: opening grants without following links, the seccomp filter. */
 #include <errno.h>

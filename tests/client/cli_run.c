@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* See cli_run.h. */
 #include <check.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The boxmaker CLI as a program: what it prints and each exit status (0 result, 1 denied or
  * failed, 2 usage, 3 broker unavailable), against the scripted fake brokerd. */
 #include <check.h>

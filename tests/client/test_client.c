@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The client library against a scripted fake brokerd: every one of seed 002's eleven exits,
  * the whole-call deadline (a trickling broker, a silent one), the pending-approval frame. */
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The client and the real brokerd agree: brokerd runs as a process with fake.so (echo mode)
  * over a real socket, and the library and the boxmaker CLI call it: a result with its
  * labels, a denial, bad arguments, many clients at once, brokerd's "busy" refusal (an error

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* See brokerd.h. */
 #include <check.h>
 #include <fcntl.h>

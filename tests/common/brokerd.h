@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One way for a test to start brokerd (or another daemon) and to reach a Unix socket. */
 #ifndef BX_TEST_BROKERD_H
 #define BX_TEST_BROKERD_H

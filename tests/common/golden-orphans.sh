@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Fails on a golden file that no test of its area names (libvirt's check for orphaned test
 # data): a file nothing compares with would keep passing whatever the code does.
 #   golden-orphans.sh TESTS_DIR

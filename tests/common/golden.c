@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* See golden.h. */
 #include <check.h>
 #include <stdio.h>

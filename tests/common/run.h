@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Running a program the way brokerd's runtime does, through the same runner (bx_command):
  * bytes on standard input, standard output and standard error captured apart, the exit
  * status, and how long it took. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* See test_main.h. */
 #include <stdlib.h>
 

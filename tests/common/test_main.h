@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one main of every Check suite (libvirt's VIR_TEST_MAIN): a test file defines
  *
  *   static Suite *make_suite (void) { ... }

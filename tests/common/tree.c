@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* See tree.h. */
 #include <check.h>
 #include <ftw.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Temporary trees and small file helpers for tests; each fails the test on trouble. */
 #ifndef BX_TEST_TREE_H
 #define BX_TEST_TREE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The system Dial, with no network: connecting to loopback listeners (a connection, a refusal,
  * a connect that hangs and is cut at its timeout), resolving a name from the hosts file, and
  * the proxy with the system Dial refusing a granted name that resolves to loopback. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The egress proxy over socketpair() with the fake Dial: every exit of seed 003's handshake,
  * the reply codes, the deadline, the copy with its half-closes, and the connection limit. */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `toolkit egress-proxy` run as a program: its one form, its error lines and exit 2, a file
  * already at the socket path left alone, and a running proxy that refuses over its socket.
  * TOOLKIT_PATH comes from CMake (the toolkit program, or a small driver of

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # podman.so exports one symbol, bx_runtime_entry: everything else (its own functions and the
 # project's libraries it links) is hidden, so nothing of the module can clash with brokerd's
 # own symbols or another module's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Golden argument lists (libvirt's .argv test files, one argument per line): the program path
  * is written as @PODMAN@ so the files hold no path of the machine that made them.  With
  * BX_REGENERATE_GOLDEN=1 in the environment a mismatch rewrites the file instead of

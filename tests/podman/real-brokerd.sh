@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # End to end through brokerd and `boxmaker call`, with podman.so and the tools image that
 # real-setup.sh built: each tool; a read outside the grant denied; no way from a shell to
 # a listener on the host's loopback; the memory and time limits and the output cap with

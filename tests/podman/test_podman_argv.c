@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* podman.so's argument lists (seed 000 section 6) against golden files. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* podman.so against a fake podman (fake-podman): every row of seed 000 section 6's table,
  * the output cap, the time limit with its kill and remove, standard input, and the egress
  * lifecycle with its clean-up on each failure path.  The module is driven through

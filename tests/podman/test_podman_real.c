@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* podman.so against real podman and the tools image built by real-setup.sh: each tool, the
  * isolation (no mount outside the grant, no network, not even the host's loopback), the
  * memory and time limits, the output cap, and http_fetch refused by the egress proxy with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Public addresses (bx/addr.h): both edges of every range that is not public, the neighbours
  * just outside each, and the embedded IPv4 forms (mapped, NAT64, 6to4). */
 #include <arpa/inet.h>

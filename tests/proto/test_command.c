@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one child-process runner (bx/command.h), against /bin/sh. */
 #include <check.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The error type (bx/error.h) and the cleanup helpers (bx/cleanup.h). */
 #include <check.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Frames (bx/frame.h) and the deadline they are read under (bx/deadline.h): the wire format,
  * every way a peer can get it wrong, and a peer that trickles bytes. */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Host names and patterns (bx/hosts.h, docs/hosts.md): tables of names a model or an owner
  * might write, and what each must give. */
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Messages (bx/message.h): strict parsing of frames, the builders, and call ids. */
 #include <check.h>
 #include <stdbool.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one safe-text helper (bx/printable.h) and the one UTF-8 cut (bx/utf8.h). */
 #include <check.h>
 #include <stdlib.h>

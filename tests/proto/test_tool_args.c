@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The arguments of the four tools (bx/tool_args.h): what a model may write, what each gives,
  * and the canonical JSON toolkit reads. */
 #include <check.h>

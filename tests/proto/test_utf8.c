@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Strict UTF-8 and replacement by maximal subparts (bx/utf8.h).  The expected replacements
  * follow the Unicode standard's "U+FFFD substitution of maximal subparts" (chapter 3, table
  * 3-8), the practice of the WHATWG encoding standard. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_fetch run as a program: against a fake curl (the test build, toolkit_test, takes its
  * path from BX_TEST_CURL) that records its arguments, and once against the real curl through
  * an HTTPS server on loopback with a certificate the test makes.

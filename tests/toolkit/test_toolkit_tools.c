@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* toolkit run as a program against temporary folders: every exit code and text of
  * read_file, write_file and shell (seed 000 s4), the input limits, bad input, and how the
  * program is linked. */

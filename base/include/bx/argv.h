@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Building an argument list one item at a time (the table-driven builders of podman.so and
  * bwrap.so): the list stays NULL-terminated after every push, and every item is owned. */
 #ifndef BX_ARGV_H

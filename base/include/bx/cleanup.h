@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cleanup attributes and allocation helpers, so every early return is leak-free without a
  * ladder of gotos (crun and bubblewrap do the same).
  *

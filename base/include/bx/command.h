@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One way to run a child process (in the spirit of libvirt's virCommand): separate arguments
  * (never a shell), bytes fed on standard input and then closed, standard output kept up to a
  * cap, the first bytes of standard error kept, all within one deadline, and the process (or

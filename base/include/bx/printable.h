@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Text from a peer or a config, made safe to put in a one-line message: the one helper every
  * reason, log line and error that quotes such text goes through. */
 #ifndef BX_PRINTABLE_H

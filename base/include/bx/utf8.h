@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* UTF-8 checks shared by toolkit (read_file refuses what is not UTF-8) and brokerd (tool
  * output is decoded with replacement before it goes into a JSON string). */
 #ifndef BX_UTF8_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The client side of brokerd's protocol (seed 002's BrokerPort, in C).
  *
  * One connection per call, one frame out (a tool_request), then brokerd's answer: optionally

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The numbers and rules two of boxmaker's programs must agree on, in one place: brokerd and
  * its client (ids, data classes, the frame), brokerd's config and its module loader (module
  * names, grant paths), podman.so and toolkit (the tools, the egress socket, the fetch

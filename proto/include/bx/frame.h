@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Frames: the wire format between a client and brokerd (docs/protocol.md).
  *
  *   4 bytes: the length N of the JSON text, big-endian, 1 <= N <= BX_FRAME_MAX

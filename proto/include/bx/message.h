@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The messages inside frames (docs/protocol.md).  A frame is
  *
  *   {"v": 1, "id": "<call id>", "final": true|false, "msg": {"type": "<type>", ...}}

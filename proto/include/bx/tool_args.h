@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The arguments of the four tools, as seed 000 s2 gives them.  brokerd parses the model's
  * arguments with these and writes the canonical JSON to the sandbox's standard input; toolkit
  * parses that JSON back with the same functions.
