@@ -111,8 +111,9 @@ int bx_bwrap_cgroups_sweep (const char *root);
  * written again).  0, or -1 with errno. */
 int bx_bwrap_cgroups_limit (struct bx_bwrap_cgroups *cg, size_t slot,
                             const struct bx_bwrap_limits *limits);
-/* Waits for a free slot and takes it. */
-size_t bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg);
+/* Waits for a free slot and takes it; SIZE_MAX, taking none, once STOP (ARG) is true. */
+size_t bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg, bool (*stop) (const void *),
+                                 const void *arg);
 /* The socket of SLOT's keeper, which forks the slot's sandboxes (keeper.c). */
 int bx_bwrap_cgroups_keeper (struct bx_bwrap_cgroups *cg, size_t slot);
 /* Starts SLOT's keeper again (after it died); only the slot's holder calls it.  0 or -1. */

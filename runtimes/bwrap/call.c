@@ -289,6 +289,20 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
   return status;
 }
 
+/* A call waiting for a slot stops waiting once it is cancelled. */
+struct cancel_check
+{
+  const struct bx_host *host;
+  const bx_run_spec *spec;
+};
+
+static bool
+cancelled (const void *arg)
+{
+  const struct cancel_check *c = arg;
+  return c->host->spec_cancelled (c->spec) != 0;
+}
+
 enum bx_run_status
 bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, bx_run_result *result,
                    const char **sentence)
@@ -308,7 +322,10 @@ bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, bx_r
   /* One slot for everything of the call (for http_fetch, the proxy and slirp4netns too), so
    * that emptying it when the call ends leaves nothing behind.  Its limits are the call's,
    * written before anything starts in it. */
-  size_t slot = bx_bwrap_cgroups_acquire (inst->cgroups);
+  struct cancel_check check = { host, spec };
+  size_t slot = bx_bwrap_cgroups_acquire (inst->cgroups, cancelled, &check);
+  if (slot == SIZE_MAX)
+    return fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
   const struct bx_bwrap_limits *dflt = &inst->cfg.limits;
   struct bx_bwrap_limits limits = {
     .memory = spec_or (host, spec, BX_LIMIT_MEMORY, dflt->memory),

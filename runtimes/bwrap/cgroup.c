@@ -35,6 +35,7 @@
 #define TOP         "boxmaker-bwrap"
 #define CFS_PERIOD  100000
 #define KILL_MS     2000
+#define ACQUIRE_TICK_MS 50
 #define CONTROLLERS 3
 static const char *const controllers[CONTROLLERS] = { "memory", "pids", "cpu" };
 enum
@@ -293,7 +294,8 @@ bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
 }
 
 size_t
-bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg)
+bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg, bool (*stop) (const void *),
+                          const void *arg)
 {
   pthread_mutex_lock (&cg->lock);
   for (;;)
@@ -305,7 +307,21 @@ bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg)
             pthread_mutex_unlock (&cg->lock);
             return s;
           }
-      pthread_cond_wait (&cg->freed, &cg->lock);
+      /* Woken when a slot is freed, and every ACQUIRE_TICK_MS to ask STOP. */
+      if (stop (arg))
+        {
+          pthread_mutex_unlock (&cg->lock);
+          return SIZE_MAX;
+        }
+      struct timespec until;
+      clock_gettime (CLOCK_REALTIME, &until);
+      until.tv_nsec += ACQUIRE_TICK_MS * 1000000L;
+      if (until.tv_nsec >= 1000000000L)
+        {
+          until.tv_sec++;
+          until.tv_nsec -= 1000000000L;
+        }
+      pthread_cond_timedwait (&cg->freed, &cg->lock, &until);
     }
 }
 
