@@ -285,6 +285,25 @@ wait $holders 2>/dev/null
   && pass "four running calls cancelled: their sandboxes gone ${gone} ms after their clients" \
   || fail "cancelled while running: gone after ${gone:-more than 5000} ms; $(grep '"call":"hold' "$work/plain.log")"
 
+# A grant inside the module's root is refused at start: the root is a protected path.
+cat > "$work/inroot.yaml" <<YAML
+socket: $work/inroot.sock
+runtime:
+  module: bwrap
+  options:
+    rootfs: $work/rootfs
+    egress_dir: $work/egress
+    slots: 1
+grants:
+  - tools: [read_file]
+    paths: [$work/rootfs/etc]
+YAML
+timeout 60 "$brokerd" --config "$work/inroot.yaml" --runtimedir "$runtimedir" > "$work/inroot.log" 2>&1
+rc=$?
+[ $rc != 0 ] && grep -q "$work/rootfs" "$work/inroot.log" && [ ! -S "$work/inroot.sock" ] \
+  && pass "a grant inside the rootfs: brokerd refuses to start, naming it" \
+  || fail "grant inside the rootfs: rc=$rc $(cat "$work/inroot.log")"
+
 call tight shell '{"command":"x=$(head -c 60000000 /dev/zero | tr \\\\0 a); echo ${#x}"}'
 [ $rc = 1 ] && contains "$err" "the tool was stopped: it ran out of memory or was killed" \
   && pass "over the memory limit: stopped with the fixed sentence" || fail "memory: rc=$rc out=$out err=$err"
