@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cleanup attributes and the allocation policy: see bx/cleanup.h. */
 #include <errno.h>
 #include <stdarg.h>
@@ -39,11 +40,17 @@ bx_cleanup_errorp (bx_error *err)
   bx_error_free (err);
 }
 
-static void *
-oom (void)
+void
+bx_out_of_memory (void)
 {
   fputs ("boxmaker: out of memory\n", stderr);
   abort ();
+}
+
+static void *
+oom (void)
+{
+  bx_out_of_memory ();
 }
 
 void *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One deadline for a whole exchange: see bx/deadline.h.  Every read and write checks what is
  * left of the deadline; a socket is read and written without blocking and polled (for what
  * is left) only when it is empty or full, anything else is polled first.  So a peer that

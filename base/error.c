@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The error type: see bx/error.h. */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Strict UTF-8 (RFC 3629 / Unicode table 3-7) and the standard replacement: see bx/utf8.h. */
 #include <stdbool.h>
 #include <stdint.h>
@@ -63,6 +64,26 @@ decode (const unsigned char *s, size_t len, size_t *n)
   return true;
 }
 
+size_t
+bx_utf8_sequence (const char *s, size_t len)
+{
+  size_t n;
+  if (len == 0 || !decode ((const unsigned char *)s, len, &n))
+    return 0;
+  return n;
+}
+
+size_t
+bx_utf8_cut (const char *s, size_t len, size_t max)
+{
+  if (len <= max)
+    return len;
+  size_t n = max;
+  while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+    n--;
+  return n;
+}
+
 bool
 bx_utf8_valid (const char *s, size_t len)
 {
@@ -93,7 +114,7 @@ bx_utf8_sanitize (const char *s, size_t len, size_t *out_len)
   /* Each invalid byte becomes at most 3 bytes (EF BF BD); a maximal subpart of 1 byte is the
    * worst case, so 3 * len + 1 always fits.  No buffer that large can exist. */
   if (len > (SIZE_MAX - 1) / 3)
-    abort ();
+    bx_out_of_memory ();
   char *out = bx_xmalloc (len * 3 + 1);
   size_t o = 0, i = 0;
   while (i < len)

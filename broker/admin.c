@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The admin socket.  See admin.h. */
 #include <errno.h>
 #include <poll.h>

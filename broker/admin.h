@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The admin socket: where the owners list, watch, approve and decline waiting calls
  * (docs/protocol.md, "The admin socket").
  *

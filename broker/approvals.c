@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Approvals: calls that wait for a person.  See approvals.h. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Approvals: a call whose grant says `approval: always` or `once_per_session` waits for a
  * person (docs/config.md, "Approvals"; docs/protocol.md, "The admin socket").
  *

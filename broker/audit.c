@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The audit log.  See audit.h. */
 #include <errno.h>
 #include <fcntl.h>
@@ -214,12 +215,12 @@ bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
     }
   if (r->image != NULL)
     json_object_set_new (o, "image", json_string (r->image));
-  /* Strings from a client are valid UTF-8 (jansson checked them); a NULL here would only be
-   * an allocation failure, which bx_x* elsewhere turns into an abort too. */
+  /* Strings from a client are valid UTF-8 (jansson checked them); a NULL here can only be
+   * an allocation failure. */
   char *line = json_dumps (o, JSON_COMPACT | JSON_PRESERVE_ORDER);
   json_decref (o);
   if (line == NULL)
-    abort ();
+    bx_out_of_memory ();
   return line;
 }
 

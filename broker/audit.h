@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The audit log: JSON lines (docs/config.md, "The audit log").
  *
  *   {"time":"2026-11-29T23:04:19.123Z","session":"s1","call":"c1","tool":"read_file",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* brokerd: the daemon that decides a model's tool calls against the owner's grants and runs
  * the allowed ones through a runtime module.
  *
@@ -231,7 +232,9 @@ main (int argc, char **argv)
     }
   const char *name = cfg->runtime_module ? cfg->runtime_module : BX_REFUSING_MODULE;
   struct bx_module *module = NULL;
-  if (bx_module_load (name, runtimedir, &module, &err) < 0
+  if (bx_module_load (name, runtimedir, &module, &err) < 0 && cfg->runtime_where != NULL)
+    bx_error_wrap (&err, "%s", cfg->runtime_where);
+  if (err != NULL
       || bx_module_create (module, cfg->runtime_options, cfg->home, log_line, &ls, &err) < 0
       || bx_protect_check (cfg, module, &err) < 0)
     {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The per-call limits in brokerd's config: see call_limits.h. */
 #include <inttypes.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 
 #include "host_services.h"
 #include "call_limits.h"
+#include "values.h"
 
 enum unit
 {
@@ -95,14 +97,14 @@ bx_limit_parse (int which, const char *text, uint64_t *out)
   switch (d->unit)
     {
     case UNIT_DURATION:
-      r = bx_parse_duration_ms (text, &v);
+      r = bx_value_duration_ms (text, &v);
       break;
     case UNIT_SIZE:
-      r = bx_parse_size (text, &v);
+      r = bx_value_size (text, &v);
       break;
     case UNIT_COUNT:
       r = strspn (text, "0123456789") == strlen (text) && strlen (text) <= 8
-              ? bx_parse_size (text, &v)
+              ? bx_value_size (text, &v)
               : -1;
       break;
     case UNIT_CPUS:

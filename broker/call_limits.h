@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The per-call limits of ABI 1.1 (enum bx_limit in boxmaker/runtime.h) as brokerd's config
  * writes them: one key per limit, in a `limits` mapping at the top of the config (the
  * defaults) and in each grant (its own values).  A limit neither sets is 0: not set, the

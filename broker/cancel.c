@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cancellation: see cancel.h. */
 #include <errno.h>
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cancellation (ABI 1.1): while a call runs, one thread watches every running call's client
  * socket for POLLRDHUP and POLLHUP.  When a client hangs up (POLLHUP: it closed the
  * connection, or died), its call's spec is cancelled, which makes the descriptor the module

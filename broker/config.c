@@ -1,4 +1,6 @@
-/* brokerd's configuration: YAML read with libyaml's document API and checked strictly.
+/* SPDX-License-Identifier: Apache-2.0 */
+/* brokerd's configuration: YAML read with libyaml's document API and checked strictly (the
+ * walk itself is yaml_walk.c).
  *
  * Every problem is one line `FILE:LINE:COLUMN: what is wrong and what was expected`; the
  * walk goes on after a problem so the owner sees as many as possible in one run. */
@@ -21,16 +23,18 @@
 #include "config.h"
 #include "call_limits.h"
 #include "options.h"
+#include "values.h"
+#include "yaml_walk.h"
 
-/* Past this many problems the rest are summed up in one line. */
-#define MAX_PROBLEMS 50
-
-static const char *const class_names[] = {
-  [BX_CLASS_PUBLIC] = "public",
-  [BX_CLASS_INTERNAL] = "internal",
-  [BX_CLASS_PRIVATE] = "private",
-  [BX_CLASS_SECRET] = "secret",
+/* What the walk of a config carries besides the walk itself (bx_walk.user). */
+struct config_walk
+{
+  const char *home;         /* the config's home, known before the grants are read */
+  yaml_node_t *module_node; /* runtime.module when it is a path, for the check after grants */
 };
+#define CONFIG_WALK(w) ((struct config_walk *)(w)->user)
+
+static const char *const class_names[BX_CLASS_COUNT] = BX_CLASS_NAMES;
 
 const char *bx_class_name (enum bx_data_class class)
 {
@@ -76,161 +80,6 @@ bx_path_inside (const char *path, const char *folder)
   return strncmp (path, folder, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-/* ---- The walk. ----------------------------------------------------------------------- */
-
-struct walk
-{
-  const char *file;
-  yaml_document_t *doc;
-  unsigned char *visited; /* one byte per node: a node reached twice came through an alias */
-  size_t n_nodes;
-  struct problem *problems; /* the first MAX_PROBLEMS, in the order they were found */
-  unsigned count;           /* all of them */
-  const char *home;         /* the config's home, known before the grants are read */
-  yaml_node_t *module_node; /* runtime.module when it is a path, for the check after grants */
-};
-
-struct problem
-{
-  size_t line, column; /* 0-based, as libyaml counts */
-  unsigned seq;
-  char *text; /* FILE:LINE:COLUMN: what */
-};
-
-static void __attribute__ ((format (printf, 3, 4)))
-problem_at (struct walk *w, const yaml_mark_t *mark, const char *fmt, ...)
-{
-  w->count++;
-  if (w->count > MAX_PROBLEMS)
-    return;
-  char *msg = NULL;
-  va_list ap;
-  va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) < 0)
-    abort ();
-  va_end (ap);
-  if (w->problems == NULL)
-    w->problems = bx_xzalloc (MAX_PROBLEMS * sizeof *w->problems);
-  struct problem *p = &w->problems[w->count - 1];
-  p->line = mark->line;
-  p->column = mark->column;
-  p->seq = w->count;
-  p->text = bx_xasprintf ("%s:%zu:%zu: %s", w->file, mark->line + 1, mark->column + 1, msg);
-  free (msg);
-}
-
-/* Problems are found walking the tree (a grant's keys before its values' meaning); they are
- * reported in file order, which is how the owner reads them. */
-static int
-problem_cmp (const void *a, const void *b)
-{
-  const struct problem *x = a, *y = b;
-  if (x->line != y->line)
-    return x->line < y->line ? -1 : 1;
-  if (x->column != y->column)
-    return x->column < y->column ? -1 : 1;
-  return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* All problems, one per line, in file order; frees them. */
-static char *
-problems_text (struct walk *w)
-{
-  unsigned shown = w->count < MAX_PROBLEMS ? w->count : MAX_PROBLEMS;
-  qsort (w->problems, shown, sizeof *w->problems, problem_cmp);
-  char *out = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream (&out, &len);
-  if (f == NULL)
-    abort ();
-  for (unsigned i = 0; i < shown; i++)
-    {
-      fprintf (f, "%s%s", i ? "\n" : "", w->problems[i].text);
-      free (w->problems[i].text);
-    }
-  if (w->count > MAX_PROBLEMS)
-    fprintf (f, "\n%s: %u more problems not shown", w->file, w->count - MAX_PROBLEMS);
-  fclose (f);
-  free (w->problems);
-  w->problems = NULL;
-  return out;
-}
-
-#define problem(w, node, ...) problem_at ((w), &(node)->start_mark, __VA_ARGS__)
-
-static yaml_node_t *
-node_at (struct walk *w, int index)
-{
-  return yaml_document_get_node (w->doc, index);
-}
-
-/* Marks NODE as seen; false (with a problem) when it was seen before, which only an alias
- * can do.  Aliases are refused: a config has no need for them, and expanding them could
- * make a small file walk for ever. */
-static bool
-visit (struct walk *w, yaml_node_t *node)
-{
-  size_t i = (size_t)(node - w->doc->nodes.start);
-  if (i < w->n_nodes && w->visited[i])
-    {
-      problem (w, node, "anchors and aliases are not supported: write the value out");
-      return false;
-    }
-  if (i < w->n_nodes)
-    w->visited[i] = 1;
-  return true;
-}
-
-static const char *
-kind_name (const yaml_node_t *node)
-{
-  switch (node->type)
-    {
-    case YAML_MAPPING_NODE:
-      return "a mapping";
-    case YAML_SEQUENCE_NODE:
-      return "a list";
-    default:
-      return "a scalar";
-    }
-}
-
-static bool
-is_null_scalar (const yaml_node_t *node)
-{
-  if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-    return false;
-  const char *s = (const char *)node->data.scalar.value;
-  return *s == '\0' || strcmp (s, "~") == 0 || strcmp (s, "null") == 0 || strcmp (s, "Null") == 0
-         || strcmp (s, "NULL") == 0;
-}
-
-/* The text of a scalar that must be a string; NULL (with a problem naming KEY and WHAT was
- * expected) for a mapping, a list, a null or a string holding a NUL. */
-static const char *
-string_of (struct walk *w, yaml_node_t *node, const char *key, const char *what)
-{
-  if (!visit (w, node))
-    return NULL;
-  if (node->type != YAML_SCALAR_NODE)
-    {
-      problem (w, node, "\"%s\" is %s: expected %s", key, kind_name (node), what);
-      return NULL;
-    }
-  if (is_null_scalar (node))
-    {
-      problem (w, node, "\"%s\" is empty: expected %s", key, what);
-      return NULL;
-    }
-  const char *s = (const char *)node->data.scalar.value;
-  if (strlen (s) != node->data.scalar.length)
-    {
-      problem (w, node, "\"%s\" holds a NUL character: expected %s", key, what);
-      return NULL;
-    }
-  return s;
-}
-
 static bool
 has_control (const char *s)
 {
@@ -240,148 +89,13 @@ has_control (const char *s)
   return false;
 }
 
-static int
-uint_of (struct walk *w, yaml_node_t *node, const char *key, int base, uint64_t min, uint64_t max,
-         uint64_t *out)
-{
-  cleanup_free char *expected
-      = base == 8 ? bx_xasprintf ("an octal mode from 0%llo to 0%llo", (unsigned long long)min,
-                                  (unsigned long long)max)
-                  : bx_xasprintf ("an integer from %llu to %llu", (unsigned long long)min,
-                                  (unsigned long long)max);
-  const char *s = string_of (w, node, key, expected);
-  if (s == NULL)
-    return -1;
-  bool ok = *s != '\0';
-  uint64_t v = 0;
-  for (const char *p = s; *p && ok; p++)
-    {
-      int d = *p - '0';
-      if (d < 0 || d >= base || v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
-        ok = false;
-      else
-        v = v * (uint64_t)base + (uint64_t)d;
-    }
-  if (!ok || v < min || v > max)
-    {
-      problem (w, node, "\"%s\" is \"%s\": expected %s", key, s, expected);
-      return -1;
-    }
-  *out = v;
-  return 0;
-}
-
-static int
-bool_of (struct walk *w, yaml_node_t *node, const char *key, bool *out)
-{
-  const char *s = string_of (w, node, key, "true or false");
-  if (s == NULL)
-    return -1;
-  if (strcmp (s, "true") == 0 || strcmp (s, "True") == 0 || strcmp (s, "TRUE") == 0)
-    *out = true;
-  else if (strcmp (s, "false") == 0 || strcmp (s, "False") == 0 || strcmp (s, "FALSE") == 0)
-    *out = false;
-  else
-    {
-      problem (w, node, "\"%s\" is \"%s\": expected true or false", key, s);
-      return -1;
-    }
-  return 0;
-}
-
-/* Takes a mapping apart: every key must be a string in KNOWN (NULL-terminated), at most
- * once.  VALUES[i] and KEYS[i] get the nodes of KNOWN[i], or NULL when absent.  False when
- * NODE is not a mapping (a problem is recorded). */
-static bool
-mapping_of (struct walk *w, yaml_node_t *node, const char *what, const char *const *known,
-            yaml_node_t **keys, yaml_node_t **values)
-{
-  size_t n_known = 0;
-  while (known[n_known])
-    n_known++;
-  for (size_t i = 0; i < n_known; i++)
-    keys[i] = values[i] = NULL;
-  if (!visit (w, node))
-    return false;
-  if (node->type != YAML_MAPPING_NODE)
-    {
-      if (is_null_scalar (node))
-        problem (w, node, "%s is empty: expected a mapping", what);
-      else
-        problem (w, node, "%s is %s: expected a mapping", what, kind_name (node));
-      return false;
-    }
-  for (yaml_node_pair_t *pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top;
-       pair++)
-    {
-      yaml_node_t *key = node_at (w, pair->key);
-      yaml_node_t *value = node_at (w, pair->value);
-      if (key == NULL || value == NULL)
-        continue;
-      if (key->type != YAML_SCALAR_NODE)
-        {
-          problem (w, key, "a key in %s is %s: expected a name", what, kind_name (key));
-          continue;
-        }
-      const char *name = (const char *)key->data.scalar.value;
-      size_t i;
-      for (i = 0; i < n_known; i++)
-        if (strcmp (name, known[i]) == 0)
-          break;
-      if (i == n_known)
-        {
-          size_t len = 0;
-          for (size_t k = 0; k < n_known; k++)
-            len += strlen (known[k]) + 2;
-          cleanup_free char *list = bx_xzalloc (len + 1);
-          for (size_t k = 0; k < n_known; k++)
-            {
-              if (k)
-                strcat (list, ", ");
-              strcat (list, known[k]);
-            }
-          problem (w, key, "unknown key \"%s\" in %s: expected one of %s", name, what, list);
-          continue;
-        }
-      if (keys[i] != NULL)
-        {
-          problem (w, key, "duplicate key \"%s\" in %s (first at line %zu)", name, what,
-                   keys[i]->start_mark.line + 1);
-          continue;
-        }
-      keys[i] = key;
-      values[i] = value;
-    }
-  return true;
-}
-
-/* The items of a list; false (with a problem) when NODE is not one. */
-static bool
-list_of (struct walk *w, yaml_node_t *node, const char *key, const char *what)
-{
-  if (!visit (w, node))
-    return false;
-  if (node->type != YAML_SEQUENCE_NODE)
-    {
-      problem (w, node, "\"%s\" is %s: expected a list of %s, such as [%s]", key,
-               is_null_scalar (node) ? "empty" : kind_name (node), what, what);
-      return false;
-    }
-  return true;
-}
-
-#define FOR_ITEMS(w, node, item)                                                                   \
-  for (yaml_node_item_t *it_ = (node)->data.sequence.items.start;                                  \
-       it_ < (node)->data.sequence.items.top; it_++)                                               \
-    for (yaml_node_t *item = node_at ((w), *it_); item != NULL; item = NULL)
-
 /* Why a folder cannot be granted (or home used), or NULL when it can. */
 static const char *
 folder_problem (const char *s)
 {
   if (s[0] != '/')
     return "is relative: expected an absolute folder";
-  if (strchr (s, ':') != NULL || strchr (s, ',') != NULL)
+  if (strpbrk (s, BX_MOUNT_PATH_FORBIDDEN) != NULL)
     return "cannot be mounted: it contains ':' or ','";
   if (has_control (s))
     return "contains a control character: expected a plain folder name";
@@ -426,42 +140,14 @@ is_localhost_pattern (const char *p)
          || (n > 10 && memcmp (p + n - 10, ".localhost", 10) == 0);
 }
 
-/* approval_timeout: a whole number of seconds, minutes or hours, from 1s to 24h. */
-static int
-duration_of (struct walk *w, yaml_node_t *node, const char *key, int64_t *out_ms)
-{
-  static const char expected[] = "a duration from 1s to 24h, such as 90s, 5m or 1h";
-  const char *s = string_of (w, node, key, expected);
-  if (s == NULL)
-    return -1;
-  size_t digits = strspn (s, "0123456789");
-  int64_t unit = 0;
-  if (strcmp (s + digits, "s") == 0)
-    unit = 1000;
-  else if (strcmp (s + digits, "m") == 0)
-    unit = 60 * 1000;
-  else if (strcmp (s + digits, "h") == 0)
-    unit = 3600 * 1000;
-  int64_t v = 0;
-  for (size_t i = 0; i < digits && v <= 86400; i++)
-    v = v * 10 + (s[i] - '0');
-  if (digits == 0 || digits > 6 || unit == 0 || v * unit < 1000 || v * unit > 86400 * 1000)
-    {
-      problem (w, node, "\"%s\" is \"%s\": expected %s", key, s, expected);
-      return -1;
-    }
-  *out_ms = v * unit;
-  return 0;
-}
-
 static void
-parse_approval (struct walk *w, yaml_node_t *mode, yaml_node_t *timeout_key, yaml_node_t *timeout,
-                const char *what, struct bx_grant *g)
+parse_approval (struct bx_walk *w, yaml_node_t *mode, yaml_node_t *timeout_key,
+                yaml_node_t *timeout, const char *what, struct bx_grant *g)
 {
   static const char expected[] = "never, always or once_per_session";
   if (mode != NULL)
     {
-      const char *s = string_of (w, mode, "approval", expected);
+      const char *s = bx_walk_string (w, mode, "approval", expected);
       if (s == NULL)
         ;
       else if (strcmp (s, "never") == 0)
@@ -471,25 +157,30 @@ parse_approval (struct walk *w, yaml_node_t *mode, yaml_node_t *timeout_key, yam
       else if (strcmp (s, "once_per_session") == 0)
         g->approval = BX_APPROVAL_ONCE_PER_SESSION;
       else
-        problem (w, mode, "\"approval\" is \"%s\": expected %s", s, expected);
+        bx_walk_problem (w, mode, "\"approval\" is \"%s\": expected %s", s, expected);
     }
   if (timeout == NULL)
     return;
-  if (duration_of (w, timeout, "approval_timeout", &g->approval_timeout_ms) == 0
-      && g->approval == BX_APPROVAL_NEVER)
-    problem (w, timeout_key,
-             "\"approval_timeout\" has no effect: %s does not ask for approval "
-             "(expected \"approval: always\" or \"approval: once_per_session\" beside it)",
-             what);
+  uint64_t ms;
+  if (bx_walk_duration (w, timeout, "approval_timeout", 1000, 86400000,
+                        "a duration from 1s to 24h, such as 90s, 5m or 1h", &ms)
+      < 0)
+    return;
+  g->approval_timeout_ms = (int64_t)ms;
+  if (g->approval == BX_APPROVAL_NEVER)
+    bx_walk_problem (w, timeout_key,
+                     "\"approval_timeout\" has no effect: %s does not ask for approval "
+                     "(expected \"approval: always\" or \"approval: once_per_session\" beside it)",
+                     what);
 }
 
 /* `readonly` (the protected subpaths, the defaults when absent) and `writable`. */
 static void
-parse_protection (struct walk *w, yaml_node_t *readonly, yaml_node_t *writable, struct bx_grant *g)
+parse_protection (struct bx_walk *w, yaml_node_t *readonly, yaml_node_t *writable, struct bx_grant *g)
 {
   g->writable = true;
   if (writable != NULL)
-    bool_of (w, writable, "writable", &g->writable);
+    bx_walk_bool (w, writable, "writable", &g->writable);
   if (readonly == NULL)
     {
       g->readonly = bx_xzalloc ((bx_protect_default_count + 1) * sizeof *g->readonly);
@@ -497,18 +188,18 @@ parse_protection (struct walk *w, yaml_node_t *readonly, yaml_node_t *writable, 
         g->readonly[g->n_readonly++] = bx_xstrdup (bx_protect_defaults[i]);
       return;
     }
-  if (!list_of (w, readonly, "readonly", "paths inside the granted folders"))
+  if (!bx_walk_list (w, readonly, "readonly", "paths inside the granted folders"))
     return;
   size_t n = (size_t)(readonly->data.sequence.items.top - readonly->data.sequence.items.start);
   g->readonly = bx_xzalloc ((n + 1) * sizeof *g->readonly);
-  FOR_ITEMS (w, readonly, item)
+  BX_WALK_ITEMS (w, readonly, item)
   {
-    const char *sub = string_of (w, item, "readonly", "a path inside the granted folders");
+    const char *sub = bx_walk_string (w, item, "readonly", "a path inside the granted folders");
     if (sub == NULL)
       continue;
     const char *why = bx_protect_subpath_problem (sub);
     if (why != NULL)
-      problem (w, item, "readonly path \"%s\" %s", sub, why);
+      bx_walk_problem (w, item, "readonly path \"%s\" %s", sub, why);
     else
       g->readonly[g->n_readonly++] = bx_xstrdup (sub);
   }
@@ -534,27 +225,27 @@ image_ref_problem (const char *image)
 
 /* A `limits` mapping (call_limits.h): one key per limit, each checked against its range. */
 static void
-parse_limits (struct walk *w, yaml_node_t *node, const char *what, uint64_t *limits)
+parse_limits (struct bx_walk *w, yaml_node_t *node, const char *what, uint64_t *limits)
 {
   const char *known[BX_LIMIT_COUNT + 1];
   for (int i = 0; i < BX_LIMIT_COUNT; i++)
     known[i] = bx_limit_key (i);
   known[BX_LIMIT_COUNT] = NULL;
   yaml_node_t *keys[BX_LIMIT_COUNT], *v[BX_LIMIT_COUNT];
-  if (!mapping_of (w, node, what, known, keys, v))
+  if (!bx_walk_mapping (w, node, what, known, keys, v))
     return;
   for (int i = 0; i < BX_LIMIT_COUNT; i++)
     {
       if (v[i] == NULL)
         continue;
-      const char *s = string_of (w, v[i], known[i], bx_limit_expected (i));
+      const char *s = bx_walk_string (w, v[i], known[i], bx_limit_expected (i));
       if (s != NULL && bx_limit_parse (i, s, &limits[i]) < 0)
-        problem (w, v[i], "\"%s\" is \"%s\": expected %s", known[i], s, bx_limit_expected (i));
+        bx_walk_problem (w, v[i], "\"%s\" is \"%s\": expected %s", known[i], s, bx_limit_expected (i));
     }
 }
 
 static void
-parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g)
+parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant *g)
 {
   static const char *const known[] = {
     "tools",  "paths",         "hosts",    "class",    "untrusted", "approval", "approval_timeout",
@@ -583,71 +274,73 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
   g->class = BX_DEFAULT_CLASS;
   g->approval_timeout_ms = BX_DEFAULT_APPROVAL_MS;
   g->line = (unsigned)node->start_mark.line + 1;
-  if (!mapping_of (w, node, what, known, keys, v))
+  if (!bx_walk_mapping (w, node, what, known, keys, v))
     return;
   unsigned before = w->count;
 
   if (v[K_TOOLS] == NULL)
-    problem (w, node,
-             "%s has no \"tools\": expected a list of read_file, write_file, shell, http_fetch",
-             what);
-  else if (list_of (w, v[K_TOOLS], "tools", "tools"))
+    bx_walk_problem (
+        w, node, "%s has no \"tools\": expected a list of read_file, write_file, shell, http_fetch",
+        what);
+  else if (bx_walk_list (w, v[K_TOOLS], "tools", "tools"))
     {
       if (v[K_TOOLS]->data.sequence.items.start == v[K_TOOLS]->data.sequence.items.top)
-        problem (w, v[K_TOOLS],
-                 "\"tools\" is an empty list: expected at least one of read_file, "
-                 "write_file, shell, http_fetch");
-      FOR_ITEMS (w, v[K_TOOLS], item)
+        bx_walk_problem (w, v[K_TOOLS],
+                         "\"tools\" is an empty list: expected at least one of read_file, "
+                         "write_file, shell, http_fetch");
+      BX_WALK_ITEMS (w, v[K_TOOLS], item)
       {
-        const char *name = string_of (w, item, "tools", "a tool name");
+        const char *name = bx_walk_string (w, item, "tools", "a tool name");
         enum bx_tool tool;
         if (name == NULL)
           continue;
         if (bx_tool_from_name (name, &tool) < 0)
-          problem (w, item,
-                   "unknown tool \"%s\": expected read_file, write_file, shell or http_fetch",
-                   name);
+          bx_walk_problem (
+              w, item, "unknown tool \"%s\": expected read_file, write_file, shell or http_fetch",
+              name);
         else if (bx_grant_lists (g, tool))
-          problem (w, item, "tool \"%s\" is listed twice", name);
+          bx_walk_problem (w, item, "tool \"%s\" is listed twice", name);
         else
           g->tools |= 1u << tool;
       }
     }
 
-  if (v[K_PATHS] != NULL && list_of (w, v[K_PATHS], "paths", "absolute folders"))
+  if (v[K_PATHS] != NULL && bx_walk_list (w, v[K_PATHS], "paths", "absolute folders"))
     {
       size_t n
           = (size_t)(v[K_PATHS]->data.sequence.items.top - v[K_PATHS]->data.sequence.items.start);
       g->paths = bx_xzalloc ((n + 1) * sizeof *g->paths);
-      FOR_ITEMS (w, v[K_PATHS], item)
+      BX_WALK_ITEMS (w, v[K_PATHS], item)
       {
-        const char *path = string_of (w, item, "paths", "an absolute folder");
+        const char *path = bx_walk_string (w, item, "paths", "an absolute folder");
         if (path == NULL)
           continue;
         const char *why = folder_problem (path);
         if (why != NULL)
-          problem (w, item, "path \"%s\" %s", path, why);
+          bx_walk_problem (w, item, "path \"%s\" %s", path, why);
         /* Home holds the egress folders of running calls: a sandbox that had it mounted
          * could connect to another call's egress socket. */
-        else if (w->home != NULL
-                 && (bx_path_inside (path, w->home) || bx_path_inside (w->home, path)))
-          problem (w, item,
-                   "path \"%s\" overlaps brokerd's home %s: a sandbox could reach other calls' "
-                   "egress folders; expected a folder outside it",
-                   path, w->home);
+        else if (CONFIG_WALK (w)->home != NULL
+                 && (bx_path_inside (path, CONFIG_WALK (w)->home)
+                     || bx_path_inside (CONFIG_WALK (w)->home, path)))
+          bx_walk_problem (
+              w, item,
+              "path \"%s\" overlaps brokerd's home %s: a sandbox could reach other calls' "
+              "egress folders; expected a folder outside it",
+              path, CONFIG_WALK (w)->home);
         else
           g->paths[g->n_paths++] = bx_xstrdup (path);
       }
     }
 
-  if (v[K_HOSTS] != NULL && list_of (w, v[K_HOSTS], "hosts", "host patterns"))
+  if (v[K_HOSTS] != NULL && bx_walk_list (w, v[K_HOSTS], "hosts", "host patterns"))
     {
       size_t n
           = (size_t)(v[K_HOSTS]->data.sequence.items.top - v[K_HOSTS]->data.sequence.items.start);
       g->hosts = bx_xzalloc ((n + 1) * sizeof *g->hosts);
-      FOR_ITEMS (w, v[K_HOSTS], item)
+      BX_WALK_ITEMS (w, v[K_HOSTS], item)
       {
-        const char *pattern = string_of (w, item, "hosts", "a host pattern");
+        const char *pattern = bx_walk_string (w, item, "hosts", "a host pattern");
         if (pattern == NULL)
           continue;
         char *lower = bx_xstrdup (pattern);
@@ -655,19 +348,20 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
           *p = (char)tolower ((unsigned char)*p);
         if (!bx_valid_host_port_pattern (lower))
           {
-            problem (w, item,
-                     "host pattern \"%s\" is not valid: expected a host name such as example.com "
-                     "or *.example.com, optionally with :PORT or :* (no scheme, path or IP "
-                     "address)",
-                     pattern);
+            bx_walk_problem (
+                w, item,
+                "host pattern \"%s\" is not valid: expected a host name such as example.com "
+                "or *.example.com, optionally with :PORT or :* (no scheme, path or IP address)",
+                pattern);
             free (lower);
           }
         else if (is_localhost_pattern (lower))
           {
-            problem (w, item,
-                     "host \"%s\" can never be reached: the egress proxy connects only to public "
-                     "addresses",
-                     pattern);
+            bx_walk_problem (
+                w, item,
+                "host \"%s\" can never be reached: the egress proxy connects only to public "
+                "addresses",
+                pattern);
             free (lower);
           }
         else
@@ -675,20 +369,20 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
       }
     }
 
-  if (v[K_PRIVATE] != NULL && list_of (w, v[K_PRIVATE], "allow_private", "address ranges"))
+  if (v[K_PRIVATE] != NULL && bx_walk_list (w, v[K_PRIVATE], "allow_private", "address ranges"))
     {
       size_t n = (size_t)(v[K_PRIVATE]->data.sequence.items.top
                           - v[K_PRIVATE]->data.sequence.items.start);
       g->private_ranges = bx_xzalloc ((n + 1) * sizeof *g->private_ranges);
-      FOR_ITEMS (w, v[K_PRIVATE], item)
+      BX_WALK_ITEMS (w, v[K_PRIVATE], item)
       {
-        const char *range = string_of (w, item, "allow_private", "an address range");
+        const char *range = bx_walk_string (w, item, "allow_private", "an address range");
         struct bx_cidr cidr;
         const char *why = NULL;
         if (range == NULL)
           continue;
         if (bx_cidr_parse (range, &cidr, &why) < 0)
-          problem (w, item, "allow_private range \"%s\" is refused: %s", range, why);
+          bx_walk_problem (w, item, "allow_private range \"%s\" is refused: %s", range, why);
         else
           g->private_ranges[g->n_private++] = bx_xstrdup (range);
       }
@@ -698,20 +392,22 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
 
   if (v[K_IMAGE] != NULL)
     {
-      const char *image = string_of (w, v[K_IMAGE], "image", "an image pinned by digest");
+      const char *image = bx_walk_string (w, v[K_IMAGE], "image", "an image pinned by digest");
       const char *why = image ? image_ref_problem (image) : NULL;
       if (why != NULL)
-        problem (w, v[K_IMAGE], "image \"%s\" %s", image, why);
+        bx_walk_problem (w, v[K_IMAGE], "image \"%s\" %s", image, why);
       else if (image != NULL)
         g->image = bx_xstrdup (image);
     }
 
   if (v[K_CLASS] != NULL)
     {
-      const char *name = string_of (w, v[K_CLASS], "class", "public, internal, private or secret");
+      const char *name
+          = bx_walk_string (w, v[K_CLASS], "class", "public, internal, private or secret");
       if (name != NULL && bx_class_from_name (name, &g->class) < 0)
-        problem (w, v[K_CLASS],
-                 "unknown class \"%s\": expected public, internal, private or secret", name);
+        bx_walk_problem (w, v[K_CLASS],
+                         "unknown class \"%s\": expected public, internal, private or secret",
+                         name);
     }
 
   bool fetch = bx_grant_lists (g, BX_TOOL_HTTP_FETCH);
@@ -719,7 +415,7 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
   bool online_shell = bx_grant_lists (g, BX_TOOL_SHELL) && v[K_HOSTS] != NULL;
   g->untrusted = fetch || online_shell;
   if (v[K_UNTRUSTED] != NULL)
-    bool_of (w, v[K_UNTRUSTED], "untrusted", &g->untrusted);
+    bx_walk_bool (w, v[K_UNTRUSTED], "untrusted", &g->untrusted);
   parse_approval (w, v[K_APPROVAL], keys[K_APPROVAL_TIMEOUT], v[K_APPROVAL_TIMEOUT], what, g);
   if (v[K_LIMITS] != NULL)
     {
@@ -735,37 +431,39 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
   bool files = bx_grant_lists (g, BX_TOOL_READ_FILE) || bx_grant_lists (g, BX_TOOL_WRITE_FILE);
   bool folders = files || bx_grant_lists (g, BX_TOOL_SHELL);
   if (files && g->n_paths == 0)
-    problem (w, v[K_PATHS] ? v[K_PATHS] : node,
-             "%s lists read_file or write_file but no \"paths\": expected the absolute folders "
-             "they may use",
-             what);
+    bx_walk_problem (
+        w, v[K_PATHS] ? v[K_PATHS] : node,
+        "%s lists read_file or write_file but no \"paths\": expected the absolute folders "
+        "they may use",
+        what);
   if (!folders && v[K_PATHS] != NULL)
-    problem (w, keys[K_PATHS],
-             "\"paths\" has no effect: %s lists none of read_file, write_file, shell", what);
+    bx_walk_problem (w, keys[K_PATHS],
+                     "\"paths\" has no effect: %s lists none of read_file, write_file, shell",
+                     what);
   if (fetch && g->n_hosts == 0)
-    problem (w, v[K_HOSTS] ? v[K_HOSTS] : node,
+    bx_walk_problem (w, v[K_HOSTS] ? v[K_HOSTS] : node,
              "%s lists http_fetch but no \"hosts\": expected the host patterns it may fetch from",
              what);
   if (!fetch && !bx_grant_lists (g, BX_TOOL_SHELL) && v[K_HOSTS] != NULL)
-    problem (w, keys[K_HOSTS], "\"hosts\" has no effect: %s lists neither http_fetch nor shell",
+    bx_walk_problem (w, keys[K_HOSTS], "\"hosts\" has no effect: %s lists neither http_fetch nor shell",
              what);
   bool writes = bx_grant_lists (g, BX_TOOL_SHELL) || bx_grant_lists (g, BX_TOOL_WRITE_FILE);
   if (v[K_WRITABLE] != NULL
       && (!bx_grant_lists (g, BX_TOOL_SHELL) || bx_grant_lists (g, BX_TOOL_WRITE_FILE)))
-    problem (w, keys[K_WRITABLE],
+    bx_walk_problem (w, keys[K_WRITABLE],
              "\"writable\" has no effect: %s must list shell and not write_file", what);
   else if (v[K_READONLY] != NULL && (!writes || !g->writable))
-    problem (w, keys[K_READONLY],
+    bx_walk_problem (w, keys[K_READONLY],
              "\"readonly\" has no effect: %s mounts no folder writable (it lists neither shell "
              "nor write_file, or says writable: false)",
              what);
   if (v[K_IMAGE] != NULL && !folders)
-    problem (w, keys[K_IMAGE],
+    bx_walk_problem (w, keys[K_IMAGE],
              "\"image\" has no effect: %s lists none of read_file, write_file, shell "
              "(http_fetch keeps the runtime's own image)",
              what);
   if (g->n_hosts == 0 && v[K_PRIVATE] != NULL)
-    problem (w, keys[K_PRIVATE],
+    bx_walk_problem (w, keys[K_PRIVATE],
              "\"allow_private\" has no effect: %s has no \"hosts\" (for http_fetch or shell)",
              what);
 }
@@ -773,7 +471,7 @@ parse_grant (struct walk *w, yaml_node_t *node, size_t index, struct bx_grant *g
 /* The scalar nodes of grant G's "paths", in file order (the grants parsed without a
  * problem, so every item is a kept path). */
 static size_t
-path_nodes (struct walk *w, yaml_node_t *grant, yaml_node_t **out, size_t max)
+path_nodes (struct bx_walk *w, yaml_node_t *grant, yaml_node_t **out, size_t max)
 {
   size_t n = 0;
   for (yaml_node_pair_t *p = grant->data.mapping.pairs.start; p < grant->data.mapping.pairs.top;
@@ -796,7 +494,7 @@ path_nodes (struct walk *w, yaml_node_t *grant, yaml_node_t **out, size_t max)
  * the next call mounting it would bring whatever the link names into the sandbox.  Both
  * grants are named, each with its place in the file. */
 static void
-check_nesting (struct walk *w, yaml_node_t *list, struct bx_config *cfg)
+check_nesting (struct bx_walk *w, yaml_node_t *list, struct bx_config *cfg)
 {
   for (size_t j = 0; j < cfg->n_grants; j++)
     {
@@ -818,25 +516,26 @@ check_nesting (struct walk *w, yaml_node_t *list, struct bx_config *cfg)
             for (size_t b = 0; b < outer->n_paths; b++)
               if (strcmp (inner->paths[a], outer->paths[b]) != 0
                   && bx_path_inside (inner->paths[a], outer->paths[b]))
-                problem (w, inodes[a],
-                         "path \"%s\" of grant %zu lies inside \"%s\" of grant %zu (%s:%zu:%zu), "
-                         "which a sandbox can write: it could replace the inner folder with a "
-                         "symbolic link; expected grant folders outside every shell or "
-                         "write_file grant",
-                         inner->paths[a], i + 1, outer->paths[b], j + 1, w->file,
-                         onodes[b]->start_mark.line + 1, onodes[b]->start_mark.column + 1);
+                bx_walk_problem (
+                    w, inodes[a],
+                    "path \"%s\" of grant %zu lies inside \"%s\" of grant %zu (%s:%zu:%zu), "
+                    "which a sandbox can write: it could replace the inner folder with a "
+                    "symbolic link; expected grant folders outside every shell or "
+                    "write_file grant",
+                    inner->paths[a], i + 1, outer->paths[b], j + 1, w->file,
+                    onodes[b]->start_mark.line + 1, onodes[b]->start_mark.column + 1);
         }
     }
 }
 
 static void
-parse_grants (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
+parse_grants (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
 {
-  if (!list_of (w, node, "grants", "grants"))
+  if (!bx_walk_list (w, node, "grants", "grants"))
     return;
   size_t n = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
   cfg->grants = bx_xzalloc ((n + 1) * sizeof *cfg->grants);
-  FOR_ITEMS (w, node, item)
+  BX_WALK_ITEMS (w, node, item)
   {
     parse_grant (w, item, cfg->n_grants, &cfg->grants[cfg->n_grants]);
     cfg->n_grants++;
@@ -845,100 +544,91 @@ parse_grants (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
     check_nesting (w, node, cfg);
 }
 
-/* The same rule as the module loader's: a name never climbs out of the runtimes folder. */
-static bool
-valid_module_name (const char *s)
-{
-  size_t n = strlen (s);
-  return n > 0 && n <= 64 && strspn (s, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
-}
-
 static void
-parse_options (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
+parse_options (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
 {
-  if (!visit (w, node))
+  if (!bx_walk_visit (w, node))
     return;
   if (node->type != YAML_MAPPING_NODE)
     {
-      problem (w, node, "\"options\" is %s: expected a mapping of the module's options",
-               is_null_scalar (node) ? "empty" : kind_name (node));
+      bx_walk_problem (w, node, "\"options\" is %s: expected a mapping of the module's options",
+                       bx_walk_is_null (node) ? "empty" : bx_walk_kind (node));
       return;
     }
-  for (yaml_node_pair_t *pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top;
-       pair++)
-    {
-      yaml_node_t *key = node_at (w, pair->key);
-      yaml_node_t *value = node_at (w, pair->value);
-      if (key == NULL || value == NULL)
-        continue;
-      const char *name = string_of (w, key, "options", "an option name");
-      if (name == NULL)
-        continue;
-      bool dup = false;
-      for (yaml_node_pair_t *q = node->data.mapping.pairs.start; q < pair; q++)
-        {
-          yaml_node_t *k = node_at (w, q->key);
-          if (k && k->type == YAML_SCALAR_NODE
-              && strcmp ((const char *)k->data.scalar.value, name) == 0)
-            {
-              problem (w, key, "duplicate option \"%s\" (first at line %zu)", name,
-                       k->start_mark.line + 1);
-              dup = true;
-              break;
-            }
-        }
-      if (dup)
-        continue;
-      if (value->type == YAML_SEQUENCE_NODE)
-        {
-          if (!visit (w, value))
-            continue;
-          size_t n = (size_t)(value->data.sequence.items.top - value->data.sequence.items.start);
-          cleanup_free const char **items = bx_xzalloc ((n + 1) * sizeof *items);
-          size_t count = 0;
-          bool ok = true;
-          FOR_ITEMS (w, value, item)
+  BX_WALK_PAIRS (w, node, key, value)
+  {
+    const char *name = bx_walk_string (w, key, "options", "an option name");
+    if (name == NULL)
+      continue;
+    bool dup = false;
+    for (yaml_node_pair_t *q = node->data.mapping.pairs.start; q < pair_; q++)
+      {
+        yaml_node_t *k = bx_walk_node (w, q->key);
+        if (k && k->type == YAML_SCALAR_NODE
+            && strcmp ((const char *)k->data.scalar.value, name) == 0)
           {
-            const char *s = string_of (w, item, name, "a string");
-            if (s == NULL)
-              ok = false;
-            else
-              items[count++] = s;
+            bx_walk_problem (w, key, "duplicate option \"%s\" (first at line %zu)", name,
+                             k->start_mark.line + 1);
+            dup = true;
+            break;
           }
-          if (ok)
-            bx_options_add_list (cfg->runtime_options, name, items, count);
-        }
-      else
+      }
+    if (dup)
+      continue;
+    if (value->type == YAML_SEQUENCE_NODE)
+      {
+        if (!bx_walk_visit (w, value))
+          continue;
+        size_t n = (size_t)(value->data.sequence.items.top - value->data.sequence.items.start);
+        cleanup_free const char **items = bx_xzalloc ((n + 1) * sizeof *items);
+        size_t count = 0;
+        bool ok = true;
+        BX_WALK_ITEMS (w, value, item)
         {
-          const char *s = string_of (w, value, name, "a string or a list of strings");
-          if (s != NULL)
-            bx_options_add_string (cfg->runtime_options, name, s);
+          const char *s = bx_walk_string (w, item, name, "a string");
+          if (s == NULL)
+            ok = false;
+          else
+            items[count++] = s;
         }
-    }
+        if (ok)
+          bx_options_add_list (cfg->runtime_options, name, items, count);
+      }
+    else
+      {
+        const char *s = bx_walk_string (w, value, name, "a string or a list of strings");
+        if (s != NULL)
+          bx_options_add_string (cfg->runtime_options, name, s);
+      }
+    cleanup_free char *where = bx_walk_where (w, key);
+    bx_options_set_where (cfg->runtime_options, name, where);
+  }
 }
 
 static void
-parse_runtime (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
+parse_runtime (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
 {
   static const char *const known[] = { "module", "options", NULL };
   yaml_node_t *keys[2], *v[2];
-  if (!mapping_of (w, node, "runtime", known, keys, v))
+  if (!bx_walk_mapping (w, node, "runtime", known, keys, v))
     return;
   if (v[0] != NULL)
     {
-      const char *m = string_of (w, v[0], "module", "a module name or an absolute path");
+      const char *m = bx_walk_string (w, v[0], "module", "a module name or an absolute path");
       if (m != NULL)
         {
-          if (m[0] == '/' ? file_problem (m) != NULL : !valid_module_name (m))
-            problem (w, v[0],
-                     "module \"%s\" is not valid: expected a name of [a-z0-9_-] "
-                     "or an absolute path to a .so",
-                     m);
+          if (m[0] == '/' ? file_problem (m) != NULL : !bx_module_name_valid (m))
+            bx_walk_problem (w, v[0],
+                             "module \"%s\" is not valid: expected a name of [a-z0-9_-] "
+                             "or an absolute path to a .so",
+                             m);
           else
             {
               cfg->runtime_module = bx_xstrdup (m);
+              cfg->runtime_where = bx_walk_where (w, v[0]);
+              bx_options_set_where (cfg->runtime_options, NULL, cfg->runtime_where);
               if (m[0] == '/')
-                w->module_node = v[0];
+                CONFIG_WALK (w)->module_node = v[0];
             }
         }
     }
@@ -969,9 +659,9 @@ bx_config_wants_approvals (const struct bx_config *cfg)
 /* admin_group: a group name or number.  The owners who approve calls are in it; the agents
  * must not be (brokerd also refuses it when the callers' socket has that group). */
 static void
-parse_admin_group (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
+parse_admin_group (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
 {
-  const char *s = string_of (w, node, "admin_group", "a group name or number");
+  const char *s = bx_walk_string (w, node, "admin_group", "a group name or number");
   if (s == NULL)
     return;
   size_t digits = strspn (s, "0123456789");
@@ -980,7 +670,7 @@ parse_admin_group (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
       errno = 0;
       unsigned long n = strtoul (s, NULL, 10);
       if (errno != 0 || digits > 10 || n >= 0xffffffffUL)
-        problem (w, node, "\"admin_group\" is \"%s\": expected a group name or number", s);
+        bx_walk_problem (w, node, "\"admin_group\" is \"%s\": expected a group name or number", s);
       else
         {
           cfg->admin_gid = (unsigned)n;
@@ -992,7 +682,7 @@ parse_admin_group (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
   char buf[16384];
   if (getgrnam_r (s, &gr, buf, sizeof buf, &found) != 0 || found == NULL)
     {
-      problem (w, node, "\"admin_group\" is \"%s\": no such group on this system", s);
+      bx_walk_problem (w, node, "\"admin_group\" is \"%s\": no such group on this system", s);
       return;
     }
   cfg->admin_gid = (unsigned)found->gr_gid;
@@ -1002,18 +692,18 @@ parse_admin_group (struct walk *w, yaml_node_t *node, struct bx_config *cfg)
 /* The owners' socket: never the callers' socket, never where a sandbox could put a listener
  * of its own in its place (which would collect the owners' approvals). */
 static void
-parse_admin (struct walk *w, yaml_node_t *root, yaml_node_t *sock, yaml_node_t *group,
+parse_admin (struct bx_walk *w, yaml_node_t *root, yaml_node_t *sock, yaml_node_t *group,
              struct bx_config *cfg)
 {
   if (sock != NULL)
     {
-      const char *s = string_of (w, sock, "admin_socket", "an absolute path");
+      const char *s = bx_walk_string (w, sock, "admin_socket", "an absolute path");
       const char *why = s ? file_problem (s) : NULL;
       if (s != NULL && why != NULL)
-        problem (w, sock, "admin_socket \"%s\" %s", s, why);
+        bx_walk_problem (w, sock, "admin_socket \"%s\" %s", s, why);
       else if (s != NULL && strlen (s) >= sizeof ((struct sockaddr_un *)0)->sun_path)
-        problem (w, sock, "admin_socket \"%s\" is too long: expected at most %zu bytes", s,
-                 sizeof ((struct sockaddr_un *)0)->sun_path - 1);
+        bx_walk_problem (w, sock, "admin_socket \"%s\" is too long: expected at most %zu bytes", s,
+                         sizeof ((struct sockaddr_un *)0)->sun_path - 1);
       else if (s != NULL)
         {
           free (cfg->admin_socket);
@@ -1027,29 +717,32 @@ parse_admin (struct walk *w, yaml_node_t *root, yaml_node_t *sock, yaml_node_t *
   yaml_node_t *at = sock != NULL ? sock : root;
   const char *folder;
   if (strcmp (cfg->admin_socket, cfg->socket) == 0)
-    problem (w, at,
-             "admin_socket \"%s\" is the callers' socket: an agent could approve its own calls; "
-             "expected a path of its own",
-             cfg->admin_socket);
+    bx_walk_problem (
+        w, at,
+        "admin_socket \"%s\" is the callers' socket: an agent could approve its own calls; "
+        "expected a path of its own",
+        cfg->admin_socket);
   else if ((folder = granted_folder_of (cfg, cfg->admin_socket)) != NULL)
-    problem (w, at,
-             "admin_socket \"%s\" lies in the granted folder %s: a sandbox could replace it; "
-             "expected a file outside every grant",
-             cfg->admin_socket, folder);
+    bx_walk_problem (
+        w, at,
+        "admin_socket \"%s\" lies in the granted folder %s: a sandbox could replace it; "
+        "expected a file outside every grant",
+        cfg->admin_socket, folder);
   if (bx_config_wants_approvals (cfg) && !cfg->has_admin_group)
     for (size_t i = 0; i < cfg->n_grants; i++)
       if (cfg->grants[i].approval != BX_APPROVAL_NEVER)
         {
-          problem (w, root,
-                   "grant %zu asks for approval but \"admin_group\" is not set: expected the "
-                   "group of the people who approve calls",
-                   i + 1);
+          bx_walk_problem (
+              w, root,
+              "grant %zu asks for approval but \"admin_group\" is not set: expected the "
+              "group of the people who approve calls",
+              i + 1);
           break;
         }
 }
 
 static void
-parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
+parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
 {
   static const char *const known[] = { "socket",
                                        "socket_mode",
@@ -1085,55 +778,56 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
-  if (!mapping_of (w, root, "the config", known, keys, v))
+  if (!bx_walk_mapping (w, root, "the config", known, keys, v))
     return;
   uint64_t n;
   const char *folder;
 
   if (v[K_SOCKET] != NULL)
     {
-      const char *s = string_of (w, v[K_SOCKET], "socket", "an absolute path");
+      const char *s = bx_walk_string (w, v[K_SOCKET], "socket", "an absolute path");
       const char *why = s ? file_problem (s) : NULL;
       if (s != NULL && why != NULL)
-        problem (w, v[K_SOCKET], "socket \"%s\" %s", s, why);
+        bx_walk_problem (w, v[K_SOCKET], "socket \"%s\" %s", s, why);
       else if (s != NULL && strlen (s) >= sizeof ((struct sockaddr_un *)0)->sun_path)
-        problem (w, v[K_SOCKET], "socket \"%s\" is too long: expected at most %zu bytes", s,
-                 sizeof ((struct sockaddr_un *)0)->sun_path - 1);
+        bx_walk_problem (w, v[K_SOCKET], "socket \"%s\" is too long: expected at most %zu bytes", s,
+                         sizeof ((struct sockaddr_un *)0)->sun_path - 1);
       else if (s != NULL)
         {
           free (cfg->socket);
           cfg->socket = bx_xstrdup (s);
         }
     }
-  if (v[K_MODE] != NULL && uint_of (w, v[K_MODE], "socket_mode", 8, 0600, 0777, &n) == 0)
+  if (v[K_MODE] != NULL && bx_walk_uint (w, v[K_MODE], "socket_mode", 8, 0600, 0777, &n) == 0)
     cfg->socket_mode = (unsigned)n;
   if (v[K_HOME] != NULL)
     {
-      const char *s = string_of (w, v[K_HOME], "home", "an absolute folder");
+      const char *s = bx_walk_string (w, v[K_HOME], "home", "an absolute folder");
       const char *why = s ? folder_problem (s) : NULL;
       if (s != NULL && why != NULL)
-        problem (w, v[K_HOME], "home \"%s\" %s", s, why);
+        bx_walk_problem (w, v[K_HOME], "home \"%s\" %s", s, why);
       else if (s != NULL)
         {
           free (cfg->home);
           cfg->home = bx_xstrdup (s);
         }
     }
-  if (v[K_MAXCONN] != NULL && uint_of (w, v[K_MAXCONN], "max_connections", 10, 1, 4096, &n) == 0)
+  if (v[K_MAXCONN] != NULL
+      && bx_walk_uint (w, v[K_MAXCONN], "max_connections", 10, 1, 4096, &n) == 0)
     cfg->max_connections = (unsigned)n;
   if (v[K_PER_UID] != NULL
-      && uint_of (w, v[K_PER_UID], "max_connections_per_uid", 10, 1, 4096, &n) == 0)
+      && bx_walk_uint (w, v[K_PER_UID], "max_connections_per_uid", 10, 1, 4096, &n) == 0)
     cfg->max_connections_per_uid = (unsigned)n;
-  if (v[K_GRACE] != NULL && uint_of (w, v[K_GRACE], "grace_ms", 10, 0, 3600000, &n) == 0)
+  if (v[K_GRACE] != NULL && bx_walk_duration (w, v[K_GRACE], "grace_ms", 0, 3600000, NULL, &n) == 0)
     cfg->grace_ms = (int64_t)n;
   if (v[K_TIMEOUT] != NULL
-      && uint_of (w, v[K_TIMEOUT], "request_timeout_ms", 10, 10, 3600000, &n) == 0)
+      && bx_walk_duration (w, v[K_TIMEOUT], "request_timeout_ms", 10, 3600000, NULL, &n) == 0)
     cfg->request_timeout_ms = (int64_t)n;
   if (v[K_RUNTIME] != NULL)
     parse_runtime (w, v[K_RUNTIME], cfg);
   if (v[K_LIMITS] != NULL)
     parse_limits (w, v[K_LIMITS], "limits", cfg->limits);
-  w->home = cfg->home;
+  CONFIG_WALK (w)->home = cfg->home;
   if (v[K_GRANTS] != NULL)
     parse_grants (w, v[K_GRANTS], cfg);
   /* A grant's limit left unset takes the config's default: the runner reads the grant. */
@@ -1143,10 +837,10 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
         cfg->grants[i].limits[k] = cfg->limits[k];
   if (v[K_AUDIT] != NULL)
     {
-      const char *s = string_of (w, v[K_AUDIT], "audit", "\"stderr\" or an absolute path");
+      const char *s = bx_walk_string (w, v[K_AUDIT], "audit", "\"stderr\" or an absolute path");
       const char *why = s && strcmp (s, "stderr") != 0 ? file_problem (s) : NULL;
       if (s != NULL && why != NULL)
-        problem (w, v[K_AUDIT], "audit \"%s\" %s (or \"stderr\")", s, why);
+        bx_walk_problem (w, v[K_AUDIT], "audit \"%s\" %s (or \"stderr\")", s, why);
       else if (s != NULL)
         {
           free (cfg->audit);
@@ -1156,18 +850,20 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
 
   if (v[K_METRICS] != NULL)
     {
-      const char *s = string_of (w, v[K_METRICS], "metrics_socket", "an absolute path");
+      const char *s = bx_walk_string (w, v[K_METRICS], "metrics_socket", "an absolute path");
       const char *why = s ? file_problem (s) : NULL;
       if (s != NULL && why != NULL)
-        problem (w, v[K_METRICS], "metrics_socket \"%s\" %s", s, why);
+        bx_walk_problem (w, v[K_METRICS], "metrics_socket \"%s\" %s", s, why);
       else if (s != NULL && strlen (s) >= sizeof ((struct sockaddr_un *)0)->sun_path)
-        problem (w, v[K_METRICS], "metrics_socket \"%s\" is too long: expected at most %zu bytes",
-                 s, sizeof ((struct sockaddr_un *)0)->sun_path - 1);
+        bx_walk_problem (w, v[K_METRICS],
+                         "metrics_socket \"%s\" is too long: expected at most %zu bytes", s,
+                         sizeof ((struct sockaddr_un *)0)->sun_path - 1);
       else if (s != NULL && (folder = granted_folder_of (cfg, s)) != NULL)
-        problem (w, v[K_METRICS],
-                 "metrics_socket \"%s\" lies in the granted folder %s: a sandbox could replace "
-                 "it; expected a file outside every grant",
-                 s, folder);
+        bx_walk_problem (
+            w, v[K_METRICS],
+            "metrics_socket \"%s\" lies in the granted folder %s: a sandbox could replace "
+            "it; expected a file outside every grant",
+            s, folder);
       else if (s != NULL)
         cfg->metrics_socket = bx_xstrdup (s);
     }
@@ -1177,21 +873,25 @@ parse_root (struct walk *w, yaml_node_t *root, struct bx_config *cfg)
    * brokerd loads at its next start. */
   if (v[K_AUDIT] != NULL && strcmp (cfg->audit, "stderr") != 0
       && (folder = granted_folder_of (cfg, cfg->audit)) != NULL)
-    problem (w, v[K_AUDIT],
-             "audit \"%s\" lies in the granted folder %s: a sandbox could read or forge it; "
-             "expected a file outside every grant",
-             cfg->audit, folder);
+    bx_walk_problem (
+        w, v[K_AUDIT],
+        "audit \"%s\" lies in the granted folder %s: a sandbox could read or forge it; "
+        "expected a file outside every grant",
+        cfg->audit, folder);
   if ((folder = granted_folder_of (cfg, cfg->socket)) != NULL)
-    problem (w, v[K_SOCKET] != NULL ? v[K_SOCKET] : root,
-             "socket \"%s\" lies in the granted folder %s: a sandbox could replace it; expected "
-             "a file outside every grant",
-             cfg->socket, folder);
+    bx_walk_problem (
+        w, v[K_SOCKET] != NULL ? v[K_SOCKET] : root,
+        "socket \"%s\" lies in the granted folder %s: a sandbox could replace it; expected "
+        "a file outside every grant",
+        cfg->socket, folder);
   parse_admin (w, root, v[K_ADMIN_SOCKET], v[K_ADMIN_GROUP], cfg);
-  if (w->module_node != NULL && (folder = granted_folder_of (cfg, cfg->runtime_module)) != NULL)
-    problem (w, w->module_node,
-             "module \"%s\" lies in the granted folder %s: a sandbox could replace it; expected "
-             "a file outside every grant",
-             cfg->runtime_module, folder);
+  if (CONFIG_WALK (w)->module_node != NULL
+      && (folder = granted_folder_of (cfg, cfg->runtime_module)) != NULL)
+    bx_walk_problem (
+        w, CONFIG_WALK (w)->module_node,
+        "module \"%s\" lies in the granted folder %s: a sandbox could replace it; expected "
+        "a file outside every grant",
+        cfg->runtime_module, folder);
 }
 
 static struct bx_config *
@@ -1220,6 +920,7 @@ bx_config_free (struct bx_config *cfg)
   free (cfg->socket);
   free (cfg->home);
   free (cfg->runtime_module);
+  free (cfg->runtime_where);
   bx_options_free (cfg->runtime_options);
   for (size_t i = 0; i < cfg->n_grants; i++)
     {
@@ -1236,54 +937,43 @@ bx_config_free (struct bx_config *cfg)
   free (cfg);
 }
 
-static void
-yaml_problem (struct walk *w, yaml_parser_t *parser)
-{
-  const char *what = parser->problem ? parser->problem : "cannot be read";
-  if (parser->context)
-    problem_at (w, &parser->problem_mark, "invalid YAML: %s %s", what, parser->context);
-  else
-    problem_at (w, &parser->problem_mark, "invalid YAML: %s", what);
-}
-
 int
 bx_config_parse (const char *text, size_t len, const char *name, struct bx_config **out,
                  bx_error *err)
 {
-  struct walk w = { .file = name };
+  struct config_walk cw = { 0 };
+  struct bx_walk w = { .file = name, .user = &cw };
   struct bx_config *cfg = config_new (name);
   yaml_parser_t parser;
   yaml_document_t doc;
   yaml_parser_initialize (&parser);
   yaml_parser_set_input_string (&parser, (const unsigned char *)text, len);
   if (!yaml_parser_load (&parser, &doc))
-    yaml_problem (&w, &parser);
+    bx_walk_yaml_problem (&w, &parser);
   else
     {
-      w.doc = &doc;
-      w.n_nodes = (size_t)(doc.nodes.top - doc.nodes.start);
-      w.visited = bx_xzalloc (w.n_nodes + 1);
+      bx_walk_begin (&w, &doc);
       yaml_node_t *root = yaml_document_get_root_node (&doc);
       /* An empty file is a config of defaults: no grants, the refusing runtime. */
-      if (root != NULL && !is_null_scalar (root))
+      if (root != NULL && !bx_walk_is_null (root))
         parse_root (&w, root, cfg);
       yaml_document_t second;
       if (!yaml_parser_load (&parser, &second))
-        yaml_problem (&w, &parser);
+        bx_walk_yaml_problem (&w, &parser);
       else
         {
           yaml_node_t *r2 = yaml_document_get_root_node (&second);
           if (r2 != NULL)
-            problem (&w, r2, "a second YAML document: expected exactly one");
+            bx_walk_problem (&w, r2, "a second YAML document: expected exactly one");
           yaml_document_delete (&second);
         }
       yaml_document_delete (&doc);
-      free (w.visited);
+      bx_walk_end (&w);
     }
   yaml_parser_delete (&parser);
   if (w.count > 0)
     {
-      cleanup_free char *text = problems_text (&w);
+      cleanup_free char *text = bx_walk_problems_text (&w);
       bx_config_free (cfg);
       return bx_error_setc (err, EINVAL, "%s", text);
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* brokerd's configuration: a YAML file (docs/config.md lists every key).
  *
  * Loading is strict: an unknown key, a wrong type, a duplicate key, a path that could not be
@@ -13,6 +14,7 @@
 
 #include <boxmaker/runtime.h>
 
+#include "bx/contract.h"
 #include "bx/error.h"
 #include "bx/tool_args.h"
 
@@ -26,14 +28,7 @@
 #define BX_DEFAULT_ADMIN_SOCKET       "/run/boxmaker/admin.sock"
 #define BX_DEFAULT_APPROVAL_MS        (5 * 60 * 1000)
 
-/* The data class that labels a grant's results, from least to most sensitive. */
-enum bx_data_class
-{
-  BX_CLASS_PUBLIC,
-  BX_CLASS_INTERNAL,
-  BX_CLASS_PRIVATE,
-  BX_CLASS_SECRET,
-};
+/* The data class that labels a grant's results: enum bx_data_class (bx/contract.h). */
 #define BX_DEFAULT_CLASS BX_CLASS_PRIVATE
 
 /* "public", "internal", "private", "secret". */
@@ -88,7 +83,8 @@ struct bx_config
   int64_t grace_ms;
   int64_t request_timeout_ms; /* the whole request frame must arrive within this */
   char *runtime_module;       /* a name or an absolute path; NULL: the refusing runtime */
-  bx_options *runtime_options;
+  bx_options *runtime_options; /* each option knows where it was written */
+  char *runtime_where;         /* FILE:LINE:COLUMN of runtime.module, or NULL */
   struct bx_grant *grants; /* in file order: the first that matches a call wins */
   size_t n_grants;
   char *audit; /* "stderr" or an absolute path opened for append */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host services of the runtime ABI: see host_services.h and boxmaker/runtime.h. */
 #include <arpa/inet.h>
 #include <inttypes.h>
@@ -9,7 +10,9 @@
 
 #include "bx/cleanup.h"
 #include "bx/hosts.h"
+#include "bx/printable.h"
 #include "host_services.h"
+#include "values.h"
 #include "options.h"
 #include "run_spec.h"
 
@@ -37,24 +40,6 @@ bx_log_level_name (enum bx_log_level level)
   return "log";
 }
 
-/* Makes S one line of at most MAX bytes, in place: control characters (a newline could forge
- * a second log line) become spaces. */
-static void
-one_line (char *s, size_t max)
-{
-  size_t n = strlen (s);
-  while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
-    s[--n] = '\0';
-  if (n > max)
-    {
-      s[max] = '\0';
-      n = max;
-    }
-  for (size_t i = 0; i < n; i++)
-    if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-      s[i] = ' ';
-}
-
 /* ---- logging ------------------------------------------------------------------------- */
 
 static void
@@ -68,7 +53,8 @@ host_log (const struct bx_host *host, enum bx_log_level level, const char *fmt, 
   va_start (ap, fmt);
   cleanup_free char *line = bx_xvasprintf (fmt, ap);
   va_end (ap);
-  one_line (line, BX_HOST_LOG_LINE_MAX);
+  /* A newline could forge a second log line. */
+  bx_one_line (line, BX_HOST_LOG_LINE_MAX, ' ');
   if ((unsigned)level > BX_LOG_DEBUG)
     level = BX_LOG_DEBUG;
   if (services->log != NULL)
@@ -223,7 +209,7 @@ sink_take (bx_error_sink *sink, char *msg)
       free (msg);
       return;
     }
-  one_line (msg, SINK_MESSAGE_MAX);
+  bx_one_line (msg, SINK_MESSAGE_MAX, ' ');
   free (sink->msg);
   sink->msg = msg;
 }
@@ -240,14 +226,21 @@ host_error_set (bx_error_sink *sink, const char *fmt, ...)
   sink_take (sink, msg);
 }
 
-static void __attribute__ ((format (printf, 2, 3)))
-sink_printf (bx_error_sink *sink, const char *fmt, ...)
+/* A refusal of option NAME by one of the host's readers: the message, and which option it
+ * is about, so brokerd can say where the option was written. */
+static void __attribute__ ((format (printf, 3, 4)))
+sink_printf (bx_error_sink *sink, const char *name, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
   char *msg = bx_xvasprintf (fmt, ap);
   va_end (ap);
   sink_take (sink, msg);
+  if (sink != NULL)
+    {
+      free (sink->option);
+      sink->option = bx_xstrdup (name);
+    }
 }
 
 void
@@ -255,38 +248,17 @@ bx_error_sink_clear (struct bx_error_sink *sink)
 {
   free (sink->msg);
   sink->msg = NULL;
+  free (sink->option);
+  sink->option = NULL;
 }
 
 /* ---- options ------------------------------------------------------------------------- */
 
-/* VALUE in double quotes for a message: at most QUOTE_MAX bytes, control characters and
- * quotes escaped, so the message stays one readable line. */
+/* VALUE in double quotes for a message, made safe (bx/printable.h). */
 static char *
 quote (const char *value)
 {
-  size_t n = strlen (value);
-  size_t shown = n > QUOTE_MAX ? QUOTE_MAX : n;
-  char *out = bx_xmalloc (shown * 4 + 8);
-  char *p = out;
-  *p++ = '"';
-  for (size_t i = 0; i < shown; i++)
-    {
-      unsigned char c = (unsigned char)value[i];
-      if (c == '"' || c == '\\')
-        {
-          *p++ = '\\';
-          *p++ = (char)c;
-        }
-      else if (c < 0x20 || c == 0x7f)
-        p += sprintf (p, "\\x%02x", c);
-      else
-        *p++ = (char)c;
-    }
-  if (shown < n)
-    p += sprintf (p, "...");
-  *p++ = '"';
-  *p = '\0';
-  return out;
+  return bx_quoted (value, QUOTE_MAX);
 }
 
 /* The single value of NAME: 1 and *value set, 0 when absent, -1 (message in SINK) when it
@@ -301,7 +273,7 @@ single_value (const bx_options *options, const char *name, const char **value, b
     return 0;
   if (kind == 2)
     {
-      sink_printf (sink, "option \"%s\": expected a single value, got a list", name);
+      sink_printf (sink, name, "option \"%s\": expected a single value, got a list", name);
       return -1;
     }
   *value = items[0];
@@ -324,7 +296,7 @@ host_option_check_known (const bx_options *options, const char *const *known, bx
       cleanup_free char *quoted = quote (key);
       if (known == NULL || known[0] == NULL)
         {
-          sink_printf (sink, "unknown option %s: this runtime takes no options", quoted);
+          sink_printf (sink, key, "unknown option %s: this runtime takes no options", quoted);
           return -1;
         }
       /* Name what is known, so the fix for a typo is in the message. */
@@ -338,7 +310,7 @@ host_option_check_known (const bx_options *options, const char *const *known, bx
             strcat (list, ", ");
           strcat (list, known[k]);
         }
-      sink_printf (sink, "unknown option %s (this runtime knows: %s)", quoted, list);
+      sink_printf (sink, key, "unknown option %s (this runtime knows: %s)", quoted, list);
       return -1;
     }
   return 0;
@@ -353,57 +325,6 @@ host_option_string (const bx_options *options, const char *name, const char *fal
   if (r < 0)
     return -1;
   *out = r == 0 ? fallback : value;
-  return 0;
-}
-
-/* Digits only, at least one, into *out; -1 when malformed, -2 when it does not fit. */
-static int
-parse_digits (const char *s, size_t n, uint64_t *out)
-{
-  if (n == 0)
-    return -1;
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; i++)
-    {
-      if (s[i] < '0' || s[i] > '9')
-        return -1;
-      unsigned d = (unsigned)(s[i] - '0');
-      if (v > (UINT64_MAX - d) / 10)
-        return -2;
-      v = v * 10 + d;
-    }
-  *out = v;
-  return 0;
-}
-
-/* Digits followed by one of SUFFIXES (each with its multiplier); no suffix means a
- * multiplier of 1.  0 and *out set, -1 malformed, -2 too large. */
-struct suffix
-{
-  const char *text;
-  uint64_t times;
-};
-
-static int
-parse_with_suffix (const char *s, const struct suffix *suffixes, uint64_t *out)
-{
-  size_t digits = strspn (s, "0123456789");
-  const char *rest = s + digits;
-  uint64_t times = 0;
-  if (*rest == '\0')
-    times = 1;
-  for (size_t i = 0; times == 0 && suffixes[i].text != NULL; i++)
-    if (strcmp (rest, suffixes[i].text) == 0)
-      times = suffixes[i].times;
-  if (times == 0 || digits == 0)
-    return -1;
-  uint64_t v;
-  int r = parse_digits (s, digits, &v);
-  if (r < 0)
-    return r;
-  if (v != 0 && times > UINT64_MAX / v)
-    return -2;
-  *out = v * times;
   return 0;
 }
 
@@ -423,7 +344,7 @@ host_option_int (const bx_options *options, const char *name, int64_t min, int64
   bool negative = value[0] == '-';
   const char *digits = negative ? value + 1 : value;
   uint64_t magnitude;
-  int p = parse_digits (digits, strlen (digits), &magnitude);
+  int p = bx_value_digits (digits, strlen (digits), &magnitude);
   bool fits = p == 0 && (negative ? magnitude <= (uint64_t)INT64_MAX + 1 : magnitude <= INT64_MAX);
   int64_t v = 0;
   if (fits)
@@ -431,7 +352,7 @@ host_option_int (const bx_options *options, const char *name, int64_t min, int64
   if (!fits || v < min || v > max)
     {
       cleanup_free char *quoted = quote (value);
-      sink_printf (sink,
+      sink_printf (sink, name,
                    "option \"%s\": expected an integer from %" PRId64 " to %" PRId64 ", got %s",
                    name, min, max, quoted);
       return -1;
@@ -440,20 +361,10 @@ host_option_int (const bx_options *options, const char *name, int64_t min, int64
   return 0;
 }
 
-static const struct suffix size_suffixes[] = {
-  { "k", UINT64_C (1) << 10 },
-  { "K", UINT64_C (1) << 10 },
-  { "m", UINT64_C (1) << 20 },
-  { "M", UINT64_C (1) << 20 },
-  { "g", UINT64_C (1) << 30 },
-  { "G", UINT64_C (1) << 30 },
-  { NULL, 0 },
-};
-
 /* A size or a duration: digits with one of the kind's suffixes, at least 1. */
 struct scaled_kind
 {
-  const struct suffix *suffixes;
+  int (*parse) (const char *s, uint64_t *out);
   const char *noun;     /* "size" */
   const char *too_big;  /* "too large" */
   const char *expected; /* "a size such as 512m" */
@@ -474,28 +385,22 @@ read_scaled (const bx_options *options, const char *name, const struct scaled_ki
       return 0;
     }
   uint64_t v;
-  int p = parse_with_suffix (value, kind->suffixes, &v);
+  int p = kind->parse (value, &v);
   cleanup_free char *quoted = quote (value);
   if (p == -2)
-    sink_printf (sink, "option \"%s\": %s %s is %s", name, kind->noun, quoted, kind->too_big);
+    sink_printf (sink, name, "option \"%s\": %s %s is %s", name, kind->noun, quoted, kind->too_big);
   else if (p < 0)
-    sink_printf (sink, "option \"%s\": expected %s, got %s", name, kind->expected, quoted);
+    sink_printf (sink, name, "option \"%s\": expected %s, got %s", name, kind->expected, quoted);
   else if (v == 0)
-    sink_printf (sink, "option \"%s\": expected %s, got %s", name, kind->at_least, quoted);
+    sink_printf (sink, name, "option \"%s\": expected %s, got %s", name, kind->at_least, quoted);
   if (p < 0 || v == 0)
     return -1;
   *out = v;
   return 0;
 }
 
-int
-bx_parse_size (const char *text, uint64_t *out)
-{
-  return parse_with_suffix (text, size_suffixes, out);
-}
-
 static const struct scaled_kind size_kind = {
-  size_suffixes, "size", "too large", "a size such as 512m", "a size of at least 1 byte",
+  bx_value_size, "size", "too large", "a size such as 512m", "a size of at least 1 byte",
 };
 
 static int
@@ -505,26 +410,10 @@ host_option_size (const bx_options *options, const char *name, uint64_t fallback
   return read_scaled (options, name, &size_kind, fallback, out, sink);
 }
 
-static const struct suffix duration_suffixes[] = {
-  { "ms", 1 },
-  { "s", 1000 },
-  { "m", 60 * 1000 },
-  { NULL, 0 },
-};
-
 static const struct scaled_kind duration_kind = {
-  duration_suffixes,
-  "duration",
-  "too long",
-  "a duration such as 30s, 500ms or 2m",
+  bx_value_duration_ms,         "duration", "too long", "a duration such as 30s, 500ms or 2m",
   "a duration of at least 1ms",
 };
-
-int
-bx_parse_duration_ms (const char *text, uint64_t *out)
-{
-  return parse_with_suffix (text, duration_suffixes, out);
-}
 
 static int
 host_option_duration_ms (const bx_options *options, const char *name, uint64_t fallback,
@@ -553,7 +442,7 @@ host_option_bool (const bx_options *options, const char *name, int fallback, int
   else
     {
       cleanup_free char *quoted = quote (value);
-      sink_printf (sink, "option \"%s\": expected true or false, got %s", name, quoted);
+      sink_printf (sink, name, "option \"%s\": expected true or false, got %s", name, quoted);
       return -1;
     }
   return 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host services of boxmaker/runtime.h: the one struct bx_host table brokerd hands each
  * module at create(), and the host-owned objects behind its opaque pointers (the error sink
  * of create(), the output buffer of run()).
@@ -23,7 +24,7 @@
  * less room for the rest of the message), whatever the module's own cap; it is also the
  * largest BX_LIMIT_OUTPUT a spec holds.  Beyond it output_append keeps what fits, returns -1
  * and marks the result truncated. */
-#define BX_HOST_OUTPUT_CAP ((size_t)BX_FRAME_MAX - 64 * 1024)
+#define BX_HOST_OUTPUT_CAP BX_HOST_OUTPUT_MAX
 
 /* A log line longer than this is cut (a module must not be able to flood the log with one
  * call). */
@@ -31,7 +32,8 @@
 
 struct bx_error_sink
 {
-  char *msg; /* the last message set, NULL when none */
+  char *msg;    /* the last message set, NULL when none */
+  char *option; /* the option a host reader refused in it, NULL when none */
 };
 
 struct bx_run_result
@@ -67,12 +69,6 @@ void bx_error_sink_clear (struct bx_error_sink *sink);
 /* An empty result that takes up to CAP bytes. */
 void bx_run_result_init (struct bx_run_result *result, size_t cap);
 void bx_run_result_clear (struct bx_run_result *result);
-
-/* The readers behind option_size and option_duration_ms, for the config's limits: digits
- * with an optional suffix (k, m, g; or ms, s, m).  0 and *OUT set, -1 malformed, -2 too
- * large.  0 itself is accepted here; callers check their range. */
-int bx_parse_size (const char *text, uint64_t *out);
-int bx_parse_duration_ms (const char *text, uint64_t *out);
 
 /* "error", "warning", "info", "debug" (and "log" for a level the ABI does not define). */
 const char *bx_log_level_name (enum bx_log_level level);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* brokerd's metrics.  See metrics.h. */
 #include <errno.h>
 #include <fcntl.h>

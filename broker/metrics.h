@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* brokerd's metrics, in the Prometheus text format (version 0.0.4), served on a Unix socket
  * of their own (`metrics_socket:` in the config) and read by `boxmaker stats`.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Loading a runtime module and calling it: see module_loader.h and boxmaker/runtime.h.
  *
  * The checks follow the plugin hosts that got this right: the version is checked before
@@ -14,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bx/contract.h"
 #include "bx/cleanup.h"
 #include "bx/printable.h"
 #include "host_services.h"
@@ -26,8 +28,6 @@
 static const char generic_failure[] = "the tool runtime failed without giving a reason";
 static const char unknown_answer[] = "the tool runtime gave an answer brokerd does not understand";
 static const char not_started[] = "the tool runtime is not started";
-
-#define NAME_MAX_LEN 64
 
 struct bx_module
 {
@@ -42,15 +42,6 @@ struct bx_module
   void *instance;
   bool created;
 };
-
-static bool
-valid_name (const char *name)
-{
-  size_t n = strlen (name);
-  if (n == 0 || n > NAME_MAX_LEN)
-    return false;
-  return strspn (name, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
-}
 
 /* The module's file for NAME_OR_PATH, or NULL with an error. */
 static char *
@@ -75,7 +66,7 @@ module_file (const char *name_or_path, const char *runtimedir, bx_error *err)
           }
       return bx_xstrdup (name_or_path);
     }
-  if (!valid_name (name_or_path))
+  if (!bx_module_name_valid (name_or_path))
     {
       /* A relative path would depend on brokerd's working folder; a name with a slash could
        * climb out of the runtimes folder. */
@@ -83,7 +74,7 @@ module_file (const char *name_or_path, const char *runtimedir, bx_error *err)
       bx_error_setc (err, EINVAL,
                      "runtime module \"%s\": a module is a name of [a-z0-9_-] (up to %d) or "
                      "an absolute path to a .so",
-                     shown, NAME_MAX_LEN);
+                     shown, BX_MODULE_NAME_MAX);
       return NULL;
     }
   if (runtimedir == NULL || runtimedir[0] == '\0')
@@ -125,11 +116,11 @@ open_file (const char *path, void **handle, bx_error *err)
   if (stat (path, &st) < 0)
     {
       if (errno == ENOENT || errno == ENOTDIR)
-        return bx_error_setc (err, ENOENT, "runtime module %s: no such file", path);
-      return bx_error_set (err, errno, "runtime module %s: cannot read it", path);
+        return bx_error_setc (err, ENOENT, "no such file");
+      return bx_error_set (err, errno, "cannot read it");
     }
   if (!S_ISREG (st.st_mode))
-    return bx_error_setc (err, EINVAL, "runtime module %s: not a regular file", path);
+    return bx_error_setc (err, EINVAL, "not a regular file");
 
   dlerror ();
   *handle = dlopen (path, RTLD_NOW | RTLD_LOCAL);
@@ -141,31 +132,31 @@ open_file (const char *path, void **handle, bx_error *err)
   /* A file that is an ELF object but does not load lacks a library or a symbol; anything
    * else is not a shared object at all. */
   if (starts_with_elf_magic (path))
-    return bx_error_setc (err, EINVAL, "runtime module %s: cannot be loaded: %s", path, why);
-  return bx_error_setc (err, EINVAL, "runtime module %s: not a shared object: %s", path, why);
+    return bx_error_setc (err, EINVAL, "cannot be loaded: %s", why);
+  return bx_error_setc (err, EINVAL, "not a shared object: %s", why);
 }
 
 /* The checks on the module's table, in the order that makes each read safe: the header
  * fields every version has, then the version, then the size, then the functions. */
 static int
-check_table (const char *path, const struct bx_runtime *t, struct bx_runtime *copy, bx_error *err)
+check_table (const struct bx_runtime *t, struct bx_runtime *copy, bx_error *err)
 {
   if (t->magic != BX_RUNTIME_MAGIC)
     return bx_error_setc (err, EINVAL,
-                          "runtime module %s: bad magic number 0x%08x (expected 0x%08x): "
+                          "bad magic number 0x%08x (expected 0x%08x): "
                           "not a boxmaker runtime table",
-                          path, (unsigned)t->magic, (unsigned)BX_RUNTIME_MAGIC);
+                          (unsigned)t->magic, (unsigned)BX_RUNTIME_MAGIC);
   if (t->abi_major != BX_RUNTIME_ABI_MAJOR || t->abi_minor > BX_RUNTIME_ABI_MINOR)
     return bx_error_setc (err, EPROTO,
-                          "runtime module %s: module built for runtime ABI %u.%u, this "
+                          "module built for runtime ABI %u.%u, this "
                           "brokerd speaks %u.%u",
-                          path, (unsigned)t->abi_major, (unsigned)t->abi_minor,
+                          (unsigned)t->abi_major, (unsigned)t->abi_minor,
                           (unsigned)BX_RUNTIME_ABI_MAJOR, (unsigned)BX_RUNTIME_ABI_MINOR);
   if (t->size < BX_RUNTIME_TABLE_MIN_SIZE)
     return bx_error_setc (err, EINVAL,
-                          "runtime module %s: table too small: %u bytes, runtime ABI %u.%u "
+                          "table too small: %u bytes, runtime ABI %u.%u "
                           "needs at least %zu",
-                          path, (unsigned)t->size, (unsigned)t->abi_major, (unsigned)t->abi_minor,
+                          (unsigned)t->size, (unsigned)t->abi_major, (unsigned)t->abi_minor,
                           (size_t)BX_RUNTIME_TABLE_MIN_SIZE);
 
   memset (copy, 0, sizeof (*copy));
@@ -185,11 +176,34 @@ check_table (const char *path, const struct bx_runtime *t, struct bx_runtime *co
       void (*fn) (void);
       memcpy (&fn, (const char *)copy + required[i].offset, sizeof (fn));
       if (fn == NULL)
-        return bx_error_setc (err, EINVAL,
-                              "runtime module %s: required function %s is missing (NULL)", path,
+        return bx_error_setc (err, EINVAL, "required function %s is missing (NULL)",
                               required[i].name);
     }
   return 0;
+}
+
+/* Opens PATH and checks its table; the error says what is wrong, the caller which module. */
+static int
+load_file (const char *path, void **handle, struct bx_runtime *copy, bx_error *err)
+{
+  /* Never closed, also on the error paths below: a refused module may have started threads
+   * in its constructors, and the process is about to exit anyway. */
+  if (open_file (path, handle, err) < 0)
+    return -1;
+
+  dlerror ();
+  void *sym = dlsym (*handle, BX_RUNTIME_ENTRY);
+  if (sym == NULL)
+    return bx_error_setc (err, EINVAL, "no entry symbol %s", BX_RUNTIME_ENTRY);
+  bx_runtime_entry_fn entry;
+  memcpy (&entry, &sym, sizeof (entry));
+
+  const struct bx_runtime *t = entry (BX_RUNTIME_ABI_MAJOR, BX_RUNTIME_ABI_MINOR);
+  if (t == NULL)
+    return bx_error_setc (
+        err, EPROTO, "the module refuses this host's runtime ABI %u.%u (%s returned NULL)",
+        (unsigned)BX_RUNTIME_ABI_MAJOR, (unsigned)BX_RUNTIME_ABI_MINOR, BX_RUNTIME_ENTRY);
+  return check_table (t, copy, err);
 }
 
 int
@@ -200,36 +214,15 @@ bx_module_load (const char *name_or_path, const char *runtimedir, struct bx_modu
   if (path == NULL)
     return -1;
 
-  /* Never closed, also on the error paths below: a refused module may have started threads
-   * in its constructors, and the process is about to exit anyway. */
   void *handle = NULL;
-  if (open_file (path, &handle, err) < 0)
-    return -1;
-
-  dlerror ();
-  void *sym = dlsym (handle, BX_RUNTIME_ENTRY);
-  if (sym == NULL)
-    return bx_error_setc (err, EINVAL, "runtime module %s: no entry symbol %s", path,
-                          BX_RUNTIME_ENTRY);
-  bx_runtime_entry_fn entry;
-  memcpy (&entry, &sym, sizeof (entry));
-
-  const struct bx_runtime *t = entry (BX_RUNTIME_ABI_MAJOR, BX_RUNTIME_ABI_MINOR);
-  if (t == NULL)
-    return bx_error_setc (err, EPROTO,
-                          "runtime module %s: the module refuses this host's runtime ABI "
-                          "%u.%u (%s returned NULL)",
-                          path, (unsigned)BX_RUNTIME_ABI_MAJOR, (unsigned)BX_RUNTIME_ABI_MINOR,
-                          BX_RUNTIME_ENTRY);
-
-  struct bx_runtime copy;
-  if (check_table (path, t, &copy, err) < 0)
-    return -1;
+  struct bx_runtime copy = { 0 };
+  if (load_file (path, &handle, &copy, err) < 0)
+    return bx_error_wrap (err, "runtime module %s", path);
 
   struct bx_module *m = bx_xzalloc (sizeof (*m));
   m->handle = handle;
   m->table = copy;
-  m->name = copy.name != NULL && valid_name (copy.name) ? bx_xstrdup (copy.name) : file_stem (path);
+  m->name = bx_module_name_valid (copy.name) ? bx_xstrdup (copy.name) : file_stem (path);
   m->path = steal_pointer (&path);
   *out = m;
   return 0;
@@ -240,20 +233,28 @@ bx_module_create (struct bx_module *module, const bx_options *options, const cha
                   bx_module_log_fn log, void *log_ctx, bx_error *err)
 {
   if (module->created)
-    return bx_error_setc (err, EALREADY, "runtime module %s: already started", module->path);
+    {
+      bx_error_setc (err, EALREADY, "already started");
+      return bx_error_wrap (err, "runtime module %s", module->path);
+    }
   bx_host_services_clear (&module->services);
   bx_host_services_init (&module->services, module->name, home, log, log_ctx);
   bx_options_free (module->options);
   module->options = bx_options_copy (options);
 
-  struct bx_error_sink sink = { NULL };
+  struct bx_error_sink sink = { 0 };
   void *instance = NULL;
   int r = module->table.create (&module->services.host, module->options, &instance, &sink);
   if (r != 0)
     {
-      bx_error_setc (err, EINVAL, "runtime module %s: options rejected: %s", module->path,
+      bx_error_setc (err, EINVAL, "options rejected: %s",
                      sink.msg != NULL ? sink.msg : "(the module gave no reason)");
+      bx_error_wrap (err, "runtime module %s", module->path);
+      /* Where the refused option was written, or the module when the host cannot tell. */
+      const char *where = bx_options_where (module->options, sink.option);
       bx_error_sink_clear (&sink);
+      if (where != NULL)
+        bx_error_wrap (err, "%s", where);
       return -1;
     }
   bx_error_sink_clear (&sink);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Loading a runtime module and calling it: the host side of boxmaker/runtime.h.
  *
  *   bx_module_load      dlopen by name (in the runtimes folder) or absolute path, find the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* brokerd and systemd: readiness and status (sd_notify), socket activation, and log lines
  * for the journal.
  *

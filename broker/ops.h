@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What brokerd's operations add to serving calls: the live config (reload), the metrics,
  * how it was started (socket activation) and where its log lines go (the journal or plain
  * standard error).  brokerd.c makes one; the server reaches it through its few hooks. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The module options of the config (boxmaker/runtime.h's bx_options): see options.h. */
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +14,14 @@ struct option_entry
    * one without allocating (the pointers must live as long as the options). */
   char **items;
   size_t count;
+  char *where; /* FILE:LINE:COLUMN of the key, or NULL */
 };
 
 struct bx_options
 {
   struct option_entry *entries;
   size_t count;
+  char *where; /* FILE:LINE:COLUMN of the runtime module, or NULL */
 };
 
 bx_options *
@@ -46,8 +49,10 @@ bx_options_free (bx_options *options)
     {
       entry_clear_value (&options->entries[i]);
       free (options->entries[i].key);
+      free (options->entries[i].where);
     }
   free (options->entries);
+  free (options->where);
   free (options);
 }
 
@@ -114,8 +119,34 @@ bx_options_copy (const bx_options *options)
         bx_options_add_list (copy, e->key, (const char *const *)e->items, e->count);
       else
         bx_options_add_string (copy, e->key, e->items[0]);
+      bx_options_set_where (copy, e->key, e->where);
     }
+  bx_options_set_where (copy, NULL, options != NULL ? options->where : NULL);
   return copy;
+}
+
+void
+bx_options_set_where (bx_options *options, const char *key, const char *where)
+{
+  char **slot = &options->where;
+  if (key != NULL)
+    {
+      struct option_entry *e = find (options, key);
+      if (e == NULL)
+        return;
+      slot = &e->where;
+    }
+  free (*slot);
+  *slot = where != NULL ? bx_xstrdup (where) : NULL;
+}
+
+const char *
+bx_options_where (const bx_options *options, const char *key)
+{
+  if (options == NULL)
+    return NULL;
+  struct option_entry *e = find (options, key);
+  return e != NULL && e->where != NULL ? e->where : options->where;
 }
 
 size_t

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host side of bx_options (boxmaker/runtime.h): the `runtime.options` mapping of the
  * config, kept as plain C so no libyaml type crosses the ABI.  The config parser builds one;
  * modules read it through the bx_host.option_* helpers (host_services.c). */
@@ -21,6 +22,12 @@ bx_options *bx_options_copy (const bx_options *options);
 void bx_options_add_string (bx_options *options, const char *key, const char *value);
 void bx_options_add_list (bx_options *options, const char *key, const char *const *items,
                           size_t count);
+
+/* Where KEY was written (FILE:LINE:COLUMN), for messages about its value; a NULL key sets
+ * or reads the place of the whole set (the config's runtime module).  bx_options_where
+ * gives the whole set's place for a key with none, or NULL. */
+void bx_options_set_where (bx_options *options, const char *key, const char *where);
+const char *bx_options_where (const bx_options *options, const char *key);
 
 size_t bx_options_count (const bx_options *options);
 const char *bx_options_key (const bx_options *options, size_t index);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Connections per peer uid.  See peers.h. */
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Connections held per peer uid, so that one caller cannot take every connection brokerd
  * serves (the uid is the kernel's word, SO_PEERCRED, never the client's).  Not
  * thread-safe: the server calls it under its own lock. */

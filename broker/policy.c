@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Policy: grants -> decision.  See policy.h; docs/config.md explains the rules to owners. */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -9,24 +10,16 @@
 
 #include "bx/cleanup.h"
 #include "bx/hosts.h"
+#include "bx/printable.h"
 
 #include "policy.h"
 
-/* A model-supplied string quoted in a reason is cut here, at a character boundary: the reason
- * must stay a sentence, not an echo of a two-megabyte argument. */
-#define SHOWN_MAX 200
-
+/* A model-supplied string quoted in a reason: cut (the reason must stay a sentence, not an
+ * echo of a two-megabyte argument) and made safe (no control byte may reach a terminal). */
 static char *
 shown (const char *s)
 {
-  size_t n = strlen (s);
-  if (n <= SHOWN_MAX)
-    return bx_xstrdup (s);
-  size_t cut = SHOWN_MAX;
-  /* Back up over UTF-8 continuation bytes so the cut never splits a character. */
-  while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
-    cut--;
-  return bx_xasprintf ("%.*s...", (int)cut, s);
+  return bx_printable (s, strlen (s), BX_SHOWN_TEXT_MAX);
 }
 
 static void deny (struct bx_decision *d, const char *fmt, ...)
@@ -37,9 +30,7 @@ deny (struct bx_decision *d, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
-  char *s = NULL;
-  if (vasprintf (&s, fmt, ap) < 0)
-    abort ();
+  char *s = bx_xvasprintf (fmt, ap);
   va_end (ap);
   d->verdict = BX_DENIED;
   d->grant = NULL;

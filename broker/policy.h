@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Policy: a tool call's arguments against the owner's grants -> a decision.
  *
  * The grants are tried in file order and the first that allows the call wins: its folder is

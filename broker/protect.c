@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A module's protected paths against the grants: see protect.h. */
 #include <errno.h>
 #include <string.h>

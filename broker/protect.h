@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A module's protected paths (ABI 1.1, bx_runtime.protected_paths) against the grants:
  * brokerd refuses to start when a grant folder holds one of them or lies inside one, since
  * a sandbox could then read or replace the module's own files (its rootfs, its helpers). */

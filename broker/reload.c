@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The live config and its reload.  See reload.h. */
 #include <errno.h>
 #include <pthread.h>

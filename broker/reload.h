@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The live config: what calls decide against, replaced as a whole on `systemctl reload`
  * (SIGHUP) without dropping running calls.
  *

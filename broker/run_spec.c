@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one definition of the sealed run spec (boxmaker/runtime.h): see run_spec.h.  The
  * struct is defined here and nowhere else, so a module (or any other file) can only hold a
  * pointer to one and read it through the functions below. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host side of bx_run_spec (boxmaker/runtime.h): the one definition of the sealed spec.
  * Only broker/runner.c builds one, from a policy decision; modules read it through the
  * bx_host.spec_* accessors (host_services.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The runner: decision -> spec -> module -> response.  See runner.h. */
 #include <stdio.h>
 #include <stdlib.h>

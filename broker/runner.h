@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The runner: where a decision becomes a response.
  *
  * An allowed decision becomes a run spec (here and nowhere else: broker/run_spec.h is only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The socket server.  See server.h. */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +21,9 @@
 #include "bx/deadline.h"
 #include "bx/frame.h"
 #include "bx/message.h"
+#include "bx/printable.h"
 #include "bx/tool_args.h"
+#include "bx/utf8.h"
 
 #include "approvals.h"
 #include "ops.h"
@@ -360,10 +363,8 @@ serve_call (struct server *s, int fd)
     }
   const char *id = bx_valid_id (env.id) ? env.id : NULL;
   cleanup_free char *detail = NULL;
-  if (env.v != BX_PROTOCOL_VERSION)
-    detail = bx_xasprintf ("unsupported protocol version %lld: this brokerd speaks %d",
-                           (long long)env.v, BX_PROTOCOL_VERSION);
-  else if (id == NULL)
+  /* The version was checked above: the envelope parser takes only an integer v. */
+  if (id == NULL)
     detail = bx_xstrdup ("bad id: expected 1 to 64 of [A-Za-z0-9_.-]");
   else if (env.type != BX_MSG_TOOL_REQUEST)
     detail = bx_xstrdup ("unexpected message: expected a tool_request");
@@ -373,6 +374,8 @@ serve_call (struct server *s, int fd)
     detail = bx_xstrdup ("bad call id: expected 1 to 64 of [A-Za-z0-9_.-]");
   else if (!bx_valid_id (env.u.request.session))
     detail = bx_xstrdup ("bad session id: expected 1 to 64 of [A-Za-z0-9_.-]");
+  else if (strcmp (env.id, env.u.request.call) != 0)
+    detail = bx_xstrdup ("bad id: the frame's id must equal the request's call");
   if (detail != NULL)
     {
       refuse (&c, id, detail);
@@ -386,17 +389,16 @@ serve_call (struct server *s, int fd)
   enum bx_tool tool;
   if (bx_tool_from_name (env.u.request.tool, &tool) < 0)
     {
-      /* The name as sent, cut to 64 bytes at a character boundary (a JSON string must stay
-       * valid UTF-8). */
+      /* The name as sent, made safe and cut: it reaches the model and the operator's
+       * terminal, so no control byte of it may pass. */
       const char *name = env.u.request.tool;
-      size_t cut = strlen (name) > 64 ? 64 : strlen (name);
-      while (cut > 0 && ((unsigned char)name[cut] & 0xc0) == 0x80)
-        cut--;
+      size_t len = strlen (name);
+      cleanup_free char *quoted = bx_printable (name, len, BX_SHOWN_NAME_MAX);
       cleanup_free char *reason = bx_xasprintf (
-          "unknown tool \"%.*s\": expected read_file, write_file, shell or http_fetch", (int)cut,
-          name);
-      /* The audit line gets the same cut: the whole name could make it megabytes long. */
-      cleanup_free char *shown = bx_xstrndup (name, cut);
+          "unknown tool \"%s\": expected read_file, write_file, shell or http_fetch", quoted);
+      /* The audit line gets the same cut (it is JSON, which escapes the rest): the whole
+       * name could make it megabytes long. */
+      cleanup_free char *shown = bx_xstrndup (name, bx_utf8_cut (name, len, BX_SHOWN_NAME_MAX));
       c.rec.tool = shown;
       deny_request (&c, id, reason);
       json_decref (frame);

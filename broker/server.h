@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The socket server: one request per connection, each served by one of a pool of worker
  * threads (started as needed, up to max_connections + 1, and kept).
  *

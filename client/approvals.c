@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The owners' commands: list, watch, approve and decline waiting calls.  See approvals.h. */
 #include <errno.h>
 #include <jansson.h>

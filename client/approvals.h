@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The owners' commands of the boxmaker program, over brokerd's admin socket
  * (docs/protocol.md, "The admin socket"):
  *

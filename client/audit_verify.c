@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* boxmaker audit verify: checks an audit log's hash chain (bx/audit_chain.h).
  *
  *   boxmaker audit verify [--prev HASH] FILE...

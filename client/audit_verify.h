@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `boxmaker audit verify`.  See audit_verify.c. */
 #ifndef BX_CLIENT_AUDIT_VERIFY_H
 #define BX_CLIENT_AUDIT_VERIFY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* boxmaker: try brokerd by hand.
  *
  *   boxmaker call TOOL JSON|@FILE|- [--socket PATH] [--timeout-ms N] [--session ID] [--call ID]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cancelling a call from another thread: see boxmaker/client.h and cancel.h.  shutdown()
  * rather than close(): the calling thread still owns the descriptor and is blocked in poll()
  * on it; shutdown wakes it (the socket reads end of file) and tells brokerd at once. */

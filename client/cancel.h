@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The library's side of struct bx_client_cancel (see boxmaker/client.h): a call attaches its
  * connection once connected and detaches it before closing it, so a cancel never shuts down
  * a descriptor number that another connection has taken since. */

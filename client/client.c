@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The client side of brokerd's protocol: see client.h and seed 002.
  *
  * bx_client_call can end in eleven ways and no others; each is marked "exit N" where it
@@ -21,6 +22,7 @@
 #include "bx/deadline.h"
 #include "bx/frame.h"
 #include "bx/message.h"
+#include "bx/printable.h"
 
 #include <boxmaker/client.h>
 
@@ -62,26 +64,18 @@ log_line (const struct bx_client_options *opts, const char *line)
 static void
 tame (char *why)
 {
-  for (char *p = why; *p != '\0'; p++)
-    if ((unsigned char)*p < 0x20 || *p == 0x7f)
-      *p = '?';
-  size_t n = strlen (why);
-  if (n <= WHY_MAX)
-    return;
-  n = WHY_MAX - 3;
-  while (n > 0 && ((unsigned char)why[n] & 0xc0) == 0x80)
-    n--; /* do not cut a character in two */
-  memcpy (why + n, "...", 4);
+  bx_one_line (why, WHY_MAX, '?');
 }
 
 /* The one helper every unavailable exit goes through: exactly one log line, a plain
  * failure for the caller.  The connection is closed by the caller's cleanup_close. */
 static int unavailable (const struct bx_client_options *opts, struct bx_client_response *out,
-                        int exit, const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
+                        enum bx_client_exit exit, const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
 
 static int
-unavailable (const struct bx_client_options *opts, struct bx_client_response *out, int exit,
-             const char *fmt, ...)
+unavailable (const struct bx_client_options *opts, struct bx_client_response *out,
+             enum bx_client_exit exit, const char *fmt, ...)
 {
   /* A cancelled call ends here whatever its connection's end looked like: no outage. */
   if (bx_client_cancel_requested (opts->cancel))
@@ -118,12 +112,12 @@ unavailable (const struct bx_client_options *opts, struct bx_client_response *ou
  * left of the deadline: a broker whose listen queue is full makes connect wait, and that wait
  * must end at the deadline too.  *stage tells which exit a failure belongs to. */
 static int
-connect_broker (const char *path, int64_t deadline, int *stage, bx_error *err)
+connect_broker (const char *path, int64_t deadline, enum bx_client_exit *stage, bx_error *err)
 {
   struct sockaddr_un addr = { .sun_family = AF_UNIX };
   if (strlen (path) >= sizeof addr.sun_path)
     {
-      *stage = 2;
+      *stage = BX_CLIENT_EXIT_CONNECT;
       return bx_error_setc (err, ENAMETOOLONG, "the path is too long for a Unix socket");
     }
   strcpy (addr.sun_path, path);
@@ -131,7 +125,7 @@ connect_broker (const char *path, int64_t deadline, int *stage, bx_error *err)
   cleanup_close int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     {
-      *stage = 2;
+      *stage = BX_CLIENT_EXIT_CONNECT;
       return bx_error_set (err, errno, "socket");
     }
 
@@ -141,17 +135,14 @@ connect_broker (const char *path, int64_t deadline, int *stage, bx_error *err)
   struct timeval tv = { .tv_sec = left / 1000, .tv_usec = (left % 1000) * 1000 };
   if (setsockopt (fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0)
     {
-      *stage = 3;
+      *stage = BX_CLIENT_EXIT_TIMEOUT;
       return bx_error_set (err, errno, "SO_SNDTIMEO");
     }
 
-  int r;
-  do
-    r = connect (fd, (struct sockaddr *)&addr, sizeof addr);
-  while (r < 0 && errno == EINTR);
+  int r = TEMP_FAILURE_RETRY (connect (fd, (struct sockaddr *)&addr, sizeof addr));
   if (r < 0)
     {
-      *stage = 2;
+      *stage = BX_CLIENT_EXIT_CONNECT;
       /* A full queue that stays full until the deadline ends as EAGAIN. */
       return bx_error_set (err, errno, "connect");
     }
@@ -161,7 +152,7 @@ connect_broker (const char *path, int64_t deadline, int *stage, bx_error *err)
   /* A fresh socket has no other status flag to keep: one syscall instead of two. */
   if (fcntl (fd, F_SETFL, O_NONBLOCK) < 0)
     {
-      *stage = 3;
+      *stage = BX_CLIENT_EXIT_TIMEOUT;
       return bx_error_set (err, errno, "O_NONBLOCK");
     }
   return steal_fd (&fd);
@@ -188,7 +179,7 @@ static void
 take_answer (const struct bx_envelope *env, struct bx_client_response *out)
 {
   bx_client_response_free (out);
-  out->exit = 11;
+  out->exit = BX_CLIENT_EXIT_ANSWER;
   switch (env->type)
     {
     case BX_MSG_RESULT:
@@ -236,24 +227,27 @@ bx_client_call (const struct bx_client_options *opts, const char *call, const ch
   /* exit 1: the first deadline, taken before connecting, does not fit the clock. */
   int64_t deadline = checked_deadline (bx_now_ms (), opts->timeout_ms);
   if (deadline < 0)
-    return unavailable (opts, out, 1, "the timeout is too large (%llu ms)",
+    return unavailable (opts, out, BX_CLIENT_EXIT_CLOCK, "the timeout is too large (%llu ms)",
                         (unsigned long long)opts->timeout_ms);
 
-  int stage = 0;
+  enum bx_client_exit stage = BX_CLIENT_EXIT_CONNECT;
   __attribute__ ((cleanup (conn_close))) struct conn conn
       = { connect_broker (path, deadline, &stage, &e), opts->cancel };
   int fd = conn.fd;
   /* exit 2: the connection cannot be made (no socket, nobody listening, no permission, a
    * queue that stayed full until the deadline, a path too long). */
-  if (fd < 0 && stage == 2)
-    return unavailable (opts, out, 2, "cannot connect to %s: %s", path, bx_error_msg (e));
+  if (fd < 0 && stage == BX_CLIENT_EXIT_CONNECT)
+    return unavailable (opts, out, BX_CLIENT_EXIT_CONNECT, "cannot connect to %s: %s", path,
+                        bx_error_msg (e));
   /* exit 3: the socket cannot be given its timeout (setsockopt/fcntl failed). */
   if (fd < 0)
-    return unavailable (opts, out, 3, "cannot set a timeout: %s", bx_error_msg (e));
+    return unavailable (opts, out, BX_CLIENT_EXIT_TIMEOUT, "cannot set a timeout: %s",
+                        bx_error_msg (e));
   /* exit 3 too: a zero timeout cannot be set (seed 002: set_write_timeout refuses zero); the
    * call would be over before it started. */
   if (opts->timeout_ms == 0)
-    return unavailable (opts, out, 3, "cannot set a timeout: the timeout is zero");
+    return unavailable (opts, out, BX_CLIENT_EXIT_TIMEOUT,
+                        "cannot set a timeout: the timeout is zero");
   /* Cancelled before the connection existed: the shut-down connection fails below. */
   bx_client_cancel_attach (opts->cancel, fd);
 
@@ -267,7 +261,7 @@ bx_client_call (const struct bx_client_options *opts, const char *call, const ch
       if (bx_error_code (e) == BX_FRAME_TOO_LARGE)
         {
           out->kind = BX_CLIENT_FAILED;
-          out->exit = 4;
+          out->exit = BX_CLIENT_EXIT_SEND;
           out->message = bx_xstrdup (BX_CLIENT_TOO_LARGE);
           return 0;
         }
@@ -285,10 +279,11 @@ bx_client_call (const struct bx_client_options *opts, const char *call, const ch
           && bx_envelope_parse (late, &env, &ignored) == 0 && env.type == BX_MSG_ERROR)
         detail = env.u.error.text;
       if (detail != NULL)
-        return unavailable (opts, out, 4,
+        return unavailable (opts, out, BX_CLIENT_EXIT_SEND,
                             "cannot send the request: %s (the broker reported an error: %s)",
                             bx_error_msg (e), detail);
-      return unavailable (opts, out, 4, "cannot send the request: %s", bx_error_msg (e));
+      return unavailable (opts, out, BX_CLIENT_EXIT_SEND, "cannot send the request: %s",
+                          bx_error_msg (e));
     }
 
   bool seen_pending = false;
@@ -304,37 +299,42 @@ bx_client_call (const struct bx_client_options *opts, const char *call, const ch
         {
           int code = bx_error_code (e);
           if (code == BX_FRAME_CLOSED)
-            return unavailable (opts, out, 5, "the connection closed before the final answer");
+            return unavailable (opts, out, BX_CLIENT_EXIT_READ,
+                                "the connection closed before the final answer");
           if (code == BX_FRAME_TIMED_OUT)
-            return unavailable (opts, out, 5, "no answer in time");
-          return unavailable (opts, out, 5, "bad frame: %s", bx_error_msg (e));
+            return unavailable (opts, out, BX_CLIENT_EXIT_READ, "no answer in time");
+          return unavailable (opts, out, BX_CLIENT_EXIT_READ, "bad frame: %s", bx_error_msg (e));
         }
       if (bx_envelope_parse (frame, &env, &e) < 0)
-        return unavailable (opts, out, 5, "bad frame: %s", bx_error_msg (e));
+        return unavailable (opts, out, BX_CLIENT_EXIT_READ, "bad frame: %s", bx_error_msg (e));
       if (env.v != BX_PROTOCOL_VERSION)
-        return unavailable (opts, out, 5, "bad frame: protocol version %lld, not %d",
-                            (long long)env.v, BX_PROTOCOL_VERSION);
+        return unavailable (opts, out, BX_CLIENT_EXIT_READ,
+                            "bad frame: protocol version %lld, not %d", (long long)env.v,
+                            BX_PROTOCOL_VERSION);
 
       /* exit 6: an answer to some other request.  An error with an empty id is brokerd
        * refusing a request it could not read: that is exit 7's report, not a mix-up. */
       bool refusal = env.type == BX_MSG_ERROR && env.id[0] == '\0';
       if (strcmp (env.id, call) != 0 && !refusal)
-        return unavailable (opts, out, 6, "an answer for request %s, not %s", env.id, call);
+        return unavailable (opts, out, BX_CLIENT_EXIT_OTHER_ID, "an answer for request %s, not %s",
+                            env.id, call);
 
       /* exit 7: brokerd reports an error, or sends a message that is no answer at all. */
       if (env.type == BX_MSG_ERROR)
-        return unavailable (opts, out, 7, "the broker reported an error: %s", env.u.error.text);
+        return unavailable (opts, out, BX_CLIENT_EXIT_BROKER_ERROR,
+                            "the broker reported an error: %s", env.u.error.text);
       if (env.type == BX_MSG_TOOL_REQUEST)
-        return unavailable (opts, out, 7, "an unexpected message");
+        return unavailable (opts, out, BX_CLIENT_EXIT_BROKER_ERROR, "an unexpected message");
 
       if (env.type == BX_MSG_PENDING_APPROVAL)
         {
           /* exit 8: a pending frame can never be the last one. */
           if (env.final)
-            return unavailable (opts, out, 8, "a pending frame marked final");
+            return unavailable (opts, out, BX_CLIENT_EXIT_PENDING_FINAL,
+                                "a pending frame marked final");
           /* exit 10: only one pending frame per call. */
           if (seen_pending)
-            return unavailable (opts, out, 10, "a second pending frame");
+            return unavailable (opts, out, BX_CLIENT_EXIT_PENDING_AGAIN, "a second pending frame");
           /* exit 10 too: the new deadline is expires + timeout.  expires comes from the
            * peer: an expiry in the past leaves the timeout, and no addition may overflow. */
           int64_t unix_now = unix_now_ms ();
@@ -344,7 +344,7 @@ bx_client_call (const struct bx_client_options *opts, const char *call, const ch
           int64_t waited = checked_deadline (bx_now_ms (), wait);
           int64_t next = waited < 0 ? -1 : checked_deadline (waited, opts->timeout_ms);
           if (next < 0)
-            return unavailable (opts, out, 10, "an expiry too far away");
+            return unavailable (opts, out, BX_CLIENT_EXIT_PENDING_AGAIN, "an expiry too far away");
           seen_pending = true;
           deadline = next;
           if (opts->on_pending != NULL)
@@ -358,7 +358,7 @@ bx_client_call (const struct bx_client_options *opts, const char *call, const ch
 
       /* exit 9: a result, failed or denied that is not marked final. */
       if (!env.final)
-        return unavailable (opts, out, 9, "an answer not marked final");
+        return unavailable (opts, out, BX_CLIENT_EXIT_NOT_FINAL, "an answer not marked final");
 
       /* exit 11: brokerd's answer, returned unchanged.  Nothing is logged: a denial or a
        * failed tool is not an outage. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* boxmaker stats: prints brokerd's metrics (the Prometheus text format) from its metrics
  * socket.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `boxmaker stats`.  See stats.c. */
 #ifndef BX_CLIENT_STATS_H
 #define BX_CLIENT_STATS_H

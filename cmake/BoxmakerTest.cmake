@@ -1,9 +1,10 @@
+# SPDX-License-Identifier: Apache-2.0
 # bx_check_test(NAME SOURCES... [LIBS ...]): one Check executable, registered with CTest.
 # Check's fork mode stays on, so a crash fails one test and not the run.
 function (bx_check_test name)
   cmake_parse_arguments (arg "" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
   add_executable (${name} ${arg_SOURCES})
-  target_link_libraries (${name} PRIVATE ${arg_LIBS} PkgConfig::CHECK)
+  target_link_libraries (${name} PRIVATE ${arg_LIBS} bx_test_common PkgConfig::CHECK)
   add_test (NAME ${name} COMMAND ${name})
   if (arg_TIMEOUT)
     set_tests_properties (${name} PROPERTIES TIMEOUT ${arg_TIMEOUT})

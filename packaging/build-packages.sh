@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # packaging/build-packages.sh OUTDIR: build boxmaker's Debian packages into OUTDIR.
 #
 # dpkg-buildpackage wants debian/ at the top of the source, and this tree keeps it in

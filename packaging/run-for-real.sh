@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run-for-real.sh: boxmaker for real, in one command, on a fresh Debian 12, as root.
 #
 #   packaging/run-for-real.sh [--runtime bwrap|podman]

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # packaging/test-packages.sh: build the Debian packages, install them, check them as an
 # installed user would, and remove them again.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Public addresses: see bx/addr.h and docs/hosts.md for the ranges and their sources.
  * The egress proxy connects only to public addresses, so every doubt here is "not public". */
 #include <stdint.h>

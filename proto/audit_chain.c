@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The audit log's hash chain.  See bx/audit_chain.h. */
 #include <errno.h>
 #include <jansson.h>

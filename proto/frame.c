@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Frames: see bx/frame.h and docs/protocol.md. */
 #include <errno.h>
 #include <stdlib.h>

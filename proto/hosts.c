@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Host names and patterns: see bx/hosts.h and docs/hosts.md. */
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The messages inside frames: see bx/message.h and docs/protocol.md. */
 #include <errno.h>
 #include <stdio.h>
@@ -14,17 +15,8 @@ bx_valid_id (const char *id)
 {
   if (id == NULL)
     return false;
-  size_t len = 0;
-  for (; id[len] != '\0'; len++)
-    {
-      char c = id[len];
-      if (len >= BX_ID_MAX)
-        return false;
-      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
-            || c == '.' || c == '-'))
-        return false;
-    }
-  return len > 0;
+  size_t len = strnlen (id, BX_ID_MAX + 1);
+  return len > 0 && len <= BX_ID_MAX && strspn (id, BX_ID_CHARS) == len;
 }
 
 enum kind

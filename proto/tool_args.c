@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The arguments of the four tools: see bx/tool_args.h. */
 #include <errno.h>
 #include <stdio.h>
@@ -72,15 +73,7 @@ bx_tool_name (enum bx_tool tool)
 int
 bx_tool_from_name (const char *name, enum bx_tool *out)
 {
-  if (name == NULL)
-    return -1;
-  for (int t = 0; t < BX_TOOL_COUNT; t++)
-    if (strcmp (name, tools[t].name) == 0)
-      {
-        *out = (enum bx_tool)t;
-        return 0;
-      }
-  return -1;
+  return bx_tool_lookup (name, out);
 }
 
 int

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs, on Debian 12 as root, every package the build, the tests, the benchmarks and the
 # package build need.  Quiet when everything is already there.
 set -eu
@@ -7,7 +8,7 @@ packages="
   build-essential cmake pkg-config git file binutils procps
   check libsubunit-dev libjansson-dev libyaml-dev nettle-dev libsystemd-dev libmicrohttpd-dev
   python3 python3-prometheus-client
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format clang-tools
   curl openssl ca-certificates python3
   podman runc slirp4netns uidmap fuse-overlayfs busybox-static iproute2
   bubblewrap libseccomp-dev

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Dial: how the egress proxy turns a granted name into a connected socket.  A table of
  * functions with a context pointer, so tests need no network: the system's (getaddrinfo and
  * a non-blocking connect) is the only one the production program links; a fake (names from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The fake Dial (test builds only): see dial_fake.h. */
 #include "dial_fake.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A Dial for tests only (built with BX_TEST_HOOKS, never linked into the program): names
  * resolve from a table the test fills (public addresses or not, failures, a resolver that
  * hangs), and every connection goes to one local test server whatever the address.  It

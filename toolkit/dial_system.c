@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The system's Dial: getaddrinfo, and a non-blocking connect bounded by poll.  getaddrinfo
  * has no timeout of its own; the proxy runs resolve on a thread it stops waiting for at the
  * handshake's deadline (egress.c), so a hanging resolver holds no connection. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The egress proxy: handshake, copy, serve.  Everything read during the handshake comes from
  * the untrusted side (a sandbox a model steers): it reads exactly the bytes the protocol
  * gives, never more, under one deadline for the whole handshake, and never indexes or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The egress proxy: the part of SOCKS5 (RFC 1928) that `curl --proxy socks5h://` speaks,
  * over a Unix socket.  It lets a connection through only to a granted name, on a granted port
  * (443 unless the pattern names others), at a public address, and then copies bytes both ways

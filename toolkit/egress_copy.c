@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The copy after the handshake: bytes both ways, untouched, until both directions have
  * ended, each end passed on as a half-close (shutdown of the write side).
  *
@@ -36,24 +37,16 @@ blocking_buffer (int from, int to)
   cleanup_free char *buf = bx_xmalloc (COPY_CHUNK);
   for (;;)
     {
-      ssize_t n = read (from, buf, COPY_CHUNK);
+      ssize_t n = TEMP_FAILURE_RETRY (read (from, buf, COPY_CHUNK));
       if (n == 0)
         return true;
       if (n < 0)
-        {
-          if (errno == EINTR)
-            continue;
-          return false;
-        }
+        return false;
       for (ssize_t off = 0; off < n;)
         {
-          ssize_t w = send (to, buf + off, n - off, MSG_NOSIGNAL);
+          ssize_t w = TEMP_FAILURE_RETRY (send (to, buf + off, n - off, MSG_NOSIGNAL));
           if (w < 0)
-            {
-              if (errno == EINTR)
-                continue;
-              return false;
-            }
+            return false;
           off += w;
         }
     }
@@ -72,24 +65,16 @@ blocking_splice (int from, int to)
   /* No SPLICE_F_MORE: it corks the TCP side, and TLS's small handshake records would wait. */
   for (;;)
     {
-      ssize_t n = splice (from, NULL, wr, NULL, chunk, SPLICE_F_MOVE);
+      ssize_t n = TEMP_FAILURE_RETRY (splice (from, NULL, wr, NULL, chunk, SPLICE_F_MOVE));
       if (n == 0)
         return true;
       if (n < 0)
-        {
-          if (errno == EINTR)
-            continue;
-          return false;
-        }
+        return false;
       while (n > 0)
         {
-          ssize_t w = splice (rd, NULL, to, NULL, n, SPLICE_F_MOVE);
+          ssize_t w = TEMP_FAILURE_RETRY (splice (rd, NULL, to, NULL, n, SPLICE_F_MOVE));
           if (w < 0)
-            {
-              if (errno == EINTR)
-                continue;
-              return false;
-            }
+            return false;
           n -= w;
         }
     }

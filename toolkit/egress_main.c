@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* toolkit egress-proxy --socket <path> --allow <pattern>[,<pattern>...]
  *                     [--allow-private <range>[,<range>...]]
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The egress proxy's command form, called by toolkit's main for
  *   toolkit egress-proxy --socket <path> --allow <pattern>[,<pattern>...]
  * ARGC and ARGV are toolkit's own (argv[1] is "egress-proxy").  Returns the exit status

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The egress proxy's records.  See egress.h. */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reading a tool's arguments: all of standard input, bounded, then proto's strict parser. */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,9 +23,7 @@ bx_toolkit_read_input (int fd, char **out, size_t *len, bx_error *err)
           size = size * 2 > cap ? cap : size * 2;
           buf = bx_xrealloc (buf, size + 1);
         }
-      ssize_t n = read (fd, buf + used, size - used);
-      if (n < 0 && errno == EINTR)
-        continue;
+      ssize_t n = TEMP_FAILURE_RETRY (read (fd, buf + used, size - used));
       if (n < 0)
         return bx_error_set (err, errno, "cannot read the arguments");
       if (n == 0)

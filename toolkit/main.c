@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* toolkit: the one program a sandbox runs (seed 000 s4).
  *
  *   toolkit read_file | write_file | shell | http_fetch    arguments as JSON on standard input

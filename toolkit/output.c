@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What toolkit writes: the model's text on standard output, toolkit's own trouble on
  * standard error. */
 #include <ctype.h>
@@ -16,9 +17,7 @@ bx_toolkit_write (int fd, const void *buf, size_t len, bx_error *err)
   const char *p = buf;
   while (len > 0)
     {
-      ssize_t n = write (fd, p, len);
-      if (n < 0 && errno == EINTR)
-        continue;
+      ssize_t n = TEMP_FAILURE_RETRY (write (fd, p, len));
       if (n < 0)
         return bx_error_set (err, errno, "cannot write the output");
       p += n;

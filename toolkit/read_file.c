@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* read_file: the content of a file, byte for byte, when it is UTF-8 text of at most 1 MiB. */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,9 +49,7 @@ bx_toolkit_read_file (const struct bx_tool_args *args, int out_fd)
   size_t used = 0;
   while (used < cap)
     {
-      ssize_t n = read (fd, buf + used, cap - used);
-      if (n < 0 && errno == EINTR)
-        continue;
+      ssize_t n = TEMP_FAILURE_RETRY (read (fd, buf + used, cap - used));
       if (n < 0)
         return refuse_errno (out_fd, path, errno);
       if (n == 0)

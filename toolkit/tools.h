@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* toolkit's four tools, as seed 000 s4 gives them.  Each tool writes what the model should see
  * to OUT_FD and returns toolkit's exit status:
  *
@@ -13,7 +14,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/types.h>
 
 #include "bx/error.h"
 #include "bx/tool_args.h"
@@ -29,9 +29,9 @@ enum
 #define BX_TOOLKIT_READ_FILE_MAX (1024u * 1024)
 /* The program http_fetch runs in the installed toolkit. */
 #define BX_TOOLKIT_CURL "/bin/curl"
-/* curl's --max-filesize; http_fetch also stops reading a body that grows past it (curl 7.88
- * checks the limit only against a Content-Length it was told). */
-#define BX_TOOLKIT_FETCH_MAX 8388608u
+/* curl's --max-filesize is BX_FETCH_BODY_MAX (bx/contract.h); http_fetch also stops reading
+ * a body that grows past it (curl 7.88 checks the limit only against a Content-Length it was
+ * told). */
 
 /* Reads all of FD, at most BX_TOOL_ARGS_MAX bytes.  0 with *out (NUL-terminated, to free)
  * and *len, or -1 with *err: a read error, or code EMSGSIZE for one byte more. */
@@ -64,28 +64,5 @@ int bx_toolkit_refuse (int out_fd, const char *tool, const char *subject, const 
 const char *bx_toolkit_reason (int errnum, char *buf, size_t size);
 /* Prints `toolkit: MSG` to standard error and returns 2. */
 int bx_toolkit_misused (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
-
-/* Starting a program (spawn.c). */
-enum bx_toolkit_spawn_stage
-{
-  BX_TOOLKIT_SPAWN_FORK,
-  BX_TOOLKIT_SPAWN_CHDIR,
-  BX_TOOLKIT_SPAWN_EXEC,
-};
-struct bx_toolkit_spawn
-{
-  const char *const *argv; /* argv[0] is the path run (no PATH search) */
-  const char *cwd;         /* NULL: toolkit's own */
-  int stdin_fd;            /* -1: empty */
-  int stdout_fd;
-  int stderr_fd;
-  bool own_group; /* the child leads a new process group, so it can be killed whole */
-};
-/* Forks and execs.  0 with *pid, or -1 with *stage and *err (code = errno) when fork, chdir
- * or exec failed; the child is then already reaped. */
-int bx_toolkit_spawn (const struct bx_toolkit_spawn *spawn, pid_t *pid,
-                      enum bx_toolkit_spawn_stage *stage, bx_error *err);
-/* waitpid that retries on EINTR. */
-pid_t bx_toolkit_waitpid (pid_t pid, int *status, int flags);
 
 #endif

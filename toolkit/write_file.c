@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* write_file: creates or truncates a file whose parent folder exists, and writes the content. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The approvals benchmark, in one command (bench/README.md, section approvals):
 #
 #   bench/approvals/run.sh [BUILD_DIR]

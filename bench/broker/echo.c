@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The benchmark's baseline: a bare Unix-socket server speaking brokerd's frame format.  It
  * reads one request frame, answers a final result with the request's id (content: the
  * arguments' JSON), and closes: the least a server can do per call, so the ratio to brokerd

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The brokerd benchmark's load generator: CLIENTS threads, each making calls one after the
  * other through the client library (one connection per call, as every real caller does),
  * until CALLS calls are done.  Prints one line:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The brokerd benchmark, in one command (bench/README.md, section brokerd):
 #
 #   bench/broker/run.sh [BUILD_DIR]

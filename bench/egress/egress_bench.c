@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The egress proxy's benchmark client and its loopback server, one program so every path
  * (direct, through the proxy over its Unix socket, through microsocks over TCP) runs the same
  * client code and only the way in differs.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The egress proxy against a direct loopback connection and against microsocks, in one run:
 # bulk throughput (1 GiB each way at once on one connection), connections per second (one
 # after the other: connect, handshake, one byte back, close), and the proxy's resident

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The MCP benchmark's load generator (bench/mcp/run.sh):
  *
  *   bx_bench_mcp SOCKET BOXMAKER CALLS

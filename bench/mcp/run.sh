@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The MCP benchmark, in one command (bench/README.md, section mcp):
 #
 #   bench/mcp/run.sh [BUILD_DIR]      # default BUILD_DIR: build-bench at the top

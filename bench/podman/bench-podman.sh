@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench-podman.sh: a read_file call end to end (boxmaker -> brokerd -> podman.so -> podman)
 # against a bare `podman run` of the same arguments, side by side in one run, and the ratio.
 # The goal: brokerd and the module add at most 10 % to podman's own time.

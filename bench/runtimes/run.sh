@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run.sh: a read_file call end to end through brokerd with bwrap.so, through brokerd with
 # podman.so, and a bare `bwrap` of the same sandbox, alternating in one run, all limits on;
 # prints medians and ratios, warm (back to back) and cold (each after 1 s idle), and

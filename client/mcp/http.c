@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The streamable HTTP transport (MCP 2025-06-18 and 2025-11-25, "Streamable HTTP"): one
  * endpoint, /mcp.  A POST carries one JSON-RPC message; a request is answered with one
  * application/json response (or, while a tools/call runs and the client accepts it, an SSE

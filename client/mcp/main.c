@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `boxmaker mcp`: its options (getopt_long), then one transport.  boxmaker-mcp(1). */
 #include <errno.h>
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* boxmaker mcp: a Model Context Protocol server in front of brokerd.  docs/mcp.md.
  *
  *   rpc.c     one JSON-RPC 2.0 message read and checked; responses and errors built

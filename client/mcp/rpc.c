@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One JSON-RPC 2.0 message, read as strictly as the MCP specification asks: see mcp.h.
  * Everything here sees bytes a client wrote; tests/mcp/fuzz_mcp_request.c fuzzes it. */
 #include <string.h>

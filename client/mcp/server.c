@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The MCP session: see mcp.h.  Each tools/call is one brokerd call through the client
  * library on a thread of its own, so several are in flight; a notifications/cancelled for
  * one closes its brokerd connection (bx_client_cancel), which cancels it in brokerd. */

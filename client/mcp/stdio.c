@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The stdio transport: one JSON-RPC message per line on standard input, one per line on
  * standard output, nothing else on standard output (logs go to standard error).  Answers
  * come from several threads; one lock keeps each line whole. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The four tools as MCP tools.  Their inputSchema comes from proto's table
  * (bx_tool_args_schema), the one definition brokerd and toolkit parse arguments with; this
  * file adds only what MCP shows a model: a title, a description and the behaviour hints. */

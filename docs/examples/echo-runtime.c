@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* echo: a complete boxmaker runtime module.  It runs nothing: it answers each call with
  * the tool's name, its arguments and its mounts, so you can watch what brokerd hands a
  * runtime.  With the option `wait`, each shell call first waits that long, the way a real

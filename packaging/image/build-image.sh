@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # build-image.sh: builds boxmaker's tools image offline, from what apt installed on this
 # host, loads it into podman, and prints the reference to put in brokerd's config
 # (runtime.options.image).

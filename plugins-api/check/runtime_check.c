@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* boxmaker-runtime-check: the runtime conformance kit.  It loads a module the way brokerd
  * does (the same loader and host services), then runs the SANDBOX CONTRACT of
  * boxmaker/runtime.h against it with the real toolkit: one line per check, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bubblewrap's argument list, a pure function of the config and the call: the same inputs
  * always give the same list, so tests compare it with golden files.  Every argument is a
  * separate string; nothing here is ever given to a shell.
@@ -8,114 +9,92 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bx/argv.h"
 #include "bx/cleanup.h"
+#include "bx/contract.h"
 
 #include "bwrap.h"
 
-struct argv_builder
-{
-  char **items;
-  size_t len, cap;
-};
-
 static void
-push_owned (struct argv_builder *b, char *s)
+push_fd (struct bx_argv *b, const char *option, int fd)
 {
-  if (b->len + 2 > b->cap)
-    {
-      b->cap = b->cap ? b->cap * 2 : 64;
-      b->items = bx_xrealloc (b->items, b->cap * sizeof (char *));
-    }
-  b->items[b->len++] = s;
-  b->items[b->len] = NULL;
-}
-
-static void
-push (struct argv_builder *b, const char *s)
-{
-  push_owned (b, bx_xstrdup (s));
-}
-
-static void
-push_fd (struct argv_builder *b, const char *option, int fd)
-{
-  push (b, option);
-  push_owned (b, bx_xasprintf ("%d", fd));
+  bx_argv_push (b, option);
+  bx_argv_pushf (b, "%d", fd);
 }
 
 char **
 bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *call)
 {
-  struct argv_builder b = { 0 };
-  push (&b, cfg->bwrap);
+  struct bx_argv b = { 0 };
+  bx_argv_push (&b, cfg->bwrap);
   /* Every namespace, the user namespace explicitly (bubblewrap only tries it otherwise),
    * and no way to make another one inside. */
-  push (&b, "--unshare-all");
-  push (&b, "--unshare-user");
-  push (&b, "--disable-userns");
-  push (&b, "--die-with-parent");
-  push (&b, "--new-session");
-  push (&b, "--cap-drop");
-  push (&b, "ALL");
-  push (&b, "--uid");
-  push_owned (&b, bx_xasprintf ("%lld", (long long)cfg->uid));
-  push (&b, "--gid");
-  push_owned (&b, bx_xasprintf ("%lld", (long long)cfg->gid));
-  push (&b, "--hostname");
-  push (&b, "boxmaker");
-  push (&b, "--clearenv");
-  push (&b, "--setenv");
-  push (&b, "PATH");
-  push (&b, "/bin");
-  push (&b, "--setenv");
-  push (&b, "HOME");
-  push (&b, "/tmp");
+  bx_argv_push (&b, "--unshare-all");
+  bx_argv_push (&b, "--unshare-user");
+  bx_argv_push (&b, "--disable-userns");
+  bx_argv_push (&b, "--die-with-parent");
+  bx_argv_push (&b, "--new-session");
+  bx_argv_push (&b, "--cap-drop");
+  bx_argv_push (&b, "ALL");
+  bx_argv_push (&b, "--uid");
+  bx_argv_pushf (&b, "%lld", (long long)cfg->uid);
+  bx_argv_push (&b, "--gid");
+  bx_argv_pushf (&b, "%lld", (long long)cfg->gid);
+  bx_argv_push (&b, "--hostname");
+  bx_argv_push (&b, "boxmaker");
+  bx_argv_push (&b, "--clearenv");
+  bx_argv_push (&b, "--setenv");
+  bx_argv_push (&b, "PATH");
+  bx_argv_push (&b, "/bin");
+  bx_argv_push (&b, "--setenv");
+  bx_argv_push (&b, "HOME");
+  bx_argv_push (&b, "/tmp");
 
   for (size_t i = 0; i < cfg->rootfs_dir_count; i++)
     {
-      push (&b, "--ro-bind");
-      push_owned (&b, bx_xasprintf ("%s/%s", cfg->rootfs, cfg->rootfs_dirs[i]));
-      push_owned (&b, bx_xasprintf ("/%s", cfg->rootfs_dirs[i]));
+      bx_argv_push (&b, "--ro-bind");
+      bx_argv_pushf (&b, "%s/%s", cfg->rootfs, cfg->rootfs_dirs[i]);
+      bx_argv_pushf (&b, "/%s", cfg->rootfs_dirs[i]);
     }
-  push (&b, "--proc");
-  push (&b, "/proc");
-  push (&b, "--dev");
-  push (&b, "/dev");
-  push (&b, "--size");
-  push_owned (&b, bx_xasprintf ("%llu", (unsigned long long)cfg->tmp_size));
-  push (&b, "--perms");
-  push (&b, "1777");
-  push (&b, "--tmpfs");
-  push (&b, "/tmp");
+  bx_argv_push (&b, "--proc");
+  bx_argv_push (&b, "/proc");
+  bx_argv_push (&b, "--dev");
+  bx_argv_push (&b, "/dev");
+  bx_argv_push (&b, "--size");
+  bx_argv_pushf (&b, "%llu", (unsigned long long)cfg->tmp_size);
+  bx_argv_push (&b, "--perms");
+  bx_argv_push (&b, "1777");
+  bx_argv_push (&b, "--tmpfs");
+  bx_argv_push (&b, "/tmp");
   for (size_t i = 0; i < call->mount_count; i++)
     {
       push_fd (&b, call->mounts[i].writable ? "--bind-fd" : "--ro-bind-fd", call->mounts[i].fd);
-      push (&b, call->mounts[i].path);
+      bx_argv_push (&b, call->mounts[i].path);
     }
   if (call->egress_fd >= 0)
     {
       push_fd (&b, "--bind-fd", call->egress_fd);
-      push (&b, "/run/egress");
+      bx_argv_push (&b, "/run/egress");
     }
-  push (&b, "--remount-ro");
-  push (&b, "/");
+  bx_argv_push (&b, "--remount-ro");
+  bx_argv_push (&b, "/");
   push_fd (&b, "--seccomp", call->seccomp_fd);
   push_fd (&b, "--json-status-fd", call->status_fd);
-  push (&b, "--chdir");
-  push (&b, "/tmp");
-  push (&b, "--");
-  push (&b, "/bin/toolkit");
-  push (&b, call->tool);
+  bx_argv_push (&b, "--chdir");
+  bx_argv_push (&b, "/tmp");
+  bx_argv_push (&b, "--");
+  bx_argv_push (&b, "/bin/toolkit");
+  bx_argv_push (&b, call->tool);
   if (call->allow != NULL)
     {
-      push (&b, "--socket");
-      push (&b, "/run/egress/egress.sock");
-      push (&b, "--allow");
-      push (&b, call->allow);
+      bx_argv_push (&b, "--socket");
+      bx_argv_push (&b, BX_EGRESS_SOCKET);
+      bx_argv_push (&b, "--allow");
+      bx_argv_push (&b, call->allow);
       if (call->allow_private != NULL)
         {
-          push (&b, "--allow-private");
-          push (&b, call->allow_private);
+          bx_argv_push (&b, "--allow-private");
+          bx_argv_push (&b, call->allow_private);
         }
     }
   return b.items;
@@ -124,9 +103,5 @@ bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *ca
 void
 bx_bwrap_argv_free (char **argv)
 {
-  if (argv == NULL)
-    return;
-  for (char **p = argv; *p != NULL; p++)
-    free (*p);
-  free (argv);
+  bx_argv_free (argv);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bwrap.so's internal interfaces.  The module links with a version script that exports
  * bx_runtime_entry alone, so nothing declared here leaves the shared object. */
 #ifndef BX_BWRAP_H
@@ -25,7 +26,7 @@ struct bx_bwrap_limits
 {
   uint64_t memory;     /* bytes, memory and swap together */
   int64_t pids;        /* tasks */
-  int64_t cpu_percent; /* of one CPU: 100 is one whole CPU */
+  int64_t cpu_millis;  /* thousandths of one CPU: 1000 is one whole CPU */
 };
 
 /* The module's options, checked once by create() and read-only afterwards. */
@@ -107,8 +108,13 @@ bool bx_bwrap_instance_alive (const char *name);
 /* Removes the leftovers of instances whose brokerd is gone (never a live one's); returns how
  * many it removed. */
 int bx_bwrap_cgroups_sweep (const char *root);
-/* Waits for a free slot and takes it. */
-size_t bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg);
+/* Sets SLOT's limits to LIMITS (before a call starts in it; unchanged files are not
+ * written again).  0, or -1 with errno. */
+int bx_bwrap_cgroups_limit (struct bx_bwrap_cgroups *cg, size_t slot,
+                            const struct bx_bwrap_limits *limits);
+/* Waits for a free slot and takes it; SIZE_MAX, taking none, once STOP (ARG) is true. */
+size_t bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg, bool (*stop) (const void *),
+                                 const void *arg);
 /* The socket of SLOT's keeper, which forks the slot's sandboxes (keeper.c). */
 int bx_bwrap_cgroups_keeper (struct bx_bwrap_cgroups *cg, size_t slot);
 /* Starts SLOT's keeper again (after it died); only the slot's holder calls it.  0 or -1. */
@@ -131,6 +137,7 @@ enum bx_bwrap_end
   BX_BWRAP_NOT_RUN,   /* could not be started (spawn_errno) */
   BX_BWRAP_TIMED_OUT, /* the deadline passed first */
   BX_BWRAP_CAPPED,    /* standard output went past the cap first */
+  BX_BWRAP_CANCELLED, /* the call's cancel descriptor became readable first */
 };
 
 struct bx_bwrap_outcome
@@ -157,12 +164,13 @@ struct bx_bwrap_child
 };
 
 /* Runs ARGV as set up by CHILD, feeding INPUT, keeping standard output up to CAP bytes,
- * until it exits or DEADLINE_MS passes.  *pidfd is the pidfd of the child still running
- * after TIMED_OUT or CAPPED, -1 otherwise.  STATUS_READ is the read end of the json status
- * pipe (its write end is among CHILD's fds), or -1. */
+ * until it exits, DEADLINE_MS passes or CANCEL_FD (-1: none) becomes readable.  *pidfd is
+ * the pidfd of the child still running after TIMED_OUT, CAPPED or CANCELLED, -1 otherwise.
+ * STATUS_READ is the read end of the json status pipe (its write end is among CHILD's
+ * fds), or -1. */
 void bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *child, const char *input,
                    size_t input_len, uint64_t cap, int64_t deadline_ms, int status_read,
-                   struct bx_bwrap_outcome *o, int *pidfd);
+                   int cancel_fd, struct bx_bwrap_outcome *o, int *pidfd);
 /* Only starts it, with IN, OUT and ERR as its standard streams: a pidfd, or -1 with errno. */
 int bx_bwrap_spawn (char *const argv[], const struct bx_bwrap_child *child, int in, int out,
                     int err);
@@ -192,6 +200,7 @@ struct bx_bwrap_instance
   size_t bpf_len;
   char **rootfs_dirs;
   char *name; /* "<pid>-<start time>": names this instance's cgroups and egress folders */
+  const char *protected[5]; /* protected_paths: rootfs, bwrap, slirp4netns, egress_dir */
   uint64_t _Atomic counter;
 };
 
@@ -200,8 +209,8 @@ struct bx_bwrap_instance
 #define BX_BWRAP_FD_FIRST_EXTRA 5
 void bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call,
                        const int *extra_fds, size_t extra_count, size_t slot, const char *input,
-                       size_t input_len, uint64_t cap, int64_t deadline,
-                       struct bx_bwrap_outcome *o, int *running);
+                       size_t input_len, uint64_t cap, uint64_t file_size, int64_t deadline,
+                       int cancel_fd, struct bx_bwrap_outcome *o, int *running);
 /* The tool's sandbox in SLOT, with the egress folder EGRESS_FD (or -1) at /run/egress. */
 enum bx_run_status bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec,
                                       const char *name, int tool, size_t slot, int egress_fd,
@@ -217,6 +226,7 @@ int bx_bwrap_egress_sweep (const char *root);
 /* The fixed sentences egress.c answers with (call.c has them all). */
 extern const char bx_bwrap_sentence_unavailable[];
 extern const char bx_bwrap_sentence_could_not_run[];
+extern const char bx_bwrap_sentence_cancelled[];
 
 enum bx_run_status bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec,
                                       bx_run_result *result, const char **sentence);

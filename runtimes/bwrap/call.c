@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One call: the tool's sandbox (and for http_fetch the egress proxy's, see egress.c), with
  * every outcome mapped to the same fixed sentences as podman.so's.
  *
@@ -22,6 +23,12 @@ const char bx_bwrap_sentence_unavailable[] = "the tool runner could not start th
 static const char SENTENCE_STOPPED[] = "the tool was stopped: it ran out of memory or was killed";
 static const char SENTENCE_TIME_LIMIT[] = "the tool ran past its time limit";
 static const char SENTENCE_UNEXPECTED[] = "the tool failed with an unexpected status";
+const char bx_bwrap_sentence_cancelled[] = BX_SENTENCE_CANCELLED;
+#define SENTENCE_CANCELLED bx_bwrap_sentence_cancelled
+
+/* What a cgroup v1 file takes: pids.max up to 2^22, the CPU quota as microseconds. */
+#define MAX_PIDS       4194303
+#define MAX_CPU_MILLIS (1000ll * 1000000)
 
 #define RUNBOOK_POINTER "see docs/runbook.md#runner-unavailable"
 #define STDERR_IN_LOG   "%.3500s"
@@ -58,11 +65,22 @@ tool_index (const char *tool)
   return -1;
 }
 
+/* The call's limit WHICH, or FALLBACK (the module's option) when brokerd sets none. */
+static uint64_t
+spec_or (const struct bx_host *host, const bx_run_spec *spec, int which, uint64_t fallback)
+{
+  uint64_t v = host->spec_limit (spec, which);
+  return v != 0 ? v : fallback;
+}
+
+/* The time limit's ceiling, as for the options: a deadline must fit in an int64_t. */
+#define MAX_CALL_MS (24ull * 3600 * 1000)
+
 void
 bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call,
                   const int *extra_fds, size_t extra_count, size_t slot, const char *input,
-                  size_t input_len, uint64_t cap, int64_t deadline, struct bx_bwrap_outcome *o,
-                  int *running)
+                  size_t input_len, uint64_t cap, uint64_t file_size, int64_t deadline,
+                  int cancel_fd, struct bx_bwrap_outcome *o, int *running)
 {
   cleanup_close int seccomp = bx_bwrap_seccomp_fd (inst->bpf, inst->bpf_len);
   int status[2] = { -1, -1 };
@@ -93,11 +111,12 @@ bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call,
     .slot = slot,
     .uid = inst->cfg.uid,
     .gid = inst->cfg.gid,
-    .file_size = inst->cfg.file_size,
+    .file_size = file_size,
     .fds = fds,
     .fd_count = count,
   };
-  bx_bwrap_run (argv, &child, input, input_len, cap, deadline, status[0], o, running);
+  bx_bwrap_run (argv, &child, input, input_len, cap, deadline, status[0], cancel_fd, o,
+                running);
   bx_bwrap_argv_free (argv);
   close (status[0]);
   close (status[1]);
@@ -122,6 +141,8 @@ answer (struct bx_bwrap_instance *inst, const char *name, struct bx_bwrap_outcom
       host->log (host, BX_LOG_WARNING, "%s: past its time limit of %llu ms; killed", name,
                  (unsigned long long)limit_ms);
       return fail (sentence, SENTENCE_TIME_LIMIT, BX_RUN_FAILED);
+    case BX_BWRAP_CANCELLED:
+      return fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
     case BX_BWRAP_CAPPED:
       deliver = true;
       break;
@@ -237,15 +258,28 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
       };
       size_t len = 0;
       const char *input = host->spec_arguments (spec, &len);
-      uint64_t limit_ms = inst->cfg.limit_ms[tool];
+      /* The spec's limits win; the options are the defaults, and the output cap is the
+       * smaller of the two. */
+      uint64_t limit_ms = spec_or (host, spec, BX_LIMIT_TIME, inst->cfg.limit_ms[tool]);
+      uint64_t cap = spec_or (host, spec, BX_LIMIT_OUTPUT, inst->cfg.output_cap);
+      if (cap > inst->cfg.output_cap)
+        cap = inst->cfg.output_cap;
+      uint64_t file_size = spec_or (host, spec, BX_LIMIT_FILE_SIZE, inst->cfg.file_size);
+      if (limit_ms > MAX_CALL_MS)
+        limit_ms = MAX_CALL_MS;
       uint64_t kills = bx_bwrap_cgroups_oom_kills (inst->cgroups, slot);
       struct bx_bwrap_outcome o;
       int running = -1;
-      bx_bwrap_sandbox (inst, &call, fds, extra, slot, input, len, inst->cfg.output_cap,
-                        bx_deadline_in ((int64_t)limit_ms), &o, &running);
+      bx_bwrap_sandbox (inst, &call, fds, extra, slot, input, len, cap, file_size,
+                        bx_deadline_in ((int64_t)limit_ms), host->spec_cancel_fd (spec), &o,
+                        &running);
       /* Nothing of the call may outlive it: the whole slot goes, then bubblewrap. */
+      int64_t killed_at = bx_now_ms ();
       bx_bwrap_cgroups_kill (inst->cgroups, slot);
       bx_bwrap_reap (running);
+      if (o.end == BX_BWRAP_CANCELLED)
+        host->log (host, BX_LOG_INFO, "%s: cancelled; sandbox killed in %lld ms", name,
+                   (long long)(bx_now_ms () - killed_at));
       bool oom = bx_bwrap_cgroups_oom_kills (inst->cgroups, slot) != kills;
       status = answer (inst, name, &o, oom, limit_ms, result, sentence);
       bx_bwrap_outcome_clear (&o);
@@ -253,6 +287,20 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
   for (size_t i = 0; i < opened; i++)
     close (fds[i]);
   return status;
+}
+
+/* A call waiting for a slot stops waiting once it is cancelled. */
+struct cancel_check
+{
+  const struct bx_host *host;
+  const bx_run_spec *spec;
+};
+
+static bool
+cancelled (const void *arg)
+{
+  const struct cancel_check *c = arg;
+  return c->host->spec_cancelled (c->spec) != 0;
 }
 
 enum bx_run_status
@@ -279,11 +327,35 @@ bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, bx_r
   uint64_t n = atomic_fetch_add (&inst->counter, 1);
   cleanup_free char *name = bx_xasprintf ("boxmaker-%s-%s-%llu", host->spec_session (spec),
                                           host->spec_call (spec), (unsigned long long)n);
+  if (host->spec_cancelled (spec))
+    return fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
   /* One slot for everything of the call (for http_fetch, the proxy and slirp4netns too), so
-   * that emptying it when the call ends leaves nothing behind. */
-  size_t slot = bx_bwrap_cgroups_acquire (inst->cgroups);
+   * that emptying it when the call ends leaves nothing behind.  Its limits are the call's,
+   * written before anything starts in it. */
+  struct cancel_check check = { host, spec };
+  size_t slot = bx_bwrap_cgroups_acquire (inst->cgroups, cancelled, &check);
+  if (slot == SIZE_MAX)
+    return fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
+  const struct bx_bwrap_limits *dflt = &inst->cfg.limits;
+  struct bx_bwrap_limits limits = {
+    .memory = spec_or (host, spec, BX_LIMIT_MEMORY, dflt->memory),
+    .pids = (int64_t)spec_or (host, spec, BX_LIMIT_PIDS, (uint64_t)dflt->pids),
+    .cpu_millis = (int64_t)spec_or (host, spec, BX_LIMIT_CPU, (uint64_t)dflt->cpu_millis),
+  };
+  if (limits.pids > MAX_PIDS)
+    limits.pids = MAX_PIDS;
+  if (limits.cpu_millis > MAX_CPU_MILLIS)
+    limits.cpu_millis = MAX_CPU_MILLIS;
   enum bx_run_status status;
-  if (host->spec_has_egress (spec))
+  if (bx_bwrap_cgroups_limit (inst->cgroups, slot, &limits) < 0)
+    {
+      host->log (host, BX_LOG_ERROR, "%s: cannot set the slot's limits (memory %llu, pids %lld, "
+                 "cpu %lld/1000): %s; %s", name, (unsigned long long)limits.memory,
+                 (long long)limits.pids, (long long)limits.cpu_millis, strerror (errno),
+                 RUNBOOK_POINTER);
+      status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+    }
+  else if (host->spec_has_egress (spec))
     status = bx_bwrap_egress_run (inst, spec, name, tool, slot, result, sentence);
   else
     status = bx_bwrap_run_tool (inst, spec, name, tool, slot, -1, result, sentence);

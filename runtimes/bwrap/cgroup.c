@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-call cgroups, cgroup v1 (Debian 12's hybrid layout: one hierarchy per controller
  * under /sys/fs/cgroup).  Everything cgroup-specific is in this file, behind the small
  * interface in bwrap.h, so a cgroup v2 backend (placing the process at clone time with
@@ -34,6 +35,7 @@
 #define TOP         "boxmaker-bwrap"
 #define CFS_PERIOD  100000
 #define KILL_MS     2000
+#define ACQUIRE_TICK_MS 50
 #define CONTROLLERS 3
 static const char *const controllers[CONTROLLERS] = { "memory", "pids", "cpu" };
 enum
@@ -51,6 +53,8 @@ struct bx_bwrap_cgroups
   int *procs; /* slots * CONTROLLERS descriptors of cgroup.procs, open for writing */
   int *keeper;         /* each slot's keeper socket */
   pid_t *keeper_pid;
+  struct bx_bwrap_limits *set; /* each slot's limits as last written */
+  bool has_memsw;              /* swap accounting: memory.memsw.limit_in_bytes exists */
   bool *busy;
   pthread_mutex_t lock;
   pthread_cond_t freed;
@@ -87,6 +91,84 @@ set_limit (const struct bx_bwrap_cgroups *cg, int controller, size_t slot, const
   return -1;
 }
 
+/* Writes LIMITS into SLOT's files (FORCE: every file, else those that change).  Memory and
+ * swap: cgroup v1 refuses a memory limit above the memory and swap limit, so a limit that
+ * grows is written to memsw first and one that shrinks to memory first.  The CPU quota is
+ * at least 1 ms a period, so a small share takes a longer period (at most 1 s) rather than
+ * being rounded up. */
+static int
+write_limits (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limits *limits,
+              bool force, char **why)
+{
+  struct bx_bwrap_limits *was = &cg->set[slot];
+  if (force || limits->memory != was->memory)
+    {
+      cleanup_free char *memory = bx_xasprintf ("%llu", (unsigned long long)limits->memory);
+      static const char *const files[2] = { "memory.limit_in_bytes",
+                                            "memory.memsw.limit_in_bytes" };
+      int first = limits->memory > was->memory && !force ? 1 : 0;
+      if (!cg->has_memsw)
+        {
+          if (set_limit (cg, MEMORY, slot, files[0], memory, why) < 0)
+            return -1;
+        }
+      else if (set_limit (cg, MEMORY, slot, files[first], memory, why) < 0
+               || set_limit (cg, MEMORY, slot, files[1 - first], memory, why) < 0)
+        {
+          /* The files held something else than we thought: the other order. */
+          free (*why);
+          *why = NULL;
+          if (set_limit (cg, MEMORY, slot, files[1 - first], memory, why) < 0
+              || set_limit (cg, MEMORY, slot, files[first], memory, why) < 0)
+            return -1;
+        }
+      was->memory = limits->memory;
+    }
+  if (force || limits->pids != was->pids)
+    {
+      /* The keeper counts as one task of the slot. */
+      cleanup_free char *pids = bx_xasprintf ("%lld", (long long)limits->pids + 1);
+      if (set_limit (cg, PIDS, slot, "pids.max", pids, why) < 0)
+        return -1;
+      was->pids = limits->pids;
+    }
+  if (force || limits->cpu_millis != was->cpu_millis)
+    {
+      long long period = CFS_PERIOD;
+      long long quota = (long long)limits->cpu_millis * period / 1000;
+      if (quota < 1000)
+        {
+          period = 1000000;
+          quota = (long long)limits->cpu_millis * period / 1000;
+          if (quota < 1000)
+            quota = 1000;
+        }
+      cleanup_free char *p = bx_xasprintf ("%lld", period);
+      cleanup_free char *q = bx_xasprintf ("%lld", quota);
+      /* Quota off first: a period shorter than the quota would be refused. */
+      if (set_limit (cg, CPU, slot, "cpu.cfs_quota_us", "-1", why) < 0
+          || set_limit (cg, CPU, slot, "cpu.cfs_period_us", p, why) < 0
+          || set_limit (cg, CPU, slot, "cpu.cfs_quota_us", q, why) < 0)
+        return -1;
+      was->cpu_millis = limits->cpu_millis;
+    }
+  return 0;
+}
+
+int
+bx_bwrap_cgroups_limit (struct bx_bwrap_cgroups *cg, size_t slot,
+                        const struct bx_bwrap_limits *limits)
+{
+  cleanup_free char *why = NULL;
+  if (write_limits (cg, slot, limits, false, &why) == 0)
+    return 0;
+  /* What was written is unknown now: the next call writes every file again. */
+  int saved = errno;
+  memset (&cg->set[slot], 0, sizeof cg->set[slot]);
+  errno = saved;
+  return -1;
+}
+
 static int
 make_slot (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limits *limits,
            char **why)
@@ -100,20 +182,11 @@ make_slot (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limit
           return -1;
         }
     }
-  cleanup_free char *memory = bx_xasprintf ("%llu", (unsigned long long)limits->memory);
-  /* The keeper counts as one task of the slot. */
-  cleanup_free char *pids = bx_xasprintf ("%lld", (long long)limits->pids + 1);
-  cleanup_free char *quota = bx_xasprintf ("%lld", (long long)limits->cpu_percent * CFS_PERIOD / 100);
-  if (set_limit (cg, MEMORY, slot, "memory.limit_in_bytes", memory, why) < 0
-      || set_limit (cg, PIDS, slot, "pids.max", pids, why) < 0
-      || set_limit (cg, CPU, slot, "cpu.cfs_period_us", "100000", why) < 0
-      || set_limit (cg, CPU, slot, "cpu.cfs_quota_us", quota, why) < 0)
-    return -1;
   /* With swap accounting, swap counts too: the limit is on memory the call holds, not on
    * what it may push to disk. */
   cleanup_free char *memsw = slot_path (cg, MEMORY, slot, "memory.memsw.limit_in_bytes");
-  if (access (memsw, F_OK) == 0
-      && set_limit (cg, MEMORY, slot, "memory.memsw.limit_in_bytes", memory, why) < 0)
+  cg->has_memsw = access (memsw, F_OK) == 0;
+  if (write_limits (cg, slot, limits, true, why) < 0)
     return -1;
   for (int c = 0; c < CONTROLLERS; c++)
     {
@@ -205,6 +278,7 @@ bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
   cg->busy = bx_xzalloc (slots * sizeof (bool));
   cg->keeper = bx_xmalloc (slots * sizeof (int));
   cg->keeper_pid = bx_xzalloc (slots * sizeof (pid_t));
+  cg->set = bx_xzalloc (slots * sizeof *cg->set);
   for (size_t s = 0; s < slots; s++)
     cg->keeper[s] = -1;
   pthread_mutex_init (&cg->lock, NULL);
@@ -220,7 +294,8 @@ bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
 }
 
 size_t
-bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg)
+bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg, bool (*stop) (const void *),
+                          const void *arg)
 {
   pthread_mutex_lock (&cg->lock);
   for (;;)
@@ -232,7 +307,21 @@ bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg)
             pthread_mutex_unlock (&cg->lock);
             return s;
           }
-      pthread_cond_wait (&cg->freed, &cg->lock);
+      /* Woken when a slot is freed, and every ACQUIRE_TICK_MS to ask STOP. */
+      if (stop (arg))
+        {
+          pthread_mutex_unlock (&cg->lock);
+          return SIZE_MAX;
+        }
+      struct timespec until;
+      clock_gettime (CLOCK_REALTIME, &until);
+      until.tv_nsec += ACQUIRE_TICK_MS * 1000000L;
+      if (until.tv_nsec >= 1000000000L)
+        {
+          until.tv_sec++;
+          until.tv_nsec -= 1000000000L;
+        }
+      pthread_cond_timedwait (&cg->freed, &cg->lock, &until);
     }
 }
 
@@ -337,6 +426,7 @@ bx_bwrap_cgroups_close (struct bx_bwrap_cgroups *cg)
   free (cg->busy);
   free (cg->keeper);
   free (cg->keeper_pid);
+  free (cg->set);
   free (cg->procs);
   free (cg->name);
   free (cg->root);

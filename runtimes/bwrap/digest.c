@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The content digest of a read-only root, so a config can pin the root it was written for
  * (option rootfs_digest).  build-image.sh --rootfs prints the same digest.
  *
@@ -257,7 +258,8 @@ bx_bwrap_rootfs_digest (const char *root, char digest[BX_BWRAP_DIGEST_LEN + 1], 
   int r = collect (dirfd, "", &paths, why);
   if (r == 0)
     {
-      qsort (paths.items, paths.len, sizeof (char *), compare);
+      if (paths.len > 0)
+        qsort (paths.items, paths.len, sizeof (char *), compare);
       struct sha256 s;
       sha256_init (&s);
       for (size_t i = 0; r == 0 && i < paths.len; i++)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_fetch: toolkit's egress proxy in a sandbox of its own, whose network namespace
  * slirp4netns connects to the outside, and the tool's sandbox, which has no network at all
  * and sees only the proxy's socket in the call's egress folder (bound at /run/egress).
@@ -72,7 +73,9 @@ pass_egress_records (struct bx_bwrap_instance *inst, const char *name, int dir_f
 }
 
 #define RUNBOOK_POINTER "see docs/runbook.md#runner-unavailable"
-#define START_MS        5000
+/* How long the proxy's sandbox, slirp4netns and the socket may take to come up: generous,
+ * since a busy host can take seconds to start them and a failure here fails the call. */
+#define START_MS 15000
 #define TICK_MS         2
 
 static void
@@ -118,13 +121,21 @@ join_hosts (const struct bx_host *host, const bx_run_spec *spec)
   return joined;
 }
 
+/* Whether the proxy's start must stop waiting: past DEADLINE, or the call cancelled (its
+ * answer must come within a second, not after the start's whole allowance). */
+static bool
+give_up (const struct bx_host *host, const bx_run_spec *spec, int64_t deadline)
+{
+  return bx_deadline_left (deadline) == 0 || host->spec_cancelled (spec);
+}
+
 /* Reads bubblewrap's json status until it names the sandbox's first process. */
 static pid_t
-sandbox_pid (int status, int64_t deadline)
+sandbox_pid (const struct bx_host *host, const bx_run_spec *spec, int status, int64_t deadline)
 {
   char buf[1024];
   size_t len = 0;
-  while (bx_deadline_left (deadline) != 0 && len < sizeof buf - 1)
+  while (!give_up (host, spec, deadline) && len < sizeof buf - 1)
     {
       ssize_t n = read (status, buf + len, sizeof buf - 1 - len);
       if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
@@ -183,8 +194,10 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
   *proxy = bx_bwrap_spawn (argv, &child, null, null, null);
   bx_bwrap_argv_free (argv);
   close (status[1]);
-  pid_t target = *proxy < 0 ? -1 : sandbox_pid (status[0], deadline);
+  pid_t target = *proxy < 0 ? -1 : sandbox_pid (host, spec, status[0], deadline);
   close (status[0]);
+  if (target < 0 && host->spec_cancelled (spec))
+    return -1;
   if (target < 0)
     {
       host->log (host, BX_LOG_ERROR, "%s-egress: the proxy's sandbox did not start; %s", name,
@@ -222,7 +235,7 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
   *slirp = bx_bwrap_spawn (slirp_argv, &helper, null, null, null);
   close (ready[1]);
   bool up = false;
-  while (*slirp >= 0 && !up && bx_deadline_left (deadline) != 0)
+  while (*slirp >= 0 && !up && !give_up (host, spec, deadline))
     {
       char c;
       ssize_t n = read (ready[0], &c, 1);
@@ -234,6 +247,8 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
         tick ();
     }
   close (ready[0]);
+  if (!up && host->spec_cancelled (spec))
+    return -1;
   if (!up)
     {
       host->log (host, BX_LOG_ERROR, "%s-egress: slirp4netns (%s) did not come up; %s", name,
@@ -244,8 +259,10 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
   struct stat st;
   while (stat (sock, &st) < 0)
     {
-      if (bx_deadline_left (deadline) == 0)
+      if (give_up (host, spec, deadline))
         {
+          if (host->spec_cancelled (spec))
+            return -1;
           host->log (host, BX_LOG_ERROR, "%s-egress: no egress socket after %d ms; %s", name,
                      START_MS, RUNBOOK_POINTER);
           return -1;
@@ -290,6 +307,11 @@ bx_bwrap_egress_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, co
   enum bx_run_status status = BX_RUN_UNAVAILABLE;
   if (dir_fd >= 0 && start_proxy (inst, spec, name, slot, dir_fd, dir, &proxy, &slirp) == 0)
     status = bx_bwrap_run_tool (inst, spec, name, tool, slot, dir_fd, result, sentence);
+  else if (host->spec_cancelled (spec))
+    {
+      *sentence = bx_bwrap_sentence_cancelled;
+      status = BX_RUN_FAILED;
+    }
 
   /* Whatever happened: the proxy and slirp4netns go, and so does the folder, once the
    * proxy's records are passed on. */

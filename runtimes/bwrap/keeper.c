@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A slot's keeper: a small process that sits in the slot's cgroups from start and forks
  * every sandbox of the slot, so a sandbox is born in its cgroups.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bwrap.so: runs every allowed call in a fresh bubblewrap sandbox, with the same promises
  * as podman.so (a read-only root, no network but the egress proxy's socket, every limit
  * with a fixed sentence) at a fraction of its start-up cost.  This file is the module's
@@ -150,6 +151,7 @@ static int
 read_options (const struct bx_host *host, const bx_options *options, struct bx_bwrap_config *cfg,
               bx_error_sink *sink)
 {
+  int64_t cpu_percent;
   if (host->option_check_known (options, known_options, sink) < 0
       || read_path (host, options, "bwrap", "/usr/bin/bwrap", &cfg->bwrap, sink) < 0
       || read_path (host, options, "rootfs", DEFAULT_ROOTFS, &cfg->rootfs, sink) < 0
@@ -165,10 +167,10 @@ read_options (const struct bx_host *host, const bx_options *options, struct bx_b
       || host->option_size (options, "file_size", 64ull << 20, &cfg->file_size, sink) < 0
       || host->option_size (options, "memory", 512ull << 20, &cfg->limits.memory, sink) < 0
       || host->option_int (options, "pids", 1, 4194304, 128, &cfg->limits.pids, sink) < 0
-      || host->option_int (options, "cpu_percent", 1, 100000, 100, &cfg->limits.cpu_percent, sink)
-             < 0
+      || host->option_int (options, "cpu_percent", 1, 100000, 100, &cpu_percent, sink) < 0
       || host->option_int (options, "slots", 1, 1024, 16, &cfg->slots, sink) < 0)
     return -1;
+  cfg->limits.cpu_millis = cpu_percent * 10;
   if (cfg->limits.memory < (8ull << 20))
     {
       host->error_set (sink, "option memory: below the minimum of 8m");
@@ -296,22 +298,20 @@ bwrap_destroy (void *instance)
   free_instance (instance);
 }
 
-static const struct bx_runtime bwrap_runtime = {
-  .magic = BX_RUNTIME_MAGIC,
-  .abi_major = BX_RUNTIME_ABI_MAJOR,
-  .abi_minor = BX_RUNTIME_ABI_MINOR,
-  .size = sizeof (struct bx_runtime),
-  .name = "bwrap",
-  .create = bwrap_create,
-  .run = bwrap_run,
-  .destroy = bwrap_destroy,
-};
-
-BX_RUNTIME_EXPORT const struct bx_runtime *
-bx_runtime_entry (uint32_t host_major, uint32_t host_minor)
+/* What no grant may reach: the root (a grant holding it could change the sandboxes' toolkit),
+ * the programs run as brokerd's helpers, and the egress folders. */
+static const char *const *
+bwrap_protected_paths (void *instance)
 {
-  (void)host_minor;
-  if (host_major != BX_RUNTIME_ABI_MAJOR)
-    return NULL;
-  return &bwrap_runtime;
+  struct bx_bwrap_instance *inst = instance;
+  const char **p = inst->protected;
+  *p++ = inst->cfg.rootfs;
+  *p++ = inst->cfg.bwrap;
+  *p++ = inst->cfg.egress_helper;
+  *p++ = inst->cfg.egress_dir;
+  *p = NULL;
+  return inst->protected;
 }
+
+BX_RUNTIME_DEFINE (.name = "bwrap", .create = bwrap_create, .run = bwrap_run,
+                   .destroy = bwrap_destroy, .protected_paths = bwrap_protected_paths);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Mount sources opened without following symbolic links.  A sandbox may write into a
  * granted folder between two calls; were a component of a grant's path a link it put
  * there, a bind by path would mount wherever the link points.  bubblewrap binds the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One bubblewrap process: forked, moved into its cgroup slot, limited, stripped of host
  * privilege and every descriptor it is not given, then run; its standard input fed and
  * closed, its standard output kept up to a cap, the first 4 KiB of its standard error kept
@@ -153,7 +154,7 @@ drain (int fd, char **buf, size_t *len, size_t *alloc, uint64_t keep, bool *capp
       size_t take = (size_t)n;
       if (take > keep - *len)
         take = (size_t)(keep - *len);
-      if (*len + take + 1 > *alloc)
+      if (*buf == NULL || *len + take + 1 > *alloc)
         {
           size_t grow = *alloc ? *alloc * 2 : 4096;
           while (grow < *len + take + 1)
@@ -200,7 +201,7 @@ bx_bwrap_spawn (char *const argv[], const struct bx_bwrap_child *c, int in, int 
 void
 bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *input,
               size_t input_len, uint64_t cap, int64_t deadline_ms, int status_read,
-              struct bx_bwrap_outcome *o, int *pidfd_out)
+              int cancel_fd, struct bx_bwrap_outcome *o, int *pidfd_out)
 {
   int in_pair[2] = { -1, -1 }, out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
   memset (o, 0, sizeof *o);
@@ -234,18 +235,18 @@ bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *in
     fcntl (status_read, F_SETFL, O_NONBLOCK);
   size_t sent = 0, out_alloc = 0, err_alloc = 0, status_len = 0, status_alloc = 0;
   char *errbuf = NULL, *status = NULL;
-  bool capped = false, exited = false;
+  bool capped = false, exited = false, cancelled = false;
   if (input_len == 0)
     close_fd (&in_fd);
 
-  while (!capped)
+  while (!capped && !cancelled)
     {
       int left = bx_deadline_left (deadline_ms);
       if (left == 0)
         break;
-      struct pollfd fds[5];
+      struct pollfd fds[6];
       nfds_t n = 0;
-      int want[5];
+      int want[6];
       if (in_fd >= 0)
         fds[n] = (struct pollfd){ .fd = in_fd, .events = POLLOUT }, want[n++] = 0;
       if (out_fd >= 0)
@@ -255,6 +256,9 @@ bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *in
       if (status_read >= 0)
         fds[n] = (struct pollfd){ .fd = status_read, .events = POLLIN }, want[n++] = 3;
       fds[n] = (struct pollfd){ .fd = pidfd, .events = POLLIN }, want[n++] = 4;
+      /* Never read: the host owns it; readable means the call is cancelled. */
+      if (cancel_fd >= 0)
+        fds[n] = (struct pollfd){ .fd = cancel_fd, .events = POLLIN }, want[n++] = 5;
       int r = poll (fds, n, left);
       if (r < 0 && errno != EINTR)
         break;
@@ -291,13 +295,18 @@ bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *in
             case 4:
               exited = true;
               break;
+            case 5:
+              cancelled = true;
+              break;
             }
         }
-      if (exited && !capped)
+      if ((exited && !capped) || cancelled)
         break;
     }
 
-  if (exited)
+  if (cancelled)
+    o->end = BX_BWRAP_CANCELLED;
+  else if (exited)
     {
       /* What it wrote before it exited is in the pipes; a process that kept them open must
        * not make us wait, hence the non-blocking reads. */
@@ -312,7 +321,7 @@ bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *in
     }
   else
     o->end = capped ? BX_BWRAP_CAPPED : BX_BWRAP_TIMED_OUT;
-  if (capped)
+  if (capped && !cancelled)
     o->end = BX_BWRAP_CAPPED;
   *pidfd_out = pidfd;
   read_status (o, status);

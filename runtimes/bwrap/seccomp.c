@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The sandbox's seccomp filter, built with libseccomp and handed to bubblewrap as BPF
  * (--seccomp FD), which loads it last, just before it runs toolkit.
  *

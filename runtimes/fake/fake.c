@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fake.so: a runtime module for tests.  Its options choose the answer:
  *
  *   mode: echo          output is the whole spec as JSON (tool, arguments as text and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One call: the tool container, and for http_fetch the egress proxy around it, with every
  * outcome mapped to seed 000 section 6's table of fixed sentences.
  *
@@ -42,42 +43,47 @@ static const char SENTENCE_FILE_SIZE[] = "the tool went past its file size limit
 /* toolkit killed by SIGXFSZ: 128 + 25. */
 #define EXIT_FILE_SIZE 153
 
-/* podman's standard error, made one log line: control characters become spaces. */
-static void
-flatten (char *s)
+static const char *
+tool_stderr (struct bx_command_result *o)
 {
-  for (; *s != '\0'; s++)
-    if ((unsigned char)*s < 0x20 || *s == 0x7f)
-      *s = ' ';
+  return o->err_len ? o->err : "(no standard error)";
 }
 
-static const char *
-tool_stderr (struct bx_podman_outcome *o)
+void
+bx_podman_execute (char **argv, const char *input, size_t input_len, bool keep, uint64_t cap,
+                   int64_t deadline_ms, int cancel_fd, struct bx_command_result *o)
 {
-  flatten (o->err);
-  return o->err_len ? o->err : "(no standard error)";
+  struct bx_command cmd = {
+    .argv = (const char *const *)argv,
+    .input = input,
+    .input_len = input_len,
+    .keep_output = keep,
+    .output_cap = cap,
+    .deadline = deadline_ms,
+    .cancellable = cancel_fd >= 0,
+    .cancel_fd = cancel_fd,
+  };
+  bx_command_run (&cmd, o);
 }
 
 /* Runs one of podman's short commands; failures are only logged (they are clean-up). */
 static void
-run_helper (struct bx_podman_instance *inst, char **argv, struct bx_podman_outcome *o)
+run_helper (struct bx_podman_instance *inst, char **argv, struct bx_command_result *o)
 {
-  pid_t child;
-  bx_podman_execute (argv, NULL, 0, false, 0, bx_podman_now_ms () + HELPER_MS, -1, o, &child);
-  if (child > 0)
-    bx_podman_reap (child, 0);
+  bx_podman_execute (argv, NULL, 0, false, 0, bx_now_ms () + HELPER_MS, -1, o);
+  bx_command_reap (o, 0);
 }
 
 static void
 helper_quiet (struct bx_podman_instance *inst, char **argv)
 {
-  struct bx_podman_outcome o;
+  struct bx_command_result o;
   run_helper (inst, argv, &o);
-  if (o.end != BX_PODMAN_EXITED || o.exit_code != 0)
+  if (o.end != BX_COMMAND_EXITED || o.exit_code != 0)
     inst->host->log (inst->host, BX_LOG_DEBUG, "podman %s %s: " STDERR_IN_LOG,
                      argv[1 + inst->cfg.global_count], argv[1 + inst->cfg.global_count + 1],
                      tool_stderr (&o));
-  bx_podman_outcome_clear (&o);
+  bx_command_result_clear (&o);
   bx_podman_argv_free (argv);
 }
 
@@ -107,16 +113,15 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
   char **argv = bx_podman_argv_tool (&inst->cfg, call);
   size_t input_len = 0;
   const char *input = host->spec_arguments (spec, &input_len);
-  struct bx_podman_outcome o;
-  pid_t child;
+  struct bx_command_result o;
 
   bx_podman_watch (inst, call->name, true);
   /* The smaller of the call's output cap (always set) and the module's option. */
   uint64_t cap = host->spec_limit (spec, BX_LIMIT_OUTPUT);
   if (cap == 0 || cap > inst->cfg.output_cap)
     cap = inst->cfg.output_cap;
-  bx_podman_execute (argv, input, input_len, true, cap, bx_podman_now_ms () + (int64_t)limit_ms,
-                     host->spec_cancel_fd (spec), &o, &child);
+  bx_podman_execute (argv, input, input_len, true, cap, bx_now_ms () + (int64_t)limit_ms,
+                     host->spec_cancel_fd (spec), &o);
   bx_podman_argv_free (argv);
 
   enum bx_run_status status = BX_RUN_OK;
@@ -124,34 +129,34 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
   bool refused = false;
   switch (o.end)
     {
-    case BX_PODMAN_NOT_RUN:
+    case BX_COMMAND_NOT_RUN:
       host->log (host, BX_LOG_ERROR, "%s: cannot start \"%s\": %s; %s", call->name,
                  inst->cfg.podman, strerror (o.spawn_errno), RUNBOOK_POINTER);
       status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
       break;
-    case BX_PODMAN_CANCELLED:
+    case BX_COMMAND_CANCELLED:
       {
         /* The client left (or brokerd is stopping): the container goes first, at once;
          * then podman run ends and is reaped. */
-        int64_t t0 = bx_podman_now_ms ();
+        int64_t t0 = bx_now_ms ();
         bx_podman_kill_and_remove (inst, call->name);
         host->log (host, BX_LOG_INFO, "%s: cancelled; container removed in %lld ms", call->name,
-                   (long long)(bx_podman_now_ms () - t0));
-        bx_podman_reap (child, REAP_GRACE_MS);
+                   (long long)(bx_now_ms () - t0));
+        bx_command_reap (&o, REAP_GRACE_MS);
         helper_quiet (inst, bx_podman_argv_rm (&inst->cfg, call->name));
         status = fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
         break;
       }
-    case BX_PODMAN_TIMED_OUT:
-    case BX_PODMAN_CAPPED:
+    case BX_COMMAND_TIMED_OUT:
+    case BX_COMMAND_CAPPED:
       /* Past the time limit, or past the cap: the rest is not wanted, and nothing may
        * outlive the call.  Then `podman run` itself ends (or is killed), and the container
        * is removed once more: the first rm can race with podman still creating it, or
        * with conmon's own clean-up of the killed container. */
       bx_podman_kill_and_remove (inst, call->name);
-      bx_podman_reap (child, REAP_GRACE_MS);
+      bx_command_reap (&o, REAP_GRACE_MS);
       helper_quiet (inst, bx_podman_argv_rm (&inst->cfg, call->name));
-      if (o.end == BX_PODMAN_TIMED_OUT)
+      if (o.end == BX_COMMAND_TIMED_OUT)
         {
           host->log (host, BX_LOG_WARNING, "%s: past its time limit of %llu ms; killed", call->name,
                      (unsigned long long)limit_ms);
@@ -160,14 +165,14 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
       else
         deliver = true;
       break;
-    case BX_PODMAN_SIGNALED:
+    case BX_COMMAND_SIGNALED:
       host->log (host, BX_LOG_WARNING, "%s: podman died of signal %d: " STDERR_IN_LOG, call->name,
                  o.signal, tool_stderr (&o));
       /* Only the client died: its container runs on under conmon, with no time limit. */
       bx_podman_kill_and_remove (inst, call->name);
       status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
       break;
-    case BX_PODMAN_EXITED:
+    case BX_COMMAND_EXITED:
       switch (o.exit_code)
         {
         case 0:
@@ -213,11 +218,11 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
   if (deliver && o.out_len > 0 && host->output_append (result, o.out, o.out_len) < 0)
     host->output_set_truncated (result);
   /* After the bytes: a host may take no more once a result is marked. */
-  if (deliver && o.end == BX_PODMAN_CAPPED)
+  if (deliver && o.end == BX_COMMAND_CAPPED)
     host->output_set_truncated (result);
   if (deliver && refused && BX_HOST_HAS (host, output_set_refused))
     host->output_set_refused (result);
-  bx_podman_outcome_clear (&o);
+  bx_command_result_clear (&o);
   return status;
 }
 
@@ -225,7 +230,7 @@ run_tool (struct bx_podman_instance *inst, const bx_run_spec *spec,
 static int
 make_folders (const char *path)
 {
-  char *copy = bx_podman_xstrdup (path);
+  char *copy = bx_xstrdup (path);
   for (char *p = copy + 1; *p != '\0'; p++)
     {
       if (*p != '/')
@@ -282,13 +287,13 @@ bx_podman_remove_tree_at (int parent, const char *name)
 static bool
 wait_for_socket (const struct bx_host *host, const bx_run_spec *spec, const char *path, int64_t ms)
 {
-  int64_t until = bx_podman_now_ms () + ms;
+  int64_t until = bx_now_ms () + ms;
   for (;;)
     {
       struct stat st;
       if (stat (path, &st) == 0)
         return true;
-      if (bx_podman_now_ms () >= until || host->spec_cancelled (spec))
+      if (bx_now_ms () >= until || host->spec_cancelled (spec))
         return false;
       struct timespec tick = { 0, PROXY_SOCKET_TICK * 1000 * 1000 };
       nanosleep (&tick, NULL);
@@ -303,7 +308,7 @@ start_proxy (struct bx_podman_instance *inst, const bx_run_spec *spec, const cha
 {
   const struct bx_host *host = inst->host;
   size_t count = host->spec_egress_count (spec);
-  const char **hosts = bx_podman_xmalloc ((count + 1) * sizeof (char *));
+  const char **hosts = bx_xmalloc ((count + 1) * sizeof (char *));
   for (size_t i = 0; i < count; i++)
     hosts[i] = host->spec_egress_host (spec, i);
   /* The proxy starts first and ends after the tool: a little more time of its own. */
@@ -311,37 +316,37 @@ start_proxy (struct bx_podman_instance *inst, const bx_run_spec *spec, const cha
                                       hosts, count);
   free (hosts);
   size_t n_private = bx_podman_private_count (host, spec);
-  const char **ranges = bx_podman_xmalloc ((n_private + 1) * sizeof (char *));
+  const char **ranges = bx_xmalloc ((n_private + 1) * sizeof (char *));
   for (size_t i = 0; i < n_private; i++)
     ranges[i] = host->spec_egress_private (spec, i);
   argv = bx_podman_argv_add_private (argv, ranges, n_private);
   free (ranges);
 
-  struct bx_podman_outcome o;
-  char *proxy = bx_podman_xasprintf ("%s-egress", name);
+  struct bx_command_result o;
+  char *proxy = bx_xasprintf ("%s-egress", name);
   bx_podman_watch (inst, proxy, true);
   free (proxy);
   run_helper (inst, argv, &o);
   bx_podman_argv_free (argv);
 
   int r = -1;
-  if (o.end == BX_PODMAN_NOT_RUN)
+  if (o.end == BX_COMMAND_NOT_RUN)
     host->log (host, BX_LOG_ERROR, "%s-egress: cannot start \"%s\": %s; %s", name, inst->cfg.podman,
                strerror (o.spawn_errno), RUNBOOK_POINTER);
-  else if (o.end != BX_PODMAN_EXITED || o.exit_code != 0)
+  else if (o.end != BX_COMMAND_EXITED || o.exit_code != 0)
     host->log (host, BX_LOG_ERROR,
                "%s-egress: the egress proxy did not start (%s %d): " STDERR_IN_LOG "; %s", name,
-               o.end == BX_PODMAN_EXITED ? "exit" : "ended", o.exit_code, tool_stderr (&o),
+               o.end == BX_COMMAND_EXITED ? "exit" : "ended", o.exit_code, tool_stderr (&o),
                RUNBOOK_POINTER);
   else
     {
-      char *sock = bx_podman_xasprintf ("%s/egress.sock", egress_dir);
+      char *sock = bx_xasprintf ("%s/" BX_EGRESS_SOCKET_NAME, egress_dir);
       if (wait_for_socket (host, spec, sock, PROXY_SOCKET_MS))
         r = 0;
       else if (host->spec_cancelled (spec))
         {
           free (sock);
-          bx_podman_outcome_clear (&o);
+          bx_command_result_clear (&o);
           *status = fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
           return -1;
         }
@@ -350,7 +355,7 @@ start_proxy (struct bx_podman_instance *inst, const bx_run_spec *spec, const cha
                    PROXY_SOCKET_MS, RUNBOOK_POINTER);
       free (sock);
     }
-  bx_podman_outcome_clear (&o);
+  bx_command_result_clear (&o);
   if (r < 0)
     *status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
   return r;
@@ -369,7 +374,7 @@ pass_egress_records (struct bx_podman_instance *inst, int root, const char *name
   const struct bx_host *host = inst->host;
   if (!BX_HOST_HAS (host, egress_record))
     return;
-  char *path = bx_podman_xasprintf ("%s/egress-records", name);
+  char *path = bx_xasprintf ("%s/egress-records", name);
   int fd = openat (root, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   free (path);
   if (fd < 0)
@@ -432,7 +437,7 @@ run_with_egress (struct bx_podman_instance *inst, const bx_run_spec *spec,
                  strerror (errno), RUNBOOK_POINTER);
       return fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
     }
-  char *dir = bx_podman_xasprintf ("%s/%s", inst->egress_root, call->name);
+  char *dir = bx_xasprintf ("%s/%s", inst->egress_root, call->name);
   if (mkdir (dir, 0700) < 0)
     {
       host->log (host, BX_LOG_ERROR, "%s: cannot make %s: %s; %s", call->name, dir,
@@ -455,7 +460,7 @@ run_with_egress (struct bx_podman_instance *inst, const bx_run_spec *spec,
     }
 
   /* Whatever happened: the proxy goes, and so does its folder. */
-  char *proxy = bx_podman_xasprintf ("%s-egress", call->name);
+  char *proxy = bx_xasprintf ("%s-egress", call->name);
   bx_podman_kill_and_remove (inst, proxy);
   bx_podman_watch (inst, proxy, false);
   free (proxy);
@@ -470,23 +475,12 @@ run_with_egress (struct bx_podman_instance *inst, const bx_run_spec *spec,
   return status;
 }
 
-static int
-tool_index (const char *tool)
-{
-  static const char *const names[BX_PODMAN_TOOL_COUNT]
-      = { "read_file", "write_file", "shell", "http_fetch" };
-  for (int i = 0; i < BX_PODMAN_TOOL_COUNT; i++)
-    if (tool != NULL && strcmp (tool, names[i]) == 0)
-      return i;
-  return -1;
-}
-
 /* A mount path becomes `--volume=<path>:<path>:ro`: ':' and ',' would split it there
  * (brokerd's config refuses such grants; this is the module's own guard). */
 static bool
 mountable (const char *path)
 {
-  return path != NULL && path[0] == '/' && strpbrk (path, ":,") == NULL;
+  return path != NULL && path[0] == '/' && strpbrk (path, BX_MOUNT_PATH_FORBIDDEN) == NULL;
 }
 
 enum bx_run_status
@@ -494,8 +488,8 @@ bx_podman_call_run (struct bx_podman_instance *inst, const bx_run_spec *spec, bx
                     const char **sentence)
 {
   const struct bx_host *host = inst->host;
-  int tool = tool_index (host->spec_tool (spec));
-  if (tool < 0)
+  enum bx_tool tool;
+  if (bx_tool_lookup (host->spec_tool (spec), &tool) < 0)
     {
       host->log (host, BX_LOG_ERROR, "unknown tool \"%s\"", host->spec_tool (spec));
       return fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
@@ -505,7 +499,7 @@ bx_podman_call_run (struct bx_podman_instance *inst, const bx_run_spec *spec, bx
   char *name = bx_podman_name (host->spec_session (spec), host->spec_call (spec), n, inst->token);
 
   size_t count = host->spec_mount_count (spec);
-  struct bx_podman_mount *mounts = bx_podman_xmalloc ((count + 1) * sizeof *mounts);
+  struct bx_podman_mount *mounts = bx_xmalloc ((count + 1) * sizeof *mounts);
   bool ok = true;
   for (size_t i = 0; i < count; i++)
     {

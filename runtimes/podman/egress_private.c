@@ -42,7 +42,7 @@ bx_podman_argv_add_private (char **argv, const char *const *ranges, size_t count
   size_t total = 1;
   for (size_t i = 0; i < count; i++)
     total += strlen (ranges[i]) + 1;
-  char *joined = bx_podman_xmalloc (total);
+  char *joined = bx_xmalloc (total);
   joined[0] = '\0';
   for (size_t i = 0; i < count; i++)
     {
@@ -50,8 +50,8 @@ bx_podman_argv_add_private (char **argv, const char *const *ranges, size_t count
         strcat (joined, ",");
       strcat (joined, ranges[i]);
     }
-  argv = bx_podman_xrealloc (argv, (len + 3) * sizeof (char *));
-  argv[len] = bx_podman_xstrdup ("--allow-private");
+  argv = bx_xrealloc (argv, (len + 3) * sizeof (char *));
+  argv[len] = bx_xstrdup ("--allow-private");
   argv[len + 1] = joined;
   argv[len + 2] = NULL;
   return argv;

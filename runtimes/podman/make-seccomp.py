@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes podman-seccomp.json: podman's default profile (containers-common's seccomp.json,
 given as the first argument) with what a sandbox must never do taken out.
 

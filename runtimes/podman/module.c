@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* podman.so: runs every allowed call in a fresh podman container (seed 000 section 6).
  * This file is the module's face: its table, its options and its instance. */
 #include <dlfcn.h>
@@ -16,13 +17,13 @@ static const char *const known_options[] = {
   "uidmap_base",    "seccomp_profile", "toolkit",        NULL,
 };
 
-static const char *const limit_names[BX_PODMAN_TOOL_COUNT] = {
+static const char *const limit_names[BX_TOOL_COUNT] = {
   "read_file_ms",
   "write_file_ms",
   "shell_ms",
   "http_fetch_ms",
 };
-static const uint64_t limit_defaults[BX_PODMAN_TOOL_COUNT] = { 30000, 30000, 100000, 60000 };
+static const uint64_t limit_defaults[BX_TOOL_COUNT] = { 30000, 30000, 100000, 60000 };
 
 /* A day: far above any sensible limit, and far from overflowing a deadline. */
 #define MAX_LIMIT_MS (24ull * 3600 * 1000)
@@ -54,7 +55,7 @@ program_found (const char *program)
   while (*path != '\0')
     {
       size_t len = strcspn (path, ":");
-      char *candidate = bx_podman_xasprintf ("%.*s/%s", (int)len, len ? path : ".", program);
+      char *candidate = bx_xasprintf ("%.*s/%s", (int)len, len ? path : ".", program);
       bool ok = access (candidate, X_OK) == 0;
       free (candidate);
       if (ok)
@@ -75,10 +76,9 @@ profile_beside_module (void)
   if (dladdr ((void *)bx_runtime_entry, &info) == 0 || info.dli_fname == NULL)
     return NULL;
   const char *slash = strrchr (info.dli_fname, '/');
-  char *beside = slash == NULL
-                     ? bx_podman_xstrdup ("podman-seccomp.json")
-                     : bx_podman_xasprintf ("%.*s/podman-seccomp.json",
-                                            (int)(slash - info.dli_fname), info.dli_fname);
+  char *beside = slash == NULL ? bx_xstrdup ("podman-seccomp.json")
+                               : bx_xasprintf ("%.*s/podman-seccomp.json",
+                                               (int)(slash - info.dli_fname), info.dli_fname);
   /* brokerd may have loaded the module through a relative runtimes folder; podman runs
    * with another working folder. */
   char *absolute = realpath (beside, NULL);
@@ -145,7 +145,8 @@ read_options (const struct bx_host *host, const bx_options *options, struct bx_p
   if (host->option_string (options, "egress_network", "slirp4netns", &cfg->egress_network, sink) < 0
       || check_not_option (host, "egress_network", cfg->egress_network, sink) < 0)
     return -1;
-  if (host->option_size (options, "output_cap", 262144, &cfg->output_cap, sink) < 0)
+  if (host->option_size (options, "output_cap", BX_MODULE_OUTPUT_DEFAULT, &cfg->output_cap, sink)
+      < 0)
     return -1;
 
   /* memory is handed to podman as written ("512m"), after checking it is a size. */
@@ -160,7 +161,7 @@ read_options (const struct bx_host *host, const bx_options *options, struct bx_p
     }
   if (host->option_int (options, "pids", 1, 4194304, 128, &cfg->pids, sink) < 0)
     return -1;
-  for (int i = 0; i < BX_PODMAN_TOOL_COUNT; i++)
+  for (int i = 0; i < BX_TOOL_COUNT; i++)
     {
       if (host->option_duration_ms (options, limit_names[i], limit_defaults[i], &cfg->limit_ms[i],
                                     sink)
@@ -204,13 +205,13 @@ read_options (const struct bx_host *host, const bx_options *options, struct bx_p
 static char **
 protected_list (const struct bx_podman_config *cfg)
 {
-  char **list = bx_podman_xmalloc (10 * sizeof (char *));
+  char **list = bx_xmalloc (10 * sizeof (char *));
   size_t n = 0;
   if (geteuid () == 0)
     {
-      list[n++] = bx_podman_xstrdup ("/var/lib/containers");
-      list[n++] = bx_podman_xstrdup ("/run/containers");
-      list[n++] = bx_podman_xstrdup ("/etc/containers");
+      list[n++] = bx_xstrdup ("/var/lib/containers");
+      list[n++] = bx_xstrdup ("/run/containers");
+      list[n++] = bx_xstrdup ("/etc/containers");
     }
   else
     {
@@ -218,22 +219,22 @@ protected_list (const struct bx_podman_config *cfg)
       const char *run = getenv ("XDG_RUNTIME_DIR");
       if (home != NULL && home[0] == '/')
         {
-          list[n++] = bx_podman_xasprintf ("%s/.local/share/containers", home);
-          list[n++] = bx_podman_xasprintf ("%s/.config/containers", home);
+          list[n++] = bx_xasprintf ("%s/.local/share/containers", home);
+          list[n++] = bx_xasprintf ("%s/.config/containers", home);
         }
       if (run != NULL && run[0] == '/')
-        list[n++] = bx_podman_xasprintf ("%s/containers", run);
-      list[n++] = bx_podman_xstrdup ("/etc/containers");
+        list[n++] = bx_xasprintf ("%s/containers", run);
+      list[n++] = bx_xstrdup ("/etc/containers");
     }
   if (cfg->podman[0] == '/')
-    list[n++] = bx_podman_xstrdup (cfg->podman);
+    list[n++] = bx_xstrdup (cfg->podman);
   /* The seccomp profile every container runs under: a sandbox must not loosen it. */
   if (cfg->seccomp != NULL && cfg->seccomp[0] == '/')
-    list[n++] = bx_podman_xstrdup (cfg->seccomp);
+    list[n++] = bx_xstrdup (cfg->seccomp);
   /* The toolkit a grant's own image runs: a sandbox that replaced it would run in every
    * later call of such a grant. */
   if (cfg->toolkit != NULL && cfg->toolkit[0] == '/')
-    list[n++] = bx_podman_xstrdup (cfg->toolkit);
+    list[n++] = bx_xstrdup (cfg->toolkit);
   list[n] = NULL;
   return list;
 }
@@ -242,12 +243,7 @@ static int
 podman_create (const struct bx_host *host, const bx_options *options, void **instance,
                bx_error_sink *sink)
 {
-  struct bx_podman_instance *inst = calloc (1, sizeof *inst);
-  if (inst == NULL)
-    {
-      host->error_set (sink, "out of memory");
-      return -1;
-    }
+  struct bx_podman_instance *inst = bx_xzalloc (sizeof *inst);
   inst->host = host;
   atomic_init (&inst->counter, 0);
   if (read_options (host, options, &inst->cfg, sink) < 0)
@@ -279,7 +275,7 @@ podman_create (const struct bx_host *host, const bx_options *options, void **ins
     }
   /* The host passes "" without a home; a relative one would depend on brokerd's cwd. */
   if (host->home != NULL && host->home[0] == '/')
-    inst->egress_root = bx_podman_xasprintf ("%s/run/egress", host->home);
+    inst->egress_root = bx_xasprintf ("%s/" BX_HOME_EGRESS_DIR, host->home);
   inst->lock_fd = -1;
   inst->watch_fd = -1;
   bx_podman_sweep (inst);

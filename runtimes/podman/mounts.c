@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A mount source, checked when the call starts.  Policy judged the grant's path as text;
  * what podman binds is what the kernel resolves.  So every component is walked with
  * O_NOFOLLOW from /, and a symbolic link anywhere on the way refuses the call, whoever
@@ -34,7 +35,7 @@ bx_podman_check_source (const char *path)
       size_t len = strcspn (p, "/");
       if (len == 0)
         break;
-      char *part = bx_podman_xasprintf ("%.*s", (int)len, p);
+      char *part = bx_xasprintf ("%.*s", (int)len, p);
       int next = openat (dir, part, O_PATH | O_NOFOLLOW | O_CLOEXEC);
       struct stat st;
       int saved = errno;

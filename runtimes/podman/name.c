@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Container names.
  *
  * Seed 000 names a container boxmaker-<session>-<call>-<n>, n counting calls within one
@@ -28,9 +29,7 @@ random_bytes (unsigned char *buf, size_t len)
   size_t got = 0;
   while (got < len)
     {
-      ssize_t r = getrandom (buf + got, len - got, 0);
-      if (r < 0 && errno == EINTR)
-        continue;
+      ssize_t r = TEMP_FAILURE_RETRY (getrandom (buf + got, len - got, 0));
       if (r < 0)
         break;
       got += (size_t)r;
@@ -45,9 +44,7 @@ random_bytes (unsigned char *buf, size_t len)
   got = 0;
   while (got < len)
     {
-      ssize_t r = read (fd, buf + got, len - got);
-      if (r < 0 && errno == EINTR)
-        continue;
+      ssize_t r = TEMP_FAILURE_RETRY (read (fd, buf + got, len - got));
       if (r <= 0)
         {
           int saved = r < 0 ? errno : EIO;
@@ -80,6 +77,5 @@ bx_podman_token (char token[BX_PODMAN_TOKEN_LEN + 1])
 char *
 bx_podman_name (const char *session, const char *call, uint64_t n, const char *token)
 {
-  return bx_podman_xasprintf ("boxmaker-%s-%s-%llu-%s", session, call, (unsigned long long)n,
-                              token);
+  return bx_xasprintf ("boxmaker-%s-%s-%llu-%s", session, call, (unsigned long long)n, token);
 }

@@ -1,5 +1,7 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* podman.so's internal interfaces.  Everything declared here is hidden (the module builds
- * with -fvisibility=hidden), so only bx_runtime_entry leaves the shared object. */
+ * with -fvisibility=hidden and links base behind a version script), so only
+ * bx_runtime_entry leaves the shared object. */
 #ifndef BX_PODMAN_H
 #define BX_PODMAN_H
 
@@ -10,15 +12,10 @@
 
 #include <boxmaker/runtime.h>
 
-/* The four tools, in the order of the time-limit options. */
-enum bx_podman_tool
-{
-  BX_PODMAN_READ_FILE,
-  BX_PODMAN_WRITE_FILE,
-  BX_PODMAN_SHELL,
-  BX_PODMAN_HTTP_FETCH,
-};
-#define BX_PODMAN_TOOL_COUNT 4
+#include "bx/cleanup.h"
+#include "bx/command.h"
+#include "bx/contract.h"
+#include "bx/deadline.h"
 
 /* The module's options, checked once by create() and read-only afterwards. */
 struct bx_podman_config
@@ -29,7 +26,7 @@ struct bx_podman_config
   uint64_t output_cap;
   const char *memory; /* as written in the config ("512m"), already checked as a size */
   int64_t pids;
-  uint64_t limit_ms[BX_PODMAN_TOOL_COUNT];
+  uint64_t limit_ms[BX_TOOL_COUNT];  /* by enum bx_tool */
   const char *const *global_options; /* between the program and its subcommand */
   size_t global_count;
   const char *const *run_options; /* after the fixed `run` options, before the mounts */
@@ -101,45 +98,6 @@ int bx_podman_token (char token[BX_PODMAN_TOKEN_LEN + 1]);
 /* boxmaker-<session>-<call>-<n>-<token>, newly allocated. */
 char *bx_podman_name (const char *session, const char *call, uint64_t n, const char *token);
 
-/* ---- process.c: running podman. ---------------------------------------------------------- */
-#define BX_PODMAN_STDERR_KEEP 4096
-
-enum bx_podman_end
-{
-  BX_PODMAN_EXITED,    /* exit_code holds podman's exit status */
-  BX_PODMAN_SIGNALED,  /* podman itself died of a signal (signal) */
-  BX_PODMAN_NOT_RUN,   /* podman could not be started (spawn_errno) */
-  BX_PODMAN_TIMED_OUT, /* the deadline passed first */
-  BX_PODMAN_CAPPED,    /* standard output went past the cap first */
-  BX_PODMAN_CANCELLED, /* the call's cancel descriptor became readable first */
-};
-
-struct bx_podman_outcome
-{
-  enum bx_podman_end end;
-  int exit_code;
-  int signal;
-  int spawn_errno;
-  char *out; /* standard output, at most cap bytes kept (malloc'd, may be NULL) */
-  size_t out_len;
-  char err[BX_PODMAN_STDERR_KEEP + 1]; /* the first 4 KiB of standard error, NUL-terminated */
-  size_t err_len;
-};
-
-/* Runs ARGV with INPUT on standard input (then closed), keeping standard output up to CAP
- * bytes when KEEP_OUTPUT (a byte more ends the run as CAPPED), until the process exits,
- * DEADLINE_MS (CLOCK_MONOTONIC) passes, or CANCEL_FD (-1: none) becomes readable.  When it
- * ends TIMED_OUT, CAPPED or CANCELLED, the process may still be running: *child holds it for
- * bx_podman_reap; otherwise *child is -1. */
-void bx_podman_execute (char *const argv[], const char *input, size_t input_len, bool keep_output,
-                        uint64_t cap, int64_t deadline_ms, int cancel_fd,
-                        struct bx_podman_outcome *outcome, pid_t *child);
-/* Waits up to GRACE_MS for CHILD to exit, then kills it with SIGKILL and waits.  Returns
- * true when it had to kill it. */
-bool bx_podman_reap (pid_t child, int64_t grace_ms);
-void bx_podman_outcome_clear (struct bx_podman_outcome *outcome);
-int64_t bx_podman_now_ms (void);
-
 /* ---- module.c / call.c: one instance and one call. --------------------------------------- */
 struct bx_podman_instance
 {
@@ -173,6 +131,12 @@ void bx_podman_watch_stop (struct bx_podman_instance *inst);
  * folders of every instance whose lock nobody holds. */
 void bx_podman_sweep (struct bx_podman_instance *inst);
 
+/* call.c: runs podman with ARGV (bx_command): INPUT on standard input, standard output kept
+ * up to CAP when KEEP, until DEADLINE_MS or until CANCEL_FD (-1: none) is readable; *o's
+ * process, if any is left, is for bx_command_reap. */
+void bx_podman_execute (char **argv, const char *input, size_t input_len, bool keep, uint64_t cap,
+                        int64_t deadline_ms, int cancel_fd, struct bx_command_result *o);
+
 /* call.c: `podman kill` then `podman rm -f` NAME, failures only logged. */
 void bx_podman_kill_and_remove (struct bx_podman_instance *inst, const char *name);
 /* Removes the folder PARENT/NAME and all it holds, without following symbolic links. */
@@ -180,11 +144,5 @@ void bx_podman_remove_tree_at (int parent, const char *name);
 
 enum bx_run_status bx_podman_call_run (struct bx_podman_instance *inst, const bx_run_spec *spec,
                                        bx_run_result *result, const char **sentence);
-
-/* ---- util ---------------------------------------------------------------------------------- */
-void *bx_podman_xmalloc (size_t n);
-void *bx_podman_xrealloc (void *p, size_t n);
-char *bx_podman_xstrdup (const char *s);
-char *bx_podman_xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 
 #endif

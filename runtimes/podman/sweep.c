@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What earlier brokerds left behind, removed when a new one starts.
  *
  * Each instance holds a lock file, <home>/run/instances/<token>, locked (flock) for as long
@@ -42,16 +43,13 @@ static void
 remove_containers (struct bx_podman_instance *inst, const char *token)
 {
   char **argv = bx_podman_argv_ps (&inst->cfg, token);
-  struct bx_podman_outcome o;
-  pid_t child;
-  bx_podman_execute (argv, NULL, 0, true, 1 << 20, bx_podman_now_ms () + HELPER_MS, -1, &o,
-                     &child);
+  struct bx_command_result o;
+  bx_podman_execute (argv, NULL, 0, true, 1 << 20, bx_now_ms () + HELPER_MS, -1, &o);
   bx_podman_argv_free (argv);
-  if (child > 0)
-    bx_podman_reap (child, 0);
-  if (o.end == BX_PODMAN_EXITED && o.exit_code == 0 && o.out != NULL)
+  bx_command_reap (&o, 0);
+  if (o.end == BX_COMMAND_EXITED && o.exit_code == 0 && o.out != NULL)
     {
-      char *text = bx_podman_xmalloc (o.out_len + 1);
+      char *text = bx_xmalloc (o.out_len + 1);
       memcpy (text, o.out, o.out_len);
       text[o.out_len] = '\0';
       char *save = NULL;
@@ -71,7 +69,7 @@ remove_containers (struct bx_podman_instance *inst, const char *token)
   else
     inst->host->log (inst->host, BX_LOG_WARNING,
                      "cannot list the containers an earlier brokerd left (token %s)", token);
-  bx_podman_outcome_clear (&o);
+  bx_command_result_clear (&o);
 }
 
 /* Whether the lock file of TOKEN exists and somebody holds it. */
@@ -151,8 +149,8 @@ bx_podman_sweep (struct bx_podman_instance *inst)
   const char *home = inst->host->home;
   if (home == NULL || home[0] != '/')
     return;
-  char *run = bx_podman_xasprintf ("%s/run", home);
-  char *dir = bx_podman_xasprintf ("%s/instances", run);
+  char *run = bx_xasprintf ("%s/run", home);
+  char *dir = bx_xasprintf ("%s/instances", run);
   int instances = -1;
   struct stat st;
   /* A missing home is made, as the egress folders' code would at the first http_fetch. */
@@ -170,7 +168,7 @@ bx_podman_sweep (struct bx_podman_instance *inst)
       return;
     }
   /* Our own lock first: a brokerd starting at the same time sees us alive. */
-  inst->lock_path = bx_podman_xasprintf ("%s/%s", dir, inst->token);
+  inst->lock_path = bx_xasprintf ("%s/%s", dir, inst->token);
   inst->lock_fd = openat (instances, inst->token, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (inst->lock_fd >= 0 && flock (inst->lock_fd, LOCK_EX | LOCK_NB) < 0)
     {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The watcher: a process forked when the instance is created, which outlives brokerd by
  * the time it takes to clean up.  brokerd tells it each container it starts and ends
  * (one datagram each on a SOCK_SEQPACKET pair, so a message is never split or merged);
@@ -39,9 +40,9 @@ names_apply (struct names *n, const char *msg)
       if (n->len == n->cap)
         {
           n->cap = n->cap ? n->cap * 2 : 16;
-          n->items = bx_podman_xrealloc (n->items, n->cap * sizeof *n->items);
+          n->items = bx_xrealloc (n->items, n->cap * sizeof *n->items);
         }
-      n->items[n->len++] = bx_podman_xstrdup (msg + 1);
+      n->items[n->len++] = bx_xstrdup (msg + 1);
       return;
     }
   for (size_t i = 0; i < n->len; i++)

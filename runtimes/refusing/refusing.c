@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* refusing.so: the runtime of a brokerd whose config names none.  Every allowed call is
  * answered Unavailable, so a broker without a sandbox fails closed instead of running
  * anything on the host. */

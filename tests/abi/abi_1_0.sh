@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # A module built against the 1.0 header (tests/abi/abi-1.0) loads into this host and runs:
 # the host reads only the fields its table has, and its output is what it was under 1.0,
 # except that the host itself holds it to the spec's output cap (12 bytes in the second

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One source for every broken module the loader must refuse; a compile definition picks
  * the fault (see tests/abi/CMakeLists.txt).  Each is the smallest module with exactly that
  * fault, so the test proves the loader names that fault and no other. */

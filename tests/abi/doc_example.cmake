@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # docs/writing-a-runtime.md must hold docs/examples/echo-runtime.c verbatim, in one ```c
 # block, so the code a reader types in is the code the walk test compiles.
 file (READ "${DOC}" doc)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The echo example as it was written for runtime ABI 1.0, kept unchanged and built against
  * the frozen 1.0 header (tests/abi/abi-1.0/boxmaker/runtime.h): a 1.1 brokerd must go on
  * loading and running it (the header's VERSIONS rules). */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Every module in the build tree's runtimes folder exports exactly one dynamic symbol,
 # bx_runtime_entry, as a function: anything else would leak into brokerd's symbol space or
 # be found by a module loaded after it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness for the option helpers of the host services: any bytes as an option's
  * value (and as an unknown key) must give either a value that obeys the helper's rule or a
  * one-line message naming the option, never a crash. */
@@ -47,7 +48,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   bx_options *o = bx_options_new ();
   bx_options_add_string (o, "opt", value);
   bx_options_add_string (o, value, "x");
-  struct bx_error_sink sink = { NULL };
+  struct bx_error_sink sink = { 0 };
 
   uint64_t u;
   if (h->option_size (o, "opt", 1, &u, &sink) == 0)

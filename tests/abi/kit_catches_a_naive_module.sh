@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The conformance kit catches a module that is no sandbox but runs toolkit on the host
 # (naive.so): it counts as a runtime (read_file works), and every containment check it
 # breaks fails, by name.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* naive.so: a module that is no sandbox at all, for the conformance kit's own test.  It runs
  * `toolkit TOOL` straight on the host, in the kit's process's namespaces, with the time
  * limit and cancellation honoured (so the kit's run stays short) and nothing else: the kit

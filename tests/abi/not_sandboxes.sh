@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The conformance kit reports refusing.so and fake.so as not sandboxes: every contract check
 # skipped with the reason, exit status 3, and nothing counted as passed but the loading.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Compiles SOURCE with CC -fsyntax-only against the ABI header in INCLUDE.  EXPECT=pass: it
 # must compile cleanly.  EXPECT=fail: it must fail, and because the spec's type is incomplete
 # (not for a typo or a missing header, which would make the guard prove nothing).

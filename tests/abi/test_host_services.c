@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host services a module gets: the option helpers (a table of good and bad values, with
  * the exact message for each bad one), output into host memory with its cap, the error
  * sink, logging, and the spec readers. */
@@ -12,6 +13,7 @@
 #include "host_services.h"
 #include "options.h"
 #include "run_spec.h"
+#include "test_main.h"
 
 static struct bx_host_services services;
 static const struct bx_host *host;
@@ -73,7 +75,7 @@ static const struct
 START_TEST (test_option_size_table)
 {
   bx_options *o = one_option ("memory", size_cases[_i].value);
-  struct bx_error_sink sink = { NULL };
+  struct bx_error_sink sink = { 0 };
   uint64_t got = 12345;
   int r = host->option_size (o, "memory", 99, &got, &sink);
   if (size_cases[_i].msg == NULL)
@@ -95,7 +97,7 @@ END_TEST
 START_TEST (test_option_absent_gives_the_fallback)
 {
   bx_options *o = bx_options_new ();
-  struct bx_error_sink sink = { NULL };
+  struct bx_error_sink sink = { 0 };
   uint64_t size, ms;
   int64_t i;
   int b;
@@ -137,7 +139,8 @@ static const struct
   { "1", 1, NULL },
   { "0", 0, "option \"timeout\": expected a duration of at least 1ms, got \"0\"" },
   { "0s", 0, "option \"timeout\": expected a duration of at least 1ms, got \"0s\"" },
-  { "1h", 0, "option \"timeout\": expected a duration such as 30s, 500ms or 2m, got \"1h\"" },
+  { "1h", 3600000, NULL },
+  { "1d", 0, "option \"timeout\": expected a duration such as 30s, 500ms or 2m, got \"1d\"" },
   { "-5s", 0, "option \"timeout\": expected a duration such as 30s, 500ms or 2m, got \"-5s\"" },
   { "s", 0, "option \"timeout\": expected a duration such as 30s, 500ms or 2m, got \"s\"" },
   { "1.5s", 0, "option \"timeout\": expected a duration such as 30s, 500ms or 2m, got \"1.5s\"" },
@@ -152,7 +155,7 @@ static const struct
 START_TEST (test_option_duration_table)
 {
   bx_options *o = one_option ("timeout", duration_cases[_i].value);
-  struct bx_error_sink sink = { NULL };
+  struct bx_error_sink sink = { 0 };
   uint64_t got = 0;
   int r = host->option_duration_ms (o, "timeout", 1, &got, &sink);
   if (duration_cases[_i].msg == NULL)
@@ -202,7 +205,7 @@ static const struct
 START_TEST (test_option_int_table)
 {
   bx_options *o = one_option ("pids", int_cases[_i].value);
-  struct bx_error_sink sink = { NULL };
+  struct bx_error_sink sink = { 0 };
   int64_t got = 0;
   int r = host->option_int (o, "pids", int_cases[_i].min, int_cases[_i].max, 0, &got, &sink);
   if (int_cases[_i].msg == NULL)
@@ -235,7 +238,7 @@ START_TEST (test_option_bool_reads_true_false_yes_no_only)
   for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
     {
       bx_options *o = one_option ("rootless", cases[i].value);
-      struct bx_error_sink sink = { NULL };
+      struct bx_error_sink sink = { 0 };
       int got = -7;
       int r = host->option_bool (o, "rootless", 0, &got, &sink);
       if (cases[i].want >= 0)
@@ -263,7 +266,7 @@ START_TEST (test_option_list_reads_a_list_and_a_string_as_a_list_of_one)
   bx_options_add_list (o, "global_args", args, 2);
   bx_options_add_list (o, "empty", NULL, 0);
   bx_options_add_string (o, "network", "slirp4netns");
-  struct bx_error_sink sink = { NULL };
+  struct bx_error_sink sink = { 0 };
   const char *const *items;
   size_t count;
   ck_assert_int_eq (host->option_list (o, "global_args", &items, &count, &sink), 0);
@@ -295,7 +298,7 @@ START_TEST (test_option_check_known_names_the_unknown_key_and_the_known_ones)
   bx_options *o = bx_options_new ();
   bx_options_add_string (o, "image", "x");
   bx_options_add_string (o, "memroy", "512m");
-  struct bx_error_sink sink = { NULL };
+  struct bx_error_sink sink = { 0 };
   static const char *const known[] = { "image", "memory", "pids", NULL };
   ck_assert_int_eq (host->option_check_known (o, known, &sink), -1);
   ck_assert_str_eq (sink.msg,
@@ -318,11 +321,11 @@ START_TEST (test_option_messages_quote_values_safely)
   memset (long_value, 'z', sizeof (long_value) - 1);
   long_value[sizeof (long_value) - 1] = '\0';
   bx_options_add_string (o, "pids", long_value);
-  struct bx_error_sink sink = { NULL };
+  struct bx_error_sink sink = { 0 };
   uint64_t size;
   ck_assert_int_eq (host->option_size (o, "memory", 1, &size, &sink), -1);
-  ck_assert_str_eq (sink.msg,
-                    "option \"memory\": expected a size such as 512m, got \"1\\x0a\\\"g\\\"\\\\\"");
+  ck_assert_str_eq (
+      sink.msg, "option \"memory\": expected a size such as 512m, got \"1\\x0a\\x22g\\x22\\x5c\"");
   int64_t i;
   ck_assert_int_eq (host->option_int (o, "pids", 1, 2, 1, &i, &sink), -1);
   cleanup_free char *want = bx_xasprintf (
@@ -354,7 +357,7 @@ END_TEST
 
 START_TEST (test_error_set_keeps_the_last_message_on_one_line)
 {
-  struct bx_error_sink sink = { NULL };
+  struct bx_error_sink sink = { 0 };
   host->error_set (&sink, "first %d", 1);
   host->error_set (&sink, "second\nline %s\n", "two");
   ck_assert_str_eq (sink.msg, "second line two");
@@ -599,12 +602,4 @@ host_suite (void)
   return s;
 }
 
-int
-main (void)
-{
-  SRunner *runner = srunner_create (host_suite ());
-  srunner_run_all (runner, CK_NORMAL);
-  int failed = srunner_ntests_failed (runner);
-  srunner_free (runner);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+BX_TEST_MAIN (host_suite)

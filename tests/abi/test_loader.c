@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The module loader: every refusal names the file and the reason, in one line; a good module
  * loads, gets its options and the host services, and runs from many threads at once. */
 #include <check.h>
@@ -14,6 +15,7 @@
 #include "module_loader.h"
 #include "options.h"
 #include "run_spec.h"
+#include "test_main.h"
 
 /* The loader's message for NAME_OR_PATH, which must be refused (at load, or at create with
  * OPTIONS when the load itself succeeds). */
@@ -622,12 +624,4 @@ loader_suite (void)
   return s;
 }
 
-int
-main (void)
-{
-  SRunner *runner = srunner_create (loader_suite ());
-  srunner_run_all (runner, CK_NORMAL);
-  int failed = srunner_ntests_failed (runner);
-  srunner_free (runner);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+BX_TEST_MAIN (loader_suite)

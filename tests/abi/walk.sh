@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The walk of docs/writing-a-runtime.md, done for real: install the dev and daemon parts
 # into a fresh prefix, build the doc's echo module outside the tree with exactly the
 # documented command, install it in the runtimes folder pkg-config names, and load and run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A small host for the out-of-tree walk: loads a module by name from RUNTIMEDIR the way
  * brokerd does, hands it KEY=VALUE options, and runs: a read_file call; the same with an
  * output cap of 12 bytes in the spec; an http_fetch call; a shell call with a time limit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness: brokerd's config parser never crashes, leaks or reads out of bounds,
  * whatever the file holds, and a file it accepts has only clean folders and valid patterns. */
 #include <stdint.h>

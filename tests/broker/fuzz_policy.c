@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness: policy's decisions on arbitrary arguments.  The first byte picks the
  * tool, the rest is the path, cwd or URL.  Whatever comes in: no crash, a denial always has a
  * reason starting with the tool's name, and an allowed call is inside its grant (a file in

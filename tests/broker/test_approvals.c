@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Approvals end to end: brokerd as a process with fake.so, its callers' socket and its admin
  * socket, and the boxmaker program for the owners' commands.  Approve (exactly the stored
  * bytes run), decline with a reason, expiry, a client that leaves, guessed and foreign ids,
@@ -30,6 +31,7 @@
 #include "approvals.h"
 #include "config.h"
 #include "policy.h"
+#include "test_main.h"
 
 #define SKIP_WITHOUT_FAKE()                                                                        \
   do                                                                                               \
@@ -1246,11 +1248,10 @@ START_TEST (test_approvals_summary_is_short_and_printable)
   cleanup_free char *fetch
       = summary_of (BX_TOOL_HTTP_FETCH, "{\"url\":\"https://Example.com/a?b=c\"}");
   ck_assert_str_eq (fetch, "http_fetch from example.com: https://Example.com/a?b=c");
-  /* Control bytes, quotes and non-ASCII are escaped; a long command is cut with "...". */
+  /* Control bytes and quotes are escaped, UTF-8 stays; a long command is cut with "...". */
   cleanup_free char *odd
       = summary_of (BX_TOOL_SHELL, "{\"command\":\"echo \\\"caf\u00e9\\\"\\u001b[2J\\nrm\"}");
-  ck_assert_str_eq (odd,
-                    "shell in /srv/work (+1 more): echo \\x22caf\\xc3\\xa9\\x22\\x1b[2J\\x0arm");
+  ck_assert_str_eq (odd, "shell in /srv/work (+1 more): echo \\x22caf\xc3\xa9\\x22\\x1b[2J\\x0arm");
   char long_cmd[1200] = "{\"command\":\"";
   for (int i = 0; i < 1000; i++)
     strcat (long_cmd, "a");
@@ -1291,12 +1292,4 @@ suite (void)
   return s;
 }
 
-int
-main (void)
-{
-  SRunner *r = srunner_create (suite ());
-  srunner_run_all (r, CK_NORMAL);
-  int failed = srunner_ntests_failed (r);
-  srunner_free (r);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+BX_TEST_MAIN (suite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The audit log on its own: the hash chain (each line's "prev" is the hash of the line before,
  * across a reopen, a restart and a rotation), the argument summary, fail closed (a line that
  * cannot be written is reported, and no part of it stays in the file), and `boxmaker audit
@@ -19,6 +20,7 @@
 
 #include "audit.h"
 #include "../client/cli_run.h"
+#include "test_main.h"
 
 static char dir[64];
 
@@ -404,8 +406,8 @@ START_TEST (test_verify_usage_and_unreadable_files_exit_2)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("broker_audit");
   TCase *tc = tcase_create ("audit");
@@ -424,9 +426,7 @@ main (void)
   tcase_add_test (tc, test_verify_follows_a_rotated_file_into_the_next);
   tcase_add_test (tc, test_verify_usage_and_unreadable_files_exit_2);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? 0 : 1;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* brokerd as a process, over a real socket, with fake.so from the build tree: the decision
  * table end to end, the spec the module receives, the labels, every malformed frame, many
  * clients at once, a stalled client, max_connections, the socket's life (stale, live, not a
@@ -25,6 +26,9 @@
 #include "bx/deadline.h"
 #include "bx/frame.h"
 #include "bx/message.h"
+#include "brokerd.h"
+#include "run.h"
+#include "test_main.h"
 
 #include <boxmaker/runtime.h>
 
@@ -134,39 +138,18 @@ broker_init (struct broker *b, const char *top, const char *runtime)
   write_text (b->config, text);
 }
 
-/* Runs brokerd with ARGS (after the program name) and returns its pid; output to b->out. */
+/* Runs brokerd MODE on the test's config and returns its pid; output to b->out. */
 static pid_t
 spawn (struct broker *b, const char *mode)
 {
-  pid_t pid = fork ();
-  ck_assert_int_ge (pid, 0);
-  if (pid == 0)
-    {
-      /* Dies with the test, even when an assertion ends the test early. */
-      prctl (PR_SET_PDEATHSIG, SIGKILL);
-      int fd = open (b->out, O_WRONLY | O_CREAT | O_APPEND, 0600);
-      dup2 (fd, 1);
-      dup2 (fd, 2);
-      execl (BROKERD_PATH, "brokerd", mode, b->config, "--runtimedir", BX_TEST_RUNTIMEDIR,
-             (char *)NULL);
-      _exit (127);
-    }
-  return pid;
+  const char *argv[] = { BROKERD_PATH, mode, b->config, "--runtimedir", BX_TEST_RUNTIMEDIR, NULL };
+  return bx_test_daemon_spawn (argv, b->out);
 }
 
 static int
 connect_to (const char *path)
 {
-  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ck_assert_int_ge (fd, 0);
-  struct sockaddr_un addr = { .sun_family = AF_UNIX };
-  strcpy (addr.sun_path, path);
-  if (connect (fd, (struct sockaddr *)&addr, sizeof addr) < 0)
-    {
-      close (fd);
-      return -1;
-    }
-  return fd;
+  return bx_test_connect (path);
 }
 
 static void
@@ -181,27 +164,7 @@ static void
 broker_start (struct broker *b)
 {
   b->pid = spawn (b, "--config");
-  for (int i = 0; i < 1000; i++)
-    {
-      int status;
-      if (waitpid (b->pid, &status, WNOHANG) == b->pid)
-        {
-          cleanup_free char *out = read_text (b->out);
-          ck_abort_msg ("brokerd exited (status %d) before listening:\n%s", status, out);
-        }
-      struct stat st;
-      if (stat (b->sock, &st) == 0 && S_ISSOCK (st.st_mode))
-        {
-          int fd = connect_to (b->sock);
-          if (fd >= 0)
-            {
-              close (fd);
-              return;
-            }
-        }
-      sleep_ms (10);
-    }
-  ck_abort_msg ("brokerd did not listen on %s within 10 s", b->sock);
+  bx_test_daemon_wait_listening (b->pid, b->sock, b->out);
 }
 
 /* SIGTERM, then its exit status (-1 when it did not exit normally). */
@@ -427,8 +390,13 @@ START_TEST (test_brokerd_decision_table_end_to_end)
       "unknown tool "
       "\"x\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
       "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
-      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\": "
+      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9...\": "
       "expected read_file, write_file, shell or http_fetch" },
+    /* Control bytes never reach the reason (nor the operator's terminal) raw. */
+    { "\x1b[31mred\x07", "{}",
+      "unknown tool \"\\x1b[31mred\\x07\": expected read_file, write_file, shell or http_fetch" },
+    { "read_file", "{\"path\": \"/etc/\\u001b[2Jx\"}",
+      "read_file: /etc/\\x1b[2Jx is outside every granted folder" },
     { "read_file",
       "{\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
       "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
@@ -585,6 +553,9 @@ START_TEST (test_brokerd_answers_every_malformed_frame_with_an_error)
       "", "bad id");
   expect_error (raw_json (&b, REQ ("1", "c1", "true", "../etc", "s")), "c1", "bad call id");
   expect_error (raw_json (&b, REQ ("1", "c1", "true", "c1", "s/1")), "c1", "bad session id");
+  /* The frame's id must be the request's call (docs/protocol.md, the exchange, step 1). */
+  expect_error (raw_json (&b, REQ ("1", "c1", "true", "c2", "s")), "c1",
+                "bad id: the frame's id must equal the request's call");
   /* An id with a NUL inside is not cut at the NUL and echoed as if it were the id. */
   expect_error (raw_json (&b, REQ ("2", "c1\\u0000x", "true", "c1", "s")), "",
                 "unsupported protocol version 2");
@@ -1466,25 +1437,17 @@ END_TEST
 
 START_TEST (test_brokerd_usage_errors_exit_2)
 {
-  struct broker b;
-  broker_init (&b, NULL, NULL);
-  pid_t pid = fork ();
-  if (pid == 0)
-    {
-      int fd = open ("/dev/null", O_WRONLY);
-      dup2 (fd, 2);
-      execl (BROKERD_PATH, "brokerd", (char *)NULL);
-      _exit (127);
-    }
-  int status;
-  waitpid (pid, &status, 0);
-  ck_assert (WIFEXITED (status));
-  ck_assert_int_eq (WEXITSTATUS (status), 2);
+  const char *argv[] = { BROKERD_PATH, NULL };
+  struct run_result r;
+  run_program (argv, NULL, 0, NULL, &r);
+  ck_assert (WIFEXITED (r.status));
+  ck_assert_int_eq (WEXITSTATUS (r.status), 2);
+  run_result_free (&r);
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("broker_brokerd");
   TCase *tc = tcase_create ("brokerd");
@@ -1520,9 +1483,7 @@ main (void)
   tcase_add_test (tc, test_brokerd_refuses_an_audit_log_it_cannot_open);
   tcase_add_test (tc, test_brokerd_usage_errors_exit_2);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* brokerd's config: the error table (each mistake with its line and column) and what a
  * valid file gives. */
 #include <check.h>
@@ -10,6 +11,7 @@
 #include "config.h"
 #include "readonly_paths.h"
 #include "options.h"
+#include "test_main.h"
 
 static struct bx_config *
 parse_ok (const char *text)
@@ -239,9 +241,14 @@ static const struct bad bad_table[] = {
   { "max_connections a list", "max_connections: [1]\n",
     "t.yaml:1:18: \"max_connections\" is a list: expected an integer from 1 to 4096" },
   { "grace_ms negative", "grace_ms: -5\n",
-    "t.yaml:1:11: \"grace_ms\" is \"-5\": expected an integer from 0 to 3600000" },
+    "t.yaml:1:11: \"grace_ms\" is \"-5\": expected a duration from 0 to 3600000 ms, such as "
+    "2500, 10s or 500ms" },
+  { "grace_ms past an hour", "grace_ms: 61m\n",
+    "t.yaml:1:11: \"grace_ms\" is \"61m\": expected a duration from 0 to 3600000 ms, such as "
+    "2500, 10s or 500ms" },
   { "request_timeout_ms empty", "request_timeout_ms:\n",
-    "t.yaml:1:20: \"request_timeout_ms\" is empty: expected an integer from 10 to 3600000" },
+    "t.yaml:1:20: \"request_timeout_ms\" is empty: expected a duration from 10 to 3600000 ms, "
+    "such as 2500, 10s or 500ms" },
   /* A sandbox with brokerd's home mounted could reach other calls' egress sockets. */
   { "grant folder holding home",
     "home: /var/lib/bx\ngrants:\n  - tools: [shell]\n"
@@ -466,6 +473,38 @@ START_TEST (test_config_empty_file_gives_defaults)
 }
 END_TEST
 
+/* Durations read as module options do: `grace_ms: 10s` is ten seconds. */
+START_TEST (test_config_durations_take_the_module_options_grammar)
+{
+  struct bx_config *cfg = parse_ok ("grace_ms: 10s\nrequest_timeout_ms: 2m\n");
+  ck_assert_int_eq (cfg->grace_ms, 10000);
+  ck_assert_int_eq (cfg->request_timeout_ms, 120000);
+  bx_config_free (cfg);
+  cfg = parse_ok ("grace_ms: 0\nrequest_timeout_ms: 500ms\n");
+  ck_assert_int_eq (cfg->grace_ms, 0);
+  ck_assert_int_eq (cfg->request_timeout_ms, 500);
+  bx_config_free (cfg);
+}
+END_TEST
+
+/* Every option knows where it was written, and the options where the module was named. */
+START_TEST (test_config_options_know_their_place)
+{
+  struct bx_config *cfg = parse_ok ("runtime:\n"
+                                    "  module: podman\n"
+                                    "  options:\n"
+                                    "    image: x\n"
+                                    "    memory: 512m\n");
+  ck_assert_str_eq (cfg->runtime_where, "t.yaml:2:11");
+  ck_assert_str_eq (bx_options_where (cfg->runtime_options, "memory"), "t.yaml:5:5");
+  ck_assert_str_eq (bx_options_where (cfg->runtime_options, "nosuch"), "t.yaml:2:11");
+  bx_options *copy = bx_options_copy (cfg->runtime_options);
+  ck_assert_str_eq (bx_options_where (copy, "image"), "t.yaml:4:5");
+  bx_options_free (copy);
+  bx_config_free (cfg);
+}
+END_TEST
+
 /* Limits: the config's defaults fill what a grant leaves unset; a grant's own win. */
 START_TEST (test_config_limits_default_under_the_grants)
 {
@@ -663,8 +702,8 @@ START_TEST (test_path_helpers)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("broker_config");
   TCase *tc = tcase_create ("config");
@@ -676,6 +715,8 @@ main (void)
   tcase_add_test (tc, test_config_empty_file_gives_defaults);
   tcase_add_test (tc, test_config_reads_approvals);
   tcase_add_test (tc, test_config_reads_every_key);
+  tcase_add_test (tc, test_config_durations_take_the_module_options_grammar);
+  tcase_add_test (tc, test_config_options_know_their_place);
   tcase_add_test (tc, test_config_limits_default_under_the_grants);
   tcase_add_test (tc, test_config_accepts_a_module_by_absolute_path);
   tcase_add_test (tc, test_config_allows_folders_that_no_sandbox_can_swap);
@@ -684,9 +725,7 @@ main (void)
   tcase_add_test (tc, test_config_example_files_are_valid);
   tcase_add_test (tc, test_path_helpers);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Policy: the decision table.  Each tool inside and outside each grant, the first grant in
  * file order winning, clean paths, and the URL edge cases of http_fetch. */
 #include <check.h>
@@ -7,6 +8,7 @@
 #include "bx/cleanup.h"
 #include "config.h"
 #include "policy.h"
+#include "test_main.h"
 
 static const char grants_yaml[] = "grants:\n"
                                   "  - tools: [read_file]\n" /* grant 0 */
@@ -156,7 +158,7 @@ static const struct row table[] = {
     "http_fetch: the URL's host is percent-encoded: expected a plain host name: "
     "https://ex%61mple.com/" },
   { H, "https://example.com\\@evil.net/", NULL, DENY,
-    "http_fetch: the URL holds a backslash: expected none: https://example.com\\@evil.net/" },
+    "http_fetch: the URL holds a backslash: expected none: https://example.com\\x5c@evil.net/" },
   { H, "https://example.com./", NULL, DENY,
     "http_fetch: the URL's host is not a valid host name: https://example.com./" },
   { H, "https://exa_mple.com/", NULL, DENY, NULL },
@@ -308,8 +310,8 @@ START_TEST (test_fetch_url_host_lowercases)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("broker_policy");
   TCase *tc = tcase_create ("policy");
@@ -318,9 +320,7 @@ main (void)
   tcase_add_test (tc, test_policy_cuts_a_long_path_in_the_reason);
   tcase_add_test (tc, test_fetch_url_host_lowercases);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The live config: which changes a reload takes (the grants) and which stay out (every key a
  * restart applies, and whether any grant asks for approval); a call's hold keeps the config
  * it started with alive across a reload. */
@@ -10,6 +11,7 @@
 
 #include "config.h"
 #include "reload.h"
+#include "test_main.h"
 
 static struct bx_config *
 parse (const char *text)
@@ -102,17 +104,15 @@ START_TEST (test_a_held_config_outlives_a_reload)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("broker_reload");
   TCase *tc = tcase_create ("reload");
   tcase_add_test (tc, test_only_grant_changes_need_no_restart);
   tcase_add_test (tc, test_a_held_config_outlives_a_reload);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? 0 : 1;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

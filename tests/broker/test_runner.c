@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The runner: the spec each decision becomes (seed 001's table, read back through fake.so in
  * echo mode), the labels on a result, failure sentences passed through unchanged, and output
  * made safe for a frame (valid UTF-8, within the frame limit). */
@@ -15,6 +16,7 @@
 #include "options.h"
 #include "policy.h"
 #include "runner.h"
+#include "test_main.h"
 
 static const char grants_yaml[] = "grants:\n"
                                   "  - tools: [read_file, write_file]\n"
@@ -527,8 +529,8 @@ START_TEST (test_runner_keeps_a_huge_output_within_one_frame)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("broker_runner");
   TCase *tc = tcase_create ("runner");
@@ -547,9 +549,7 @@ main (void)
   tcase_add_test (tc, test_runner_replaces_invalid_utf8_in_output);
   tcase_add_test (tc, test_runner_keeps_a_huge_output_within_one_frame);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

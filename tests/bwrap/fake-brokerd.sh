@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bwrap.so through brokerd against a recording fake bubblewrap (fake-bwrap): the argument
 # list of each tool matches its golden file (tests/bwrap/golden/fake_*.argv, with the test's
 # folder as @WORK@); every descriptor the list names is open in bubblewrap, a folder for

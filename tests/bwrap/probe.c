@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Runs inside a bwrap.so sandbox (from a granted folder, by a sandboxed shell) and prints,
  * one line each, what became of what a sandbox must never do: NAME=ERRNO-NAME, or
  * NAME=allowed when the kernel let it through. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bwrap.so's argument lists against golden files, and the pieces of the module that need
  * no bubblewrap: opening grants without following links, the seccomp filter. */
 #include <errno.h>
@@ -12,7 +13,8 @@
 
 #include "bwrap.h"
 #define GOLDEN_PROGRAM "@BWRAP@"
-#include "golden.h"
+#include "golden_argv.h"
+#include "test_main.h"
 
 static const char *const dirs[] = { "bin", "etc", "lib", "lib64", "root" };
 
@@ -225,8 +227,8 @@ START_TEST (test_rootfs_digest_is_the_sha256_of_its_manifest)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("bwrap_argv");
   TCase *tc = tcase_create ("argv");
@@ -241,9 +243,7 @@ main (void)
   tcase_add_test (tc, test_seccomp_filter_builds_and_reads_back);
   tcase_add_test (tc, test_rootfs_digest_is_the_sha256_of_its_manifest);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Runs a program (boxmaker) as a process and collects its output and exit status. */
 #ifndef BX_TEST_CLI_RUN_H
 #define BX_TEST_CLI_RUN_H

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # doc-program.sh CMAKE BUILD_DIR BROKERD RUNTIMEDIR CLIENT_MD: the shipped client library as
 # a user gets it.  `cmake --install` of the components the packages libboxmaker-client0 and
 # libboxmaker-client-dev are made of, into a fresh prefix; the library exports exactly what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The scripted fake brokerd: see fake_server.h. */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A scripted fake brokerd for the client's tests: a real Unix socket in a temporary folder,
  * and a thread that accepts one connection and plays a script on it. */
 #ifndef BX_TEST_FAKE_SERVER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzzes what a broker can send back: the input is the bytes a fake broker writes on the
  * connection before closing it.  Whatever they are, bx_client_call must return a response
  * (never crash, never hang past its deadline) that keeps the contract of client.h: an exit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The boxmaker CLI as a program: what it prints and each exit status (0 result, 1 denied or
  * failed, 2 usage, 3 broker unavailable), against the scripted fake brokerd. */
 #include <check.h>
@@ -10,6 +11,7 @@
 
 #include "cli_run.h"
 #include "fake_server.h"
+#include "test_main.h"
 
 static struct cli_run run;
 
@@ -393,12 +395,4 @@ cli_suite (void)
   return s;
 }
 
-int
-main (void)
-{
-  SRunner *sr = srunner_create (cli_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+BX_TEST_MAIN (cli_suite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The client library against a scripted fake brokerd: every one of seed 002's eleven exits,
  * the whole-call deadline (a trickling broker, a silent one), the pending-approval frame. */
 #include <arpa/inet.h>
@@ -18,6 +19,7 @@
 #include <boxmaker/client.h>
 
 #include "fake_server.h"
+#include "test_main.h"
 
 #define CALL    "c1"
 #define SESSION "s1"
@@ -822,12 +824,4 @@ client_suite (void)
   return s;
 }
 
-int
-main (void)
-{
-  SRunner *sr = srunner_create (client_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+BX_TEST_MAIN (client_suite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The client and the real brokerd agree: brokerd runs as a process with fake.so (echo mode)
  * over a real socket, and the library and the boxmaker CLI call it: a result with its
  * labels, a denial, bad arguments, many clients at once, brokerd's "busy" refusal (an error
@@ -21,6 +22,8 @@
 #include <boxmaker/client.h>
 
 #include "cli_run.h"
+#include "brokerd.h"
+#include "test_main.h"
 
 extern char **environ;
 
@@ -33,22 +36,6 @@ struct brokerd
 };
 
 static struct brokerd bd;
-
-static bool
-can_connect (const char *path)
-{
-  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_un addr = { .sun_family = AF_UNIX };
-  if (strlen (path) >= sizeof addr.sun_path)
-    {
-      close (fd);
-      return false;
-    }
-  memcpy (addr.sun_path, path, strlen (path) + 1);
-  bool ok = connect (fd, (struct sockaddr *)&addr, sizeof addr) == 0;
-  close (fd);
-  return ok;
-}
 
 /* Starts brokerd with fake.so in echo mode (EXTRA_OPTIONS: more fake options, indented) and
  * a read_file/write_file grant on a scratch folder; MAX_CONNECTIONS as given. */
@@ -72,22 +59,10 @@ start_brokerd (const char *extra_options, unsigned max_connections)
   fclose (f);
 
   cleanup_free char *log = bx_xasprintf ("%s/brokerd.log", bd.dir);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init (&fa);
-  posix_spawn_file_actions_addopen (&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   const char *argv[]
       = { BROKERD_PATH, "--config", config, "--runtimedir", BX_TEST_RUNTIMEDIR, NULL };
-  ck_assert_int_eq (posix_spawn (&bd.pid, BROKERD_PATH, &fa, NULL, (char **)argv, environ), 0);
-  posix_spawn_file_actions_destroy (&fa);
-
-  int64_t deadline = bx_deadline_in (10000);
-  while (!can_connect (bd.sock))
-    {
-      int st;
-      ck_assert_msg (waitpid (bd.pid, &st, WNOHANG) == 0, "brokerd exited before listening");
-      ck_assert_msg (bx_now_ms () < deadline, "brokerd did not listen within 10 s");
-      usleep (10 * 1000);
-    }
+  bd.pid = bx_test_daemon_spawn (argv, log);
+  bx_test_daemon_wait_listening (bd.pid, bd.sock, log);
 }
 
 static void
@@ -326,12 +301,4 @@ suite (void)
   return s;
 }
 
-int
-main (void)
-{
-  SRunner *sr = srunner_create (suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+BX_TEST_MAIN (suite)

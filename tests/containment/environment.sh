@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Hole 4: brokerd's environment.  brokerd runs with proxy variables (with credentials) and
 # a secret of its own; the sandbox sees none of them.
 . "$(dirname "$0")/lib.sh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Holds N connections to a Unix socket, each with one byte of a request sent, until it is
  * killed: the idle clients of peer_uid_cap.sh.  Prints "held N" once they are open.
  *

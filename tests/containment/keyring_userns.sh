@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Hole 3: the host keyring and new user namespaces.  Inside, add_key, keyctl and
 # request_key fail and no user namespace can be made; host root's key stays untouched.
 . "$(dirname "$0")/lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The adversarial suite's common part, sourced by every case.  A case plays a hostile model
 # holding every granted tool and then checks the host: files, keys, processes, containers.
 #

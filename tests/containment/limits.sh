@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Hole 6: CPU and disk.  Spinning loops get one CPU (the `cpus` default), and a file past
 # the file size limit stops at the limit, with the fixed sentence for write_file.
 . "$(dirname "$0")/lib.sh"

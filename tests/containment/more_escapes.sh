@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # More ways out, tried as a hostile model would: `..` through a link the sandbox made,
 # a link to a host file read through read_file, /proc and /sys, a FIFO where a file was,
 # hard links.  After each: the host's files outside the grant untouched and unread.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Hole 1: nested grants and a symbolic link swapped in.  A grant inside a folder a sandbox
 # can write is refused when the config is read, naming both grants; and a grant folder
 # that is (or passes through) a symbolic link when a call starts is refused, so a link

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Hole 5: nothing outlives its call, whatever dies.  brokerd killed with SIGKILL during a
 # call; brokerd and everything it started killed; a brokerd stopped with SIGTERM past
 # grace_ms; a restarted brokerd sweeping what a dead one left, but not a live one's.

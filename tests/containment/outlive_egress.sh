@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Hole 5, http_fetch: an interrupted fetch left its egress proxy container and its
 # home/run/egress folder for ever.  A granted host (in a network namespace of this test's
 # own, at an address the proxy counts as public) accepts connections and never answers,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # One client cannot starve the others: four idle connections from one uid (each with one
 # byte of a request) no longer make every other client "busy".  The other client is
 # another uid (setpriv).  Needs no sandbox: the refusing runtime answers the call.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A static program the adversarial suite copies into a grant and runs inside the sandbox
  * (and on the host, to plant and check a key of the host's root).  Each command prints
  * NAME=ok or NAME=<errno name> per attempt, so a case can assert what the kernel allowed.

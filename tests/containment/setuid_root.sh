@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Hole 2: a setuid-root file left on the host.  The sandbox's root is not host root: what
 # it writes into a grant belongs to the sandbox's own unprivileged uid, so a setuid bit it
 # sets gives nobody root.

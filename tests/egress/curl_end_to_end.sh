@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The real curl through the proxy (with the fake Dial) to a local HTTPS server: the granted
 # name gives the body, on 443 or on the port its pattern names; a name not granted, another
 # port, an IP literal and a name that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The proxy's command form alone, for builds without the toolkit program. */
 #include "egress_main.h"
 

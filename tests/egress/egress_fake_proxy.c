@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The proxy with the fake Dial, as a program, for the end-to-end test with the real curl and
  * for the benchmark: names resolve from --map, and every connection goes to the loopback
  * TCP port --target (or the Unix socket --target-unix), whatever the address.

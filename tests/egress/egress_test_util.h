@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers the egress suites share: a SOCKS5 client written out byte by byte (so a test can
  * send exactly the malformed thing it means), and reads bounded by time, so a proxy that
  * misbehaves fails a test instead of hanging it. */

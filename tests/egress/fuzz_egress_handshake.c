@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Arbitrary bytes as a client's whole side of a connection: greeting, request and whatever
  * follows, through a socketpair into bx_egress_handle with the fake Dial.  The client's end
  * is half-closed after the bytes, so every input ends the handshake at once (no waiting for

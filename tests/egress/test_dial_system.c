@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The system Dial, with no network: connecting to loopback listeners (a connection, a refusal,
  * a connect that hangs and is cut at its timeout), resolving a name from the hosts file, and
  * the proxy with the system Dial refusing a granted name that resolves to loopback. */
@@ -17,6 +18,7 @@
 #include "dial.h"
 #include "egress.h"
 #include "egress_test_util.h"
+#include "test_main.h"
 
 /* A TCP listener on 127.0.0.1 with BACKLOG; its address in *ADDR. */
 static int
@@ -163,8 +165,8 @@ START_TEST (test_the_proxy_with_the_system_dial_refuses_a_name_resolving_to_loop
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("dial_system");
   TCase *tc = tcase_create ("system");
@@ -175,9 +177,7 @@ main (void)
   tcase_add_test (tc, test_the_system_dial_resolves_localhost_from_the_hosts_file);
   tcase_add_test (tc, test_the_proxy_with_the_system_dial_refuses_a_name_resolving_to_loopback);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

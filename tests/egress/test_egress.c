@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The egress proxy over socketpair() with the fake Dial: every exit of seed 003's handshake,
  * the reply codes, the deadline, the copy with its half-closes, and the connection limit. */
 #include <check.h>
@@ -14,6 +15,8 @@
 #include "dial_fake.h"
 #include "egress.h"
 #include "egress_test_util.h"
+#include "brokerd.h"
+#include "test_main.h"
 
 /* Short deadlines keep the suite fast; one test runs at the real 10 s. */
 #define TEST_HANDSHAKE_MS 1000
@@ -1089,11 +1092,8 @@ serve_thread (void *p)
 static int
 connect_unix (const char *path)
 {
-  struct sockaddr_un sun = { .sun_family = AF_UNIX };
-  ck_assert_uint_lt (strlen (path), sizeof sun.sun_path);
-  memcpy (sun.sun_path, path, strlen (path));
-  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ck_assert_int_eq (connect (fd, (struct sockaddr *)&sun, sizeof sun), 0);
+  int fd = bx_test_connect (path);
+  ck_assert_int_ge (fd, 0);
   return fd;
 }
 
@@ -1213,12 +1213,4 @@ egress_suite (void)
   return s;
 }
 
-int
-main (void)
-{
-  SRunner *sr = srunner_create (egress_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+BX_TEST_MAIN (egress_suite)

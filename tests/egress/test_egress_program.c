@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `toolkit egress-proxy` run as a program: its one form, its error lines and exit 2, a file
  * already at the socket path left alone, and a running proxy that refuses over its socket.
  * TOOLKIT_PATH comes from CMake (the toolkit program, or a small driver of
@@ -14,6 +15,8 @@
 #include <sys/wait.h>
 
 #include "egress_test_util.h"
+#include "brokerd.h"
+#include "test_main.h"
 
 extern char **environ;
 
@@ -210,19 +213,7 @@ END_TEST
 static int
 connect_when_listening (const char *path)
 {
-  struct sockaddr_un sun = { .sun_family = AF_UNIX };
-  ck_assert_uint_lt (strlen (path), sizeof sun.sun_path);
-  memcpy (sun.sun_path, path, strlen (path));
-  for (int i = 0; i < 500; i++)
-    {
-      int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      if (connect (fd, (struct sockaddr *)&sun, sizeof sun) == 0)
-        return fd;
-      close (fd);
-      poll (NULL, 0, 10);
-    }
-  ck_abort_msg ("the proxy never listened on %s", path);
-  return -1;
+  return bx_test_connect_wait (path, 5000);
 }
 
 static void
@@ -275,8 +266,8 @@ START_TEST (test_the_running_proxy_refuses_over_its_socket)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("egress_program");
   TCase *tc = tcase_create ("program");
@@ -289,9 +280,7 @@ main (void)
   tcase_add_test (tc, test_another_argument_list_is_not_the_proxy_form);
   tcase_add_test (tc, test_the_running_proxy_refuses_over_its_socket);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The fault matrix: brokerd with podman.so and the tools image (the podman_real fixture)
 # against one fault at a time, each with its expected answer; afterwards, for every case,
 # no container of this test, no egress folder, and every call on the audit log, whose chain

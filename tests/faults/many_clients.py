@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """many_clients.py SOCKET N SESSION ARGS: N clients connect to brokerd at once and each sends
 one read_file call.  Prints results=, busy=, and exits 1 when any client got another answer or
 none."""

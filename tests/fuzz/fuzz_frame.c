@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness for the frame reader and the envelope parser: any bytes a peer might send.
  * A frame that decodes must encode and decode back to the same object; a frame read from a
  * pipe must give the same answer as the same bytes decoded from memory. */

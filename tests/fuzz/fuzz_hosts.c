@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness for host names, patterns (with ports), public addresses and allow_private
  * ranges.  The input is a host, or a pattern and a host separated by a newline; the checks
  * are the rules of docs/hosts.md restated independently. */

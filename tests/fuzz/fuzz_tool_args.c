@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness for the tool argument parser: any bytes a model might write, read as the
  * arguments of each of the four tools.  What parses must serialise to canonical JSON that
  * parses back to the same arguments and the same text.  Inputs starting with 0x01 build the

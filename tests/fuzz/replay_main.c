@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Without libFuzzer (a gcc build), a harness is linked to this driver, which feeds it every
  * file of the folders (or files) given on the command line once.  So the harness code is
  * built and run by every build, and its seed corpus doubles as a regression test. */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The long fuzz run, one command away: builds the clang libFuzzer build (with ASan and UBSan)
 # and runs every fuzz_* harness it contains for SECONDS each (default 600), starting from the
 # corpora the smoke runs use.  New inputs stay in the build tree; a crash leaves its input as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness for boxmaker mcp's request handling: any bytes a client may send as one
  * message, through the parser and the session (every method but a tools/call that would
  * reach a broker: the socket named here does not exist, so such a call ends as an

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The official MCP TypeScript SDK (@modelcontextprotocol/sdk, the version pinned in
 # package-lock.json) drives `boxmaker mcp` over stdio and over streamable HTTP, against real
 # brokerds with fake.so (one answering at once, one with a delay) and a scripted broker the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The official MCP TypeScript SDK against `boxmaker mcp`: run by run-sdk.sh, which starts
 // the brokerds (BX_WORK/echo.sock answers at once with fake.so's echo, BX_WORK/slow.sock
 // after 400 ms) and sets BX_BOXMAKER.  With BX_MODE=podman only the real call runs.

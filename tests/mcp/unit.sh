@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # unit.sh UNIT BOXMAKER: boxmaker-mcp.service passes systemd-analyze verify (its program
 # pointed at the build tree's boxmaker), and its ExecStart, run as systemd would run it
 # (%d the credentials folder holding mcp-token), serves /mcp to a client with the token and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A brokerd of the test's own for the operations tests: a config in a fresh folder, the
 process, and calls over its socket (frames: 4-byte big-endian length, one JSON object)."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Fail closed: an audit line that cannot be written means the call does not run.  brokerd
 runs in a mount namespace of the test's own with its audit log on a small tmpfs (filled to
 the last byte) or on a read-only mount, and the module's 2 s delay shows whether a call ran."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Flat memory: after a burst of 200 calls at once, idle pool workers leave, and brokerd's
 resident memory then stays within 256 KiB over 5,000 calls."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """brokerd's metrics on metrics_socket, read raw, over HTTP and through `boxmaker stats`,
 parsed with the Prometheus client library's own parser, against the calls the test made."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """brokerd under systemd's protocols, without systemd as PID 1: readiness and status sent to
 a NOTIFY_SOCKET of the test's own, socket activation with systemd-socket-activate, and
 SIGHUP reloads (also under load, and with configs that must stay out)."""

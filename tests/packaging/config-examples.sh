@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # config-examples.sh BROKERD RUNTIMEDIR CONFFILE [with-podman]: the shipped config passes
 # brokerd --check-config as it is (refusing runtime, no grants), and so does the config a
 # person gets by uncommenting its examples (the podman runtime and the grants), when

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # install-components.sh CMAKE BUILD_DIR: every file `cmake --install` puts down belongs to one of
 # the components the Debian packages are made of (daemon, tools, podman, bwrap, dev), and none of them is
 # a test-only piece.  A file installed without a COMPONENT would otherwise land in no

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # man-covers-options.sh BROKERD BOXMAKER RUNTIMEDIR MANDIR [CHECK]: the man pages name every flag
 # the programs take and every config key brokerd and podman.so accept, as the programs
 # themselves list them (--help, and the "expected one of" of an unknown key), so a new

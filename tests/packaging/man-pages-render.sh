@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # man-pages-render.sh PAGE...: each built man page renders with man(1), has the usual
 # sections, and groff finds nothing to warn about.
 set -eu

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* restrict-suid PROGRAM [ARGS...]: runs PROGRAM the way systemd's RestrictSUIDSGID=yes
  * would (for the chmod family): no_new_privs, and a seccomp filter that refuses with EPERM
  * any chmod, fchmod or fchmodat setting a setuid or setgid bit.  Filters are inherited, so

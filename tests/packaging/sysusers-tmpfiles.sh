@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # sysusers-tmpfiles.sh SYSUSERS TMPFILES: in an empty root, systemd-sysusers makes the
 # service user from SYSUSERS and systemd-tmpfiles then makes brokerd's folders from
 # TMPFILES, owned by that user (the order the package's postinst runs them in).

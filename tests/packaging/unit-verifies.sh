@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # unit-verifies.sh UNIT BROKERD [DROPIN]: systemd-analyze verify accepts the unit, with its
 # programs pointed at the build tree's brokerd (verify checks that ExecStart's program
 # exists), and accepts it again with the rootful drop-in DROPIN in its .d folder.

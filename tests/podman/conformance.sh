@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # podman.so against the conformance kit (boxmaker-runtime-check) on real podman, with a
 # tools image built here under a name of its own and removed by id at the end.  Every check
 # must pass (a skip must say why).

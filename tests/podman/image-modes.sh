@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # build-image.sh makes an image a non-root container user can run (rootless podman's
 # --userns=keep-id, or a --user in run_options) whatever the umask of whoever builds it:
 # every folder and file in it is readable by all, every folder and program runnable by all.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* See podman_test_host.h. */
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared by podman.so's test suites: loading the module through brokerd's own loader with
  * a set of options, running one spec, and capturing what the module logs. */
 #ifndef BX_PODMAN_TEST_HOST_H

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Approvals with real podman: brokerd with podman.so and the tools image that real-setup.sh
 # built, a shell grant with `approval: always`.  A call waits (nothing runs: the file it
 # would write is not there), `boxmaker approvals` lists it, `boxmaker approve` runs it in a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # End to end through brokerd and `boxmaker call`, with podman.so and the tools image that
 # real-setup.sh built: each tool; a read outside the grant denied; a repository's
 # .git/hooks and .git/config read-only to shell and write_file, .git not movable, a link at

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # After the real-podman tests: removes the test image and fails if any container with a
 # boxmaker label is left (the tests check after each case too; this catches a crash).
 set -u

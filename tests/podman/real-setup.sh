@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The real-podman tests' fixture: checks that podman can run a container here, builds the
 # tools image from TOOLKIT with build-image.sh, and writes its reference to OUT.  The image
 # also trusts a self-signed certificate for web.bxtest.example, made here (in OUT's folder,

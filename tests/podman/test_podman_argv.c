@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* podman.so's argument lists (seed 000 section 6) against golden files. */
 #include <stdlib.h>
 #include <string.h>
@@ -5,7 +6,8 @@
 #include <check.h>
 
 #include "podman.h"
-#include "golden.h"
+#include "golden_argv.h"
+#include "test_main.h"
 
 static const char *const root_globals[] = { "--runtime", "runc" };
 static const char *const root_run[]
@@ -224,8 +226,8 @@ START_TEST (test_names_carry_session_call_counter_and_token)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("podman_argv");
   TCase *tc = tcase_create ("argv");
@@ -244,9 +246,7 @@ main (void)
   tcase_add_test (tc, test_argument_lists_are_pure);
   tcase_add_test (tc, test_names_carry_session_call_counter_and_token);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

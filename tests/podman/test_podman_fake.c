@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* podman.so against a fake podman (fake-podman): every row of seed 000 section 6's table,
  * the output cap, the time limit with its kill and remove, standard input, and the egress
  * lifecycle with its clean-up on each failure path.  The module is driven through
@@ -15,8 +16,9 @@
 
 #include <check.h>
 
-#include "golden.h"
+#include "golden_argv.h"
 #include "podman_test_host.h"
+#include "test_main.h"
 
 #define SENT_COULD_NOT_RUN "the tool could not run"
 #define SENT_UNAVAILABLE   "the tool runner could not start the container"
@@ -152,7 +154,7 @@ recorded_name (int n)
   char **argv = recorded_args (n);
   char *name = NULL;
   for (size_t i = 0; argv[i]; i++)
-    if (strncmp (argv[i], "--name=", 7) == 0)
+    if (name == NULL && strncmp (argv[i], "--name=", 7) == 0)
       name = strdup (argv[i] + 7);
   free_argv (argv);
   ck_assert_ptr_nonnull (name);
@@ -537,7 +539,9 @@ START_TEST (test_output_past_the_cap_is_truncated_and_the_container_removed)
   ck_assert (out.truncated);
   ck_assert_uint_eq (out.len, 1000);
   ck_assert_uint_eq (strspn (out.content, "x"), 1000);
-  ck_assert_msg (seconds_since (t0) < 10, "took %.1f s", seconds_since (t0));
+  /* Not the fixture's 30 s: at worst `podman run` gets its 10 s grace after the kill and is
+   * then killed itself (a loaded machine once took 10.1 s there). */
+  ck_assert_msg (seconds_since (t0) < 25, "took %.1f s", seconds_since (t0));
 
   char *name = recorded_name (0);
   char *want = NULL;
@@ -1019,8 +1023,8 @@ START_TEST (test_http_fetch_without_a_usable_home_is_unavailable)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("podman_fake");
   TCase *tc = tcase_create ("fake");
@@ -1062,9 +1066,7 @@ main (void)
   tcase_add_test (tc, test_http_fetch_without_podman_leaves_no_folder);
   tcase_add_test (tc, test_http_fetch_without_a_usable_home_is_unavailable);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* podman.so against real podman and the tools image built by real-setup.sh: each tool, the
  * isolation (no mount outside the grant, no network, not even the host's loopback), the
  * memory and time limits, the output cap, and http_fetch refused by the egress proxy with
@@ -23,6 +24,7 @@
 #include "bx/deadline.h"
 
 #include "podman_test_host.h"
+#include "test_main.h"
 
 #define SENT_STOPPED     "the tool was stopped: it ran out of memory or was killed"
 #define SENT_TIME_LIMIT  "the tool ran past its time limit"
@@ -571,7 +573,8 @@ main (void)
     {
       printf ("SKIP real podman tests: no image reference in %s (its setup test did not run)\n",
               IMAGE_REF_FILE);
-      if (getenv ("BX_REQUIRE_PODMAN") && strcmp (getenv ("BX_REQUIRE_PODMAN"), "1") == 0)
+      const char *require = getenv ("BX_REQUIRE_PODMAN");
+      if (require != NULL && strcmp (require, "1") == 0)
         return EXIT_FAILURE;
       return 77;
     }
@@ -604,9 +607,5 @@ main (void)
   tcase_add_test (tc, test_real_http_fetch_to_an_allowed_name_that_does_not_resolve_is_refused);
   tcase_add_test (tc, test_real_an_image_that_is_not_there_is_unavailable);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return bx_test_run_suite (s);
 }

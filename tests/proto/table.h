@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Table tests without a fork per row: each row is checked by a function that prints what is
  * wrong with it and returns 1, and one Check test runs every row and fails if any did.  A
  * fork per row costs more than the row itself under ASan, and every failing row is still

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Public addresses (bx/addr.h): both edges of every range that is not public, the neighbours
  * just outside each, and the embedded IPv4 forms (mapped, NAT64, 6to4). */
 #include <arpa/inet.h>
@@ -9,6 +10,7 @@
 
 #include "bx/addr.h"
 #include "table.h"
+#include "test_main.h"
 
 static const struct
 {
@@ -312,8 +314,8 @@ START_TEST (test_is_public_v4_agrees_with_the_list_for_every_first_octet)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("proto_addr");
   TCase *tc = tcase_create ("addr");
@@ -323,9 +325,7 @@ main (void)
   tcase_add_test (tc, test_is_public_refuses_other_families_and_null);
   tcase_add_test (tc, test_is_public_v4_agrees_with_the_list_for_every_first_octet);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The error type (bx/error.h) and the cleanup helpers (bx/cleanup.h). */
 #include <check.h>
 #include <errno.h>
@@ -9,6 +10,7 @@
 
 #include "bx/cleanup.h"
 #include "bx/error.h"
+#include "test_main.h"
 
 START_TEST (test_error_set_appends_strerror)
 {
@@ -141,8 +143,8 @@ START_TEST (test_allocation_helpers_format_and_copy)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("proto_error");
   TCase *tc = tcase_create ("error");
@@ -158,9 +160,7 @@ main (void)
   tcase_add_test (tc, test_steal_hands_over_ownership);
   tcase_add_test (tc, test_allocation_helpers_format_and_copy);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

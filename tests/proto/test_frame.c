@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Frames (bx/frame.h) and the deadline they are read under (bx/deadline.h): the wire format,
  * every way a peer can get it wrong, and a peer that trickles bytes. */
 #include <check.h>
@@ -17,6 +18,7 @@
 #include "bx/deadline.h"
 #include "bx/frame.h"
 #include "table.h"
+#include "test_main.h"
 
 static void
 sleep_ms (int ms)
@@ -603,8 +605,8 @@ START_TEST (test_read_full_returns_a_short_count_when_the_peer_closes)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("proto_frame");
   TCase *tc = tcase_create ("frame");
@@ -628,9 +630,7 @@ main (void)
   tcase_add_test (tc, test_deadline_arithmetic_saturates_and_caps);
   tcase_add_test (tc, test_read_full_returns_a_short_count_when_the_peer_closes);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

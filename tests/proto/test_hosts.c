@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Host names and patterns (bx/hosts.h, docs/hosts.md): tables of names a model or an owner
  * might write, and what each must give. */
 #include <arpa/inet.h>
@@ -9,6 +10,7 @@
 
 #include "bx/hosts.h"
 #include "table.h"
+#include "test_main.h"
 
 static const struct
 {
@@ -503,8 +505,8 @@ START_TEST (test_a_port_pattern_of_the_longest_host_is_valid_and_one_longer_is_n
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("proto_hosts");
   TCase *tc = tcase_create ("hosts");
@@ -523,9 +525,7 @@ main (void)
   tcase_add_test (tc, test_host_port_matches_follows_the_table);
   tcase_add_test (tc, test_a_port_pattern_of_the_longest_host_is_valid_and_one_longer_is_not);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

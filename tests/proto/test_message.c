@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Messages (bx/message.h): strict parsing of frames, the builders, and call ids. */
 #include <check.h>
 #include <stdbool.h>
@@ -11,6 +12,7 @@
 #include "bx/frame.h"
 #include "bx/message.h"
 #include "table.h"
+#include "test_main.h"
 
 static const struct
 {
@@ -410,8 +412,8 @@ START_TEST (test_an_exchange_goes_through_frames)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("proto_message");
   TCase *tc = tcase_create ("message");
@@ -427,9 +429,7 @@ main (void)
   tcase_add_test (tc, test_an_exchange_goes_through_frames);
   tcase_add_test (tc, test_refusals_and_refused_are_optional_booleans);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Strict UTF-8 and replacement by maximal subparts (bx/utf8.h).  The expected replacements
  * follow the Unicode standard's "U+FFFD substitution of maximal subparts" (chapter 3, table
  * 3-8), the practice of the WHATWG encoding standard. */
@@ -10,6 +11,7 @@
 
 #include "bx/utf8.h"
 #include "table.h"
+#include "test_main.h"
 #define R "\xef\xbf\xbd" /* U+FFFD */
 /* A string literal with its length (NUL bytes included, the terminating one not). */
 #define S(lit) lit, sizeof (lit) - 1
@@ -187,8 +189,8 @@ START_TEST (test_utf8_sanitize_handles_null_empty_input)
 }
 END_TEST
 
-int
-main (void)
+static Suite *
+make_suite (void)
 {
   Suite *s = suite_create ("proto_utf8");
   TCase *tc = tcase_create ("utf8");
@@ -199,9 +201,7 @@ main (void)
   tcase_add_test (tc, test_utf8_valid_accepts_every_scalar_value_and_no_surrogate);
   tcase_add_test (tc, test_utf8_sanitize_handles_null_empty_input);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return s;
 }
+
+BX_TEST_MAIN (make_suite)

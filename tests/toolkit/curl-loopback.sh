@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs the real curl for the loopback test of http_fetch.  toolkit's fixed argument list
 # sends curl through the egress socket and trusts the system's certificates; on loopback
 # there is no proxy and the server's certificate is the test's own.  So this drops

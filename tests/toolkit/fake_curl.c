@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A stand-in for curl that records how it was run and answers from fixtures, all named by
  * the environment:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness for toolkit's argument reading path: the bytes arrive on a descriptor
  * as they would on standard input, are read with the 2 MiB bound, and parsed as each of the
  * four tools.  Whatever parses must survive a round trip through the canonical JSON that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_fetch run as a program: against a fake curl (the test build, toolkit_test, takes its
  * path from BX_TEST_CURL) that records its arguments, and once against the real curl through
  * an HTTPS server on loopback with a certificate the test makes.
@@ -20,7 +21,10 @@
 #include <unistd.h>
 
 #include "bx/tool_args.h"
+#include "golden.h"
 #include "run.h"
+#include "tree.h"
+#include "test_main.h"
 
 static char *dir;
 
@@ -156,18 +160,7 @@ static void
 assert_golden (const char *name, const char *got)
 {
   char *path = str_printf ("%s/%s", GOLDEN_DIR, name);
-  const char *regen = getenv ("BX_REGENERATE_GOLDEN");
-  if (regen != NULL && strcmp (regen, "1") == 0)
-    {
-      write_bytes (path, got, strlen (got));
-      printf ("rewrote %s: review the change before committing it\n", path);
-      fflush (stdout);
-    }
-  char *want = read_bytes (path, NULL);
-  ck_assert_msg (want != NULL, "no golden file %s (BX_REGENERATE_GOLDEN=1 writes it)", path);
-  ck_assert_msg (strcmp (want, got) == 0, "arguments differ from %s:\n--- got\n%s--- want\n%s",
-                 path, got, want);
-  free (want);
+  bx_golden_check (path, got);
   free (path);
 }
 
@@ -602,12 +595,4 @@ suite (void)
   return s;
 }
 
-int
-main (void)
-{
-  SRunner *sr = srunner_create (suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+BX_TEST_MAIN (suite)

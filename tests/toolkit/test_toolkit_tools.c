@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* toolkit run as a program against temporary folders: every exit code and text of
  * read_file, write_file and shell (seed 000 s4), the input limits, bad input, and how the
  * program is linked. */
@@ -14,7 +15,10 @@
 #include <unistd.h>
 
 #include "bx/tool_args.h"
+#include "brokerd.h"
 #include "run.h"
+#include "tree.h"
+#include "test_main.h"
 
 #define MIB (1024u * 1024)
 
@@ -806,31 +810,14 @@ START_TEST (test_egress_proxy_is_part_of_toolkit)
 {
   /* toolkit egress-proxy reaches the proxy: it binds its socket and serves. */
   char *sock = str_printf ("%s/egress.sock", dir);
-  pid_t pid = fork ();
-  ck_assert_int_ge (pid, 0);
-  if (pid == 0)
-    {
-      int null = open ("/dev/null", O_RDWR);
-      dup2 (null, 0);
-      dup2 (null, 1);
-      execl (TOOLKIT_PATH, TOOLKIT_PATH, "egress-proxy", "--socket", sock, "--allow", "example.com",
-             NULL);
-      _exit (121);
-    }
-  bool bound = false;
-  for (int i = 0; i < 500 && !bound; i++)
-    {
-      struct stat st;
-      bound = stat (sock, &st) == 0 && S_ISSOCK (st.st_mode);
-      if (!bound)
-        usleep (10000);
-    }
-  int status;
-  pid_t ended = waitpid (pid, &status, WNOHANG);
+  char *log = str_printf ("%s/egress.log", dir);
+  const char *argv[]
+      = { TOOLKIT_PATH, "egress-proxy", "--socket", sock, "--allow", "example.com", NULL };
+  pid_t pid = bx_test_daemon_spawn (argv, log);
+  bx_test_daemon_wait_listening (pid, sock, log);
   kill (pid, SIGKILL);
   waitpid (pid, NULL, 0);
-  ck_assert_msg (ended == 0, "toolkit egress-proxy ended (status %#x)", status);
-  ck_assert_msg (bound, "toolkit egress-proxy did not bind %s", sock);
+  free (log);
   free (sock);
 }
 END_TEST
@@ -911,12 +898,4 @@ suite (void)
   return s;
 }
 
-int
-main (void)
-{
-  SRunner *sr = srunner_create (suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+BX_TEST_MAIN (suite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cleanup attributes and allocation helpers, so every early return is leak-free without a
  * ladder of gotos (crun and bubblewrap do the same).
  *
@@ -41,12 +42,15 @@ steal_fd (int *fd)
 
 /* The one place that decides what running out of memory does: print and abort.  A daemon
  * that cannot allocate a few bytes cannot answer anyway, and a half-handled NULL is worse. */
-void *bx_xmalloc (size_t n);
-void *bx_xzalloc (size_t n);
-void *bx_xrealloc (void *p, size_t n);
-char *bx_xstrdup (const char *s);
-char *bx_xstrndup (const char *s, size_t n);
-char *bx_xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
-char *bx_xvasprintf (const char *fmt, va_list ap) __attribute__ ((format (printf, 1, 0)));
+void bx_out_of_memory (void) __attribute__ ((noreturn));
+#define BX_NONNULL_RESULT __attribute__ ((returns_nonnull))
+void *bx_xmalloc (size_t n) BX_NONNULL_RESULT;
+void *bx_xzalloc (size_t n) BX_NONNULL_RESULT;
+void *bx_xrealloc (void *p, size_t n) BX_NONNULL_RESULT;
+char *bx_xstrdup (const char *s) BX_NONNULL_RESULT;
+char *bx_xstrndup (const char *s, size_t n) BX_NONNULL_RESULT;
+char *bx_xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2))) BX_NONNULL_RESULT;
+char *bx_xvasprintf (const char *fmt, va_list ap)
+    __attribute__ ((format (printf, 1, 0))) BX_NONNULL_RESULT;
 
 #endif

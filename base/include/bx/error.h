@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The error type every boxmaker function uses, in the spirit of crun's libcrun_error_t.
  *
  * A fallible function returns an int: 0 (or a non-negative count) on success, a negative

@@ -1,12 +1,30 @@
-/* Text from a peer or a config, made safe to put in a one-line message. */
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Text from a peer or a config, made safe to put in a one-line message: the one helper every
+ * reason, log line and error that quotes such text goes through. */
 #ifndef BX_PRINTABLE_H
 #define BX_PRINTABLE_H
 
 #include <stddef.h>
 
-/* A new string holding the first MAX_SHOWN bytes of S (LEN bytes, may hold NUL): printable
- * ASCII stays, anything else (and '"' and '\') becomes \xNN, and "..." marks a cut.  So a
- * message quoting it stays one readable line whatever the bytes were. */
+/* How much of a peer's text a message shows: a name (a tool, a field, a module), and a path
+ * or a URL. */
+#define BX_SHOWN_NAME_MAX 64
+#define BX_SHOWN_TEXT_MAX 200
+
+/* A new string holding the first MAX_SHOWN bytes of S (LEN bytes, may hold NUL), cut on a
+ * character boundary: printable ASCII and well-formed UTF-8 stay; control bytes (C0, DEL and
+ * C1), '"', '\' and bytes that are not UTF-8 become \xNN; "..." marks a cut.  So a message
+ * quoting it stays one readable line of valid UTF-8, whatever the bytes were, and no escape
+ * sequence reaches a terminal. */
 char *bx_printable (const char *s, size_t len, size_t max_shown);
+
+/* The same made-safe text in double quotes: "..." around bx_printable (S, strlen (S), MAX). */
+char *bx_quoted (const char *s, size_t max_shown);
+
+/* S made one line, in place, for a log or a message that is text already (a module's log
+ * line, a peer's reason): trailing newlines go, every other control byte (C0 and DEL)
+ * becomes REPLACEMENT, and a text over MAX bytes (MAX >= 4) is cut on a character boundary
+ * to end in "..." within MAX. */
+void bx_one_line (char *s, size_t max, char replacement);
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* UTF-8 checks shared by toolkit (read_file refuses what is not UTF-8) and brokerd (tool
  * output is decoded with replacement before it goes into a JSON string). */
 #ifndef BX_UTF8_H
@@ -12,5 +13,12 @@ bool bx_utf8_valid (const char *s, size_t len);
  * bytes are valid UTF-8 and stay (json_stringn carries them as \u0000); *out_len gets the
  * length. */
 char *bx_utf8_sanitize (const char *s, size_t len, size_t *out_len);
+
+/* The length of the well-formed sequence at S (LEN > 0 bytes there), or 0 when none starts
+ * there. */
+size_t bx_utf8_sequence (const char *s, size_t len);
+/* The most bytes of S (LEN bytes) at most MAX that end on a character boundary: the one cut
+ * that never splits a character. */
+size_t bx_utf8_cut (const char *s, size_t len, size_t max);
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The client side of brokerd's protocol (seed 002's BrokerPort, in C).
  *
  * One connection per call, one frame out (a tool_request), then brokerd's answer: optionally
@@ -70,6 +71,23 @@ struct bx_client_options
   bool refusals;
 };
 
+/* How a call ended: the eleven exits of client.c, numbered as seed 002 numbers them.  All
+ * but SEND's too-large request and ANSWER are unavailable exits. */
+enum bx_client_exit
+{
+  BX_CLIENT_EXIT_CLOCK = 1,          /* the first deadline does not fit the clock */
+  BX_CLIENT_EXIT_CONNECT = 2,        /* the connection cannot be made */
+  BX_CLIENT_EXIT_TIMEOUT = 3,        /* the socket cannot be given its timeout */
+  BX_CLIENT_EXIT_SEND = 4,           /* the request cannot be sent (or is too large) */
+  BX_CLIENT_EXIT_READ = 5,           /* no frame could be read */
+  BX_CLIENT_EXIT_OTHER_ID = 6,       /* an answer to some other request */
+  BX_CLIENT_EXIT_BROKER_ERROR = 7,   /* brokerd reports an error, or sends no answer */
+  BX_CLIENT_EXIT_PENDING_FINAL = 8,  /* a pending frame marked final */
+  BX_CLIENT_EXIT_NOT_FINAL = 9,      /* an answer not marked final */
+  BX_CLIENT_EXIT_PENDING_AGAIN = 10, /* a second pending frame, or an expiry too far away */
+  BX_CLIENT_EXIT_ANSWER = 11,        /* brokerd's answer */
+};
+
 enum bx_client_kind
 {
   BX_CLIENT_RESULT,
@@ -83,7 +101,7 @@ struct bx_client_response
   /* true when the call ended at an unavailable exit (kind is then FAILED and message is
    * BX_CLIENT_UNAVAILABLE): the broker could not be reached or misbehaved. */
   bool unavailable;
-  int exit; /* which exit of client.c ended the call, 1 to 11 */
+  enum bx_client_exit exit; /* which exit ended the call */
   /* true when bx_client_cancel ended the call (kind is then FAILED, unavailable false). */
   bool cancelled;
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Which addresses are public: the egress proxy connects only to these.
  * Not public: every range of seed 000 s5 and every range that IANA's IPv4 and IPv6
  * special-purpose address registries mark as not globally reachable.  IPv4-mapped

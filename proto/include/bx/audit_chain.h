@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The audit log's hash chain: what brokerd writes and `boxmaker audit verify` checks.
  *
  * Every audit line is one JSON object whose last member is "prev": the SHA-256, in lowercase

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Frames: the wire format between a client and brokerd (docs/protocol.md).
  *
  *   4 bytes: the length N of the JSON text, big-endian, 1 <= N <= BX_FRAME_MAX
@@ -14,9 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bx/contract.h"
 #include "bx/error.h"
-
-#define BX_FRAME_MAX (4u * 1024 * 1024)
 
 /* The codes a failed read or write leaves in bx_error_code (err), so callers can tell them
  * apart: */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Host names and host patterns: one definition shared by brokerd's grants and the egress
  * proxy, so the two can never disagree about which names a grant allows.
  * The rules are in docs/hosts.md; in short:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The messages inside frames (docs/protocol.md).  A frame is
  *
  *   {"v": 1, "id": "<call id>", "final": true|false, "msg": {"type": "<type>", ...}}
@@ -24,13 +25,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bx/contract.h"
 #include "bx/error.h"
 #include "bx/tool_args.h"
 
 #define BX_PROTOCOL_VERSION 1
-/* Call and session ids name containers: 1 to 64 of [A-Za-z0-9_.-]. */
-#define BX_ID_MAX 64
-
+/* Call and session ids name containers: BX_ID_MAX and BX_ID_CHARS (bx/contract.h). */
 bool bx_valid_id (const char *id);
 
 enum bx_msg_type

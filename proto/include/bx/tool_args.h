@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The arguments of the four tools, as seed 000 s2 gives them.  brokerd parses the model's
  * arguments with these and writes the canonical JSON to the sandbox's standard input; toolkit
  * parses that JSON back with the same functions.
@@ -17,18 +18,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "bx/contract.h"
 #include "bx/error.h"
 
 #define BX_TOOL_ARGS_MAX (2u * 1024 * 1024)
-
-enum bx_tool
-{
-  BX_TOOL_READ_FILE,
-  BX_TOOL_WRITE_FILE,
-  BX_TOOL_SHELL,
-  BX_TOOL_HTTP_FETCH,
-};
-#define BX_TOOL_COUNT 4
 
 /* "read_file", "write_file", "shell", "http_fetch". */
 const char *bx_tool_name (enum bx_tool tool);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What a module may do: read the spec through the host's accessors.  Must compile. */
 #include <stdio.h>
 

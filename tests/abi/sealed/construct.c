@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A module tries to build a spec of its own: must not compile. */
 #include <boxmaker/runtime.h>
 

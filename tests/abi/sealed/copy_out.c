@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A module tries to copy a spec it was given, to change the copy: must not compile. */
 #include <boxmaker/runtime.h>
 

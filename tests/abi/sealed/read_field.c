@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A module tries to read the tool straight out of the spec: must not compile. */
 #include <boxmaker/runtime.h>
 

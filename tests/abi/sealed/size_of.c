@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A module tries to allocate a spec by its size: must not compile. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* boxmaker/runtime.h: the runtime module ABI.
  *
  * brokerd decides whether a tool call may run; a runtime module runs it.  A module is a

@@ -1,9 +1,12 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Golden argument lists (libvirt's .argv test files, one argument per line): the program path
  * is written as @PODMAN@ so the files hold no path of the machine that made them.  With
  * BX_REGENERATE_GOLDEN=1 in the environment a mismatch rewrites the file instead of
  * failing, for a person to review in the diff. */
 #ifndef BX_PODMAN_GOLDEN_H
 #define BX_PODMAN_GOLDEN_H
+
+#include "golden.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,35 +64,7 @@ golden_check_in (const char *file, char *const *argv, const char *name, const ch
   if (asprintf (&want_path, "%s/%s", GOLDEN_DIR, file) < 0)
     abort ();
   char *got = golden_text (argv, name, home);
-  char *want = NULL;
-  FILE *f = fopen (want_path, "re");
-  if (f != NULL)
-    {
-      size_t cap = 0;
-      ssize_t n = getdelim (&want, &cap, '\0', f);
-      if (n < 0)
-        {
-          free (want);
-          want = NULL;
-        }
-      fclose (f);
-    }
-  const char *regen = getenv ("BX_REGENERATE_GOLDEN");
-  if ((want == NULL || strcmp (want, got) != 0) && regen != NULL && strcmp (regen, "1") == 0)
-    {
-      f = fopen (want_path, "we");
-      ck_assert_msg (f != NULL, "cannot write %s", want_path);
-      fputs (got, f);
-      fclose (f);
-    }
-  else
-    {
-      ck_assert_msg (want != NULL, "no golden file %s (run with BX_REGENERATE_GOLDEN=1)",
-                     want_path);
-      ck_assert_msg (strcmp (want, got) == 0, "%s differs:\n--- want\n%s--- got\n%s", want_path,
-                     want, got);
-    }
-  free (want);
+  bx_golden_check (want_path, got);
   free (got);
   free (want_path);
 }

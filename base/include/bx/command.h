@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One way to run a child process (in the spirit of libvirt's virCommand): separate arguments
+ * (never a shell), bytes fed on standard input and then closed, standard output kept up to a
+ * cap, the first bytes of standard error kept, all within one deadline, and the process (or
+ * its whole group) killed when the caller gives up on it.
+ *
+ *   struct bx_command cmd = { .argv = argv, .keep_output = true, .output_cap = cap,
+ *                             .deadline = bx_deadline_in (ms) };
+ *   struct bx_command_result r;
+ *   bx_command_run (&cmd, &r);
+ *   if (r.end == BX_COMMAND_TIMED_OUT) bx_command_reap (&r, 0);
+ *   ...
+ *   bx_command_result_clear (&r);
+ *
+ * The program starts with no signal blocked and SIGPIPE at its default; other signals the
+ * caller ignores stay ignored (exec keeps them).
+ *
+ * It keeps no state outside the call, so many threads may run commands at once: every
+ * descriptor is close-on-exec from birth (another thread's child must not inherit this
+ * call's pipes, or their EOF would never come), and the child is waited for by its pid only. */
+#ifndef BX_COMMAND_H
+#define BX_COMMAND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* How much of standard error is kept when the command does not say. */
+#define BX_COMMAND_ERROR_KEEP 4096
+
+enum bx_command_end
+{
+  BX_COMMAND_EXITED,    /* exit_code holds the exit status */
+  BX_COMMAND_SIGNALED,  /* the process died of a signal (signal) */
+  BX_COMMAND_NOT_RUN,   /* it could not be started: spawn_errno, and failed_chdir */
+  BX_COMMAND_TIMED_OUT, /* the deadline passed first; the process may still run (pid) */
+  BX_COMMAND_CAPPED,    /* standard output went past the cap first; it may still run (pid) */
+  BX_COMMAND_CANCELLED, /* cancel_fd became readable first; it may still run (pid) */
+};
+
+struct bx_command
+{
+  const char *const *argv; /* argv[0]: a path, or a bare name looked up in PATH */
+  const char *const *env;  /* the whole environment; NULL: the caller's */
+  const char *cwd;         /* NULL: the caller's */
+  const char *input;       /* fed on standard input, which is then closed */
+  size_t input_len;
+  bool keep_output; /* false: standard output is read and dropped (or streamed) */
+  /* Standard output written to OUTPUT_FD as it comes instead of kept, so a program with much
+   * output costs no memory here; a failed write ends the run as CAPPED (output_errno). */
+  bool stream_output;
+  int output_fd;
+  uint64_t output_cap;  /* with keep_output: a byte more ends the run as CAPPED */
+  size_t error_keep;    /* the first bytes of standard error kept; 0: BX_COMMAND_ERROR_KEEP */
+  bool error_to_output; /* standard error goes into the output pipe, in the order written */
+  int64_t deadline;     /* on bx_now_ms's clock; BX_NO_DEADLINE for none */
+  bool own_group;       /* the child leads a new process group, killed whole by the reap */
+  /* Called in the parent once the child runs (before any byte is read): state that must
+   * differ between the two, such as the parent's own oom_score_adj. */
+  void (*started) (pid_t pid, void *data);
+  void *started_data;
+  /* Reap every child of the caller that ends meanwhile (waitpid(-1)), for a pid 1 or a
+   * subreaper whose orphans would otherwise hold pids until the command ends. */
+  bool reap_orphans;
+  /* With cancellable: the run ends as CANCELLED as soon as CANCEL_FD is readable (it is
+   * polled, never read, so other pollers see it too). */
+  bool cancellable;
+  int cancel_fd;
+};
+
+struct bx_command_result
+{
+  enum bx_command_end end;
+  int exit_code;
+  int signal;
+  int spawn_errno;
+  bool failed_chdir; /* NOT_RUN because cwd could not be entered (else the program) */
+  char *out;         /* standard output (malloc'd, NUL after its end, may be NULL) */
+  size_t out_len;    /* kept, or streamed */
+  int output_errno;  /* with stream_output: why writing to output_fd failed, else 0 */
+  char *err;         /* the first error_keep bytes of standard error, NUL-terminated, never NULL */
+  size_t err_len;
+  pid_t pid;  /* the process still to reap after TIMED_OUT, CAPPED or CANCELLED; -1 otherwise */
+  bool group; /* pid leads its own group */
+};
+
+/* Runs CMD and fills *R (always: no failure is left unreported). */
+void bx_command_run (const struct bx_command *cmd, struct bx_command_result *r);
+
+/* For a result with a process left (TIMED_OUT, CAPPED or CANCELLED): waits up to GRACE_MS for it to
+ * exit, then kills it (its group with own_group) with SIGKILL and waits.  Returns true when
+ * it had to kill.  A no-op (false) when no process is left. */
+bool bx_command_reap (struct bx_command_result *r, int64_t grace_ms);
+
+/* Frees the kept output and error text. */
+void bx_command_result_clear (struct bx_command_result *r);
+
+#endif

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The numbers and rules two of boxmaker's programs must agree on, in one place: brokerd and
+ * its client (ids, data classes, the frame), brokerd's config and its module loader (module
+ * names, grant paths), podman.so and toolkit (the tools, the egress socket, the fetch
+ * limit).  Header-only and jansson-free, so a runtime module can include it without linking
+ * proto. */
+#ifndef BX_CONTRACT_H
+#define BX_CONTRACT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#define BX_STR_(x) #x
+#define BX_STR(x)  BX_STR_ (x)
+
+/* ---- the four tools (seed 000 s2) ------------------------------------------------------------ */
+enum bx_tool
+{
+  BX_TOOL_READ_FILE,
+  BX_TOOL_WRITE_FILE,
+  BX_TOOL_SHELL,
+  BX_TOOL_HTTP_FETCH,
+};
+#define BX_TOOL_COUNT 4
+/* The names, in the order of enum bx_tool. */
+#define BX_TOOL_NAMES                                                                              \
+  {                                                                                                \
+    "read_file", "write_file", "shell", "http_fetch"                                               \
+  }
+
+/* 0 and *out set, or -1 for a name that is not one of the four (or NULL). */
+static inline int
+bx_tool_lookup (const char *name, enum bx_tool *out)
+{
+  static const char *const names[BX_TOOL_COUNT] = BX_TOOL_NAMES;
+  for (int i = 0; name != NULL && i < BX_TOOL_COUNT; i++)
+    if (strcmp (name, names[i]) == 0)
+      {
+        *out = (enum bx_tool)i;
+        return 0;
+      }
+  return -1;
+}
+
+/* ---- ids: a call's and a session's (docs/protocol.md) ---------------------------------------- */
+/* 1 to BX_ID_MAX of [A-Za-z0-9_.-]: podman names a container after them. */
+#define BX_ID_MAX   64
+#define BX_ID_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+
+/* ---- module names (brokerd's config and its loader) ------------------------------------------ */
+/* 1 to BX_MODULE_NAME_MAX of [a-z0-9_-]: a name never climbs out of the runtimes folder. */
+#define BX_MODULE_NAME_MAX   64
+#define BX_MODULE_NAME_CHARS "abcdefghijklmnopqrstuvwxyz0123456789_-"
+
+static inline bool
+bx_module_name_valid (const char *s)
+{
+  size_t n = s != NULL ? strlen (s) : 0;
+  return n > 0 && n <= BX_MODULE_NAME_MAX && strspn (s, BX_MODULE_NAME_CHARS) == n;
+}
+
+/* ---- grant paths ----------------------------------------------------------------------------- */
+/* A granted folder is mounted as `<path>:<path>:ro`: these characters would split it. */
+#define BX_MOUNT_PATH_FORBIDDEN ":,"
+
+/* ---- data classes, from least to most sensitive ---------------------------------------------- */
+enum bx_data_class
+{
+  BX_CLASS_PUBLIC,
+  BX_CLASS_INTERNAL,
+  BX_CLASS_PRIVATE,
+  BX_CLASS_SECRET,
+};
+#define BX_CLASS_COUNT 4
+#define BX_CLASS_NAMES                                                                             \
+  {                                                                                                \
+    "public", "internal", "private", "secret"                                                      \
+  }
+
+/* ---- sizes, each derived from the frame ------------------------------------------------------ */
+/* One frame's JSON text (proto/frame.c). */
+#define BX_FRAME_MAX (4u * 1024 * 1024)
+/* What brokerd's host collects from one call before it cuts (a module's output_cap cannot
+ * be larger, and it is the largest output limit a spec holds): what a result frame can
+ * carry, the frame less room for the rest of the message. */
+#define BX_HOST_OUTPUT_MAX ((size_t)BX_FRAME_MAX - 64 * 1024)
+/* podman.so's default output_cap: a sixteenth of a frame. */
+#define BX_MODULE_OUTPUT_DEFAULT (BX_FRAME_MAX / 16)
+/* The largest body http_fetch hands on (curl's --max-filesize, written as a plain literal so
+ * it can be spelled into curl's argument list): two frames. */
+#define BX_FETCH_BODY_MAX 8388608
+_Static_assert(BX_FETCH_BODY_MAX == 2 * BX_FRAME_MAX, "the fetch body is two frames");
+
+/* ---- the egress socket (podman.so mounts the folder; toolkit's proxy and curl use it) -------- */
+#define BX_EGRESS_DIR         "/run/egress"
+#define BX_EGRESS_SOCKET_NAME "egress.sock"
+#define BX_EGRESS_SOCKET      BX_EGRESS_DIR "/" BX_EGRESS_SOCKET_NAME
+/* Where each call's egress folder lives on the host, under brokerd's home. */
+#define BX_HOME_EGRESS_DIR "run/egress"
+
+#endif

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The one child-process runner (bx/command.h), against /bin/sh. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bx/command.h"
+#include "bx/deadline.h"
+#include "test_main.h"
+
+static void
+run_sh (const char *script, const char *input, bool keep, uint64_t cap, int64_t ms,
+        struct bx_command_result *r)
+{
+  const char *argv[] = { "/bin/sh", "-c", script, NULL };
+  struct bx_command cmd = {
+    .argv = argv,
+    .input = input,
+    .input_len = input ? strlen (input) : 0,
+    .keep_output = keep,
+    .output_cap = cap,
+    .deadline = bx_deadline_in (ms),
+  };
+  bx_command_run (&cmd, r);
+}
+
+START_TEST (test_command_feeds_input_and_keeps_output_and_error_apart)
+{
+  struct bx_command_result r;
+  run_sh ("cat; echo oops >&2; exit 3", "hello", true, 1024, 10000, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_EXITED);
+  ck_assert_int_eq (r.exit_code, 3);
+  ck_assert_uint_eq (r.out_len, 5);
+  ck_assert_str_eq (r.out, "hello");
+  ck_assert_str_eq (r.err, "oops\n");
+  ck_assert_int_eq (r.pid, -1);
+  bx_command_result_clear (&r);
+}
+END_TEST
+
+START_TEST (test_command_stops_one_byte_past_the_cap)
+{
+  struct bx_command_result r;
+  run_sh ("yes", NULL, true, 1000, 10000, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_CAPPED);
+  ck_assert_uint_eq (r.out_len, 1000);
+  ck_assert_int_gt (r.pid, 0);
+  ck_assert (bx_command_reap (&r, 0));
+  ck_assert_int_eq (r.pid, -1);
+  bx_command_result_clear (&r);
+}
+END_TEST
+
+START_TEST (test_command_times_out_and_the_reap_kills_the_whole_group)
+{
+  /* The shell's child writes its pid, then both sleep: the group kill must reach it. */
+  const char *argv[] = { "/bin/sh", "-c", "sleep 30 & echo $!; wait", NULL };
+  struct bx_command cmd = {
+    .argv = argv,
+    .keep_output = true,
+    .output_cap = 100,
+    .deadline = bx_deadline_in (300),
+    .own_group = true,
+  };
+  struct bx_command_result r;
+  int64_t start = bx_now_ms ();
+  bx_command_run (&cmd, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_TIMED_OUT);
+  ck_assert_int_lt (bx_now_ms () - start, 5000);
+  pid_t sleeper = (pid_t)atoi (r.out);
+  ck_assert_int_gt (sleeper, 0);
+  ck_assert (bx_command_reap (&r, 0));
+  /* The sleeper was the shell's child: once killed it is reaped by init, soon. */
+  int gone = 0;
+  for (int i = 0; i < 200 && !gone; i++)
+    {
+      if (kill (sleeper, 0) < 0 && errno == ESRCH)
+        gone = 1;
+      else
+        usleep (10000);
+    }
+  ck_assert_msg (gone, "the group's other process outlived the reap");
+  bx_command_result_clear (&r);
+}
+END_TEST
+
+START_TEST (test_command_keeps_only_the_first_bytes_of_error)
+{
+  const char *argv[] = { "/bin/sh", "-c", "yes 0123456789 | head -c 100000 >&2", NULL };
+  struct bx_command cmd = { .argv = argv, .error_keep = 16, .deadline = bx_deadline_in (10000) };
+  struct bx_command_result r;
+  bx_command_run (&cmd, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_EXITED);
+  ck_assert_uint_eq (r.err_len, 16);
+  ck_assert_str_eq (r.err, "0123456789\n01234");
+  bx_command_result_clear (&r);
+}
+END_TEST
+
+START_TEST (test_command_merges_error_into_output_in_order)
+{
+  const char *argv[] = { "/bin/sh", "-c", "echo a; echo b >&2; echo c", NULL };
+  struct bx_command cmd = { .argv = argv,
+                            .keep_output = true,
+                            .output_cap = 100,
+                            .error_to_output = true,
+                            .deadline = bx_deadline_in (10000) };
+  struct bx_command_result r;
+  bx_command_run (&cmd, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_EXITED);
+  ck_assert_str_eq (r.out, "a\nb\nc\n");
+  ck_assert_uint_eq (r.err_len, 0);
+  bx_command_result_clear (&r);
+}
+END_TEST
+
+START_TEST (test_command_tells_a_missing_program_and_a_missing_folder_apart)
+{
+  const char *missing[] = { "/nonexistent/program", NULL };
+  struct bx_command cmd = { .argv = missing, .deadline = bx_deadline_in (10000) };
+  struct bx_command_result r;
+  bx_command_run (&cmd, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_NOT_RUN);
+  ck_assert_int_eq (r.spawn_errno, ENOENT);
+  ck_assert (!r.failed_chdir);
+  bx_command_result_clear (&r);
+
+  const char *sh[] = { "/bin/sh", "-c", "pwd", NULL };
+  cmd = (struct bx_command){ .argv = sh,
+                             .cwd = "/nonexistent",
+                             .deadline = bx_deadline_in (10000) };
+  bx_command_run (&cmd, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_NOT_RUN);
+  ck_assert_int_eq (r.spawn_errno, ENOENT);
+  ck_assert (r.failed_chdir);
+  bx_command_result_clear (&r);
+
+  cmd = (struct bx_command){ .argv = sh,
+                             .cwd = "/",
+                             .keep_output = true,
+                             .output_cap = 100,
+                             .deadline = bx_deadline_in (10000) };
+  bx_command_run (&cmd, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_EXITED);
+  ck_assert_str_eq (r.out, "/\n");
+  bx_command_result_clear (&r);
+}
+END_TEST
+
+START_TEST (test_command_survives_a_program_that_reads_no_input)
+{
+  /* Far more input than a socket buffer holds, to a program that never reads it. */
+  size_t len = 8u << 20;
+  char *big = malloc (len + 1);
+  memset (big, 'x', len);
+  big[len] = '\0';
+  struct bx_command_result r;
+  run_sh ("exit 0", big, false, 0, 10000, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_EXITED);
+  ck_assert_int_eq (r.exit_code, 0);
+  bx_command_result_clear (&r);
+  free (big);
+}
+END_TEST
+
+START_TEST (test_command_reports_a_signal)
+{
+  struct bx_command_result r;
+  run_sh ("kill -9 $$", NULL, false, 0, 10000, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_SIGNALED);
+  ck_assert_int_eq (r.signal, SIGKILL);
+  bx_command_result_clear (&r);
+}
+END_TEST
+
+START_TEST (test_command_resets_sigpipe_and_keeps_other_ignored_signals)
+{
+  /* A daemon ignores SIGPIPE, a sandbox may ignore SIGXFSZ (here SIGUSR1 stands for it). */
+  signal (SIGPIPE, SIG_IGN);
+  signal (SIGUSR1, SIG_IGN);
+  struct bx_command_result r;
+  run_sh ("kill -USR1 $$; echo alive", NULL, true, 100, 10000, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_EXITED);
+  ck_assert_str_eq (r.out, "alive\n");
+  bx_command_result_clear (&r);
+  run_sh ("kill -PIPE $$; echo alive", NULL, true, 100, 10000, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_SIGNALED);
+  ck_assert_int_eq (r.signal, SIGPIPE);
+  bx_command_result_clear (&r);
+}
+END_TEST
+
+START_TEST (test_command_streams_output_and_stops_when_nobody_reads)
+{
+  int p[2];
+  ck_assert_int_eq (pipe2 (p, O_CLOEXEC), 0);
+  const char *argv[] = { "/bin/sh", "-c", "echo one; echo two >&2", NULL };
+  struct bx_command cmd = { .argv = argv,
+                            .stream_output = true,
+                            .output_fd = p[1],
+                            .error_to_output = true,
+                            .deadline = bx_deadline_in (10000) };
+  struct bx_command_result r;
+  bx_command_run (&cmd, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_EXITED);
+  ck_assert_uint_eq (r.out_len, 8);
+  ck_assert_ptr_null (r.out);
+  char buf[16] = "";
+  ck_assert_int_eq (read (p[0], buf, sizeof buf - 1), 8);
+  ck_assert_str_eq (buf, "one\ntwo\n");
+  bx_command_result_clear (&r);
+
+  /* The reader is gone: the program is stopped, not left to run. */
+  close (p[0]);
+  signal (SIGPIPE, SIG_IGN);
+  const char *yes[] = { "yes", NULL };
+  cmd = (struct bx_command){
+    .argv = yes, .stream_output = true, .output_fd = p[1], .deadline = bx_deadline_in (10000)
+  };
+  bx_command_run (&cmd, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_CAPPED);
+  ck_assert_int_eq (r.output_errno, EPIPE);
+  ck_assert (bx_command_reap (&r, 0));
+  bx_command_result_clear (&r);
+  close (p[1]);
+}
+END_TEST
+
+static Suite *
+command_suite (void)
+{
+  Suite *s = suite_create ("base_command");
+  TCase *tc = tcase_create ("command");
+  tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, test_command_feeds_input_and_keeps_output_and_error_apart);
+  tcase_add_test (tc, test_command_stops_one_byte_past_the_cap);
+  tcase_add_test (tc, test_command_times_out_and_the_reap_kills_the_whole_group);
+  tcase_add_test (tc, test_command_keeps_only_the_first_bytes_of_error);
+  tcase_add_test (tc, test_command_merges_error_into_output_in_order);
+  tcase_add_test (tc, test_command_tells_a_missing_program_and_a_missing_folder_apart);
+  tcase_add_test (tc, test_command_survives_a_program_that_reads_no_input);
+  tcase_add_test (tc, test_command_reports_a_signal);
+  tcase_add_test (tc, test_command_streams_output_and_stops_when_nobody_reads);
+  tcase_add_test (tc, test_command_resets_sigpipe_and_keeps_other_ignored_signals);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+BX_TEST_MAIN (command_suite)
