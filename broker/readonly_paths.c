@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Protected paths: see readonly_paths.h. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Protected paths (config key `readonly`, docs/config.md "Protected paths"): subpaths of a
  * writable granted folder that the sandbox sees read-only, so that what it writes cannot
  * run on the host later (a git hook, a git config's core.hooksPath, a shell start-up file).

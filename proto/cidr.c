@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Address ranges for allow_private: see bx/cidr.h. */
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The shell's local forwarder: see egress_local.h.  Everything read here comes from the
  * sandboxed command, which may be hostile to the forwarder too: the head is read whole
  * within a size and a deadline, a host must pass bx_valid_host before it is sent on, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The shell's way out (a grant listing shell with hosts): inside the sandbox, whose network
  * namespace has only lo, a listener on 127.0.0.1 that speaks HTTP CONNECT, plain HTTP
  * proxy requests and SOCKS5, and takes every connection to the egress proxy's Unix socket,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # build-dev-image.sh: builds boxmaker's development image offline, from the Debian packages
 # installed on this host (no registry, no download), loads it into podman, and prints the
 # reference to put in a grant's `image:` key.

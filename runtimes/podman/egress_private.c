@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* allow_private for the egress proxy: the grant's private ranges (ABI 1.1,
  * bx_host.spec_egress_private) become `--allow-private RANGE[,RANGE...]` at the end of the
  * proxy's argument list.  brokerd has checked every range; a range holding a comma (which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Arbitrary bytes as a client of shell's local forwarder, through a socketpair into
  * bx_egress_local_handle with no proxy behind it: every input must end in one answer or a
  * close, never a crash or a hang (the client's end is half-closed after the bytes). */

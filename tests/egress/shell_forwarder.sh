@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # shell's way out, end to end on this host: `toolkit_test shell` with the egress proxy's
 # socket (BX_TEST_EGRESS_SOCKET, the fake-Dial proxy in front of local test servers) runs
 # commands that reach a granted HTTPS server through the local forwarder: curl with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The shell's local forwarder (toolkit/egress_local.h) against hostile clients, over
  * socketpair(): every malformed head, an address, a missing port, a head past the cap, and
  * a proxy that is not there each get one HTTP answer with the reason, and the connection

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* allow_private's address ranges (bx/cidr.h, docs/hosts.md): which ranges a grant may name,
  * and which addresses each lets through. */
 #include <arpa/inet.h>

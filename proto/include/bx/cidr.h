@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Address ranges a grant opts into with allow_private (docs/hosts.md, "Private
  * destinations"): one definition for brokerd's config and the egress proxy.
  *
