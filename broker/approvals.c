@@ -328,7 +328,8 @@ run_main (void *arg)
   else
     answer = bx_runner_respond (a->module, &e->decision, e->id, e->call, e->session, NULL, -1,
                                 &report);
-  if (audit_entry (a, e, report.outcome, NULL, &report) < 0 && strcmp (report.outcome, "result") == 0)
+  if (audit_entry (a, e, report.outcome, NULL, &report) < 0
+      && strcmp (report.outcome, "result") == 0)
     {
       /* Fail closed: a result whose line is not in the log is withheld. */
       json_decref (answer);

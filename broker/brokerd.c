@@ -297,8 +297,8 @@ main (int argc, char **argv)
           cfg->socket, activated ? " (passed by systemd)" : "", bx_module_name (module),
           cfg->n_grants);
   if (admin != NULL)
-    bx_log (ls.journal, LOG_INFO, NULL, "owners approve calls on %s (group %u)",
-            cfg->admin_socket, cfg->admin_gid);
+    bx_log (ls.journal, LOG_INFO, NULL, "owners approve calls on %s (group %u)", cfg->admin_socket,
+            cfg->admin_gid);
   bx_notify_ready (cfg, bx_module_name (module));
   /* The live config owns CFG; the server keeps reading its start-only keys from it, so it
    * is held for as long as the server runs. */

@@ -35,15 +35,15 @@ struct limit_def
 static const struct limit_def defs[BX_LIMIT_COUNT] = {
   [BX_LIMIT_TIME] = { "time", UNIT_DURATION, 1, UINT64_C (86400000),
                       "a duration such as 30s, 500ms or 2m, from 1ms to a day (1440m)" },
-  [BX_LIMIT_MEMORY] = { "memory", UNIT_SIZE, 6 * MIB, UINT64_C (1) << 40,
-                        "a size such as 512m, from 6m to 1024g" },
+  [BX_LIMIT_MEMORY]
+  = { "memory", UNIT_SIZE, 6 * MIB, UINT64_C (1) << 40, "a size such as 512m, from 6m to 1024g" },
   [BX_LIMIT_PIDS] = { "pids", UNIT_COUNT, 1, 4194304, "an integer from 1 to 4194304" },
-  [BX_LIMIT_CPU] = { "cpus", UNIT_CPUS, 1, 1024000,
-                     "a number of CPUs such as 1 or 0.5, from 0.001 to 1024" },
+  [BX_LIMIT_CPU]
+  = { "cpus", UNIT_CPUS, 1, 1024000, "a number of CPUs such as 1 or 0.5, from 0.001 to 1024" },
   [BX_LIMIT_OUTPUT] = { "output", UNIT_SIZE, 1, BX_HOST_OUTPUT_CAP,
                         "a size such as 256k, from 1 to 4128768 bytes (what a response carries)" },
-  [BX_LIMIT_FILE_SIZE] = { "file_size", UNIT_SIZE, 1, UINT64_C (1) << 40,
-                           "a size such as 64m, from 1 byte to 1024g" },
+  [BX_LIMIT_FILE_SIZE]
+  = { "file_size", UNIT_SIZE, 1, UINT64_C (1) << 40, "a size such as 64m, from 1 byte to 1024g" },
 };
 
 const char *
@@ -153,8 +153,8 @@ bx_limits_describe (const uint64_t *limits)
           snprintf (value, sizeof value, "%" PRIu64, limits[i]);
           break;
         }
-      char *more = bx_xasprintf ("%s%s%s %s", text ? text : "", text ? ", " : "", defs[i].key,
-                                 value);
+      char *more
+          = bx_xasprintf ("%s%s%s %s", text ? text : "", text ? ", " : "", defs[i].key, value);
       free (text);
       text = more;
     }

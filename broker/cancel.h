@@ -3,8 +3,8 @@
  * socket for POLLRDHUP and POLLHUP.  When a client hangs up (POLLHUP: it closed the
  * connection, or died), its call's spec is cancelled, which makes the descriptor the module
  * polls readable.  POLLRDHUP alone is a client that shut down its sending side: it may still
- * read the answer, so the call goes on (approvals.c treats a waiting call the same way).  When brokerd stops and its grace period is over, every call still
- * running is cancelled the same way.
+ * read the answer, so the call goes on (approvals.c treats a waiting call the same way).  When
+ * brokerd stops and its grace period is over, every call still running is cancelled the same way.
  *
  * One thread and one epoll set for the whole server, rather than a thread per call:
  * watching a call then costs two epoll_ctl calls. */

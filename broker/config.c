@@ -176,7 +176,8 @@ parse_approval (struct bx_walk *w, yaml_node_t *mode, yaml_node_t *timeout_key,
 
 /* `readonly` (the protected subpaths, the defaults when absent) and `writable`. */
 static void
-parse_protection (struct bx_walk *w, yaml_node_t *readonly, yaml_node_t *writable, struct bx_grant *g)
+parse_protection (struct bx_walk *w, yaml_node_t *readonly, yaml_node_t *writable,
+                  struct bx_grant *g)
 {
   g->writable = true;
   if (writable != NULL)
@@ -240,7 +241,8 @@ parse_limits (struct bx_walk *w, yaml_node_t *node, const char *what, uint64_t *
         continue;
       const char *s = bx_walk_string (w, v[i], known[i], bx_limit_expected (i));
       if (s != NULL && bx_limit_parse (i, s, &limits[i]) < 0)
-        bx_walk_problem (w, v[i], "\"%s\" is \"%s\": expected %s", known[i], s, bx_limit_expected (i));
+        bx_walk_problem (w, v[i], "\"%s\" is \"%s\": expected %s", known[i], s,
+                         bx_limit_expected (i));
     }
 }
 
@@ -441,31 +443,32 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant
                      "\"paths\" has no effect: %s lists none of read_file, write_file, shell",
                      what);
   if (fetch && g->n_hosts == 0)
-    bx_walk_problem (w, v[K_HOSTS] ? v[K_HOSTS] : node,
-             "%s lists http_fetch but no \"hosts\": expected the host patterns it may fetch from",
-             what);
+    bx_walk_problem (
+        w, v[K_HOSTS] ? v[K_HOSTS] : node,
+        "%s lists http_fetch but no \"hosts\": expected the host patterns it may fetch from", what);
   if (!fetch && !bx_grant_lists (g, BX_TOOL_SHELL) && v[K_HOSTS] != NULL)
-    bx_walk_problem (w, keys[K_HOSTS], "\"hosts\" has no effect: %s lists neither http_fetch nor shell",
-             what);
+    bx_walk_problem (w, keys[K_HOSTS],
+                     "\"hosts\" has no effect: %s lists neither http_fetch nor shell", what);
   bool writes = bx_grant_lists (g, BX_TOOL_SHELL) || bx_grant_lists (g, BX_TOOL_WRITE_FILE);
   if (v[K_WRITABLE] != NULL
       && (!bx_grant_lists (g, BX_TOOL_SHELL) || bx_grant_lists (g, BX_TOOL_WRITE_FILE)))
     bx_walk_problem (w, keys[K_WRITABLE],
-             "\"writable\" has no effect: %s must list shell and not write_file", what);
+                     "\"writable\" has no effect: %s must list shell and not write_file", what);
   else if (v[K_READONLY] != NULL && (!writes || !g->writable))
-    bx_walk_problem (w, keys[K_READONLY],
-             "\"readonly\" has no effect: %s mounts no folder writable (it lists neither shell "
-             "nor write_file, or says writable: false)",
-             what);
+    bx_walk_problem (
+        w, keys[K_READONLY],
+        "\"readonly\" has no effect: %s mounts no folder writable (it lists neither shell "
+        "nor write_file, or says writable: false)",
+        what);
   if (v[K_IMAGE] != NULL && !folders)
     bx_walk_problem (w, keys[K_IMAGE],
-             "\"image\" has no effect: %s lists none of read_file, write_file, shell "
-             "(http_fetch keeps the runtime's own image)",
-             what);
+                     "\"image\" has no effect: %s lists none of read_file, write_file, shell "
+                     "(http_fetch keeps the runtime's own image)",
+                     what);
   if (g->n_hosts == 0 && v[K_PRIVATE] != NULL)
-    bx_walk_problem (w, keys[K_PRIVATE],
-             "\"allow_private\" has no effect: %s has no \"hosts\" (for http_fetch or shell)",
-             what);
+    bx_walk_problem (
+        w, keys[K_PRIVATE],
+        "\"allow_private\" has no effect: %s has no \"hosts\" (for http_fetch or shell)", what);
 }
 
 /* The scalar nodes of grant G's "paths", in file order (the grants parsed without a

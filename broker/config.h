@@ -81,11 +81,11 @@ struct bx_config
   unsigned max_connections;
   unsigned max_connections_per_uid; /* connections one peer uid (SO_PEERCRED) may hold */
   int64_t grace_ms;
-  int64_t request_timeout_ms; /* the whole request frame must arrive within this */
-  char *runtime_module;       /* a name or an absolute path; NULL: the refusing runtime */
+  int64_t request_timeout_ms;  /* the whole request frame must arrive within this */
+  char *runtime_module;        /* a name or an absolute path; NULL: the refusing runtime */
   bx_options *runtime_options; /* each option knows where it was written */
   char *runtime_where;         /* FILE:LINE:COLUMN of runtime.module, or NULL */
-  struct bx_grant *grants; /* in file order: the first that matches a call wins */
+  struct bx_grant *grants;     /* in file order: the first that matches a call wins */
   size_t n_grants;
   char *audit; /* "stderr" or an absolute path opened for append */
   /* The owners' socket for approvals: used only when a grant asks for approval, and then
@@ -93,7 +93,7 @@ struct bx_config
   char *admin_socket;
   bool has_admin_group;
   unsigned admin_gid;
-  char *metrics_socket; /* where brokerd serves its metrics; NULL: nowhere */
+  char *metrics_socket;            /* where brokerd serves its metrics; NULL: nowhere */
   uint64_t limits[BX_LIMIT_COUNT]; /* the `limits` defaults (call_limits.h); 0: not set */
 };
 

@@ -44,7 +44,7 @@ struct bx_run_result
   size_t cap; /* the most bytes this result takes */
   bool truncated;
   json_t *egress; /* the checked egress records, an array; NULL: none */
-  bool refused; /* the tool refused: the content is its reason */
+  bool refused;   /* the tool refused: the content is its reason */
 };
 
 /* The most egress records one call keeps. */

@@ -297,7 +297,8 @@ bx_module_run (struct bx_module *module, const bx_run_spec *spec, struct bx_run_
   /* The spec's cap when it holds one the host can carry (ABI 1.1 modules read it too). */
   uint64_t cap = bx_run_spec_limit (spec, BX_LIMIT_OUTPUT);
   struct bx_run_result result;
-  bx_run_result_init (&result, cap > 0 && cap < BX_HOST_OUTPUT_CAP ? (size_t)cap : BX_HOST_OUTPUT_CAP);
+  bx_run_result_init (&result,
+                      cap > 0 && cap < BX_HOST_OUTPUT_CAP ? (size_t)cap : BX_HOST_OUTPUT_CAP);
   const char *said = NULL;
   /* Read as an int: a module may answer a value the enum does not have. */
   int status = (int)module->table.run (module->instance, spec, &result, &said);

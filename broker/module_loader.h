@@ -44,8 +44,8 @@ struct bx_run_output
   char *content; /* NUL-terminated after len bytes; may hold any bytes */
   size_t len;
   bool truncated;
-  json_t *egress;         /* the egress records the module passed, whatever the status */
-  bool refused; /* the tool refused: the content is its reason */
+  json_t *egress; /* the egress records the module passed, whatever the status */
+  bool refused;   /* the tool refused: the content is its reason */
 };
 
 /* Runs SPEC.  On BX_RUN_OK, *out holds the output; its egress records in any case (free

@@ -28,7 +28,7 @@ struct bx_run_report
   size_t output_bytes; /* bytes of content in the response */
   bool truncated;
   json_t *egress; /* the egress records of the run (owned; NULL: none) */
-  bool refused; /* the tool refused (the content is its reason) */
+  bool refused;   /* the tool refused (the content is its reason) */
 };
 
 /* The spec of an allowed DECISION (seed 001's table):

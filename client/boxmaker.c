@@ -75,7 +75,8 @@ static const char usage_text[]
       "audit verify checks the audit log's hash chain across FILEs, oldest first, and names\n"
       "the first line where it breaks.  Exit status: 0 intact, 1 broken, 2 usage or unreadable.\n"
       "\n"
-      "stats prints brokerd's metrics from its metrics socket (default " BX_DEFAULT_METRICS_SOCKET ").\n"
+      "stats prints brokerd's metrics from its metrics socket (default " BX_DEFAULT_METRICS_SOCKET
+      ").\n"
       "Exit status: 0 printed, 2 usage, 3 no answer.\n";
 
 static int usage_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));

@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # The whole test suite, on a fresh Debian 12 machine as root:
-#   1. install what the build and the tests need;
+#   1. install what the build and the tests need, and check that every C file is formatted
+#      as .clang-format says (first: it takes seconds);
 #   2. build with gcc and run every test;
 #   3. run the clang static analyzer (scan-build) over a gcc build: any finding fails;
 #   4. build again with clang, AddressSanitizer, UBSan and libFuzzer, and run every test
 #      again (the fuzz harnesses get a short smoke run each);
-#   5. build the Debian packages, install them, check them as a user would, remove them;
-#   6. check that every C file is formatted as .clang-format says.
+#   5. build the Debian packages, install them, check them as a user would, remove them.
 # Any failure stops the run with a non-zero status.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +25,10 @@ export BX_REQUIRE_PODMAN=1
 export BX_REQUIRE_BWRAP=1
 # The MCP tests need Node.js and the SDK from npm (install-deps.sh installs Node).
 export BX_REQUIRE_MCP_SDK=1
+
+step "formatting (clang-format --dry-run -Werror)"
+find base broker client plugins-api proto runtimes toolkit tests bench docs/examples \
+  -name '*.[ch]' -print0 | sort -z | xargs -0 clang-format --dry-run -Werror
 
 step "gcc build"
 cmake -S . -B build/gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -48,9 +52,6 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 step "Debian packages"
 packaging/test-packages.sh
 
-step "formatting (clang-format --dry-run -Werror)"
-find base broker client plugins-api proto runtimes toolkit tests bench docs/examples \
-  -name '*.[ch]' -print0 | sort -z | xargs -0 clang-format --dry-run -Werror
 
 
 step "all tests passed"

@@ -154,7 +154,7 @@ struct bx_egress
   struct bx_allow *allow;
   const struct bx_dial *dial;
   struct bx_egress_config config;
-  atomic_int active; /* connections accepted and not yet closed */
+  atomic_int active;  /* connections accepted and not yet closed */
   atomic_int records; /* records written, at most BX_EGRESS_RECORDS_MAX */
   /* The handler threads (serve) and the connections queued for them. */
   pthread_mutex_t lock;

@@ -65,7 +65,7 @@ struct bx_egress_conn
   bool replied;  /* a reply was sent: the connection is recorded */
   uint8_t reply; /* the SOCKS5 reply code: BX_SOCKS_SUCCEEDED or a refusal */
   uint16_t port;
-  char host[256]; /* the name asked for when it is a valid host name, else "" */
+  char host[256];                  /* the name asked for when it is a valid host name, else "" */
   struct sockaddr_storage address; /* connected to, when reply is BX_SOCKS_SUCCEEDED */
   socklen_t address_len;
 };

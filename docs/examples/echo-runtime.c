@@ -3,7 +3,8 @@
  * the tool's name, its arguments and its mounts, so you can watch what brokerd hands a
  * runtime.  With the option `wait`, each shell call first waits that long, the way a real
  * module waits for the command in its sandbox: within the call's time limit, and stopping
- * at once when brokerd cancels the call.  Build it and install it where brokerd looks modules up by name:
+ * at once when brokerd cancels the call.  Build it and install it where brokerd looks modules up by
+ * name:
  *
  *   cc -shared -fPIC $(pkg-config --cflags boxmaker-runtime) echo.c -o echo.so
  *   install -m 644 echo.so "$(pkg-config --variable=runtimedir boxmaker-runtime)"
@@ -137,5 +138,4 @@ echo_destroy (void *instance)
 
 /* The table and the one exported symbol, bx_runtime_entry, which refuses a host of another
  * major or of an older minor. */
-BX_RUNTIME_DEFINE (.name = "echo", .create = echo_create, .run = echo_run,
-                   .destroy = echo_destroy);
+BX_RUNTIME_DEFINE (.name = "echo", .create = echo_create, .run = echo_run, .destroy = echo_destroy);

@@ -41,13 +41,13 @@
 struct kit
 {
   struct bx_module *module;
-  char root[64];      /* a fresh folder of the kit's own, removed at the end */
-  char ro[96];        /* granted read-only */
-  char rw[96];        /* granted writable */
-  char outside[96];   /* never granted */
-  char home[96];      /* the module's home */
-  char session[32];   /* bxcheck-<random>: names every call, so leftovers can be found */
-  char token[32];     /* random text in the files, so a fake answer cannot pass */
+  char root[64];    /* a fresh folder of the kit's own, removed at the end */
+  char ro[96];      /* granted read-only */
+  char rw[96];      /* granted writable */
+  char outside[96]; /* never granted */
+  char home[96];    /* the module's home */
+  char session[32]; /* bxcheck-<random>: names every call, so leftovers can be found */
+  char token[32];   /* random text in the files, so a fake answer cannot pass */
   unsigned call_n;
   pthread_mutex_t lock;
   unsigned passed, failed, skipped;
@@ -320,8 +320,7 @@ static void
 check_write (struct kit *k, const char *name)
 {
   cleanup_free char *path = json_escape_path (k->rw, "written.txt");
-  cleanup_free char *json
-      = bx_xasprintf ("{\"path\":\"%s\",\"content\":\"w-%s\"}", path, k->token);
+  cleanup_free char *json = bx_xasprintf ("{\"path\":\"%s\",\"content\":\"w-%s\"}", path, k->token);
   bx_run_spec *spec = new_spec (k, BX_TOOL_WRITE_FILE, json);
   bx_run_spec_add_mount (spec, k->rw, true);
   struct answer a;
@@ -392,7 +391,8 @@ check_nothing_else (struct kit *k, const char *name)
     fail (k, name, "the probe did not run: %s", d);
   else if (strstr (a.out.content, secret) != NULL)
     fail (k, name, "a file in a folder that is not mounted can be read");
-  else if (strstr (a.out.content, "\nsecret.txt\n") != NULL || strncmp (a.out.content, "secret.txt\n", 11) == 0)
+  else if (strstr (a.out.content, "\nsecret.txt\n") != NULL
+           || strncmp (a.out.content, "secret.txt\n", 11) == 0)
     fail (k, name, "a folder that is not mounted can be listed");
   else if (strstr (a.out.content, "BX_CHECK_HOST_VARIABLE") != NULL)
     fail (k, name, "a variable of the host's environment reached the sandbox");
@@ -407,8 +407,7 @@ check_user_namespace (struct kit *k, const char *name)
   /* The map, and a file written through a writable mount: whatever uid the sandbox runs
    * as, what it leaves on the host must not belong to root (a setuid-root file would be
    * one chmod away). */
-  cleanup_free char *cmd
-      = bx_xasprintf ("cat /proc/self/uid_map; echo x > %s/owned.txt", k->rw);
+  cleanup_free char *cmd = bx_xasprintf ("cat /proc/self/uid_map; echo x > %s/owned.txt", k->rw);
   bx_run_spec *spec = shell_spec (k, cmd);
   struct answer a;
   run (k, spec, &a);
@@ -636,8 +635,8 @@ check_output_cap (struct kit *k, const char *name)
 static void
 check_file_size (struct kit *k, const char *name)
 {
-  cleanup_free char *cmd
-      = bx_xasprintf ("head -c 3000000 /dev/zero > %s/big 2>/dev/null; wc -c < %s/big", k->rw, k->rw);
+  cleanup_free char *cmd = bx_xasprintf (
+      "head -c 3000000 /dev/zero > %s/big 2>/dev/null; wc -c < %s/big", k->rw, k->rw);
   bx_run_spec *spec = shell_spec (k, cmd);
   bx_run_spec_set_limit (spec, BX_LIMIT_FILE_SIZE, 1 << 20);
   struct answer a;
@@ -1006,8 +1005,8 @@ main (int argc, char **argv)
     }
   unsigned major, minor;
   bx_module_version (k.module, &major, &minor);
-  pass (&k, "loads as brokerd loads it", "%s, runtime ABI %u.%u", bx_module_name (k.module),
-        major, minor);
+  pass (&k, "loads as brokerd loads it", "%s, runtime ABI %u.%u", bx_module_name (k.module), major,
+        minor);
 
   const char *const *protected = bx_module_protected_paths (k.module);
   size_t n_protected = 0;

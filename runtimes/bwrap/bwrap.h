@@ -24,9 +24,9 @@ enum bx_bwrap_tool
 /* The limits a cgroup enforces. */
 struct bx_bwrap_limits
 {
-  uint64_t memory;     /* bytes, memory and swap together */
-  int64_t pids;        /* tasks */
-  int64_t cpu_millis;  /* thousandths of one CPU: 1000 is one whole CPU */
+  uint64_t memory;    /* bytes, memory and swap together */
+  int64_t pids;       /* tasks */
+  int64_t cpu_millis; /* thousandths of one CPU: 1000 is one whole CPU */
 };
 
 /* The module's options, checked once by create() and read-only afterwards. */
@@ -64,8 +64,8 @@ struct bx_bwrap_call
   size_t mount_count;
   int seccomp_fd;
   int status_fd;
-  int egress_fd;          /* the egress folder, bound at /run/egress; -1 for none */
-  const char *allow;      /* the proxy: its comma-separated host patterns */
+  int egress_fd;             /* the egress folder, bound at /run/egress; -1 for none */
+  const char *allow;         /* the proxy: its comma-separated host patterns */
   const char *allow_private; /* the proxy: the grant's allow_private ranges, or NULL */
 };
 
@@ -144,9 +144,9 @@ struct bx_bwrap_outcome
 {
   enum bx_bwrap_end end;
   int spawn_errno;
-  bool started;     /* bwrap reported the sandbox's process (json status "child-pid") */
-  int tool_exit;    /* bwrap reported the sandbox's exit code ("exit-code"), or -1 */
-  char *out;        /* standard output, at most the cap (malloc'd, may be NULL) */
+  bool started;  /* bwrap reported the sandbox's process (json status "child-pid") */
+  int tool_exit; /* bwrap reported the sandbox's exit code ("exit-code"), or -1 */
+  char *out;     /* standard output, at most the cap (malloc'd, may be NULL) */
   size_t out_len;
   char err[BX_BWRAP_STDERR_KEEP + 1];
   size_t err_len;
@@ -157,7 +157,7 @@ struct bx_bwrap_child
 {
   struct bx_bwrap_cgroups *cgroups; /* whose keeper for SLOT forks it */
   size_t slot;
-  int64_t uid, gid; /* -1: keep */
+  int64_t uid, gid;   /* -1: keep */
   uint64_t file_size; /* 0: no limit */
   const int *fds;     /* descriptors the child gets as 3, 4, ... in this order */
   size_t fd_count;
@@ -178,16 +178,16 @@ int bx_bwrap_spawn (char *const argv[], const struct bx_bwrap_child *child, int 
 void bx_bwrap_reap (int pidfd);
 /* In the child: sets up what CHILD says, with IN, OUT and ERR as standard streams, and
  * runs ARGV; on failure writes errno to REPORT and exits 127.  Async-signal-safe. */
-void bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *child, int in,
-                          int out, int err, int report) __attribute__ ((noreturn));
+void bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *child, int in, int out,
+                          int err, int report) __attribute__ ((noreturn));
 
 /* ---- keeper.c: the process that forks a slot's sandboxes inside the slot's cgroups. ----- */
 /* Forks a keeper that first moves itself into the cgroups whose cgroup.procs descriptors
  * are PROCS; returns the socket to it (and *pid), or -1 with errno. */
 int bx_bwrap_keeper_start (const int *procs, size_t procs_count, pid_t *pid);
 /* Asks the keeper on SOCK to start ARGV as CHILD says: a pidfd, or -1 with errno. */
-int bx_bwrap_keeper_spawn (int sock, char *const argv[], const struct bx_bwrap_child *child,
-                           int in, int out, int err);
+int bx_bwrap_keeper_spawn (int sock, char *const argv[], const struct bx_bwrap_child *child, int in,
+                           int out, int err);
 void bx_bwrap_outcome_clear (struct bx_bwrap_outcome *o);
 
 /* ---- module.c / call.c: one instance and one call. ---------------------------------------- */

@@ -34,8 +34,8 @@ const char bx_bwrap_sentence_cancelled[] = BX_SENTENCE_CANCELLED;
 #define STDERR_IN_LOG   "%.3500s"
 
 /* The descriptors bubblewrap gets, in this order, from 3 up. */
-#define FD_SECCOMP 3
-#define FD_STATUS  4
+#define FD_SECCOMP     3
+#define FD_STATUS      4
 #define FD_FIRST_MOUNT BX_BWRAP_FD_FIRST_EXTRA
 
 static enum bx_run_status
@@ -77,10 +77,10 @@ spec_or (const struct bx_host *host, const bx_run_spec *spec, int which, uint64_
 #define MAX_CALL_MS (24ull * 3600 * 1000)
 
 void
-bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call,
-                  const int *extra_fds, size_t extra_count, size_t slot, const char *input,
-                  size_t input_len, uint64_t cap, uint64_t file_size, int64_t deadline,
-                  int cancel_fd, struct bx_bwrap_outcome *o, int *running)
+bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call, const int *extra_fds,
+                  size_t extra_count, size_t slot, const char *input, size_t input_len,
+                  uint64_t cap, uint64_t file_size, int64_t deadline, int cancel_fd,
+                  struct bx_bwrap_outcome *o, int *running)
 {
   cleanup_close int seccomp = bx_bwrap_seccomp_fd (inst->bpf, inst->bpf_len);
   int status[2] = { -1, -1 };
@@ -115,8 +115,7 @@ bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call,
     .fds = fds,
     .fd_count = count,
   };
-  bx_bwrap_run (argv, &child, input, input_len, cap, deadline, status[0], cancel_fd, o,
-                running);
+  bx_bwrap_run (argv, &child, input, input_len, cap, deadline, status[0], cancel_fd, o, running);
   bx_bwrap_argv_free (argv);
   close (status[0]);
   close (status[1]);
@@ -124,8 +123,8 @@ bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call,
 
 /* Maps the tool sandbox's outcome to an answer, passing the output on when there is one. */
 static enum bx_run_status
-answer (struct bx_bwrap_instance *inst, const char *name, struct bx_bwrap_outcome *o,
-        bool oom, uint64_t limit_ms, bx_run_result *result, const char **sentence)
+answer (struct bx_bwrap_instance *inst, const char *name, struct bx_bwrap_outcome *o, bool oom,
+        uint64_t limit_ms, bx_run_result *result, const char **sentence)
 {
   const struct bx_host *host = inst->host;
   bool deliver = false;
@@ -151,8 +150,9 @@ answer (struct bx_bwrap_instance *inst, const char *name, struct bx_bwrap_outcom
         {
           /* bubblewrap failed before the sandbox's process existed: the runtime, not the
            * tool. */
-          host->log (host, BX_LOG_ERROR, "%s: bwrap ended before the sandbox started: "
-                     STDERR_IN_LOG "; %s", name, flat_stderr (o), RUNBOOK_POINTER);
+          host->log (host, BX_LOG_ERROR,
+                     "%s: bwrap ended before the sandbox started: " STDERR_IN_LOG "; %s", name,
+                     flat_stderr (o), RUNBOOK_POINTER);
           return fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
         }
       int code = o->tool_exit;
@@ -161,8 +161,7 @@ answer (struct bx_bwrap_instance *inst, const char *name, struct bx_bwrap_outcom
           host->log (host, BX_LOG_WARNING, "%s: killed by its memory limit", name);
           status = fail (sentence, SENTENCE_STOPPED, BX_RUN_FAILED);
         }
-      else if ((code < 0 || (code == 1 && o->out_len == 0))
-               && strncmp (o->err, "bwrap: ", 7) == 0)
+      else if ((code < 0 || (code == 1 && o->out_len == 0)) && strncmp (o->err, "bwrap: ", 7) == 0)
         {
           /* bubblewrap's own failure inside the sandbox, before toolkit ran.  A mount whose
            * source changed under it is this call's ("Race condition binding dirfd"); the
@@ -177,8 +176,9 @@ answer (struct bx_bwrap_instance *inst, const char *name, struct bx_bwrap_outcom
       else if (code < 0)
         {
           /* bubblewrap itself ended without a word on the sandbox's end: killed. */
-          host->log (host, BX_LOG_WARNING, "%s: bwrap ended without the sandbox's status: "
-                     STDERR_IN_LOG, name, flat_stderr (o));
+          host->log (host, BX_LOG_WARNING,
+                     "%s: bwrap ended without the sandbox's status: " STDERR_IN_LOG, name,
+                     flat_stderr (o));
           status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
         }
       else if (code == 0 || code == 1)
@@ -234,8 +234,8 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
       if (fds[opened] < 0)
         {
           /* A link where a grant's folder was, or the folder gone: nothing is mounted. */
-          host->log (host, BX_LOG_ERROR, "%s: cannot open \"%s\" without following links: %s",
-                     name, path ? path : "(null)", strerror (errno));
+          host->log (host, BX_LOG_ERROR, "%s: cannot open \"%s\" without following links: %s", name,
+                     path ? path : "(null)", strerror (errno));
           status = fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
           break;
         }
@@ -349,10 +349,11 @@ bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, bx_r
   enum bx_run_status status;
   if (bx_bwrap_cgroups_limit (inst->cgroups, slot, &limits) < 0)
     {
-      host->log (host, BX_LOG_ERROR, "%s: cannot set the slot's limits (memory %llu, pids %lld, "
-                 "cpu %lld/1000): %s; %s", name, (unsigned long long)limits.memory,
-                 (long long)limits.pids, (long long)limits.cpu_millis, strerror (errno),
-                 RUNBOOK_POINTER);
+      host->log (host, BX_LOG_ERROR,
+                 "%s: cannot set the slot's limits (memory %llu, pids %lld, "
+                 "cpu %lld/1000): %s; %s",
+                 name, (unsigned long long)limits.memory, (long long)limits.pids,
+                 (long long)limits.cpu_millis, strerror (errno), RUNBOOK_POINTER);
       status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
     }
   else if (host->spec_has_egress (spec))

@@ -32,11 +32,11 @@
 
 #include "bwrap.h"
 
-#define TOP         "boxmaker-bwrap"
-#define CFS_PERIOD  100000
-#define KILL_MS     2000
+#define TOP             "boxmaker-bwrap"
+#define CFS_PERIOD      100000
+#define KILL_MS         2000
 #define ACQUIRE_TICK_MS 50
-#define CONTROLLERS 3
+#define CONTROLLERS     3
 static const char *const controllers[CONTROLLERS] = { "memory", "pids", "cpu" };
 enum
 {
@@ -50,8 +50,8 @@ struct bx_bwrap_cgroups
   char *root;
   char *name;
   size_t slots;
-  int *procs; /* slots * CONTROLLERS descriptors of cgroup.procs, open for writing */
-  int *keeper;         /* each slot's keeper socket */
+  int *procs;  /* slots * CONTROLLERS descriptors of cgroup.procs, open for writing */
+  int *keeper; /* each slot's keeper socket */
   pid_t *keeper_pid;
   struct bx_bwrap_limits *set; /* each slot's limits as last written */
   bool has_memsw;              /* swap accounting: memory.memsw.limit_in_bytes exists */
@@ -104,8 +104,8 @@ write_limits (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_li
   if (force || limits->memory != was->memory)
     {
       cleanup_free char *memory = bx_xasprintf ("%llu", (unsigned long long)limits->memory);
-      static const char *const files[2] = { "memory.limit_in_bytes",
-                                            "memory.memsw.limit_in_bytes" };
+      static const char *const files[2]
+          = { "memory.limit_in_bytes", "memory.memsw.limit_in_bytes" };
       int first = limits->memory > was->memory && !force ? 1 : 0;
       if (!cg->has_memsw)
         {
@@ -199,8 +199,8 @@ make_slot (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limit
         }
       cg->procs[slot * CONTROLLERS + c] = fd;
     }
-  cg->keeper[slot] = bx_bwrap_keeper_start (cg->procs + slot * CONTROLLERS, CONTROLLERS,
-                                            &cg->keeper_pid[slot]);
+  cg->keeper[slot]
+      = bx_bwrap_keeper_start (cg->procs + slot * CONTROLLERS, CONTROLLERS, &cg->keeper_pid[slot]);
   if (cg->keeper[slot] < 0)
     {
       *why = bx_xasprintf ("cannot start the keeper of slot %zu: %s", slot, strerror (errno));
@@ -294,8 +294,7 @@ bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
 }
 
 size_t
-bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg, bool (*stop) (const void *),
-                          const void *arg)
+bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg, bool (*stop) (const void *), const void *arg)
 {
   pthread_mutex_lock (&cg->lock);
   for (;;)
@@ -348,8 +347,8 @@ int
 bx_bwrap_cgroups_revive (struct bx_bwrap_cgroups *cg, size_t slot)
 {
   end_keeper (cg, slot);
-  cg->keeper[slot] = bx_bwrap_keeper_start (cg->procs + slot * CONTROLLERS, CONTROLLERS,
-                                            &cg->keeper_pid[slot]);
+  cg->keeper[slot]
+      = bx_bwrap_keeper_start (cg->procs + slot * CONTROLLERS, CONTROLLERS, &cg->keeper_pid[slot]);
   return cg->keeper[slot] < 0 ? -1 : 0;
 }
 

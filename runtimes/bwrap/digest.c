@@ -74,7 +74,8 @@ sha256_block (struct sha256 *s, const unsigned char *p)
   uint32_t e = s->h[4], f = s->h[5], g = s->h[6], h = s->h[7];
   for (int i = 0; i < 64; i++)
     {
-      uint32_t t1 = h + (ROR (e, 6) ^ ROR (e, 11) ^ ROR (e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
+      uint32_t t1
+          = h + (ROR (e, 6) ^ ROR (e, 11) ^ ROR (e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
       uint32_t t2 = (ROR (a, 2) ^ ROR (a, 13) ^ ROR (a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
       h = g;
       g = f;
@@ -143,7 +144,8 @@ struct paths
 static int
 collect (int dirfd, const char *prefix, struct paths *out, char **why)
 {
-  int fd = openat (dirfd, prefix[0] ? prefix : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int fd
+      = openat (dirfd, prefix[0] ? prefix : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   DIR *d = fd < 0 ? NULL : fdopendir (fd);
   if (d == NULL)
     {
@@ -160,8 +162,8 @@ collect (int dirfd, const char *prefix, struct paths *out, char **why)
         continue;
       char *path = prefix[0] ? bx_xasprintf ("%s/%s", prefix, e->d_name) : bx_xstrdup (e->d_name);
       if (out->len == out->cap)
-        out->items = bx_xrealloc (out->items, (out->cap = out->cap ? out->cap * 2 : 256)
-                                                  * sizeof (char *));
+        out->items = bx_xrealloc (out->items,
+                                  (out->cap = out->cap ? out->cap * 2 : 256) * sizeof (char *));
       out->items[out->len++] = path;
       struct stat st;
       if (fstatat (dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode))
@@ -238,9 +240,9 @@ hash_entry (int dirfd, const char *path, struct sha256 *s, char **why)
       *why = bx_xasprintf ("%s is neither a file, a folder nor a link", path);
       return -1;
     }
-  cleanup_free char *line = bx_xasprintf ("%s %c %o %u %u %s\n", path, type,
-                                          (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
-                                          (unsigned)st.st_gid, content);
+  cleanup_free char *line
+      = bx_xasprintf ("%s %c %o %u %u %s\n", path, type, (unsigned)(st.st_mode & 07777),
+                      (unsigned)st.st_uid, (unsigned)st.st_gid, content);
   sha256_update (s, line, strlen (line));
   return 0;
 }

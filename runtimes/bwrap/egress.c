@@ -76,7 +76,7 @@ pass_egress_records (struct bx_bwrap_instance *inst, const char *name, int dir_f
 /* How long the proxy's sandbox, slirp4netns and the socket may take to come up: generous,
  * since a busy host can take seconds to start them and a failure here fails the call. */
 #define START_MS 15000
-#define TICK_MS         2
+#define TICK_MS  2
 
 static void
 tick (void)
@@ -156,8 +156,8 @@ sandbox_pid (const struct bx_host *host, const bx_run_spec *spec, int status, in
 
 /* Starts the proxy's sandbox and slirp4netns; 0 with both pids, or -1 (logged). */
 static int
-start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char *name,
-             size_t slot, int dir_fd, const char *dir, int *proxy, int *slirp)
+start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char *name, size_t slot,
+             int dir_fd, const char *dir, int *proxy, int *slirp)
 {
   const struct bx_host *host = inst->host;
   int64_t deadline = bx_deadline_in (START_MS);
@@ -168,8 +168,7 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
   int status[2] = { -1, -1 };
   if (seccomp < 0 || null < 0 || pipe2 (status, O_CLOEXEC | O_NONBLOCK) < 0)
     {
-      host->log (host, BX_LOG_ERROR, "%s-egress: %s; %s", name, strerror (errno),
-                 RUNBOOK_POINTER);
+      host->log (host, BX_LOG_ERROR, "%s-egress: %s; %s", name, strerror (errno), RUNBOOK_POINTER);
       return -1;
     }
   struct bx_bwrap_call call = {
@@ -220,9 +219,15 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
       return -1;
     }
   cleanup_free char *pid_text = bx_xasprintf ("%ld", (long)target);
-  char *slirp_argv[] = { (char *)inst->cfg.egress_helper, "--configure", "--mtu=65520",
-                         "--disable-host-loopback", "--ready-fd=3",
-                         "--userns-path=/proc/self/fd/4", pid_text, "tap0", NULL };
+  char *slirp_argv[] = { (char *)inst->cfg.egress_helper,
+                         "--configure",
+                         "--mtu=65520",
+                         "--disable-host-loopback",
+                         "--ready-fd=3",
+                         "--userns-path=/proc/self/fd/4",
+                         pid_text,
+                         "tap0",
+                         NULL };
   int slirp_fds[] = { ready[1], owner };
   struct bx_bwrap_child helper = {
     .cgroups = inst->cgroups,
@@ -342,8 +347,8 @@ bx_bwrap_egress_prepare (const char *root, char **why)
   if (lstat (root, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != geteuid ()
       || (st.st_mode & 022) != 0)
     {
-      *why = bx_xasprintf ("%s must be a folder of brokerd's user that no one else can write",
-                           root);
+      *why
+          = bx_xasprintf ("%s must be a folder of brokerd's user that no one else can write", root);
       return -1;
     }
   return 0;

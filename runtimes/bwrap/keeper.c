@@ -75,8 +75,9 @@ receive_with_fds (int sock, void *bytes, size_t len, int *fds, size_t *count)
 {
   char control[CMSG_SPACE (MAX_FDS * sizeof (int))];
   struct iovec iov = { bytes, len };
-  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
-                        .msg_controllen = sizeof control };
+  struct msghdr msg = {
+    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control
+  };
   ssize_t n;
   while ((n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
     ;
@@ -129,8 +130,11 @@ serve (int sock, char *buf, ssize_t len, int *fds, size_t count)
           else
             {
               struct bx_bwrap_child c = {
-                .uid = req.uid, .gid = req.gid, .file_size = req.file_size,
-                .fds = fds + 3, .fd_count = count - 3,
+                .uid = req.uid,
+                .gid = req.gid,
+                .file_size = req.file_size,
+                .fds = fds + 3,
+                .fd_count = count - 3,
               };
               long pid = syscall (SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
               if (pid == 0)
@@ -155,8 +159,7 @@ serve (int sock, char *buf, ssize_t len, int *fds, size_t count)
     close (pidfd);
 }
 
-static void __attribute__ ((noreturn))
-keeper_main (int sock, const int *procs, size_t procs_count)
+static void __attribute__ ((noreturn)) keeper_main (int sock, const int *procs, size_t procs_count)
 {
   /* So that ps tells it from brokerd, whose name it would otherwise keep. */
   prctl (PR_SET_NAME, "bwrap-keeper");
@@ -252,8 +255,8 @@ bx_bwrap_keeper_spawn (int sock, char *const argv[], const struct bx_bwrap_child
       return -1;
     }
   cleanup_free char *buf = bx_xmalloc (len);
-  struct request req = { .uid = c->uid, .gid = c->gid, .file_size = c->file_size,
-                         .argc = (uint32_t)argc };
+  struct request req
+      = { .uid = c->uid, .gid = c->gid, .file_size = c->file_size, .argc = (uint32_t)argc };
   memcpy (buf, &req, sizeof req);
   char *p = buf + sizeof req;
   for (size_t i = 0; i < argc; i++)

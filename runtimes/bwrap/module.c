@@ -16,10 +16,9 @@
 #include "bwrap.h"
 
 static const char *const known_options[] = {
-  "bwrap",      "rootfs",   "rootfs_digest", "cgroup_root", "output_cap",   "tmp_size",      "file_size",
-  "memory",     "pids",     "cpu_percent", "read_file_ms", "write_file_ms", "shell_ms",
-  "http_fetch_ms", "uid",   "gid",         "slots",        "slirp4netns",   "egress_dir",
-  NULL,
+  "bwrap",  "rootfs", "rootfs_digest", "cgroup_root",  "output_cap",    "tmp_size", "file_size",
+  "memory", "pids",   "cpu_percent",   "read_file_ms", "write_file_ms", "shell_ms", "http_fetch_ms",
+  "uid",    "gid",    "slots",         "slirp4netns",  "egress_dir",    NULL,
 };
 
 static const char *const limit_names[BX_BWRAP_TOOL_COUNT] = {
@@ -61,14 +60,18 @@ check_rootfs (const struct bx_host *host, struct bx_bwrap_instance *inst, bx_err
   struct stat st;
   if (rootfs[0] != '/' || lstat (rootfs, &st) < 0 || !S_ISDIR (st.st_mode))
     {
-      host->error_set (sink, "option rootfs: %s is not a folder (build it with "
-                             "`build-image.sh --rootfs %s`)", rootfs, rootfs);
+      host->error_set (sink,
+                       "option rootfs: %s is not a folder (build it with "
+                       "`build-image.sh --rootfs %s`)",
+                       rootfs, rootfs);
       return -1;
     }
   if (st.st_uid != 0 || (st.st_mode & 022) != 0)
     {
-      host->error_set (sink, "option rootfs: %s must belong to root and be writable by no one "
-                             "else", rootfs);
+      host->error_set (sink,
+                       "option rootfs: %s must belong to root and be writable by no one "
+                       "else",
+                       rootfs);
       return -1;
     }
   cleanup_free char *toolkit = bx_xasprintf ("%s/bin/toolkit", rootfs);
@@ -113,8 +116,10 @@ check_digest (const struct bx_host *host, const struct bx_bwrap_config *cfg, bx_
               && strspn (want + 7, "0123456789abcdef") == 64;
   if (!form)
     {
-      host->error_set (sink, "option rootfs_digest: \"%s\" is not sha256: and 64 lowercase hex "
-                             "digits", want);
+      host->error_set (sink,
+                       "option rootfs_digest: \"%s\" is not sha256: and 64 lowercase hex "
+                       "digits",
+                       want);
       return -1;
     }
   char got[BX_BWRAP_DIGEST_LEN + 1];
@@ -157,11 +162,9 @@ read_options (const struct bx_host *host, const bx_options *options, struct bx_b
       || read_path (host, options, "rootfs", DEFAULT_ROOTFS, &cfg->rootfs, sink) < 0
       || host->option_string (options, "rootfs_digest", NULL, &cfg->rootfs_digest, sink) < 0
       || read_path (host, options, "cgroup_root", "/sys/fs/cgroup", &cfg->cgroup_root, sink) < 0
-      || read_path (host, options, "slirp4netns", "/usr/bin/slirp4netns", &cfg->egress_helper,
-                    sink)
+      || read_path (host, options, "slirp4netns", "/usr/bin/slirp4netns", &cfg->egress_helper, sink)
              < 0
-      || read_path (host, options, "egress_dir", "/run/boxmaker-bwrap", &cfg->egress_dir, sink)
-             < 0
+      || read_path (host, options, "egress_dir", "/run/boxmaker-bwrap", &cfg->egress_dir, sink) < 0
       || host->option_size (options, "output_cap", 262144, &cfg->output_cap, sink) < 0
       || host->option_size (options, "tmp_size", 64ull << 20, &cfg->tmp_size, sink) < 0
       || host->option_size (options, "file_size", 64ull << 20, &cfg->file_size, sink) < 0
@@ -201,8 +204,9 @@ read_options (const struct bx_host *host, const bx_options *options, struct bx_b
     return -1;
   if (!root && (cfg->uid != (int64_t)geteuid () || cfg->gid != (int64_t)getegid ()))
     {
-      host->error_set (sink, "options uid and gid: brokerd does not run as root, so sandboxes "
-                             "run as its own uid %u and gid %u",
+      host->error_set (sink,
+                       "options uid and gid: brokerd does not run as root, so sandboxes "
+                       "run as its own uid %u and gid %u",
                        (unsigned)geteuid (), (unsigned)getegid ());
       return -1;
     }
@@ -258,8 +262,9 @@ bwrap_create (const struct bx_host *host, const bx_options *options, void **inst
                              &inst->cfg.limits, &inst->cgroups, &why)
       < 0)
     {
-      host->error_set (sink, "cannot set up the limits' cgroups: %s; bwrap.so runs nothing "
-                             "without its memory, pids and CPU limits (run brokerd as root)",
+      host->error_set (sink,
+                       "cannot set up the limits' cgroups: %s; bwrap.so runs nothing "
+                       "without its memory, pids and CPU limits (run brokerd as root)",
                        why);
       free_instance (inst);
       return -1;

@@ -29,7 +29,7 @@
 
 #include "bwrap.h"
 
-#define READ_CHUNK 65536
+#define READ_CHUNK  65536
 #define STATUS_KEEP 1024
 
 static void
@@ -52,8 +52,7 @@ above_stdio (int fd)
   return moved;
 }
 
-static void __attribute__ ((noreturn))
-child_fail (int report)
+static void __attribute__ ((noreturn)) child_fail (int report)
 {
   int e = errno;
   ssize_t ignored = write (report, &e, sizeof e);
@@ -62,8 +61,8 @@ child_fail (int report)
 }
 
 void
-bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *c, int in, int out,
-                     int err, int report)
+bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *c, int in, int out, int err,
+                     int report)
 {
   /* If the keeper dies before bubblewrap sets its own --die-with-parent. */
   prctl (PR_SET_PDEATHSIG, SIGKILL);
@@ -193,15 +192,15 @@ bx_bwrap_spawn (char *const argv[], const struct bx_bwrap_child *c, int in, int 
   /* A keeper that is gone (killed by hand, say) is started again, once per call. */
   if (pidfd < 0 && (errno == EPIPE || errno == ECONNRESET || errno == EPROTO || errno == EBADF)
       && bx_bwrap_cgroups_revive (c->cgroups, c->slot) == 0)
-    pidfd = bx_bwrap_keeper_spawn (bx_bwrap_cgroups_keeper (c->cgroups, c->slot), argv, c, in,
-                                   out, err);
+    pidfd = bx_bwrap_keeper_spawn (bx_bwrap_cgroups_keeper (c->cgroups, c->slot), argv, c, in, out,
+                                   err);
   return pidfd;
 }
 
 void
 bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *input,
-              size_t input_len, uint64_t cap, int64_t deadline_ms, int status_read,
-              int cancel_fd, struct bx_bwrap_outcome *o, int *pidfd_out)
+              size_t input_len, uint64_t cap, int64_t deadline_ms, int status_read, int cancel_fd,
+              struct bx_bwrap_outcome *o, int *pidfd_out)
 {
   int in_pair[2] = { -1, -1 }, out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
   memset (o, 0, sizeof *o);
@@ -270,8 +269,8 @@ bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *in
             {
             case 0:
               {
-                ssize_t w = send (in_fd, input + sent, input_len - sent,
-                                  MSG_NOSIGNAL | MSG_DONTWAIT);
+                ssize_t w
+                    = send (in_fd, input + sent, input_len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
                 if (w > 0)
                   sent += (size_t)w;
                 else if (w < 0 && errno != EAGAIN && errno != EINTR)

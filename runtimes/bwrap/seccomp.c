@@ -21,9 +21,8 @@
 #include "bwrap.h"
 
 static const int refused[] = {
-  SCMP_SYS (keyctl), SCMP_SYS (add_key), SCMP_SYS (request_key), SCMP_SYS (ptrace),
-  SCMP_SYS (unshare), SCMP_SYS (setns),  SCMP_SYS (process_vm_readv),
-  SCMP_SYS (process_vm_writev),
+  SCMP_SYS (keyctl),  SCMP_SYS (add_key), SCMP_SYS (request_key),      SCMP_SYS (ptrace),
+  SCMP_SYS (unshare), SCMP_SYS (setns),   SCMP_SYS (process_vm_readv), SCMP_SYS (process_vm_writev),
 };
 
 int
@@ -41,8 +40,8 @@ bx_bwrap_seccomp_build (void **bpf, size_t *len, char **why)
   /* clone's flags are its first argument on x86-64 and arm64; one rule per flag, since
    * rules for one system call add up (any of them refuses). */
   static const unsigned long namespace_flags[] = {
-    CLONE_NEWNS,  CLONE_NEWUTS,    CLONE_NEWIPC, CLONE_NEWUSER,
-    CLONE_NEWPID, CLONE_NEWNET,    CLONE_NEWCGROUP, 0x00000080 /* CLONE_NEWTIME */,
+    CLONE_NEWNS,  CLONE_NEWUTS, CLONE_NEWIPC,    CLONE_NEWUSER,
+    CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP, 0x00000080 /* CLONE_NEWTIME */,
   };
   for (size_t i = 0; r == 0 && i < sizeof namespace_flags / sizeof namespace_flags[0]; i++)
     r = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (EPERM), SCMP_SYS (clone), 1,
@@ -66,8 +65,7 @@ bx_bwrap_seccomp_build (void **bpf, size_t *len, char **why)
   int fd = memfd_create ("bx-seccomp", MFD_CLOEXEC);
   if (fd < 0 || (r = seccomp_export_bpf (ctx, fd)) != 0)
     {
-      *why = bx_xasprintf ("cannot export the seccomp filter: %s",
-                           strerror (fd < 0 ? errno : -r));
+      *why = bx_xasprintf ("cannot export the seccomp filter: %s", strerror (fd < 0 ? errno : -r));
       if (fd >= 0)
         close (fd);
       seccomp_release (ctx);

@@ -26,8 +26,7 @@
 static bool
 is_token (const char *s)
 {
-  return strlen (s) == BX_PODMAN_TOKEN_LEN
-         && strspn (s, "0123456789abcdef") == BX_PODMAN_TOKEN_LEN;
+  return strlen (s) == BX_PODMAN_TOKEN_LEN && strspn (s, "0123456789abcdef") == BX_PODMAN_TOKEN_LEN;
 }
 
 /* The token a container or egress folder name ends with, or NULL. */
@@ -36,7 +35,7 @@ token_of (const char *name)
 {
   const char *dash = strrchr (name, '-');
   return dash != NULL && strncmp (name, "boxmaker-", 9) == 0 && is_token (dash + 1) ? dash + 1
-                                                                                   : NULL;
+                                                                                    : NULL;
 }
 
 static void

@@ -54,8 +54,7 @@ names_apply (struct names *n, const char *msg)
       }
 }
 
-static void __attribute__ ((noreturn))
-watcher_main (struct bx_podman_instance *inst, int fd)
+static void __attribute__ ((noreturn)) watcher_main (struct bx_podman_instance *inst, int fd)
 {
   prctl (PR_SET_NAME, "bx-podman-watch");
   /* Nothing of brokerd's but this socket and the instance lock (held until the clean-up
@@ -76,8 +75,9 @@ watcher_main (struct bx_podman_instance *inst, int fd)
       names_apply (&live, msg);
     }
   if (live.len > 0)
-    fprintf (stderr, "brokerd: podman: brokerd ended with %zu container(s) running; "
-                     "killing them\n",
+    fprintf (stderr,
+             "brokerd: podman: brokerd ended with %zu container(s) running; "
+             "killing them\n",
              live.len);
   for (size_t i = 0; i < live.len; i++)
     bx_podman_kill_and_remove (inst, live.items[i]);

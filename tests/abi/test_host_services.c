@@ -429,8 +429,8 @@ START_TEST (test_egress_record_takes_checked_records_only)
     ck_assert_msg (host->egress_record (&r, bad[i], strlen (bad[i])) == -1, "%s", bad[i]);
   ck_assert_uint_eq (json_array_size (r.egress), 3);
   char *text = json_dumps (json_array_get (r.egress, 2), JSON_COMPACT | JSON_PRESERVE_ORDER);
-  ck_assert_str_eq (text,
-                    "{\"host\":\"a.example\",\"port\":443,\"reply\":2,\"address\":\"2001:db8::1\"}");
+  ck_assert_str_eq (
+      text, "{\"host\":\"a.example\",\"port\":443,\"reply\":2,\"address\":\"2001:db8::1\"}");
   free (text);
   for (size_t i = 3; i < BX_HOST_EGRESS_RECORDS_MAX; i++)
     ck_assert_int_eq (host->egress_record (&r, good[1], strlen (good[1])), 0);

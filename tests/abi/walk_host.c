@@ -113,7 +113,7 @@ main (int argc, char **argv)
   int64_t took = bx_now_ms () - t0;
   pthread_join (t, NULL);
   printf ("call-4 %s\n", took < 200 + 1000 ? "ended within 1 s of its cancellation"
-                                            : "ran on for more than 1 s after its cancellation");
+                                           : "ran on for more than 1 s after its cancellation");
   bx_run_spec_free (spec);
 
   bx_module_destroy (m);

@@ -963,9 +963,9 @@ START_TEST (test_brokerd_sigterm_stops_waiting_after_the_grace_period)
    * with the fixed sentence before it exits; the audit line says cancelled. */
   ck_assert_ptr_nonnull (c.answer);
   ck_assert_str_eq (msg_type (c.answer), "failed");
-  ck_assert_str_eq (json_string_value (json_object_get (json_object_get (c.answer, "msg"),
-                                                        "message")),
-                    BX_SENTENCE_CANCELLED);
+  ck_assert_str_eq (
+      json_string_value (json_object_get (json_object_get (c.answer, "msg"), "message")),
+      BX_SENTENCE_CANCELLED);
   json_decref (c.answer);
   struct stat st;
   ck_assert_int_lt (stat (b.sock, &st), 0);

@@ -40,13 +40,18 @@ config (void)
 }
 
 static void
-check_call (const char *golden, const char *tool, const struct bx_bwrap_mount *mounts,
-            size_t count, int egress_fd, const char *allow)
+check_call (const char *golden, const char *tool, const struct bx_bwrap_mount *mounts, size_t count,
+            int egress_fd, const char *allow)
 {
   struct bx_bwrap_config cfg = config ();
   struct bx_bwrap_call call = {
-    .tool = tool, .mounts = mounts, .mount_count = count, .seccomp_fd = 3, .status_fd = 4,
-    .egress_fd = egress_fd, .allow = allow,
+    .tool = tool,
+    .mounts = mounts,
+    .mount_count = count,
+    .seccomp_fd = 3,
+    .status_fd = 4,
+    .egress_fd = egress_fd,
+    .allow = allow,
   };
   char **argv = bx_bwrap_argv (&cfg, &call);
   golden_check (golden, argv, NULL);
@@ -107,8 +112,12 @@ START_TEST (test_argument_lists_are_pure)
 {
   struct bx_bwrap_config cfg = config ();
   struct bx_bwrap_mount m[] = { { "/home/me/notes", 5, false } };
-  struct bx_bwrap_call call = { .tool = "read_file", .mounts = m, .mount_count = 1,
-                                .seccomp_fd = 3, .status_fd = 4, .egress_fd = -1 };
+  struct bx_bwrap_call call = { .tool = "read_file",
+                                .mounts = m,
+                                .mount_count = 1,
+                                .seccomp_fd = 3,
+                                .status_fd = 4,
+                                .egress_fd = -1 };
   char **a = bx_bwrap_argv (&cfg, &call);
   char **b = bx_bwrap_argv (&cfg, &call);
   size_t i = 0;

@@ -19,10 +19,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define KEY_SPEC_USER_KEYRING     -4
-#define KEYCTL_GET_KEYRING_ID     0
-#define KEYCTL_DESCRIBE           6
-#define KEYCTL_UNLINK             9
+#define KEY_SPEC_USER_KEYRING -4
+#define KEYCTL_GET_KEYRING_ID 0
+#define KEYCTL_DESCRIBE       6
+#define KEYCTL_UNLINK         9
 
 static void
 report (const char *name, long r)
@@ -45,8 +45,8 @@ main (int argc, char **argv)
 {
   if (argc >= 2 && strcmp (argv[1], "keys") == 0)
     {
-      report ("add_key", syscall (SYS_add_key, "user", "bx-sandbox-key", "x", 1,
-                                  KEY_SPEC_USER_KEYRING));
+      report ("add_key",
+              syscall (SYS_add_key, "user", "bx-sandbox-key", "x", 1, KEY_SPEC_USER_KEYRING));
       report ("keyctl", syscall (SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 0));
       report ("request_key", syscall (SYS_request_key, "user", "bx-none", NULL, 0));
       return 0;
@@ -68,8 +68,7 @@ main (int argc, char **argv)
       /* clone3 passes its flags in memory, where a seccomp filter cannot read them. */
       struct
       {
-        unsigned long long flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size,
-            tls;
+        unsigned long long flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
       } args = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
       long r = syscall (SYS_clone3, &args, sizeof args);
       if (r == 0)

@@ -62,7 +62,11 @@ check_tool (const char *golden, struct bx_podman_config cfg, const char *tool,
             const struct bx_podman_mount *mounts, size_t count, const char *egress)
 {
   struct bx_podman_call call = {
-    .name = NAME, .tool = tool, .mounts = mounts, .mount_count = count, .egress_dir = egress,
+    .name = NAME,
+    .tool = tool,
+    .mounts = mounts,
+    .mount_count = count,
+    .egress_dir = egress,
     .timeout_s = 32,
   };
   char **argv = bx_podman_argv_tool (&cfg, &call);
@@ -133,7 +137,8 @@ START_TEST (test_proxy_joins_the_hosts_with_commas)
 {
   struct bx_podman_config cfg = root_config ();
   const char *hosts[] = { "example.com", "*.wikipedia.org" };
-  char **argv = bx_podman_argv_proxy (&cfg, NAME, "/var/lib/boxmaker/run/egress/" NAME, 62, hosts, 2);
+  char **argv
+      = bx_podman_argv_proxy (&cfg, NAME, "/var/lib/boxmaker/run/egress/" NAME, 62, hosts, 2);
   golden_check ("proxy.argv", argv, NULL);
   bx_podman_argv_free (argv);
 }
@@ -144,7 +149,8 @@ START_TEST (test_proxy_takes_the_private_ranges_last)
   struct bx_podman_config cfg = root_config ();
   const char *hosts[] = { "registry.lan:5000" };
   const char *ranges[] = { "10.0.0.0/8", "fd00::/8" };
-  char **argv = bx_podman_argv_proxy (&cfg, NAME, "/var/lib/boxmaker/run/egress/" NAME, 62, hosts, 1);
+  char **argv
+      = bx_podman_argv_proxy (&cfg, NAME, "/var/lib/boxmaker/run/egress/" NAME, 62, hosts, 1);
   argv = bx_podman_argv_add_private (argv, ranges, 2);
   golden_check ("proxy_private.argv", argv, NULL);
   bx_podman_argv_free (argv);
@@ -163,7 +169,8 @@ START_TEST (test_rootless_proxy_uses_the_configured_network)
 {
   struct bx_podman_config cfg = rootless_config ();
   const char *hosts[] = { "example.com" };
-  char **argv = bx_podman_argv_proxy (&cfg, NAME, "/var/lib/boxmaker/run/egress/" NAME, 62, hosts, 1);
+  char **argv
+      = bx_podman_argv_proxy (&cfg, NAME, "/var/lib/boxmaker/run/egress/" NAME, 62, hosts, 1);
   golden_check ("rootless_proxy.argv", argv, NULL);
   bx_podman_argv_free (argv);
 }

@@ -23,7 +23,7 @@
 #define SENT_COULD_NOT_RUN "the tool could not run"
 #define SENT_UNAVAILABLE   "the tool runner could not start the container"
 #define SENT_STOPPED       "the tool was stopped: it ran out of memory or was killed"
-#define SENT_FILE_SIZE "the tool went past its file size limit"
+#define SENT_FILE_SIZE     "the tool went past its file size limit"
 #define SENT_TIME_LIMIT    "the tool ran past its time limit"
 #define SENT_UNEXPECTED    "the tool failed with an unexpected status"
 #define POINTER            "see docs/runbook.md#runner-unavailable"
@@ -74,10 +74,11 @@ load (const char *const *extra)
   ck_assert_ptr_nonnull (f);
   fputs ("{}\n", f);
   fclose (f);
-  const char *options[64]
-      = { "podman",         FAKE_PODMAN,        "image",          "localhost/boxmaker-tools:test",
-          "global_options", "[--runtime,runc]", "userns_keep_id", "false",
-          "seccomp_profile", profile };
+  const char *options[64] = { "podman",          FAKE_PODMAN,
+                              "image",           "localhost/boxmaker-tools:test",
+                              "global_options",  "[--runtime,runc]",
+                              "userns_keep_id",  "false",
+                              "seccomp_profile", profile };
   size_t n = 10;
   for (size_t i = 0; extra != NULL && extra[i] != NULL; i++)
     options[n++] = extra[i];
@@ -398,8 +399,8 @@ START_TEST (test_a_cancelled_call_kills_and_removes_its_container)
   ck_assert_msg (took < 5, "took %.1f s", took);
   char *name = recorded_name (0);
   char *want = NULL;
-  ck_assert_int_ge (asprintf (&want, "0 run shell\n1 kill %s\n2 rm %s\n3 rm %s\n", name, name, name),
-                    0);
+  ck_assert_int_ge (
+      asprintf (&want, "0 run shell\n1 kill %s\n2 rm %s\n3 rm %s\n", name, name, name), 0);
   char *log = calls_log ();
   ck_assert_str_eq (log, want);
   free (log);

@@ -392,8 +392,7 @@ START_TEST (test_real_spec_limits_win_over_the_options)
   int64_t took = bx_now_ms () - t0;
   ck_assert_msg (took >= 1500 && took < 8000, "took %lld ms", (long long)took);
 
-  spec = spec_for (BX_TOOL_SHELL, "{\"command\":\"head -c 60000000 /dev/zero > /tmp/fill\"}",
-                   NULL);
+  spec = spec_for (BX_TOOL_SHELL, "{\"command\":\"head -c 60000000 /dev/zero > /tmp/fill\"}", NULL);
   bx_run_spec_set_limit (spec, BX_LIMIT_MEMORY, 32 << 20);
   ck_assert_int_eq (run_spec (m, spec, &out, &sentence), BX_RUN_FAILED);
   ck_assert_str_eq (sentence, SENT_STOPPED);

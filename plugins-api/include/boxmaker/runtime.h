@@ -269,8 +269,8 @@ struct bx_host
                      int64_t fallback, int64_t *out, bx_error_sink *sink);
   /* A byte size: digits with an optional suffix k, m, g (powers of 1024, either case), at
    * least 1. */
-  int (*option_size) (const bx_options *options, const char *name, uint64_t fallback,
-                      uint64_t *out, bx_error_sink *sink);
+  int (*option_size) (const bx_options *options, const char *name, uint64_t fallback, uint64_t *out,
+                      bx_error_sink *sink);
   /* A duration in milliseconds: plain digits are ms; or digits with ms, s or m; at least 1. */
   int (*option_duration_ms) (const bx_options *options, const char *name, uint64_t fallback,
                              uint64_t *out, bx_error_sink *sink);
@@ -370,7 +370,7 @@ struct bx_runtime
 };
 
 /* The 1.0 table ends after destroy: a smaller table is refused. */
-#define BX_RUNTIME_TABLE_MIN_SIZE                                                                 \
+#define BX_RUNTIME_TABLE_MIN_SIZE                                                                  \
   (offsetof (struct bx_runtime, destroy) + sizeof (void (*) (void *)))
 
 /* The one symbol a module exports.  HOST_MAJOR and HOST_MINOR are brokerd's ABI version.
@@ -386,20 +386,19 @@ BX_RUNTIME_EXPORT const struct bx_runtime *bx_runtime_entry (uint32_t host_major
  *
  * The magic, the version and the size are filled in; the entry refuses a host of another
  * major or an older minor (whose struct bx_host lacks what this header declares). */
-#define BX_RUNTIME_DEFINE(...)                                                                    \
-  static const struct bx_runtime bx_runtime_table_                                                \
-      = { .magic = BX_RUNTIME_MAGIC,                                                              \
-          .abi_major = BX_RUNTIME_ABI_MAJOR,                                                      \
-          .abi_minor = BX_RUNTIME_ABI_MINOR,                                                      \
-          .size = sizeof (struct bx_runtime),                                                     \
-          __VA_ARGS__ };                                                                          \
-  BX_RUNTIME_EXPORT const struct bx_runtime *bx_runtime_entry (uint32_t host_major,               \
-                                                               uint32_t host_minor)               \
-  {                                                                                               \
-    if (host_major != BX_RUNTIME_ABI_MAJOR || host_minor < BX_RUNTIME_ABI_MINOR)                  \
-      return NULL;                                                                                \
-    return &bx_runtime_table_;                                                                    \
-  }                                                                                               \
+#define BX_RUNTIME_DEFINE(...)                                                                     \
+  static const struct bx_runtime bx_runtime_table_ = { .magic = BX_RUNTIME_MAGIC,                  \
+                                                       .abi_major = BX_RUNTIME_ABI_MAJOR,          \
+                                                       .abi_minor = BX_RUNTIME_ABI_MINOR,          \
+                                                       .size = sizeof (struct bx_runtime),         \
+                                                       __VA_ARGS__ };                              \
+  BX_RUNTIME_EXPORT const struct bx_runtime *bx_runtime_entry (uint32_t host_major,                \
+                                                               uint32_t host_minor)                \
+  {                                                                                                \
+    if (host_major != BX_RUNTIME_ABI_MAJOR || host_minor < BX_RUNTIME_ABI_MINOR)                   \
+      return NULL;                                                                                 \
+    return &bx_runtime_table_;                                                                     \
+  }                                                                                                \
   extern int bx_runtime_define_needs_a_semicolon_
 
 #ifdef __cplusplus

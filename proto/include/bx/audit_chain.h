@@ -14,7 +14,7 @@
 
 #include "bx/error.h"
 
-#define BX_AUDIT_HASH_HEX 64
+#define BX_AUDIT_HASH_HEX    64
 #define BX_AUDIT_CHAIN_START "0000000000000000000000000000000000000000000000000000000000000000"
 
 /* SHA-256 of LINE (LEN bytes, no newline) in lowercase hex, NUL-terminated. */

@@ -148,8 +148,8 @@ struct bx_host
                      int64_t fallback, int64_t *out, bx_error_sink *sink);
   /* A byte size: digits with an optional suffix k, m, g (powers of 1024, either case), at
    * least 1. */
-  int (*option_size) (const bx_options *options, const char *name, uint64_t fallback,
-                      uint64_t *out, bx_error_sink *sink);
+  int (*option_size) (const bx_options *options, const char *name, uint64_t fallback, uint64_t *out,
+                      bx_error_sink *sink);
   /* A duration in milliseconds: plain digits are ms; or digits with ms, s or m; at least 1. */
   int (*option_duration_ms) (const bx_options *options, const char *name, uint64_t fallback,
                              uint64_t *out, bx_error_sink *sink);
@@ -197,7 +197,7 @@ struct bx_runtime
 };
 
 /* The 1.0 table ends after destroy: a smaller table is refused. */
-#define BX_RUNTIME_TABLE_MIN_SIZE                                                                 \
+#define BX_RUNTIME_TABLE_MIN_SIZE                                                                  \
   (offsetof (struct bx_runtime, destroy) + sizeof (void (*) (void *)))
 
 /* The one symbol a module exports.  HOST_MAJOR and HOST_MINOR are brokerd's ABI version.
