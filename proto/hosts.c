@@ -188,9 +188,9 @@ bool
 bx_host_port_matches (const char *text, const char *host, unsigned port)
 {
   char pattern[BX_HOST_MAX + 3];
-  unsigned allowed;
-  if (!bx_valid_host_port_pattern (text) || port == 0 || port > 65535)
+  unsigned allowed = 0;
+  if (!bx_valid_host_port_pattern (text) || port == 0 || port > 65535
+      || !split_port (text, pattern, &allowed))
     return false;
-  split_port (text, pattern, &allowed);
   return (allowed == 0 || allowed == port) && bx_host_matches (pattern, host);
 }

@@ -371,14 +371,18 @@ serve_thread (void *arg)
 int
 bx_egress_local_start (const char *proxy_socket, uint16_t *port, bx_error *err)
 {
-  cleanup_close int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return bx_error_set (err, errno, "cannot make the local proxy's socket");
   struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
   socklen_t len = sizeof sin;
   if (bind (fd, (struct sockaddr *)&sin, sizeof sin) < 0 || listen (fd, 64) < 0
       || getsockname (fd, (struct sockaddr *)&sin, &len) < 0)
-    return bx_error_set (err, errno, "cannot listen on 127.0.0.1");
+    {
+      int e = errno;
+      close (fd);
+      return bx_error_set (err, e, "cannot listen on 127.0.0.1");
+    }
   struct server *s = bx_xzalloc (sizeof *s);
   s->proxy_socket = bx_xstrdup (proxy_socket);
   s->listener = fd;
@@ -392,12 +396,12 @@ bx_egress_local_start (const char *proxy_socket, uint16_t *port, bx_error *err)
   pthread_attr_destroy (&attr);
   if (r != 0)
     {
+      close (fd);
       free (s->proxy_socket);
       free (s);
       return bx_error_set (err, r, "cannot start the local proxy");
     }
   /* The serving thread owns the listener and the server for the rest of the process. */
-  fd = -1;
   *port = ntohs (sin.sin_port);
   return 0;
 }
@@ -405,7 +409,7 @@ bx_egress_local_start (const char *proxy_socket, uint16_t *port, bx_error *err)
 int
 bx_egress_local_for_shell (const char *proxy_socket, bx_error *err)
 {
-  uint16_t port;
+  uint16_t port = 0;
   if (bx_egress_local_start (proxy_socket, &port, err) < 0)
     return -1;
   char http[40], socks[40];
