@@ -193,6 +193,23 @@ now_ns (void)
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* A call taken on FD: its clocks started, its peer on its audit record, counted. */
+static void
+call_begin (struct call *c, struct server *s, int fd)
+{
+  *c = (struct call){
+    .server = s,
+    .fd = fd,
+    .started = bx_now_ms (),
+    .rec = { .content_bytes = -1 },
+    .t0_ns = now_ns (),
+    .decide_ns = -1,
+    .run_ns = -1,
+  };
+  bx_audit_set_peer (&c->rec, fd);
+  bx_metrics_call_started (s->ops->metrics);
+}
+
 static struct bx_log_context
 log_context (const struct call *c)
 {
@@ -297,24 +314,16 @@ usable_id (const json_t *frame)
   return id;
 }
 
-static void
-serve_call (struct server *s, int fd)
+/* Reads and checks one request on C's connection: its frame (*FRAME, which the strings of
+ * *ENV point into), the envelope and its ids.  False when it could not be taken; the client
+ * has then been answered (or it left without a byte). */
+static bool
+read_request (struct call *c, json_t **frame, struct bx_envelope *env, const char **id_out)
 {
-  struct call c = {
-    .server = s,
-    .fd = fd,
-    .started = bx_now_ms (),
-    .rec = { .content_bytes = -1 },
-    .t0_ns = now_ns (),
-    .decide_ns = -1,
-    .run_ns = -1,
-  };
-  bx_audit_set_peer (&c.rec, fd);
-  bx_metrics_call_started (s->ops->metrics);
+  struct server *s = c->server;
   const struct bx_config *cfg = s->config;
   cleanup_error bx_error err = NULL;
-  json_t *frame = NULL;
-  if (bx_frame_read (fd, bx_deadline_in (cfg->request_timeout_ms), &frame, &err) < 0)
+  if (bx_frame_read (c->fd, bx_deadline_in (cfg->request_timeout_ms), frame, &err) < 0)
     {
       cleanup_free char *detail = NULL;
       switch (bx_error_code (err))
@@ -323,7 +332,7 @@ serve_call (struct server *s, int fd)
           /* Connected and left without a byte: a probe (another brokerd checking whether
            * this socket is live), not a call. */
           bx_metrics_call_left (s->ops->metrics);
-          return;
+          return false;
         case BX_FRAME_TIMED_OUT:
           detail = bx_xasprintf ("no complete request within %lld ms",
                                  (long long)cfg->request_timeout_ms);
@@ -336,62 +345,67 @@ serve_call (struct server *s, int fd)
           detail = bx_xasprintf ("bad frame: %s", bx_error_msg (err));
           break;
         }
-      refuse (&c, NULL, detail);
-      return;
+      refuse (c, NULL, detail);
+      return false;
     }
 
   /* The version first: a later version may shape its messages differently, and the client
    * deserves to hear that it speaks the wrong one rather than what failed to parse. */
-  json_t *v = json_object_get (frame, "v");
+  json_t *v = json_object_get (*frame, "v");
   if (json_is_integer (v) && json_integer_value (v) != BX_PROTOCOL_VERSION)
     {
       cleanup_free char *detail
           = bx_xasprintf ("unsupported protocol version %lld: this brokerd speaks %d",
                           (long long)json_integer_value (v), BX_PROTOCOL_VERSION);
-      refuse (&c, usable_id (frame), detail);
-      json_decref (frame);
-      return;
+      refuse (c, usable_id (*frame), detail);
+      return false;
     }
-  struct bx_envelope env;
-  if (bx_envelope_parse (frame, &env, &err) < 0)
+  if (bx_envelope_parse (*frame, env, &err) < 0)
     {
       /* Answer with the id when there is a usable one, so the client can match it. */
       cleanup_free char *detail = bx_xasprintf ("bad message: %s", bx_error_msg (err));
-      refuse (&c, usable_id (frame), detail);
-      json_decref (frame);
-      return;
+      refuse (c, usable_id (*frame), detail);
+      return false;
     }
-  const char *id = bx_valid_id (env.id) ? env.id : NULL;
-  cleanup_free char *detail = NULL;
-  /* The version was checked above: the envelope parser takes only an integer v. */
+  const char *id = bx_valid_id (env->id) ? env->id : NULL;
+  const char *detail = NULL;
   if (id == NULL)
-    detail = bx_xstrdup ("bad id: expected 1 to 64 of [A-Za-z0-9_.-]");
-  else if (env.type != BX_MSG_TOOL_REQUEST)
-    detail = bx_xstrdup ("unexpected message: expected a tool_request");
-  else if (!env.final)
-    detail = bx_xstrdup ("a tool_request must be final");
-  else if (!bx_valid_id (env.u.request.call))
-    detail = bx_xstrdup ("bad call id: expected 1 to 64 of [A-Za-z0-9_.-]");
-  else if (!bx_valid_id (env.u.request.session))
-    detail = bx_xstrdup ("bad session id: expected 1 to 64 of [A-Za-z0-9_.-]");
-  else if (strcmp (env.id, env.u.request.call) != 0)
-    detail = bx_xstrdup ("bad id: the frame's id must equal the request's call");
+    detail = "bad id: expected 1 to 64 of [A-Za-z0-9_.-]";
+  else if (env->type != BX_MSG_TOOL_REQUEST)
+    detail = "unexpected message: expected a tool_request";
+  else if (!env->final)
+    detail = "a tool_request must be final";
+  else if (!bx_valid_id (env->u.request.call))
+    detail = "bad call id: expected 1 to 64 of [A-Za-z0-9_.-]";
+  else if (!bx_valid_id (env->u.request.session))
+    detail = "bad session id: expected 1 to 64 of [A-Za-z0-9_.-]";
+  else if (strcmp (env->id, env->u.request.call) != 0)
+    detail = "bad id: the frame's id must equal the request's call";
   if (detail != NULL)
     {
-      refuse (&c, id, detail);
-      json_decref (frame);
-      return;
+      refuse (c, id, detail);
+      return false;
     }
+  *id_out = id;
+  return true;
+}
 
-  c.rec.call = env.u.request.call;
-  c.rec.session = env.u.request.session;
-  c.rec.tool = env.u.request.tool;
+/* Decides and runs the request ENV (answered with ID), and answers it. */
+static void
+run_request (struct call *c, const struct bx_envelope *env, const char *id)
+{
+  struct server *s = c->server;
+  const struct bx_config *cfg = s->config;
+  cleanup_error bx_error err = NULL;
+  c->rec.call = env->u.request.call;
+  c->rec.session = env->u.request.session;
+  c->rec.tool = env->u.request.tool;
   enum bx_tool tool;
-  if (bx_tool_from_name (env.u.request.tool, &tool) < 0)
+  if (bx_tool_from_name (env->u.request.tool, &tool) < 0)
     {
       /* The name as sent, made safe and cut: it reaches the model and the operator's
        * terminal, so no control byte of it may pass. */
-      const char *name = env.u.request.tool;
+      const char *name = env->u.request.tool;
       size_t len = strlen (name);
       cleanup_free char *quoted = bx_printable (name, len, BX_SHOWN_NAME_MAX);
       cleanup_free char *reason = bx_xasprintf (
@@ -399,22 +413,20 @@ serve_call (struct server *s, int fd)
       /* The audit line gets the same cut (it is JSON, which escapes the rest): the whole
        * name could make it megabytes long. */
       cleanup_free char *shown = bx_xstrndup (name, bx_utf8_cut (name, len, BX_SHOWN_NAME_MAX));
-      c.rec.tool = shown;
-      deny_request (&c, id, reason);
-      json_decref (frame);
+      c->rec.tool = shown;
+      deny_request (c, id, reason);
       return;
     }
   struct bx_tool_args args = { 0 };
-  if (bx_tool_args_from_json (tool, env.u.request.arguments, &args, &err) < 0)
+  if (bx_tool_args_from_json (tool, env->u.request.arguments, &args, &err) < 0)
     {
       bx_tool_args_clear (&args);
-      deny_request (&c, id, bx_error_msg (err));
-      json_decref (frame);
+      deny_request (c, id, bx_error_msg (err));
       return;
     }
   if (tool == BX_TOOL_WRITE_FILE && args.content != NULL)
-    c.rec.content_bytes = (ssize_t)strlen (args.content);
-  bx_audit_set_args (&c.rec, &args);
+    c->rec.content_bytes = (ssize_t)strlen (args.content);
+  bx_audit_set_args (&c->rec, &args);
 
   /* The grants of the config serving now, held until the call ends (a reload may replace
    * them meanwhile; the decision points into these). */
@@ -422,51 +434,63 @@ serve_call (struct server *s, int fd)
   struct bx_config_hold *hold = bx_live_config_get (s->ops->live, &grants);
   struct bx_decision d;
   bx_policy_decide (grants, &args, &d);
-  c.decide_ns = now_ns () - c.t0_ns;
+  c->decide_ns = now_ns () - c->t0_ns;
   /* A call that waits for the owner leaves this worker: approvals.c answers it.  Its
    * decision points into GRANTS: a reloaded config it was decided with stays held for the
    * rest of the run (the first config lives that long anyway). */
-  if (bx_approvals_take (s->approvals, fd, id, env.u.request.call, env.u.request.session, &d,
-                         c.started, c.rec.content_bytes))
+  if (bx_approvals_take (s->approvals, c->fd, id, env->u.request.call, env->u.request.session, &d,
+                         c->started, c->rec.content_bytes))
     {
       if (grants == s->config)
         bx_live_config_put (s->ops->live, hold);
-      bx_audit_record_clear (&c.rec);
+      bx_audit_record_clear (&c->rec);
       bx_metrics_call_left (s->ops->metrics);
-      json_decref (frame);
       return;
     }
-  c.rec.decision = d.verdict == BX_ALLOWED ? "allowed" : "denied";
-  c.rec.grant = d.verdict == BX_ALLOWED ? (ssize_t)d.grant_index + 1 : 0;
-  c.rec.reason = d.reason;
+  c->rec.decision = d.verdict == BX_ALLOWED ? "allowed" : "denied";
+  c->rec.grant = d.verdict == BX_ALLOWED ? (ssize_t)d.grant_index + 1 : 0;
+  c->rec.reason = d.reason;
   struct bx_run_report report = { .outcome = "failed" };
   json_t *answer;
-  if (d.verdict == BX_ALLOWED && !audit_running (&c))
+  if (d.verdict == BX_ALLOWED && !audit_running (c))
     answer = bx_msg_failed (id, BX_AUDIT_NOT_RUN);
   else
     {
       int64_t t = now_ns ();
-      answer = bx_runner_respond (s->module, &d, id, env.u.request.call, env.u.request.session,
-                                  s->canceller, fd, &report);
+      answer = bx_runner_respond (s->module, &d, id, env->u.request.call, env->u.request.session,
+                                  s->canceller, c->fd, &report);
       if (d.verdict == BX_ALLOWED)
-        c.run_ns = now_ns () - t;
+        c->run_ns = now_ns () - t;
     }
-  c.rec.outcome = report.outcome;
-  c.rec.egress = report.egress;
-  c.rec.output_bytes = report.output_bytes;
-  c.rec.truncated = report.truncated;
+  c->rec.outcome = report.outcome;
+  c->rec.egress = report.egress;
+  c->rec.output_bytes = report.output_bytes;
+  c->rec.truncated = report.truncated;
   /* Only a client that asked reads "refused": a 1.0 client refuses a field it does not know. */
-  if (report.refused && env.u.request.refusals)
+  if (report.refused && env->u.request.refusals)
     bx_msg_mark_refused (answer);
   if (d.verdict == BX_ALLOWED)
-    bx_audit_grant_reach (&c.rec, d.grant, d.args.tool);
+    bx_audit_grant_reach (&c->rec, d.grant, d.args.tool);
   /* The client may read a large answer slowly; it gets a fresh deadline of its own. */
-  finish (&c, answer, bx_deadline_in (cfg->request_timeout_ms));
-  bx_audit_record_clear (&c.rec);
+  finish (c, answer, bx_deadline_in (cfg->request_timeout_ms));
+  bx_audit_record_clear (&c->rec);
   json_decref (report.egress);
   bx_decision_clear (&d);
   bx_live_config_put (s->ops->live, hold);
-  json_decref (frame);
+}
+
+/* One connection: its request read and checked, then decided and run. */
+static void
+serve_call (struct server *s, int fd)
+{
+  struct call c;
+  call_begin (&c, s, fd);
+  /* The envelope's strings point into the frame: it lives until the call is answered. */
+  json_auto_t *frame = NULL;
+  struct bx_envelope env;
+  const char *id = NULL;
+  if (read_request (&c, &frame, &env, &id))
+    run_request (&c, &env, id);
 }
 
 /* Past max_connections: say so at once and close, so the client never hangs.  The client
@@ -476,17 +500,8 @@ serve_call (struct server *s, int fd)
 static void
 refuse_busy (struct server *s, int fd)
 {
-  struct call c = {
-    .server = s,
-    .fd = fd,
-    .started = bx_now_ms (),
-    .rec = { .content_bytes = -1 },
-    .t0_ns = now_ns (),
-    .decide_ns = -1,
-    .run_ns = -1,
-  };
-  bx_audit_set_peer (&c.rec, fd);
-  bx_metrics_call_started (s->ops->metrics);
+  struct call c;
+  call_begin (&c, s, fd);
   refuse (&c, NULL, busy_detail);
   shutdown (fd, SHUT_WR);
   int64_t deadline = bx_deadline_in (BUSY_DRAIN_MS);
