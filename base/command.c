@@ -16,6 +16,7 @@
 #include "bx/cleanup.h"
 #include "bx/command.h"
 #include "bx/deadline.h"
+#include "bx/fd.h"
 
 extern char **environ;
 
@@ -23,29 +24,6 @@ extern char **environ;
  * orphans are to be reaped, the loop wakes this often to ask waitpid. */
 #define TICK_MS    20
 #define READ_CHUNK 65536
-
-static void
-close_fd (int *fd)
-{
-  if (*fd >= 0)
-    close (*fd);
-  *fd = -1;
-}
-
-/* posix_spawn's dup2 onto 0, 1 or 2 is a no-op (and keeps close-on-exec) when the source
- * already is that descriptor, which happens when the caller runs with a standard stream
- * closed.  Moving our ends above 2 avoids the case. */
-static int
-above_stdio (int fd)
-{
-  if (fd < 0 || fd > 2)
-    return fd;
-  int moved = fcntl (fd, F_DUPFD_CLOEXEC, 3);
-  int saved = errno;
-  close (fd);
-  errno = saved;
-  return moved;
-}
 
 static void
 set_nonblocking (int fd)
@@ -279,9 +257,9 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
     goto not_run;
   for (int i = 0; i < 2; i++)
     {
-      in_pair[i] = above_stdio (in_pair[i]);
-      out_pipe[i] = above_stdio (out_pipe[i]);
-      err_pipe[i] = above_stdio (err_pipe[i]);
+      in_pair[i] = bx_fd_above_stdio (in_pair[i]);
+      out_pipe[i] = bx_fd_above_stdio (out_pipe[i]);
+      err_pipe[i] = bx_fd_above_stdio (err_pipe[i]);
     }
   if (in_pair[0] < 0 || in_pair[1] < 0 || out_pipe[0] < 0 || out_pipe[1] < 0
       || (!cmd->error_to_output && (err_pipe[0] < 0 || err_pipe[1] < 0)))
@@ -301,9 +279,9 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
     goto not_run;
   if (cmd->started != NULL)
     cmd->started (pid, cmd->started_data);
-  close_fd (&in_pair[1]);
-  close_fd (&out_pipe[1]);
-  close_fd (&err_pipe[1]);
+  bx_fd_close (&in_pair[1]);
+  bx_fd_close (&out_pipe[1]);
+  bx_fd_close (&err_pipe[1]);
 
   int in_fd = in_pair[0], out_fd = out_pipe[0], err_fd = err_pipe[0];
   set_nonblocking (in_fd);
@@ -318,7 +296,7 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
   int status = 0;
 
   if (cmd->input_len == 0)
-    close_fd (&in_fd);
+    bx_fd_close (&in_fd);
 
   for (;;)
     {
@@ -386,14 +364,14 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
           else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
             sent = cmd->input_len; /* the program no longer reads: nothing more to give it */
           if (sent == cmd->input_len)
-            close_fd (&in_fd);
+            bx_fd_close (&in_fd);
         }
       if (ready > 0 && idx_out >= 0 && fds[idx_out].revents)
         if (!read_some (&p, out_fd, true))
-          close_fd (&out_fd);
+          bx_fd_close (&out_fd);
       if (ready > 0 && idx_err >= 0 && fds[idx_err].revents)
         if (!read_some (&p, err_fd, false))
-          close_fd (&err_fd);
+          bx_fd_close (&err_fd);
       if (p.capped)
         break;
 
@@ -446,10 +424,10 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
   else if (!exited)
     r->end = BX_COMMAND_TIMED_OUT;
 
-  close_fd (&in_fd);
-  close_fd (&out_fd);
-  close_fd (&err_fd);
-  close_fd (&pidfd);
+  bx_fd_close (&in_fd);
+  bx_fd_close (&out_fd);
+  bx_fd_close (&err_fd);
+  bx_fd_close (&pidfd);
   goto out;
 
 not_run:
@@ -457,17 +435,17 @@ not_run:
   r->spawn_errno = errno ? errno : EIO;
   for (int i = 0; i < 2; i++)
     {
-      close_fd (&in_pair[i]);
-      close_fd (&out_pipe[i]);
-      close_fd (&err_pipe[i]);
+      bx_fd_close (&in_pair[i]);
+      bx_fd_close (&out_pipe[i]);
+      bx_fd_close (&err_pipe[i]);
     }
 out:
   if (sig_pipe[0] >= 0)
     {
       sigaction (SIGCHLD, &old_chld, NULL);
       sigchld_w = -1;
-      close_fd (&sig_pipe[0]);
-      close_fd (&sig_pipe[1]);
+      bx_fd_close (&sig_pipe[0]);
+      bx_fd_close (&sig_pipe[1]);
     }
 }
 

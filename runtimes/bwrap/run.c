@@ -26,31 +26,12 @@
 
 #include "bx/cleanup.h"
 #include "bx/deadline.h"
+#include "bx/fd.h"
 
 #include "bwrap.h"
 
 #define READ_CHUNK  65536
 #define STATUS_KEEP 1024
-
-static void
-close_fd (int *fd)
-{
-  if (*fd >= 0)
-    close (*fd);
-  *fd = -1;
-}
-
-/* Descriptors 0 to 2 are the child's standard streams; ours live above them, whatever
- * brokerd had closed. */
-static int
-above_stdio (int fd)
-{
-  if (fd < 0 || fd > 2)
-    return fd;
-  int moved = fcntl (fd, F_DUPFD_CLOEXEC, 3);
-  close (fd);
-  return moved;
-}
 
 static void __attribute__ ((noreturn)) child_fail (int report)
 {
@@ -214,17 +195,17 @@ bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *in
     goto not_run;
   for (int i = 0; i < 2; i++)
     {
-      in_pair[i] = above_stdio (in_pair[i]);
-      out_pipe[i] = above_stdio (out_pipe[i]);
-      err_pipe[i] = above_stdio (err_pipe[i]);
+      in_pair[i] = bx_fd_above_stdio (in_pair[i]);
+      out_pipe[i] = bx_fd_above_stdio (out_pipe[i]);
+      err_pipe[i] = bx_fd_above_stdio (err_pipe[i]);
     }
 
   int pidfd = bx_bwrap_spawn (argv, c, in_pair[1], out_pipe[1], err_pipe[1]);
   if (pidfd < 0)
     goto not_run;
-  close_fd (&in_pair[1]);
-  close_fd (&out_pipe[1]);
-  close_fd (&err_pipe[1]);
+  bx_fd_close (&in_pair[1]);
+  bx_fd_close (&out_pipe[1]);
+  bx_fd_close (&err_pipe[1]);
 
   int in_fd = in_pair[0], out_fd = out_pipe[0], err_fd = err_pipe[0];
   fcntl (in_fd, F_SETFL, O_NONBLOCK);
@@ -236,7 +217,7 @@ bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *in
   char *errbuf = NULL, *status = NULL;
   bool capped = false, exited = false, cancelled = false;
   if (input_len == 0)
-    close_fd (&in_fd);
+    bx_fd_close (&in_fd);
 
   while (!capped && !cancelled)
     {
@@ -276,16 +257,16 @@ bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *in
                 else if (w < 0 && errno != EAGAIN && errno != EINTR)
                   sent = input_len;
                 if (sent == input_len)
-                  close_fd (&in_fd);
+                  bx_fd_close (&in_fd);
                 break;
               }
             case 1:
               if (!drain (out_fd, &o->out, &o->out_len, &out_alloc, cap, &capped))
-                close_fd (&out_fd);
+                bx_fd_close (&out_fd);
               break;
             case 2:
               if (!drain (err_fd, &errbuf, &o->err_len, &err_alloc, BX_BWRAP_STDERR_KEEP, NULL))
-                close_fd (&err_fd);
+                bx_fd_close (&err_fd);
               break;
             case 3:
               if (!drain (status_read, &status, &status_len, &status_alloc, STATUS_KEEP, NULL))
@@ -316,7 +297,7 @@ bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *in
       if (status_read >= 0)
         drain (status_read, &status, &status_len, &status_alloc, STATUS_KEEP, NULL);
       o->end = BX_BWRAP_EXITED;
-      close_fd (&pidfd); /* gone: nothing to give back */
+      bx_fd_close (&pidfd); /* gone: nothing to give back */
     }
   else
     o->end = capped ? BX_BWRAP_CAPPED : BX_BWRAP_TIMED_OUT;
@@ -328,9 +309,9 @@ bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *c, const char *in
     memcpy (o->err, errbuf, o->err_len + 1);
   free (errbuf);
   free (status);
-  close_fd (&in_fd);
-  close_fd (&out_fd);
-  close_fd (&err_fd);
+  bx_fd_close (&in_fd);
+  bx_fd_close (&out_fd);
+  bx_fd_close (&err_fd);
   return;
 
 not_run:
@@ -338,9 +319,9 @@ not_run:
   o->spawn_errno = errno ? errno : EIO;
   for (int i = 0; i < 2; i++)
     {
-      close_fd (&in_pair[i]);
-      close_fd (&out_pipe[i]);
-      close_fd (&err_pipe[i]);
+      bx_fd_close (&in_pair[i]);
+      bx_fd_close (&out_pipe[i]);
+      bx_fd_close (&err_pipe[i]);
     }
 }
 
