@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "bx/contract.h"
 #include "bx/error.h"
 #include "dial.h"
 
@@ -79,8 +80,7 @@ struct bx_egress_conn
  *
  * At most BX_EGRESS_RECORDS_MAX per proxy (a fetch redirected in a loop must not fill the
  * disk); each is one write(2) to a file opened with O_APPEND. */
-#define BX_EGRESS_RECORDS_FILE "egress-records"
-#define BX_EGRESS_RECORDS_MAX  64
+/* BX_EGRESS_RECORDS_FILE and BX_EGRESS_RECORDS_MAX: bx/contract.h (the runtimes read it). */
 void bx_egress_record (int fd, atomic_int *count, const struct bx_egress_conn *conn);
 
 /* The production settings. */

@@ -18,59 +18,11 @@
 #include <unistd.h>
 
 #include "bx/cleanup.h"
+#include "bx/contract.h"
 #include "bx/deadline.h"
 
 #include "bwrap.h"
-
-/* The proxy's connection records (toolkit/egress.h), next to its socket. */
-#define EGRESS_RECORDS          "egress-records"
-#define EGRESS_RECORDS_READ_MAX (64 * 1024)
-
-/* Hands each whole line of the records to the host for the call's audit line.  Read after
- * the proxy is gone; opened without following a link (the sandbox can write the folder). */
-static void
-pass_egress_records (struct bx_bwrap_instance *inst, const char *name, int dir_fd,
-                     bx_run_result *result)
-{
-  const struct bx_host *host = inst->host;
-  if (!BX_HOST_HAS (host, egress_record))
-    return;
-  int fd = openat (dir_fd, EGRESS_RECORDS, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    {
-      if (errno != ENOENT)
-        host->log (host, BX_LOG_WARNING, "%s-egress: cannot read the egress records: %s", name,
-                   strerror (errno));
-      return;
-    }
-  struct stat st;
-  cleanup_free char *buf = NULL;
-  size_t len = 0;
-  if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode))
-    {
-      buf = bx_xmalloc (EGRESS_RECORDS_READ_MAX);
-      while (len < EGRESS_RECORDS_READ_MAX)
-        {
-          ssize_t n = read (fd, buf + len, EGRESS_RECORDS_READ_MAX - len);
-          if (n < 0 && errno == EINTR)
-            continue;
-          if (n <= 0)
-            break;
-          len += (size_t)n;
-        }
-    }
-  close (fd);
-  for (size_t start = 0; buf != NULL && start < len;)
-    {
-      char *nl = memchr (buf + start, '\n', len - start);
-      if (nl == NULL)
-        break; /* a line cut short is not a record */
-      size_t n = (size_t)(nl - (buf + start));
-      if (n > 0 && host->egress_record (result, buf + start, n) < 0)
-        host->log (host, BX_LOG_WARNING, "%s-egress: brokerd refused an egress record", name);
-      start += n + 1;
-    }
-}
+#include "egress_records.h"
 
 #define RUNBOOK_POINTER "see docs/runbook.md#runner-unavailable"
 /* How long the proxy's sandbox, slirp4netns and the socket may take to come up: generous,
@@ -325,8 +277,8 @@ bx_bwrap_egress_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, co
   bx_bwrap_reap (slirp);
   if (dir_fd >= 0)
     {
-      pass_egress_records (inst, name, dir_fd, result);
-      unlinkat (dir_fd, EGRESS_RECORDS, 0);
+      bx_runtime_pass_egress_records (inst->host, dir_fd, name, result);
+      unlinkat (dir_fd, BX_EGRESS_RECORDS_FILE, 0);
       close (dir_fd);
     }
   cleanup_free char *sock = bx_xasprintf ("%s/egress.sock", dir);
@@ -374,7 +326,7 @@ bx_bwrap_egress_sweep (const char *root)
       if (fd >= 0)
         {
           unlinkat (fd, "egress.sock", 0);
-          unlinkat (fd, EGRESS_RECORDS, 0);
+          unlinkat (fd, BX_EGRESS_RECORDS_FILE, 0);
           close (fd);
         }
       if (unlinkat (dirfd (d), e->d_name, AT_REMOVEDIR) == 0)

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "egress_records.h"
 #include "podman.h"
 
 static const char SENTENCE_COULD_NOT_RUN[] = "the tool could not run";
@@ -361,64 +362,6 @@ start_proxy (struct bx_podman_instance *inst, const bx_run_spec *spec, const cha
   return r;
 }
 
-/* The proxy's records (toolkit's egress-records, at most 64 lines of under 200 bytes), passed
- * to the host for the call's audit line.  Read after the proxy is gone, so every record is
- * in; the file is opened without following a link (the tool's sandbox can write the
- * folder) and read only when it is a regular file. */
-#define EGRESS_RECORDS_READ_MAX (64 * 1024)
-
-static void
-pass_egress_records (struct bx_podman_instance *inst, int root, const char *name,
-                     bx_run_result *result)
-{
-  const struct bx_host *host = inst->host;
-  if (!BX_HOST_HAS (host, egress_record))
-    return;
-  char *path = bx_xasprintf ("%s/egress-records", name);
-  int fd = openat (root, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  free (path);
-  if (fd < 0)
-    {
-      /* None when the proxy never started (that failure is logged already). */
-      if (errno != ENOENT)
-        host->log (host, BX_LOG_WARNING, "%s-egress: cannot read the egress records: %s", name,
-                   strerror (errno));
-      return;
-    }
-  struct stat st;
-  char *buf = NULL;
-  size_t len = 0;
-  if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode))
-    {
-      buf = malloc (EGRESS_RECORDS_READ_MAX + 1);
-      while (buf != NULL && len < EGRESS_RECORDS_READ_MAX)
-        {
-          ssize_t n = read (fd, buf + len, EGRESS_RECORDS_READ_MAX - len);
-          if (n < 0 && errno == EINTR)
-            continue;
-          if (n <= 0)
-            break;
-          len += (size_t)n;
-        }
-    }
-  close (fd);
-  size_t refused = 0;
-  for (size_t start = 0; buf != NULL && start < len;)
-    {
-      char *nl = memchr (buf + start, '\n', len - start);
-      if (nl == NULL)
-        break; /* a line cut short is not a record */
-      size_t n = (size_t)(nl - (buf + start));
-      if (n > 0 && host->egress_record (result, buf + start, n) < 0)
-        refused++;
-      start += n + 1;
-    }
-  if (refused > 0)
-    host->log (host, BX_LOG_WARNING, "%s-egress: brokerd refused %zu egress record(s)", name,
-               refused);
-  free (buf);
-}
-
 static enum bx_run_status
 run_with_egress (struct bx_podman_instance *inst, const bx_run_spec *spec,
                  struct bx_podman_call *call, uint64_t limit_ms, bx_run_result *result,
@@ -467,7 +410,12 @@ run_with_egress (struct bx_podman_instance *inst, const bx_run_spec *spec,
   int root = open (inst->egress_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (root >= 0)
     {
-      pass_egress_records (inst, root, call->name, result);
+      {
+        cleanup_close int dir
+            = openat (root, call->name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dir >= 0)
+          bx_runtime_pass_egress_records (inst->host, dir, call->name, result);
+      }
       bx_podman_remove_tree_at (root, call->name);
       close (root);
     }

@@ -98,5 +98,9 @@ _Static_assert(BX_FETCH_BODY_MAX == 2 * BX_FRAME_MAX, "the fetch body is two fra
 #define BX_EGRESS_SOCKET      BX_EGRESS_DIR "/" BX_EGRESS_SOCKET_NAME
 /* Where each call's egress folder lives on the host, under brokerd's home. */
 #define BX_HOME_EGRESS_DIR "run/egress"
+/* The proxy's connection records, one JSON line each, next to its socket: written by
+ * toolkit's proxy, read by the runtime for the call's audit line. */
+#define BX_EGRESS_RECORDS_FILE "egress-records"
+#define BX_EGRESS_RECORDS_MAX  64
 
 #endif
