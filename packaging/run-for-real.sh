@@ -71,10 +71,11 @@ else
 fi
 
 say "installing what is missing"
-need="gcc make cmake pkg-config libjansson-dev libyaml-dev busybox-static curl ca-certificates \
-slirp4netns"
+# What the build needs whatever the runtime (cmake configures every part), then the runtime's.
+need="gcc make cmake pkg-config libjansson-dev libyaml-dev nettle-dev libsystemd-dev \
+libmicrohttpd-dev libseccomp-dev busybox-static curl ca-certificates slirp4netns"
 if [ "$runtime" = bwrap ]; then
-  need="$need bubblewrap libseccomp-dev"
+  need="$need bubblewrap"
 else
   need="$need podman runc uidmap"
 fi
