@@ -499,6 +499,29 @@ check_egress (struct kit *k, const char *name)
         "needs a public HTTPS host, which the kit does not assume; not tried");
 }
 
+/* The egress folder holds the proxy's records of the call's connections, which reach the
+ * audit line: the tool may connect to the socket but must not write there. */
+static void
+check_egress_folder_read_only (struct kit *k, const char *name)
+{
+  bx_run_spec *spec = shell_spec (k, "test -S /run/egress/egress.sock && echo SOCKET; "
+                                     "touch /run/egress/planted 2>/dev/null && echo WROTE; "
+                                     "rm -f /run/egress/* 2>/dev/null; test -S "
+                                     "/run/egress/egress.sock && echo STILL");
+  const char *hosts[] = { "allowed.example" };
+  bx_run_spec_set_egress (spec, hosts, 1);
+  struct answer a;
+  run (k, spec, &a);
+  bx_run_spec_free (spec);
+  cleanup_free char *d = describe (&a);
+  if (a.status == BX_RUN_OK && strstr (a.out.content, "SOCKET") != NULL
+      && strstr (a.out.content, "WROTE") == NULL && strstr (a.out.content, "STILL") != NULL)
+    pass (k, name, "the tool sees the proxy's socket and cannot write beside it");
+  else
+    fail (k, name, "expected the socket in a read-only /run/egress, got %s", d);
+  answer_clear (&a);
+}
+
 static void
 check_time_limit (struct kit *k, const char *name)
 {
@@ -1031,6 +1054,7 @@ main (int argc, char **argv)
     { "the sandbox's root is not the host's root", check_user_namespace },
     { "no network without egress", check_no_network },
     { "egress reaches only the granted hosts", check_egress },
+    { "the egress folder is read-only to the tool", check_egress_folder_read_only },
     { "the time limit ends a call with its fixed sentence", check_time_limit },
     { "the memory limit stops a call", check_memory_limit },
     { "the pids limit caps the processes", check_pids_limit },

@@ -73,7 +73,7 @@ bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *ca
     }
   if (call->egress_fd >= 0)
     {
-      push_fd (&b, "--bind-fd", call->egress_fd);
+      push_fd (&b, call->egress_writable ? "--bind-fd" : "--ro-bind-fd", call->egress_fd);
       bx_argv_push (&b, "/run/egress");
     }
   bx_argv_push (&b, "--remount-ro");

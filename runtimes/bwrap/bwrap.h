@@ -65,6 +65,8 @@ struct bx_bwrap_call
   int seccomp_fd;
   int status_fd;
   int egress_fd;             /* the egress folder, bound at /run/egress; -1 for none */
+  bool egress_writable;      /* only for the proxy, who writes the records; a tool only
+                                connects to the socket, which works read-only */
   const char *allow;         /* the proxy: its comma-separated host patterns */
   const char *allow_private; /* the proxy: the grant's allow_private ranges, or NULL */
 };

@@ -128,6 +128,7 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
     .seccomp_fd = 3,
     .status_fd = 4,
     .egress_fd = BX_BWRAP_FD_FIRST_EXTRA,
+    .egress_writable = true,
     .allow = allow,
     .allow_private = allow_private,
   };

@@ -93,8 +93,10 @@ bx_podman_argv_tool (const struct bx_podman_config *cfg, const struct bx_podman_
   push_run_options (&b, cfg);
   for (size_t i = 0; i < call->mount_count; i++)
     push_mount (&b, call->mounts[i].path, call->mounts[i].path, call->mounts[i].writable);
+  /* Read-only: only the proxy writes there (its records reach the audit line), and a
+   * Unix socket connects through a read-only mount. */
   if (call->egress_dir != NULL)
-    push_mount (&b, call->egress_dir, "/run/egress", true);
+    push_mount (&b, call->egress_dir, "/run/egress", false);
   if (call->image != NULL)
     push_mount (&b, cfg->toolkit, BX_PODMAN_INJECTED_TOOLKIT, false);
   bx_argv_push (&b, call->image != NULL ? call->image : cfg->image);

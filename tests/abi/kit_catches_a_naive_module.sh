@@ -22,6 +22,7 @@ for name in "a read-only mount is read-only" \
             "nothing else of the host is visible" \
             "the sandbox's root is not the host's root" \
             "egress reaches only the granted hosts" \
+            "the egress folder is read-only to the tool" \
             "the memory limit stops a call" \
             "the pids limit caps the processes" \
             "the file size limit caps a file"; do

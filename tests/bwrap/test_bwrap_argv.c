@@ -51,6 +51,7 @@ check_call (const char *golden, const char *tool, const struct bx_bwrap_mount *m
     .seccomp_fd = 3,
     .status_fd = 4,
     .egress_fd = egress_fd,
+    .egress_writable = strcmp (tool, "egress-proxy") == 0,
     .allow = allow,
   };
   char **argv = bx_bwrap_argv (&cfg, &call);
@@ -99,6 +100,7 @@ START_TEST (test_proxy_gets_the_private_ranges_last)
     .seccomp_fd = 3,
     .status_fd = 4,
     .egress_fd = 5,
+    .egress_writable = true,
     .allow = "registry.lan:5000",
     .allow_private = "10.0.0.0/8,fd00::/8",
   };

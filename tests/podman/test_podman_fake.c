@@ -898,12 +898,13 @@ START_TEST (test_http_fetch_runs_proxy_then_tool_then_removes_both)
   free_argv (argv);
   argv = recorded_args (1);
   golden_check_in ("fake_http_fetch.argv", argv, tool, home_dir);
-  /* The egress folder was <home>/run/egress/<name>, made 0700 (it is gone now). */
+  /* The egress folder was <home>/run/egress/<name>, made 0700 (it is gone now); the tool
+   * sees it read-only. */
   bool mounted = false;
   char *want = NULL;
   ck_assert_int_ge (asprintf (&want,
                               "--mount=type=bind,src=%s/run/egress/%s,dst=/run/egress,"
-                              "bind-nonrecursive",
+                              "ro=true,bind-nonrecursive",
                               home_dir, tool),
                     0);
   for (size_t i = 0; argv[i]; i++)

@@ -74,7 +74,9 @@
  *     sandbox as `toolkit egress-proxy --socket PATH --allow HOST[,HOST...]` with the
  *     hosts spec_egress_host() lists (and `--allow-private RANGE[,RANGE...]` with the
  *     ranges spec_egress_private() lists, when there are any), its Unix socket visible in
- *     the tool's sandbox as /run/egress/egress.sock.  The proxy reaches only those hosts,
+ *     the tool's sandbox as /run/egress/egress.sock, in a folder the tool's sandbox sees
+ *     read-only (the proxy's records of its connections lie beside the socket and reach
+ *     the call's audit line).  The proxy reaches only those hosts,
  *     on port 443 or the ports their patterns name, at public addresses or in those
  *     ranges.  The proxy MUST be gone when run() returns.
  *
