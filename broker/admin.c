@@ -13,6 +13,7 @@
 
 #include "bx/cleanup.h"
 #include "bx/deadline.h"
+#include "bx/fd.h"
 #include "bx/frame.h"
 
 #include "admin.h"
@@ -217,19 +218,9 @@ accept_main (void *arg)
   struct bx_admin *admin = arg;
   for (;;)
     {
-      int fd = accept4 (admin->fd, NULL, NULL, SOCK_CLOEXEC);
+      int fd = bx_accept_retrying (admin->fd);
       if (fd < 0)
-        {
-          if (errno == EINTR || errno == ECONNABORTED)
-            continue;
-          if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-            {
-              struct timespec ts = { 0, 50 * 1000 * 1000 };
-              nanosleep (&ts, NULL);
-              continue;
-            }
-          return NULL; /* shut down: brokerd is stopping */
-        }
+        return NULL; /* shut down: brokerd is stopping */
       uid_t uid = (uid_t)-1;
       if (!peer_is_owner (fd, (gid_t)admin->config->admin_gid, &uid))
         {

@@ -16,6 +16,7 @@
 
 #include "bx/cleanup.h"
 #include "bx/deadline.h"
+#include "bx/fd.h"
 
 #include "metrics.h"
 
@@ -317,19 +318,9 @@ serve_main (void *arg)
   struct bx_metrics *m = arg;
   for (;;)
     {
-      int fd = accept4 (m->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+      int fd = bx_accept_retrying (m->listen_fd);
       if (fd < 0)
-        {
-          if (errno == EINTR || errno == ECONNABORTED)
-            continue;
-          if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-            {
-              struct timespec ts = { 0, 50 * 1000 * 1000 };
-              nanosleep (&ts, NULL);
-              continue;
-            }
-          return NULL; /* shut down */
-        }
+        return NULL; /* shut down */
       answer (m, fd);
       close (fd);
     }

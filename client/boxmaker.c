@@ -20,6 +20,7 @@
 
 #include "bx/cleanup.h"
 #include "bx/message.h"
+#include "bx/number.h"
 
 #include <boxmaker/client.h>
 
@@ -91,22 +92,6 @@ usage_error (const char *fmt, ...)
   va_end (ap);
   fputs ("\nTry 'boxmaker --help'.\n", stderr);
   return EXIT_USAGE;
-}
-
-/* A whole number of milliseconds: digits only (no sign, no spaces), at most UINT64_MAX.
- * Values too large for the clock are the client's exit 1, not a usage error. */
-static int
-parse_ms (const char *s, uint64_t *out)
-{
-  if (*s < '0' || *s > '9')
-    return -1;
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull (s, &end, 10);
-  if (errno != 0 || *end != '\0')
-    return -1;
-  *out = v;
-  return 0;
 }
 
 /* A call id that no other call shares: wall-clock ms, pid and a counter, all in
@@ -284,7 +269,8 @@ cmd_call (int argc, char **argv)
         opts.socket = optarg;
         break;
       case 't':
-        if (parse_ms (optarg, &opts.timeout_ms) < 0)
+        /* Values too large for the clock are the client's exit 1, not a usage error. */
+        if (bx_parse_u64 (optarg, &opts.timeout_ms) < 0)
           return usage_error ("--timeout-ms must be a whole number of milliseconds, not '%s'",
                               optarg);
         break;

@@ -25,6 +25,7 @@
 #include "bx/cidr.h"
 #include "bx/cleanup.h"
 #include "bx/deadline.h"
+#include "bx/fd.h"
 #include "bx/hosts.h"
 
 /* ---- the allow list ---- */
@@ -623,13 +624,9 @@ bx_egress_serve (struct bx_egress *proxy, int listener, bx_error *err)
 {
   for (;;)
     {
-      int client = accept4 (listener, NULL, NULL, SOCK_CLOEXEC);
+      int client = bx_accept_retrying (listener);
       if (client < 0)
-        {
-          if (errno == EINTR || errno == ECONNABORTED)
-            continue;
-          return bx_error_set (err, errno, "accept");
-        }
+        return bx_error_set (err, errno, "accept");
       /* Only the accept loop adds, so a load then an add cannot overshoot the limit; and
        * with at most MAX_CONNECTIONS active, the queue (which holds only active ones) never
        * overflows. */

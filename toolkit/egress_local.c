@@ -20,6 +20,7 @@
 
 #include "bx/cleanup.h"
 #include "bx/deadline.h"
+#include "bx/fd.h"
 #include "bx/hosts.h"
 #include "egress.h"
 
@@ -337,13 +338,9 @@ serve_thread (void *arg)
   struct server *s = arg;
   for (;;)
     {
-      int fd = accept4 (s->listener, NULL, NULL, SOCK_CLOEXEC);
+      int fd = bx_accept_retrying (s->listener);
       if (fd < 0)
-        {
-          if (errno == EINTR || errno == ECONNABORTED)
-            continue;
-          return NULL;
-        }
+        return NULL;
       if (atomic_load (&s->active) >= BX_EGRESS_LOCAL_MAX)
         {
           close (fd);

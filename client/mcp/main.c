@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bx/message.h"
+#include "bx/number.h"
 
 #include "mcp.h"
 
@@ -36,20 +37,6 @@ usage_error (const char *what, const char *value)
   fprintf (stderr, "boxmaker mcp: %s%s%s%s\nTry 'boxmaker mcp --help'.\n", what, value ? " '" : "",
            value ? value : "", value ? "'" : "");
   return 2;
-}
-
-static int
-parse_u64 (const char *s, uint64_t *out)
-{
-  if (*s < '0' || *s > '9')
-    return -1;
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull (s, &end, 10);
-  if (errno != 0 || *end != '\0')
-    return -1;
-  *out = v;
-  return 0;
 }
 
 int
@@ -91,7 +78,7 @@ bx_mcp_main (int argc, char **argv)
         opts.socket = optarg;
         break;
       case 't':
-        if (parse_u64 (optarg, &opts.timeout_ms) < 0 || opts.timeout_ms == 0)
+        if (bx_parse_u64 (optarg, &opts.timeout_ms) < 0 || opts.timeout_ms == 0)
           return usage_error ("--timeout-ms must be a whole number of milliseconds above 0, not",
                               optarg);
         break;
@@ -101,12 +88,12 @@ bx_mcp_main (int argc, char **argv)
         opts.session = optarg;
         break;
       case 'm':
-        if (parse_u64 (optarg, &v) < 0 || v == 0 || v > 1024)
+        if (bx_parse_u64 (optarg, &v) < 0 || v == 0 || v > 1024)
           return usage_error ("--max-calls must be 1 to 1024, not", optarg);
         opts.max_calls = (unsigned)v;
         break;
       case 'p':
-        if (parse_u64 (optarg, &v) < 0 || v < 10 || v > 3600000)
+        if (bx_parse_u64 (optarg, &v) < 0 || v < 10 || v > 3600000)
           return usage_error ("--progress-ms must be 10 to 3600000, not", optarg);
         opts.progress_ms = v;
         break;
