@@ -57,41 +57,28 @@ struct kit
 
 /* ---- Reporting. ------------------------------------------------------------------------ */
 
-static void __attribute__ ((format (printf, 3, 4)))
-pass (struct kit *k, const char *name, const char *fmt, ...)
+/* One line of the report: "WORD: NAME: DETAIL", counted in *COUNT. */
+static void
+report (unsigned *count, const char *word, const char *name, const char *fmt, va_list ap)
 {
-  va_list ap;
-  va_start (ap, fmt);
   cleanup_free char *detail = bx_xvasprintf (fmt, ap);
-  va_end (ap);
-  k->passed++;
-  printf ("pass: %s%s%s\n", name, detail[0] ? ": " : "", detail);
+  (*count)++;
+  printf ("%s: %s%s%s\n", word, name, detail[0] ? ": " : "", detail);
   fflush (stdout);
 }
 
-static void __attribute__ ((format (printf, 3, 4)))
-fail (struct kit *k, const char *name, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  cleanup_free char *detail = bx_xvasprintf (fmt, ap);
-  va_end (ap);
-  k->failed++;
-  printf ("FAIL: %s: %s\n", name, detail);
-  fflush (stdout);
-}
-
-static void __attribute__ ((format (printf, 3, 4)))
-skip (struct kit *k, const char *name, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  cleanup_free char *detail = bx_xvasprintf (fmt, ap);
-  va_end (ap);
-  k->skipped++;
-  printf ("skip: %s: %s\n", name, detail);
-  fflush (stdout);
-}
+#define BX_KIT_REPORTER(fn, counter, word)                                                         \
+  static void __attribute__ ((format (printf, 3, 4)))                                              \
+  fn (struct kit *k, const char *name, const char *fmt, ...)                                       \
+  {                                                                                                \
+    va_list ap;                                                                                    \
+    va_start (ap, fmt);                                                                            \
+    report (&k->counter, word, name, fmt, ap);                                                     \
+    va_end (ap);                                                                                   \
+  }
+BX_KIT_REPORTER (pass, passed, "pass")
+BX_KIT_REPORTER (fail, failed, "FAIL")
+BX_KIT_REPORTER (skip, skipped, "skip")
 
 /* ---- Calls. ------------------------------------------------------------------------------ */
 
@@ -148,6 +135,14 @@ run (struct kit *k, bx_run_spec *spec, struct answer *a)
   int64_t t0 = bx_now_ms ();
   a->status = bx_module_run (k->module, spec, &a->out, &a->sentence);
   a->ms = bx_now_ms () - t0;
+}
+
+/* run, then the spec is freed: most checks make a spec for one call. */
+static void
+run_once (struct kit *k, bx_run_spec *spec, struct answer *a)
+{
+  run (k, spec, a);
+  bx_run_spec_free (spec);
 }
 
 static void
@@ -299,8 +294,7 @@ check_runs_toolkit (struct kit *k, const char *name)
   bx_run_spec *spec = new_spec (k, BX_TOOL_READ_FILE, json);
   bx_run_spec_add_mount (spec, k->ro, false);
   struct answer a;
-  run (k, spec, &a);
-  bx_run_spec_free (spec);
+  run_once (k, spec, &a);
   if (a.status == BX_RUN_UNAVAILABLE)
     k->not_a_sandbox = "not a sandbox: it runs nothing (every call is unavailable)";
   else if (!contains (&a, k->token))
@@ -324,8 +318,7 @@ check_write (struct kit *k, const char *name)
   bx_run_spec *spec = new_spec (k, BX_TOOL_WRITE_FILE, json);
   bx_run_spec_add_mount (spec, k->rw, true);
   struct answer a;
-  run (k, spec, &a);
-  bx_run_spec_free (spec);
+  run_once (k, spec, &a);
   cleanup_free char *got = read_small (path);
   cleanup_free char *want = bx_xasprintf ("w-%s", k->token);
   cleanup_free char *d = describe (&a);
@@ -344,8 +337,7 @@ check_read_only (struct kit *k, const char *name)
   bx_run_spec *spec = new_spec (k, BX_TOOL_WRITE_FILE, json);
   bx_run_spec_add_mount (spec, k->ro, false);
   struct answer a;
-  run (k, spec, &a);
-  bx_run_spec_free (spec);
+  run_once (k, spec, &a);
   cleanup_free char *got = read_small (path);
   if (got != NULL && strcmp (got, k->token) == 0)
     pass (k, name, "%s", "");
@@ -365,8 +357,7 @@ check_shell (struct kit *k, const char *name)
       = bx_xasprintf ("cat %s/probe.txt; echo; echo $((6 * 7)); pwd > /dev/null", k->ro);
   bx_run_spec *spec = shell_spec (k, cmd);
   struct answer a;
-  run (k, spec, &a);
-  bx_run_spec_free (spec);
+  run_once (k, spec, &a);
   cleanup_free char *d = describe (&a);
   if (contains (&a, k->token) && contains (&a, "42"))
     pass (k, name, "%s", "");
@@ -383,8 +374,7 @@ check_nothing_else (struct kit *k, const char *name)
       k->outside, k->outside, k->root);
   bx_run_spec *spec = shell_spec (k, cmd);
   struct answer a;
-  run (k, spec, &a);
-  bx_run_spec_free (spec);
+  run_once (k, spec, &a);
   cleanup_free char *secret = bx_xasprintf ("s-%s", k->token);
   cleanup_free char *d = describe (&a);
   if (a.status != BX_RUN_OK)
@@ -410,8 +400,7 @@ check_user_namespace (struct kit *k, const char *name)
   cleanup_free char *cmd = bx_xasprintf ("cat /proc/self/uid_map; echo x > %s/owned.txt", k->rw);
   bx_run_spec *spec = shell_spec (k, cmd);
   struct answer a;
-  run (k, spec, &a);
-  bx_run_spec_free (spec);
+  run_once (k, spec, &a);
   cleanup_free char *d = describe (&a);
   cleanup_free char *path = json_escape_path (k->rw, "owned.txt");
   struct stat st;
@@ -439,8 +428,7 @@ check_no_network (struct kit *k, const char *name)
 {
   bx_run_spec *spec = shell_spec (k, "cat /proc/net/dev");
   struct answer a;
-  run (k, spec, &a);
-  bx_run_spec_free (spec);
+  run_once (k, spec, &a);
   cleanup_free char *d = describe (&a);
   if (a.status != BX_RUN_OK || strstr (a.out.content, "Inter-") == NULL)
     {
@@ -482,8 +470,7 @@ check_egress (struct kit *k, const char *name)
   const char *hosts[] = { "allowed.example" };
   bx_run_spec_set_egress (spec, hosts, 1);
   struct answer a;
-  run (k, spec, &a);
-  bx_run_spec_free (spec);
+  run_once (k, spec, &a);
   cleanup_free char *d = describe (&a);
   /* toolkit's http_fetch tells curl's own error: the proxy answered, refusing the host
    * (SOCKS5 reply 2, not allowed by the ruleset).  No proxy at all would be another
@@ -511,8 +498,7 @@ check_egress_folder_read_only (struct kit *k, const char *name)
   const char *hosts[] = { "allowed.example" };
   bx_run_spec_set_egress (spec, hosts, 1);
   struct answer a;
-  run (k, spec, &a);
-  bx_run_spec_free (spec);
+  run_once (k, spec, &a);
   cleanup_free char *d = describe (&a);
   if (a.status == BX_RUN_OK && strstr (a.out.content, "SOCKET") != NULL
       && strstr (a.out.content, "WROTE") == NULL && strstr (a.out.content, "STILL") != NULL)
@@ -528,8 +514,7 @@ check_time_limit (struct kit *k, const char *name)
   bx_run_spec *spec = shell_spec (k, "echo MARK-out-$((1+1)); echo MARK-err >&2; sleep 60");
   bx_run_spec_set_limit (spec, BX_LIMIT_TIME, 1500);
   struct answer a;
-  run (k, spec, &a);
-  bx_run_spec_free (spec);
+  run_once (k, spec, &a);
   cleanup_free char *d = describe (&a);
   if (a.status != BX_RUN_FAILED || strcmp (a.sentence, BX_SENTENCE_TIME_LIMIT) != 0)
     fail (k, name, "a 1500 ms limit on sleep 60 gave %s", d);
@@ -547,8 +532,7 @@ check_memory_limit (struct kit *k, const char *name)
       = shell_spec (k, "x=$(head -c 200000000 /dev/zero | tr '\\\\0' a); echo length ${#x}");
   bx_run_spec_set_limit (spec, BX_LIMIT_MEMORY, 32 << 20);
   struct answer a;
-  run (k, spec, &a);
-  bx_run_spec_free (spec);
+  run_once (k, spec, &a);
   cleanup_free char *d = describe (&a);
   if (a.status == BX_RUN_FAILED && strcmp (a.sentence, BX_SENTENCE_STOPPED) == 0)
     pass (k, name, "stopped, with its fixed sentence");
@@ -570,8 +554,7 @@ check_pids_limit (struct kit *k, const char *name)
          "set -- /proc/[0-9]*; echo $#");
   bx_run_spec_set_limit (spec, BX_LIMIT_PIDS, 16);
   struct answer a;
-  run (k, spec, &a);
-  bx_run_spec_free (spec);
+  run_once (k, spec, &a);
   cleanup_free char *d = describe (&a);
   unsigned n = 0;
   if (a.status != BX_RUN_OK || sscanf (a.out.content, " %u", &n) != 1)
@@ -596,8 +579,7 @@ busy_share (struct kit *k, uint64_t millis, char **detail)
   if (millis > 0)
     bx_run_spec_set_limit (spec, BX_LIMIT_CPU, millis);
   struct answer a;
-  run (k, spec, &a);
-  bx_run_spec_free (spec);
+  run_once (k, spec, &a);
   const char *at = a.status == BX_RUN_OK ? strstr (a.out.content, "ticks ") : NULL;
   unsigned long ticks, wall, hz;
   double share = -1;
@@ -644,8 +626,7 @@ check_output_cap (struct kit *k, const char *name)
   bx_run_spec *spec = shell_spec (k, "yes abcdefghi | head -c 10000000");
   bx_run_spec_set_limit (spec, BX_LIMIT_OUTPUT, 1000);
   struct answer a;
-  run (k, spec, &a);
-  bx_run_spec_free (spec);
+  run_once (k, spec, &a);
   cleanup_free char *d = describe (&a);
   if (a.status == BX_RUN_OK && a.out.len == 1000 && a.out.truncated
       && strncmp (a.out.content, "abcdefghi\n", 10) == 0)
@@ -663,8 +644,7 @@ check_file_size (struct kit *k, const char *name)
   bx_run_spec *spec = shell_spec (k, cmd);
   bx_run_spec_set_limit (spec, BX_LIMIT_FILE_SIZE, 1 << 20);
   struct answer a;
-  run (k, spec, &a);
-  bx_run_spec_free (spec);
+  run_once (k, spec, &a);
   cleanup_free char *path = json_escape_path (k->rw, "big");
   struct stat st;
   cleanup_free char *d = describe (&a);
@@ -781,13 +761,11 @@ check_sentences (struct kit *k, const char *name)
   bx_run_spec *spec = shell_spec (k, "echo MARK-out; echo MARK-err >&2; exit 2");
   bx_run_spec_set_limit (spec, BX_LIMIT_TIME, 1500);
   struct answer a;
-  run (k, spec, &a);
-  bx_run_spec_free (spec);
+  run_once (k, spec, &a);
   struct answer b;
   spec = shell_spec (k, "echo MARK-out; echo MARK-err >&2; sleep 60");
   bx_run_spec_set_limit (spec, BX_LIMIT_TIME, 1500);
-  run (k, spec, &b);
-  bx_run_spec_free (spec);
+  run_once (k, spec, &b);
   bool leak = (a.status != BX_RUN_OK && strstr (a.sentence, "MARK") != NULL)
               || (b.status != BX_RUN_OK && strstr (b.sentence, "MARK") != NULL);
   if (leak)
