@@ -5,7 +5,8 @@
 #   bench/approvals/run.sh [BUILD_DIR]
 #
 # Builds brokerd, fake.so, boxmaker and the load generator (Release) in BUILD_DIR (default
-# build-bench at the top of the tree) and starts brokerd with fake.so, max_connections 16 (fewer than the calls that wait), a
+# build-bench at the top of the tree) and starts brokerd with fake.so, max_connections 16
+# (fewer than the calls that wait; all callers are one uid, so its own cap is raised), a
 # read_file grant that needs no approval and one with `approval: always`.  Then, in one run,
 # ordinary read_file calls (one client, then 8 at once) with no call waiting, and again with
 # BENCH_WAITING calls (default 50) waiting for approval: latency, calls per second, brokerd's
@@ -21,70 +22,24 @@ par_calls=${BENCH_PAR:-20000}
 clients=${BENCH_CLIENTS:-8}
 waiting=${BENCH_WAITING:-50}
 
-echo "building in $build ..."
-cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
-cmake --build "$build" --target brokerd fake_runtime boxmaker bx_bench_broker -j2 >/dev/null
-
-work=$(mktemp -d /tmp/bx-bench-approvals.XXXXXX)
-broker_pid=
-cleanup () {
-  set +e
-  [ -z "$broker_pid" ] || { kill "$broker_pid" 2>/dev/null && wait "$broker_pid" 2>/dev/null; }
-  [ -n "${BENCH_KEEP:-}" ] || rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-
-mkdir -p "$work/data" "$work/held" "$work/home"
-echo hello > "$work/data/file"
-cat > "$work/brokerd.yaml" <<EOF
-socket: $work/broker.sock
+. "$top/bench/lib.sh"
+bench_build "$build" brokerd fake_runtime boxmaker bx_bench_broker
+bench_workdir approvals
+mkdir -p "$work/held"
+bench_fake_config "$work/brokerd.yaml" 16 "max_connections_per_uid: 1000
 admin_socket: $work/admin.sock
-admin_group: 4242
-home: $work/home
-max_connections: 16
-audit: $work/audit.log
-runtime:
-  module: fake
-  options:
-    mode: fixed
-    content: hello
-grants:
-  - tools: [read_file]
-    paths: [$work/data]
-  - tools: [read_file]
+admin_group: 4242" "  - tools: [read_file]
     paths: [$work/held]
     approval: always
-    approval_timeout: 1h
-EOF
+    approval_timeout: 1h"
 
 load="$build/client/bx_bench_broker"
 args="{\"path\":\"$work/data/file\"}"
-"$build/broker/brokerd" --config "$work/brokerd.yaml" --runtimedir "$build/runtimes/modules" \
-  2> "$work/brokerd.err" &
-broker_pid=$!
-i=0
-while [ ! -S "$work/admin.sock" ]; do
-  i=$((i + 1))
-  [ $i -gt 100 ] && { echo "brokerd did not start" >&2; cat "$work/brokerd.err" >&2; exit 1; }
-  sleep 0.05
-done
+bench_start_brokerd "$build" "$work/brokerd.yaml" "$work/admin.sock"
 
-cpu_ticks () { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-hz=$(getconf CLK_TCK)
-field () { tr ' ' '\n' < "$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
-
-# measure NAME: one client, then CLIENTS at once; the figures in $work/NAME.seq and .par.
+# measure NAME: bench_measure, then brokerd's threads and memory in $work/NAME.state.
 measure () {
-  "$load" "$work/broker.sock" 1000 "$clients" read_file "$args" >/dev/null
-  for kind in seq par; do
-    if [ $kind = seq ]; then n=$seq_calls c=1; else n=$par_calls c=$clients; fi
-    t0=$(cpu_ticks "$broker_pid")
-    "$load" "$work/broker.sock" "$n" "$c" read_file "$args" > "$work/$1.$kind"
-    t1=$(cpu_ticks "$broker_pid")
-    awk -v t="$((t1 - t0))" -v hz="$hz" -v n="$n" \
-      'BEGIN { printf " server_cpu_us=%.1f\n", t * 1e6 / hz / n }' >> "$work/$1.$kind"
-    tr -d '\n' < "$work/$1.$kind" > "$work/tmp" && mv "$work/tmp" "$work/$1.$kind"
-  done
+  bench_measure "$1" "$work/broker.sock" "$broker_pid"
   echo "threads=$(ls "/proc/$broker_pid/task" | wc -l) rss_kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$broker_pid/status")" > "$work/$1.state"
 }
 

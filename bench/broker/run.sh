@@ -23,102 +23,37 @@ build=${1:-$top/build-bench}
 seq_calls=${BENCH_SEQ:-10000}
 par_calls=${BENCH_PAR:-89000}
 clients=${BENCH_CLIENTS:-8}
-warm=1000
+warm=1000 # bench_measure's warm-up calls
 
-echo "building in $build ..."
-cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
-cmake --build "$build" --target brokerd fake_runtime bx_bench_broker bx_bench_echo -j2 >/dev/null
-
-work=$(mktemp -d /tmp/bx-bench.XXXXXX)
-broker_pid=
-echo_pid=
-thr_pid=
-cleanup () {
-  set +e # a killed server's status must not stop the cleanup half-way
-  for p in $broker_pid $echo_pid $thr_pid; do
-    kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
-  done
-  [ -n "${BENCH_KEEP:-}" ] || rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-
-mkdir -p "$work/data" "$work/home"
-echo hello > "$work/data/file"
-cat > "$work/brokerd.yaml" <<EOF
-socket: $work/broker.sock
-home: $work/home
-max_connections: 256
-audit: $work/audit.log
-runtime:
-  module: fake
-  options:
-    mode: fixed
-    content: hello
-grants:
-  - tools: [read_file]
-    paths: [$work/data]
-    class: private
-EOF
-
+. "$top/bench/lib.sh"
+bench_build "$build" brokerd fake_runtime bx_bench_broker bx_bench_echo
+bench_workdir broker
+bench_fake_config "$work/brokerd.yaml" 256
 load="$build/client/bx_bench_broker"
 args="{\"path\":\"$work/data/file\"}"
-
-wait_socket () {
-  i=0
-  while [ ! -S "$1" ]; do
-    i=$((i + 1))
-    [ $i -gt 100 ] && { echo "no socket at $1" >&2; cat "$work/brokerd.err" >&2; exit 1; }
-    sleep 0.05
-  done
-}
 
 rss_kb () {
   awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"
 }
 
-cpu_ticks () { # user + system time of a process, in clock ticks
-  awk '{ print $14 + $15 }' "/proc/$1/stat"
-}
-hz=$(getconf CLK_TCK)
-
-# bench NAME SOCKET PID: warm-up, sequential, then CLIENTS at once; leaves the figures in
-# $work/NAME.seq and $work/NAME.par, each with the server's CPU us per call appended.
-bench () {
-  "$load" "$2" "$warm" "$clients" read_file "$args" >/dev/null
-  for kind in seq par; do
-    if [ $kind = seq ]; then n=$seq_calls c=1; else n=$par_calls c=$clients; fi
-    t0=$(cpu_ticks "$3")
-    "$load" "$2" "$n" "$c" read_file "$args" > "$work/$1.$kind"
-    t1=$(cpu_ticks "$3")
-    awk -v t="$((t1 - t0))" -v hz="$hz" -v n="$n" \
-      'BEGIN { printf " server_cpu_us=%.1f\n", t * 1e6 / hz / n }' >> "$work/$1.$kind"
-    tr -d '\n' < "$work/$1.$kind" > "$work/tmp" && mv "$work/tmp" "$work/$1.$kind"
-  done
-}
-
-field () { # field FILE NAME
-  tr ' ' '\n' < "$1" | awk -F= -v k="$2" '$1 == k { print $2 }'
-}
-
-"$build/broker/brokerd" --config "$work/brokerd.yaml" --runtimedir "$build/runtimes/modules" \
-  2> "$work/brokerd.err" &
-broker_pid=$!
-wait_socket "$work/broker.sock"
+bench_start_brokerd "$build" "$work/brokerd.yaml" "$work/broker.sock"
 sleep 0.2
 rss_rest=$(rss_kb "$broker_pid")
 
 "$build/broker/bx_bench_echo" "$work/echo.sock" &
 echo_pid=$!
+BENCH_MORE_PIDS="$BENCH_MORE_PIDS $echo_pid"
 wait_socket "$work/echo.sock"
 "$build/broker/bx_bench_echo" "$work/thr.sock" --thread &
 thr_pid=$!
+BENCH_MORE_PIDS="$BENCH_MORE_PIDS $thr_pid"
 wait_socket "$work/thr.sock"
 
-bench brokerd "$work/broker.sock" "$broker_pid"
+bench_measure brokerd "$work/broker.sock" "$broker_pid"
 rss_after=$(rss_kb "$broker_pid")
 total=$((warm + $(field "$work/brokerd.seq" calls) + $(field "$work/brokerd.par" calls)))
-bench echo "$work/echo.sock" "$echo_pid"
-bench echo+thr "$work/thr.sock" "$thr_pid"
+bench_measure echo "$work/echo.sock" "$echo_pid"
+bench_measure echo+thr "$work/thr.sock" "$thr_pid"
 # 50,000 more: memory that only grew with the first calls (arenas, caches) stays put now.
 "$load" "$work/broker.sock" 50000 "$clients" read_file "$args" >/dev/null
 sleep 1
