@@ -12,7 +12,8 @@
  * the uid, gid and file size limit, and the descriptors (standard streams first) as
  * SCM_RIGHTS.  The keeper clones the child with CLONE_PIDFD, waits until it has exec'd (or
  * failed to), and answers with the error number and the pidfd, through which brokerd
- * watches and kills the child.  Children are reaped by the kernel (SIGCHLD ignored);
+ * watches and kills the child.  Children, and orphans of theirs (the keeper is their
+ * subreaper), are reaped by the kernel (SIGCHLD ignored);
  * their exit status reaches brokerd as bubblewrap's json status.  The keeper ends when its
  * socket does, that is when brokerd closes it or dies, and its sandboxes with it
  * (--die-with-parent).  Not PR_SET_PDEATHSIG: that follows the thread that forked the
@@ -163,6 +164,13 @@ static void __attribute__ ((noreturn)) keeper_main (int sock, const int *procs, 
 {
   /* So that ps tells it from brokerd, whose name it would otherwise keep. */
   prctl (PR_SET_NAME, "bwrap-keeper");
+  /* A sandbox's inner bubblewrap outlives the outer one when the slot is killed: orphaned,
+   * it would go to the host's init, which may never reap it (the init of a container or a
+   * VM), and each such zombie would count against the slot's pids limit until calls could
+   * no longer start.  As their subreaper the keeper takes them, and with SIGCHLD ignored
+   * the kernel reaps them at once. */
+  if (prctl (PR_SET_CHILD_SUBREAPER, 1) < 0)
+    _exit (1);
   for (size_t i = 0; i < procs_count; i++)
     if (write (procs[i], "0", 1) != 1)
       _exit (1);
