@@ -17,6 +17,7 @@
 #include "bx/frame.h"
 
 #include "admin.h"
+#include "notify.h"
 #include "server.h"
 
 #define ADMIN_MODE 0660
@@ -37,6 +38,7 @@ struct bx_admin
   pthread_t acceptor;
   pthread_mutex_t lock;
   unsigned open; /* connections being served */
+  bool journal;  /* where its log line goes (notify.h) */
 };
 
 struct conn
@@ -269,8 +271,8 @@ accept_main (void *arg)
 }
 
 int
-bx_admin_start (const struct bx_config *cfg, struct bx_approvals *approvals, struct bx_admin **out,
-                bx_error *err)
+bx_admin_start (const struct bx_config *cfg, struct bx_approvals *approvals, bool journal,
+                struct bx_admin **out, bx_error *err)
 {
   /* The agents reach the callers' socket through its group; that group must not approve. */
   struct stat st;
@@ -292,6 +294,7 @@ bx_admin_start (const struct bx_config *cfg, struct bx_approvals *approvals, str
   struct bx_admin *admin = bx_xzalloc (sizeof *admin);
   admin->config = cfg;
   admin->approvals = approvals;
+  admin->journal = journal;
   admin->fd = fd;
   pthread_mutex_init (&admin->lock, NULL);
   int r = pthread_create (&admin->acceptor, NULL, accept_main, admin);
@@ -315,8 +318,8 @@ bx_admin_stop (struct bx_admin *admin)
   shutdown (admin->fd, SHUT_RDWR);
   pthread_join (admin->acceptor, NULL);
   if (unlink (admin->config->admin_socket) < 0 && errno != ENOENT)
-    fprintf (stderr, "brokerd: cannot remove %s: %s\n", admin->config->admin_socket,
-             strerror (errno));
+    bx_log (admin->journal, LOG_WARNING, NULL, "cannot remove %s: %s", admin->config->admin_socket,
+            strerror (errno));
   close (admin->fd);
 }
 

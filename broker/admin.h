@@ -11,6 +11,8 @@
 #ifndef BX_BROKER_ADMIN_H
 #define BX_BROKER_ADMIN_H
 
+#include <stdbool.h>
+
 #include "bx/error.h"
 
 #include "approvals.h"
@@ -19,8 +21,9 @@
 struct bx_admin;
 
 /* Binds CONFIG's admin_socket (mode 0660, group admin_group) and starts accepting.  Refuses
- * when the callers' socket (already bound) has the admin group. */
-int bx_admin_start (const struct bx_config *config, struct bx_approvals *approvals,
+ * when the callers' socket (already bound) has the admin group.  JOURNAL: where its log
+ * lines go (notify.h, bx_log). */
+int bx_admin_start (const struct bx_config *config, struct bx_approvals *approvals, bool journal,
                     struct bx_admin **out, bx_error *err);
 
 /* Stops accepting and removes the socket; connections still open end as approvals stop

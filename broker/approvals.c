@@ -20,11 +20,15 @@
 #include "bx/printable.h"
 
 #include "approvals.h"
+#include "notify.h"
+#include "ops.h"
 #include "runner.h"
 
 /* How long a pending frame or a refusal may take to write: the socket buffer of a fresh
  * connection holds it at once, so this only matters for a client that does not read. */
 #define SHORT_WRITE_MS 200
+/* How long cancelled approved calls get to end once the stop's deadline is over. */
+#define CANCEL_WAIT_MS 2000
 /* Events kept for the owners' `watch` connections; one that falls further behind skips. */
 #define EVENT_RING 256
 /* How much of each part a summary shows. */
@@ -58,9 +62,11 @@ struct entry
   char *arguments; /* the canonical bytes: what the person approves is what runs */
   size_t arguments_len;
   char *summary;
-  int64_t uid, pid; /* the caller's, from SO_PEERCRED; -1 unknown */
-  int64_t started;  /* the call's start, monotonic ms */
-  int64_t since;    /* when it began to wait, monotonic ms */
+  int64_t uid, pid;  /* the caller's, from SO_PEERCRED; -1 unknown */
+  int64_t started;   /* the call's start, monotonic ms */
+  int64_t decide_ns; /* from the connection to the decision, for the metrics */
+  int64_t since;     /* when it began to wait, monotonic ms */
+  int64_t answered;  /* when its wait ended (any way), monotonic ms */
   int64_t since_unix, expires_unix;
   int64_t expires; /* monotonic ms */
   ssize_t content_bytes;
@@ -76,6 +82,7 @@ struct bx_approvals
   const struct bx_config *config;
   struct bx_module *module;
   struct bx_audit *audit;
+  struct bx_ops *ops; /* the metrics, where log lines go, the canceller */
   pthread_mutex_t lock;
   pthread_cond_t changed; /* an event, a run or an owner's connection ended */
   int wake;               /* eventfd: the waiter polls it */
@@ -100,6 +107,14 @@ wake_waiter (struct bx_approvals *a)
   uint64_t one = 1;
   if (write (a->wake, &one, sizeof one) < 0)
     return; /* the counter is already non-zero: the waiter wakes anyway */
+}
+
+static int64_t
+mono_ns (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static int64_t
@@ -259,17 +274,39 @@ entry_free (struct entry *e)
   free (e);
 }
 
-/* 0, or -1 when the line could not be written (audit.h: fail closed). */
+static struct bx_log_context
+entry_context (const struct entry *e)
+{
+  return (struct bx_log_context){ .call = e->call,
+                                  .session = e->session,
+                                  .tool = bx_tool_name (e->decision.args.tool),
+                                  .grant = (long)e->decision.grant_index + 1 };
+}
+
+/* An audit line that could not be written: counted and logged. */
+static void
+audit_failed (struct bx_approvals *a, const struct bx_log_context *ctx, const char *outcome)
+{
+  int e = errno;
+  bx_metrics_audit_failed (a->ops->metrics);
+  bx_log (a->ops->journal, LOG_CRIT, ctx, "call %s: cannot write the audit log (%s line): %s",
+          ctx->call, outcome, strerror (e));
+}
+
+/* Writes ENTRY's audit line with OUTCOME; FINAL: it is the call's last line, and the call's
+ * end is counted in the metrics (RUN_NS: how long the module ran, -1 when nothing ran).
+ * 0, or -1 when the line could not be written (audit.h: fail closed). */
 static int
 audit_entry (struct bx_approvals *a, const struct entry *e, const char *outcome, const char *reason,
-             const struct bx_run_report *report)
+             const struct bx_run_report *report, bool final, int64_t run_ns)
 {
   int64_t now = bx_now_ms ();
+  /* The wait alone: a final line after the run must not count the run as waiting. */
   struct bx_audit_approval ap = {
     .id = e->approval,
     .state = state_names[e->state],
     .approver_uid = e->approver_uid,
-    .waited_ms = e->state == WAITING ? 0 : now - e->since,
+    .waited_ms = e->state == WAITING ? 0 : e->answered - e->since,
   };
   struct bx_audit_record rec = {
     .session = e->session,
@@ -292,6 +329,13 @@ audit_entry (struct bx_approvals *a, const struct entry *e, const char *outcome,
     bx_audit_set_peer (&rec, e->fd);
   bx_audit_set_args (&rec, &e->decision.args);
   int r = bx_audit_write (a->audit, &rec);
+  if (r < 0)
+    {
+      struct bx_log_context ctx = entry_context (e);
+      audit_failed (a, &ctx, outcome);
+    }
+  if (final)
+    bx_metrics_call_ended (a->ops->metrics, &rec, e->decide_ns, run_ns);
   bx_audit_record_clear (&rec);
   return r;
 }
@@ -322,13 +366,28 @@ run_main (void *arg)
   size_t len = 0;
   cleanup_free char *now = bx_tool_args_to_json (&e->decision.args, &len);
   struct bx_run_report report = { .outcome = "failed" };
+  int64_t run_ns = -1;
   json_t *answer;
   if (now == NULL || len != e->arguments_len || memcmp (now, e->arguments, len) != 0)
     answer = bx_msg_failed (e->id, "brokerd could not run the approved call as approved");
+  /* Like any allowed call: a line before it runs, or it does not run. */
+  else if (audit_entry (a, e, "running", NULL, NULL, false, -1) < 0)
+    answer = bx_msg_failed (e->id, BX_AUDIT_NOT_RUN);
   else
-    answer = bx_runner_respond (a->module, &e->decision, e->id, e->call, e->session, NULL, -1,
-                                &report);
-  if (audit_entry (a, e, report.outcome, NULL, &report) < 0
+    {
+      /* Cancelled like any call when its client hangs up, or when brokerd stops past its
+       * grace period. */
+      int64_t t0 = mono_ns ();
+      answer = bx_runner_respond (a->module, &e->decision, e->id, e->call, e->session,
+                                  a->ops->canceller, e->fd, &report);
+      run_ns = mono_ns () - t0;
+      if (report.problem != NULL)
+        {
+          struct bx_log_context ctx = entry_context (e);
+          bx_log (a->ops->journal, LOG_ERR, &ctx, "call %s: %s", e->call, report.problem);
+        }
+    }
+  if (audit_entry (a, e, report.outcome, NULL, &report, true, run_ns) < 0
       && strcmp (report.outcome, "result") == 0)
     {
       /* Fail closed: a result whose line is not in the log is withheld. */
@@ -336,6 +395,7 @@ run_main (void *arg)
       answer = bx_msg_failed (e->id, BX_AUDIT_WITHHELD);
     }
   json_decref (report.egress);
+  free (report.problem);
   send_final (e->fd, answer, e->id, bx_deadline_in (a->config->request_timeout_ms));
   entry_free (e);
   pthread_mutex_lock (&a->lock);
@@ -367,9 +427,11 @@ finish (struct bx_approvals *a, struct entry *e)
       pthread_mutex_lock (&a->lock);
       a->running--;
       pthread_mutex_unlock (&a->lock);
-      fprintf (stderr, "brokerd: cannot start a thread for an approved call: %s\n", strerror (r));
+      struct bx_log_context ctx = entry_context (e);
+      bx_log (a->ops->journal, LOG_ERR, &ctx, "cannot start a thread for an approved call: %s",
+              strerror (r));
       const char *msg = "brokerd cannot run the approved call now";
-      audit_entry (a, e, "failed", msg, NULL);
+      audit_entry (a, e, "failed", msg, NULL, true, -1);
       send_final (e->fd, bx_msg_failed (e->id, msg), e->id, bx_deadline_in (SHORT_WRITE_MS));
       entry_free (e);
       return;
@@ -398,11 +460,11 @@ finish (struct bx_approvals *a, struct entry *e)
   if (reason == NULL)
     {
       /* The client left: nobody to answer. */
-      audit_entry (a, e, "cancelled", "the client left before the owner answered", NULL);
+      audit_entry (a, e, "cancelled", "the client left before the owner answered", NULL, true, -1);
       entry_free (e);
       return;
     }
-  audit_entry (a, e, "denied", reason, NULL);
+  audit_entry (a, e, "denied", reason, NULL, true, -1);
   send_final (e->fd, bx_msg_denied (e->id, reason), e->id, bx_deadline_in (SHORT_WRITE_MS));
   entry_free (e);
 }
@@ -412,6 +474,7 @@ static void
 settle (struct bx_approvals *a, struct entry *e, enum state state)
 {
   e->state = state;
+  e->answered = bx_now_ms ();
   post_event (a, json_pack ("{s:s, s:s, s:s, s:o}", "type", "resolved", "approval", e->approval,
                             "state", state_names[state], "approver_uid",
                             e->approver_uid >= 0 ? json_integer (e->approver_uid) : json_null ()));
@@ -524,10 +587,12 @@ waiter_main (void *arg)
 
 /* ---- Taking a call. ------------------------------------------------------------------ */
 
+/* A call answered at once, before it waits: OUTCOME "denied" (a refusal, REASON) or
+ * "failed" (REASON the message); its final audit line and its end in the metrics. */
 static void
-answer_now (struct bx_approvals *a, int fd, const char *id, const char *reason,
+answer_now (struct bx_approvals *a, int fd, const char *id, const char *outcome, const char *reason,
             const struct bx_decision *d, const char *call, const char *session, int64_t started,
-            ssize_t content_bytes)
+            int64_t decide_ns, ssize_t content_bytes)
 {
   struct bx_audit_record rec = {
     .session = session,
@@ -536,7 +601,7 @@ answer_now (struct bx_approvals *a, int fd, const char *id, const char *reason,
     .grant = (ssize_t)d->grant_index + 1,
     .decision = "allowed",
     .reason = reason,
-    .outcome = "denied",
+    .outcome = outcome,
     .duration_ms = bx_now_ms () - started,
     .content_bytes = content_bytes,
     .uid = -1,
@@ -544,14 +609,22 @@ answer_now (struct bx_approvals *a, int fd, const char *id, const char *reason,
   };
   bx_audit_set_peer (&rec, fd);
   bx_audit_set_args (&rec, &d->args);
-  bx_audit_write (a->audit, &rec);
+  if (bx_audit_write (a->audit, &rec) < 0)
+    {
+      struct bx_log_context ctx
+          = { .call = call, .session = session, .tool = rec.tool, .grant = (long)rec.grant };
+      audit_failed (a, &ctx, outcome);
+    }
+  bx_metrics_call_ended (a->ops->metrics, &rec, decide_ns, -1);
   bx_audit_record_clear (&rec);
-  send_final (fd, bx_msg_denied (id, reason), id, bx_deadline_in (SHORT_WRITE_MS));
+  json_t *frame
+      = strcmp (outcome, "failed") == 0 ? bx_msg_failed (id, reason) : bx_msg_denied (id, reason);
+  send_final (fd, frame, id, bx_deadline_in (SHORT_WRITE_MS));
 }
 
 bool
 bx_approvals_take (struct bx_approvals *a, int fd, const char *id, const char *call,
-                   const char *session, struct bx_decision *d, int64_t started,
+                   const char *session, struct bx_decision *d, int64_t started, int64_t decide_ns,
                    ssize_t content_bytes)
 {
   if (a == NULL || d->verdict != BX_ALLOWED || d->grant == NULL
@@ -574,7 +647,8 @@ bx_approvals_take (struct bx_approvals *a, int fd, const char *id, const char *c
   pthread_mutex_unlock (&a->lock);
   if (refusal != NULL)
     {
-      answer_now (a, fd, id, refusal, d, call, session, started, content_bytes);
+      answer_now (a, fd, id, "denied", refusal, d, call, session, started, decide_ns,
+                  content_bytes);
       bx_decision_clear (d);
       return true;
     }
@@ -591,6 +665,7 @@ bx_approvals_take (struct bx_approvals *a, int fd, const char *id, const char *c
   e->summary = bx_approvals_summary (&e->decision);
   e->uid = e->pid = e->approver_uid = -1;
   e->started = started;
+  e->decide_ns = decide_ns;
   e->since = bx_now_ms ();
   e->since_unix = unix_now_ms ();
   e->expires = e->since + e->decision.grant->approval_timeout_ms;
@@ -609,9 +684,17 @@ bx_approvals_take (struct bx_approvals *a, int fd, const char *id, const char *c
     trouble = "brokerd is out of descriptors; the call was not run";
   else if (e->arguments == NULL || new_approval_id (e->approval) < 0)
     trouble = "brokerd cannot ask for approval now; the call was not run";
+  /* The line that says the call waits comes first; without it, it does not wait. */
+  const char *outcome = "denied";
+  if (trouble == NULL && audit_entry (a, e, "pending", NULL, NULL, false, -1) < 0)
+    {
+      outcome = "failed";
+      trouble = BX_AUDIT_NOT_RUN;
+    }
   if (trouble != NULL)
     {
-      answer_now (a, fd, id, trouble, &e->decision, call, session, started, content_bytes);
+      answer_now (a, fd, id, outcome, trouble, &e->decision, call, session, started, decide_ns,
+                  content_bytes);
       entry_free (e);
       pthread_mutex_lock (&a->lock);
       a->count--;
@@ -622,7 +705,6 @@ bx_approvals_take (struct bx_approvals *a, int fd, const char *id, const char *c
 
   /* The call is listed (owners may answer at once), but the waiter leaves it alone until its
    * pending frame is out: the final answer always comes second. */
-  audit_entry (a, e, "pending", NULL, NULL);
   pthread_mutex_lock (&a->lock);
   e->next = a->entries;
   a->entries = e;
@@ -761,12 +843,14 @@ bx_approvals_leave (struct bx_approvals *a)
 
 int
 bx_approvals_start (const struct bx_config *config, struct bx_module *module,
-                    struct bx_audit *audit, struct bx_approvals **out, bx_error *err)
+                    struct bx_audit *audit, struct bx_ops *ops, struct bx_approvals **out,
+                    bx_error *err)
 {
   struct bx_approvals *a = bx_xzalloc (sizeof *a);
   a->config = config;
   a->module = module;
   a->audit = audit;
+  a->ops = ops;
   a->wake = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (a->wake < 0)
     {
@@ -820,6 +904,20 @@ bx_approvals_stop (struct bx_approvals *a, int64_t deadline)
   while (a->running > 0 || a->owners > 0)
     if (pthread_cond_timedwait (&a->changed, &a->lock, &until) == ETIMEDOUT)
       break;
+  if (a->running > 0 && a->ops->canceller != NULL)
+    {
+      /* Past the deadline: approved calls still running are cancelled like the others, and
+       * their modules get a moment to remove what they started. */
+      bx_log (a->ops->journal, LOG_WARNING, NULL,
+              "%u approved call(s) still running; cancelling them", a->running);
+      pthread_mutex_unlock (&a->lock);
+      bx_canceller_cancel_all (a->ops->canceller);
+      pthread_mutex_lock (&a->lock);
+      until.tv_sec += CANCEL_WAIT_MS / 1000;
+      while (a->running > 0)
+        if (pthread_cond_timedwait (&a->changed, &a->lock, &until) == ETIMEDOUT)
+          break;
+    }
   unsigned left = a->running + a->owners;
   pthread_mutex_unlock (&a->lock);
   return left;

@@ -31,19 +31,25 @@
 #define BX_APPROVAL_ID_LEN 32
 
 struct bx_approvals;
+struct bx_ops;
 
-/* Starts the waiter thread.  CONFIG, MODULE and AUDIT must outlive it. */
+/* Starts the waiter thread.  CONFIG, MODULE, AUDIT and OPS (ops.h: its metrics count every
+ * call taken here at its end, its canceller watches approved calls' clients, its journal
+ * flag says where log lines go) must outlive it. */
 int bx_approvals_start (const struct bx_config *config, struct bx_module *module,
-                        struct bx_audit *audit, struct bx_approvals **out, bx_error *err);
+                        struct bx_audit *audit, struct bx_ops *ops, struct bx_approvals **out,
+                        bx_error *err);
 
 /* The server's hook, after policy decided: false when the call needs no approval (A is NULL,
  * the call is denied, its grant says never, or once_per_session was already approved for
  * this session, grant and tool); the caller then runs it as usual.  True when the call was
  * taken: its pending_approval frame and its final answer are sent from here, on a copy of
- * FD (the caller still closes FD), and *DECISION is left empty. */
+ * FD (the caller still closes FD), and *DECISION is left empty.  From then on the call's
+ * audit lines (pending, running when approved, final) and its end in the metrics (the
+ * caller counted its start; DECIDE_NS is its time to the decision) are written here. */
 bool bx_approvals_take (struct bx_approvals *a, int fd, const char *id, const char *call,
                         const char *session, struct bx_decision *decision, int64_t started,
-                        ssize_t content_bytes);
+                        int64_t decide_ns, ssize_t content_bytes);
 
 /* ---- The owners' side (broker/admin.c). ----------------------------------------------- */
 
@@ -62,7 +68,8 @@ int bx_approvals_answer (struct bx_approvals *a, const char *approval, bool appr
 json_t *bx_approvals_events (struct bx_approvals *a, uint64_t *seq, int timeout_ms);
 
 /* Stops: every waiting call gets its final answer ("brokerd stopped ..."), then waits until
- * DEADLINE (bx/deadline.h) for approved calls still running and owners' connections.
+ * DEADLINE (bx/deadline.h) for approved calls still running and owners' connections; approved
+ * calls still running then are cancelled and get two more seconds to end.
  * Returns how many are left: while any is, A, the module, audit and config stay in use.
  * Calls taken after this are denied at once. */
 unsigned bx_approvals_stop (struct bx_approvals *a, int64_t deadline);

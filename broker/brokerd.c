@@ -78,12 +78,15 @@ log_line (void *ctx, const char *module, enum bx_log_level level, const char *li
   bx_log (ls->journal, p, NULL, "%s: %s: %s", module, bx_log_level_name (level), line);
 }
 
-/* Config errors already start with FILE:LINE:COLUMN and go out as they are; the others get
- * the program's name. */
+/* Config errors already start with FILE:LINE:COLUMN and go out as they are (BARE); the
+ * others get the program's name. */
 static void
-print_error (const char *prefix, bx_error err)
+print_error (const struct log_settings *ls, bool bare, bx_error err)
 {
-  fprintf (stderr, "%s%s\n", prefix, bx_error_msg (err));
+  if (bare)
+    bx_log_bare (ls->journal, LOG_ERR, bx_error_msg (err));
+  else
+    bx_log (ls->journal, LOG_ERR, NULL, "%s", bx_error_msg (err));
 }
 
 static void
@@ -171,7 +174,7 @@ main (int argc, char **argv)
       case 'C':
         if (config_file != NULL)
           {
-            fputs ("brokerd: give one of --config and --check-config, once\n", stderr);
+            bx_log (ls.journal, LOG_ERR, NULL, "give one of --config and --check-config, once");
             return 2;
           }
         config_file = optarg;
@@ -196,7 +199,7 @@ main (int argc, char **argv)
   if (optind < argc || config_file == NULL)
     {
       if (optind < argc)
-        fprintf (stderr, "brokerd: unexpected argument \"%s\"\n", argv[optind]);
+        bx_log (ls.journal, LOG_ERR, NULL, "unexpected argument \"%s\"", argv[optind]);
       usage (stderr);
       return 2;
     }
@@ -217,7 +220,7 @@ main (int argc, char **argv)
   struct bx_config *cfg = NULL;
   if (bx_config_load (config_file, &cfg, &err) < 0)
     {
-      print_error ("", err);
+      print_error (&ls, true, err);
       return 1;
     }
   /* The socket systemd passed, if any, before the module starts anything that could
@@ -226,7 +229,7 @@ main (int argc, char **argv)
   int activated = check ? 0 : bx_notify_listen_fd (cfg, &listen_fd, &err);
   if (activated < 0)
     {
-      print_error ("brokerd: ", err);
+      print_error (&ls, false, err);
       bx_config_free (cfg);
       return 1;
     }
@@ -238,7 +241,7 @@ main (int argc, char **argv)
       || bx_module_create (module, cfg->runtime_options, cfg->home, log_line, &ls, &err) < 0
       || bx_protect_check (cfg, module, &err) < 0)
     {
-      print_error ("brokerd: ", err);
+      print_error (&ls, false, err);
       bx_module_destroy (module);
       bx_config_free (cfg);
       return 1;
@@ -265,7 +268,7 @@ main (int argc, char **argv)
       || (cfg->metrics_socket != NULL && bx_metrics_serve (metrics, cfg->metrics_socket, &err) < 0)
       || (!activated && bx_server_listen (cfg, &listen_fd, &err) < 0))
     {
-      print_error ("brokerd: ", err);
+      print_error (&ls, false, err);
       if (sfd >= 0)
         close (sfd);
       bx_metrics_free (metrics);
@@ -274,15 +277,19 @@ main (int argc, char **argv)
       bx_config_free (cfg);
       return 1;
     }
+  /* On the heap, like the server: calls still running after the grace period use it while
+   * the process ends.  Its live config comes when the server starts. */
+  struct bx_ops *ops = bx_ops_new (metrics, activated > 0, ls.journal);
   struct bx_approvals *approvals = NULL;
   struct bx_admin *admin = NULL;
   if (bx_config_wants_approvals (cfg)
-      && (bx_approvals_start (cfg, module, audit, &approvals, &err) < 0
-          || bx_admin_start (cfg, approvals, &admin, &err) < 0))
+      && (bx_approvals_start (cfg, module, audit, ops, &approvals, &err) < 0
+          || bx_admin_start (cfg, approvals, ls.journal, &admin, &err) < 0))
     {
-      print_error ("brokerd: ", err);
+      print_error (&ls, false, err);
       bx_approvals_stop (approvals, bx_deadline_in (0));
       bx_approvals_free (approvals);
+      bx_ops_free (ops);
       if (!activated)
         unlink (cfg->socket);
       close (listen_fd);
@@ -302,14 +309,8 @@ main (int argc, char **argv)
   bx_notify_ready (cfg, bx_module_name (module));
   /* The live config owns CFG; the server keeps reading its start-only keys from it, so it
    * is held for as long as the server runs. */
-  /* On the heap, like the server: calls still running after the grace period use it while
-   * the process ends. */
-  struct bx_ops *ops = bx_xzalloc (sizeof *ops);
   ops->live = bx_live_config_new (cfg);
   bx_live_config_protect (ops->live, module);
-  ops->metrics = metrics;
-  ops->socket_activated = activated > 0;
-  ops->journal = ls.journal;
   const struct bx_config *first = NULL;
   struct bx_config_hold *hold = bx_live_config_get (ops->live, &first);
   int left = bx_server_run (first, module, audit, approvals, ops, listen_fd, sfd);
@@ -326,7 +327,7 @@ main (int argc, char **argv)
       bx_audit_close (audit);
       bx_live_config_put (ops->live, hold);
       bx_live_config_free (ops->live);
-      free (ops);
+      bx_ops_free (ops);
     }
   return 0;
 }

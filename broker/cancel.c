@@ -12,6 +12,7 @@
 #include "bx/cleanup.h"
 
 #include "cancel.h"
+#include "notify.h"
 #include "run_spec.h"
 
 /* The id of the eventfd that stops the thread; calls get ids from 1. */
@@ -25,6 +26,7 @@ struct bx_canceller
   pthread_mutex_t lock;
   struct bx_cancel_watch *watches; /* registered, newest first */
   uint64_t next_id;
+  bool journal;
 };
 
 /* Cancels W; the lock is held. */
@@ -60,7 +62,9 @@ watch_main (void *arg)
         {
           if (errno == EINTR)
             continue;
-          fprintf (stderr, "brokerd: watching clients: %s\n", strerror (errno));
+          bx_log (c->journal, LOG_ERR, NULL,
+                  "watching clients: %s; a client that leaves no longer cancels its call",
+                  strerror (errno));
           return NULL;
         }
       pthread_mutex_lock (&c->lock);
@@ -97,9 +101,10 @@ watch_main (void *arg)
 }
 
 int
-bx_canceller_start (struct bx_canceller **out, bx_error *err)
+bx_canceller_start (bool journal, struct bx_canceller **out, bx_error *err)
 {
   struct bx_canceller *c = bx_xzalloc (sizeof *c);
+  c->journal = journal;
   c->epoll_fd = epoll_create1 (EPOLL_CLOEXEC);
   c->stop_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   c->next_id = STOP_ID + 1;

@@ -25,8 +25,8 @@ static const char *const tools[]
 #define N_TOOLS 6
 static const char *const decisions[] = { "allowed", "denied", "error" };
 #define N_DECISIONS 3
-static const char *const outcomes[] = { "result", "failed", "denied", "error" };
-#define N_OUTCOMES 4
+static const char *const outcomes[] = { "result", "failed", "denied", "error", "cancelled" };
+#define N_OUTCOMES 5
 
 /* Upper bounds in seconds, as Prometheus prints them. */
 static const double decide_bounds[]

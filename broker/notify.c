@@ -91,13 +91,11 @@ bx_journal_is_stderr (void)
          && access ("/run/systemd/journal/socket", W_OK) == 0;
 }
 
-void
-bx_log (bool journal, int priority, const struct bx_log_context *ctx, const char *fmt, ...)
+/* One line: MSG to the journal, or PREFIX and MSG to standard error. */
+static void
+emit (bool journal, int priority, const struct bx_log_context *ctx, const char *prefix,
+      const char *msg)
 {
-  va_list ap;
-  va_start (ap, fmt);
-  cleanup_free char *msg = bx_xvasprintf (fmt, ap);
-  va_end (ap);
   if (journal)
     {
       static const struct bx_log_context none = { 0 };
@@ -150,7 +148,23 @@ bx_log (bool journal, int priority, const struct bx_log_context *ctx, const char
         return;
       /* The journal went away: the plain line below still reaches standard error. */
     }
-  cleanup_free char *line = bx_xasprintf ("brokerd: %s\n", msg);
+  cleanup_free char *line = bx_xasprintf ("%s%s\n", prefix, msg);
   if (write (STDERR_FILENO, line, strlen (line)) < 0)
     return; /* nowhere else to say it */
+}
+
+void
+bx_log (bool journal, int priority, const struct bx_log_context *ctx, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  cleanup_free char *msg = bx_xvasprintf (fmt, ap);
+  va_end (ap);
+  emit (journal, priority, ctx, "brokerd: ", msg);
+}
+
+void
+bx_log_bare (bool journal, int priority, const char *text)
+{
+  emit (journal, priority, NULL, "", text);
 }

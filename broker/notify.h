@@ -47,5 +47,8 @@ struct bx_log_context
  * otherwise "brokerd: MESSAGE" on standard error in one write. */
 void bx_log (bool journal, int priority, const struct bx_log_context *context, const char *fmt, ...)
     __attribute__ ((format (printf, 4, 5)));
+/* The same for a TEXT that goes out as it is, without "brokerd: " on standard error: a
+ * config error, which starts with FILE:LINE:COLUMN. */
+void bx_log_bare (bool journal, int priority, const char *text);
 
 #endif

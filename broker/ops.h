@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "audit.h"
+#include "cancel.h"
 #include "metrics.h"
 #include "notify.h"
 #include "reload.h"
@@ -18,7 +19,17 @@ struct bx_ops
   struct bx_metrics *metrics;
   bool socket_activated; /* the listening socket is systemd's: never shut down or removed */
   bool journal;          /* standard error is the journal */
+  /* Watches the clients of running calls, the server's and the approved ones alike; NULL
+   * when it could not start (calls then run uncancellable, logged). */
+  struct bx_canceller *canceller;
 };
+
+/* The operations of a brokerd starting: METRICS (borrowed), and the canceller started (when it
+ * cannot start, that is logged and calls run uncancellable).  The live config is set later. */
+struct bx_ops *bx_ops_new (struct bx_metrics *metrics, bool socket_activated, bool journal);
+/* Stops the canceller and frees OPS, not its metrics or live config: only when no call can
+ * use them any more. */
+void bx_ops_free (struct bx_ops *ops);
 
 /* SIGHUP (`systemctl reload`): opens the audit log again (after a rotation) and re-reads the
  * grants; whatever fails is logged and the running state stays. */

@@ -139,7 +139,7 @@ bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const 
   if (spec == NULL)
     {
       /* The owner's log says which path; the model gets the fixed sentence. */
-      fprintf (stderr, "brokerd: call %s: %s\n", call, detail ? detail : "no spec");
+      report->problem = bx_xstrdup (detail ? detail : "no spec");
       report->outcome = "failed";
       return bx_msg_failed (id, BX_SENTENCE_PROTECTED);
     }

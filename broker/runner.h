@@ -29,6 +29,8 @@ struct bx_run_report
   bool truncated;
   json_t *egress; /* the egress records of the run (owned; NULL: none) */
   bool refused;   /* the tool refused (the content is its reason) */
+  char *problem;  /* for the owner's log, not the model: why the call did not run (owned;
+                     NULL: nothing to say).  The caller logs it with the call's context. */
 };
 
 /* The spec of an allowed DECISION (seed 001's table):

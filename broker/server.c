@@ -68,7 +68,6 @@ struct server
   struct bx_audit *audit;
   struct bx_approvals *approvals; /* NULL when no grant asks for approval */
   struct bx_ops *ops;
-  struct bx_canceller *canceller; /* NULL when it could not start: calls run uncancellable */
   int listen_fd;
   pthread_mutex_t lock;
   pthread_cond_t done;   /* signalled when active or workers drop */
@@ -270,8 +269,9 @@ finish (struct call *c, json_t *frame, int64_t deadline)
       && bx_error_code (err) == BX_FRAME_TOO_LARGE)
     {
       /* The runner keeps results under the frame limit; this is the last line of defence. */
-      fprintf (stderr, "brokerd: call %s: the answer is too large for a frame\n",
-               c->rec.call ? c->rec.call : "?");
+      struct bx_log_context ctx = log_context (c);
+      bx_log (c->server->ops->journal, LOG_ERR, &ctx,
+              "call %s: the answer is too large for a frame", c->rec.call ? c->rec.call : "?");
       json_t *failed = bx_msg_failed (json_string_value (json_object_get (frame, "id")),
                                       "the tool's output is too large to send");
       bx_error_free (&err);
@@ -435,16 +435,16 @@ run_request (struct call *c, const struct bx_envelope *env, const char *id)
   struct bx_decision d;
   bx_policy_decide (grants, &args, &d);
   c->decide_ns = now_ns () - c->t0_ns;
-  /* A call that waits for the owner leaves this worker: approvals.c answers it.  Its
-   * decision points into GRANTS: a reloaded config it was decided with stays held for the
-   * rest of the run (the first config lives that long anyway). */
+  /* A call that waits for the owner leaves this worker: approvals.c answers it, writes its
+   * audit lines and counts its end in the metrics.  Its decision points into GRANTS: a
+   * reloaded config it was decided with stays held for the rest of the run (the first
+   * config lives that long anyway). */
   if (bx_approvals_take (s->approvals, c->fd, id, env->u.request.call, env->u.request.session, &d,
-                         c->started, c->rec.content_bytes))
+                         c->started, c->decide_ns, c->rec.content_bytes))
     {
       if (grants == s->config)
         bx_live_config_put (s->ops->live, hold);
       bx_audit_record_clear (&c->rec);
-      bx_metrics_call_left (s->ops->metrics);
       return;
     }
   c->rec.decision = d.verdict == BX_ALLOWED ? "allowed" : "denied";
@@ -458,9 +458,14 @@ run_request (struct call *c, const struct bx_envelope *env, const char *id)
     {
       int64_t t = now_ns ();
       answer = bx_runner_respond (s->module, &d, id, env->u.request.call, env->u.request.session,
-                                  s->canceller, c->fd, &report);
+                                  s->ops->canceller, c->fd, &report);
       if (d.verdict == BX_ALLOWED)
         c->run_ns = now_ns () - t;
+      if (report.problem != NULL)
+        {
+          struct bx_log_context ctx = log_context (c);
+          bx_log (s->ops->journal, LOG_ERR, &ctx, "call %s: %s", c->rec.call, report.problem);
+        }
     }
   c->rec.outcome = report.outcome;
   c->rec.egress = report.egress;
@@ -475,6 +480,7 @@ run_request (struct call *c, const struct bx_envelope *env, const char *id)
   finish (c, answer, bx_deadline_in (cfg->request_timeout_ms));
   bx_audit_record_clear (&c->rec);
   json_decref (report.egress);
+  free (report.problem);
   bx_decision_clear (&d);
   bx_live_config_put (s->ops->live, hold);
 }
@@ -550,7 +556,7 @@ spawn_worker (struct server *s)
   pthread_attr_destroy (&attr);
   if (r != 0)
     /* The workers there are go on; the next to finish a call accepts again. */
-    fprintf (stderr, "brokerd: cannot start a worker thread: %s\n", strerror (r));
+    bx_log (s->ops->journal, LOG_ERR, NULL, "cannot start a worker thread: %s", strerror (r));
   else
     s->workers++;
 }
@@ -576,7 +582,8 @@ worker_main (void *arg)
           if (!s->stopping && (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM))
             {
               pthread_mutex_unlock (&s->lock);
-              fprintf (stderr, "brokerd: cannot accept a connection: %s\n", strerror (e));
+              bx_log (s->ops->journal, LOG_ERR, NULL, "cannot accept a connection: %s",
+                      strerror (e));
               /* Out of descriptors: wait a little rather than spin. */
               struct timespec ts = { 0, 50 * 1000 * 1000 };
               nanosleep (&ts, NULL);
@@ -644,15 +651,12 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
   pthread_cond_init (&s->done, &ca);
   pthread_condattr_destroy (&ca);
-  cleanup_error bx_error cerr = NULL;
-  if (bx_canceller_start (&s->canceller, &cerr) < 0)
-    fprintf (stderr, "brokerd: %s: a client that leaves does not cancel its call\n",
-             bx_error_msg (cerr));
 
   /* accept() honours the socket's receive timeout: the idle workers' clock. */
   struct timeval idle = { WORKER_IDLE_MS / 1000, (WORKER_IDLE_MS % 1000) * 1000 };
   if (setsockopt (listen_fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof idle) < 0)
-    fprintf (stderr, "brokerd: cannot set the workers' idle time: %s\n", strerror (errno));
+    bx_log (ops->journal, LOG_WARNING, NULL, "cannot set the workers' idle time: %s",
+            strerror (errno));
 
   pthread_mutex_lock (&s->lock);
   spawn_worker (s);
@@ -679,8 +683,8 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
         continue;
       if (n != (ssize_t)sizeof si)
         {
-          fprintf (stderr, "brokerd: reading signals: %s\n",
-                   n < 0 ? strerror (errno) : "short read");
+          bx_log (ops->journal, LOG_CRIT, NULL, "reading signals: %s",
+                  n < 0 ? strerror (errno) : "short read");
           break;
         }
       signo = (int)si.ssi_signo;
@@ -708,9 +712,11 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
     {
       shutdown (listen_fd, SHUT_RDWR);
       if (unlink (cfg->socket) < 0 && errno != ENOENT)
-        fprintf (stderr, "brokerd: cannot remove %s: %s\n", cfg->socket, strerror (errno));
+        bx_log (ops->journal, LOG_WARNING, NULL, "cannot remove %s: %s", cfg->socket,
+                strerror (errno));
     }
-  fprintf (stderr, "brokerd: %s: stopping\n", signo ? strsignal (signo) : "error");
+  bx_log (ops->journal, signo ? LOG_NOTICE : LOG_CRIT, NULL, "%s: stopping",
+          signo ? strsignal (signo) : "error");
 
   struct timespec until;
   clock_gettime (CLOCK_MONOTONIC, &until);
@@ -726,14 +732,15 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   while (s->active > 0 || s->workers > 0)
     if (pthread_cond_timedwait (&s->done, &s->lock, &until) == ETIMEDOUT)
       break;
-  if (s->active > 0 && s->canceller != NULL)
+  if (s->active > 0 && ops->canceller != NULL)
     {
       /* Past the grace period: the calls still running are cancelled, and their modules
        * get a moment to remove what they started. */
-      fprintf (stderr, "brokerd: %u call(s) still running after %lld ms; cancelling them\n",
-               s->active, (long long)cfg->grace_ms);
+      bx_log (ops->journal, LOG_WARNING, NULL,
+              "%u call(s) still running after %lld ms; cancelling them", s->active,
+              (long long)cfg->grace_ms);
       pthread_mutex_unlock (&s->lock);
-      bx_canceller_cancel_all (s->canceller);
+      bx_canceller_cancel_all (ops->canceller);
       pthread_mutex_lock (&s->lock);
       until.tv_sec += CANCEL_WAIT_MS / 1000;
       while (s->active > 0)
@@ -745,8 +752,8 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   pthread_mutex_unlock (&s->lock);
   if (left > 0)
     {
-      fprintf (stderr, "brokerd: %u call(s) still running after %lld ms; exiting anyway\n", left,
-               (long long)cfg->grace_ms);
+      bx_log (ops->journal, LOG_ERR, NULL, "%u call(s) still running after %lld ms; exiting anyway",
+              left, (long long)cfg->grace_ms);
       /* The threads still use the server: it is left allocated, and the process is about
        * to end. */
       return (int)left;
@@ -756,7 +763,6 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
      * period ended): keep everything it could touch, the process ends first. */
     return 1;
   close (listen_fd);
-  bx_canceller_stop (s->canceller);
   pthread_cond_destroy (&s->done);
   pthread_mutex_destroy (&s->lock);
   bx_peers_clear (&s->peers);

@@ -428,17 +428,28 @@ START_TEST (test_approvals_an_approved_call_runs_exactly_the_stored_bytes)
   ck_assert_ptr_nonnull (strstr (out, "no call waits for approval with that id"));
 
   ck_assert_int_eq (broker_stop (&b), 0);
+  /* Like any allowed call: a line before it runs (here with who approved and how long the
+   * call waited), then its final line. */
   json_t *lines = audit_lines_of (&b, approval);
-  ck_assert_uint_eq (json_array_size (lines), 2);
+  ck_assert_uint_eq (json_array_size (lines), 3);
   ck_assert_str_eq (approval_state (json_array_get (lines, 0)), "pending");
   ck_assert_str_eq (json_string_value (json_object_get (json_array_get (lines, 0), "outcome")),
                     "pending");
-  json_t *last = json_array_get (lines, 1);
+  json_t *running = json_array_get (lines, 1);
+  ck_assert_str_eq (approval_state (running), "approved");
+  ck_assert_str_eq (json_string_value (json_object_get (running, "outcome")), "running");
+  ck_assert_str_eq (json_string_value (json_object_get (running, "decision")), "allowed");
+  json_t *rap = json_object_get (running, "approval");
+  ck_assert_int_eq (json_integer_value (json_object_get (rap, "approver_uid")), getuid ());
+  json_t *last = json_array_get (lines, 2);
   ck_assert_str_eq (approval_state (last), "approved");
   ck_assert_str_eq (json_string_value (json_object_get (last, "outcome")), "result");
   json_t *ap = json_object_get (last, "approval");
   ck_assert_int_eq (json_integer_value (json_object_get (ap, "approver_uid")), getuid ());
   ck_assert (json_is_integer (json_object_get (ap, "waited_ms")));
+  /* The wait ended when the owner answered: the run is not part of it. */
+  ck_assert_int_eq (json_integer_value (json_object_get (ap, "waited_ms")),
+                    json_integer_value (json_object_get (rap, "waited_ms")));
   ck_assert_int_eq (json_integer_value (json_object_get (last, "content_bytes")), 7);
   json_decref (lines);
 }
@@ -933,6 +944,213 @@ START_TEST (test_approvals_stopping_brokerd_answers_every_waiting_call)
 }
 END_TEST
 
+/* Adds OPTIONS (indented lines) to the fake runtime's options of B's config. */
+static void
+add_runtime_options (struct broker *b, const char *options)
+{
+  cleanup_free char *text = read_text (b->config);
+  const char *at = strstr (text, "    mode: echo\n");
+  ck_assert_ptr_nonnull (at);
+  size_t head = (size_t)(at - text) + strlen ("    mode: echo\n");
+  cleanup_free char *changed = bx_xasprintf ("%.*s%s%s", (int)head, text, options, text + head);
+  write_text (b->config, changed);
+}
+
+/* The text of B's metrics socket (the bare exposition). */
+static char *
+metrics_text (struct broker *b)
+{
+  char path[160];
+  snprintf (path, sizeof path, "%s/m.sock", b->dir);
+  int fd = connect_to (path);
+  ck_assert_msg (fd >= 0, "metrics connect: %s", strerror (errno));
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream (&buf, &len);
+  char chunk[4096];
+  ssize_t n;
+  struct pollfd p = { .fd = fd, .events = POLLIN };
+  while (poll (&p, 1, 5000) > 0 && (n = read (fd, chunk, sizeof chunk)) > 0)
+    fwrite (chunk, 1, (size_t)n, m);
+  fclose (m);
+  close (fd);
+  return buf;
+}
+
+/* The value of the sample written exactly as SAMPLE in TEXT; 0 when absent. */
+static long
+sample (const char *text, const char *name)
+{
+  cleanup_free char *key = bx_xasprintf ("\n%s ", name);
+  const char *at = strstr (text, key);
+  return at ? strtol (at + strlen (key), NULL, 10) : 0;
+}
+
+/* Waits until B's audit log holds LINE_PART; false after 10 s. */
+static bool
+audit_has (struct broker *b, const char *part)
+{
+  for (int i = 0; i < 1000; i++)
+    {
+      cleanup_free char *audit = read_text (b->audit);
+      if (strstr (audit, part) != NULL)
+        return true;
+      sleep_ms (10);
+    }
+  return false;
+}
+
+START_TEST (test_approvals_calls_that_wait_are_counted_in_the_metrics)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: always\n    approval_timeout: 1s\n", NULL);
+  cleanup_free char *text = read_text (b.config);
+  cleanup_free char *changed = bx_xasprintf ("metrics_socket: %s/m.sock\n%s", b.dir, text);
+  write_text (b.config, changed);
+  broker_start (&b);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+
+  /* A waiting call is in flight. */
+  int fd = send_call (&b, "c1", "s1", "read_file", args);
+  cleanup_free char *approval = read_pending (fd, "c1");
+  cleanup_free char *during = metrics_text (&b);
+  ck_assert_int_eq (sample (during, "boxmaker_calls_in_flight"), 1);
+  cleanup_free char *out = NULL;
+  ck_assert_int_eq (boxmaker (&b, &out, "approve", approval, NULL, NULL), 0);
+  json_t *f = read_final (fd, 10000);
+  ck_assert_str_eq (msg_type (f), "result");
+  json_decref (f);
+  close (fd);
+
+  /* Declined, expired, and a client that left. */
+  fd = send_call (&b, "c2", "s1", "read_file", args);
+  free (approval);
+  approval = read_pending (fd, "c2");
+  free (out);
+  ck_assert_int_eq (boxmaker (&b, &out, "decline", approval, NULL, NULL), 0);
+  json_decref (read_final (fd, 10000));
+  close (fd);
+  fd = send_call (&b, "c3", "s1", "read_file", args);
+  free (read_pending (fd, "c3"));
+  json_decref (read_final (fd, 10000));
+  close (fd);
+  fd = send_call (&b, "c4", "s1", "read_file", args);
+  free (read_pending (fd, "c4"));
+  close (fd);
+  ck_assert (audit_has (&b, "\"outcome\":\"cancelled\""));
+
+  cleanup_free char *after = metrics_text (&b);
+  ck_assert_int_eq (
+      sample (after,
+              "boxmaker_calls_total{tool=\"read_file\",decision=\"allowed\",outcome=\"result\"}"),
+      1);
+  ck_assert_int_eq (
+      sample (after,
+              "boxmaker_calls_total{tool=\"read_file\",decision=\"allowed\",outcome=\"denied\"}"),
+      2);
+  ck_assert_int_eq (sample (after,
+                            "boxmaker_calls_total{tool=\"read_file\",decision=\"allowed\",outcome="
+                            "\"cancelled\"}"),
+                    1);
+  ck_assert_int_eq (sample (after, "boxmaker_calls_in_flight"), 0);
+  ck_assert_int_eq (sample (after, "boxmaker_decision_seconds_count"), 4);
+  ck_assert_int_eq (sample (after, "boxmaker_run_seconds_count"), 1);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
+START_TEST (test_approvals_an_approved_call_is_cancelled_when_its_client_leaves)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL);
+  add_runtime_options (&b, "    delay_ms: 20000\n");
+  broker_start (&b);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int fd = send_call (&b, "c1", "s1", "read_file", args);
+  cleanup_free char *approval = read_pending (fd, "c1");
+  cleanup_free char *out = NULL;
+  ck_assert_int_eq (boxmaker (&b, &out, "approve", approval, NULL, NULL), 0);
+  ck_assert (audit_has (&b, "\"outcome\":\"running\""));
+  int64_t t0 = bx_now_ms ();
+  close (fd);
+  ck_assert (audit_has (&b, "\"outcome\":\"cancelled\""));
+  int64_t took = bx_now_ms () - t0;
+  printf ("approvals: an approved call ended %lld ms after its client left\n", (long long)took);
+  /* The run would take 20 s; cancelled, it ends within a second or so. */
+  ck_assert_int_lt (took, 5000);
+  ck_assert_int_eq (broker_stop (&b), 0);
+  json_t *lines = audit_lines_of (&b, approval);
+  ck_assert_uint_eq (json_array_size (lines), 3);
+  json_t *last = json_array_get (lines, 2);
+  ck_assert_str_eq (json_string_value (json_object_get (last, "outcome")), "cancelled");
+  ck_assert_str_eq (approval_state (last), "approved");
+  json_decref (lines);
+}
+END_TEST
+
+START_TEST (test_approvals_stopping_brokerd_cancels_approved_calls_past_the_grace_period)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL); /* grace_ms: 3000 */
+  add_runtime_options (&b, "    delay_ms: 30000\n");
+  broker_start (&b);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int fd = send_call (&b, "c1", "s1", "read_file", args);
+  cleanup_free char *approval = read_pending (fd, "c1");
+  cleanup_free char *out = NULL;
+  ck_assert_int_eq (boxmaker (&b, &out, "approve", approval, NULL, NULL), 0);
+  ck_assert (audit_has (&b, "\"outcome\":\"running\""));
+  int64_t t0 = bx_now_ms ();
+  ck_assert_int_eq (broker_stop (&b), 0);
+  int64_t took = bx_now_ms () - t0;
+  ck_assert_int_lt (took, 12000);
+  json_t *f = read_final (fd, 1000);
+  ck_assert_str_eq (msg_type (f), "failed");
+  json_decref (f);
+  close (fd);
+  json_t *lines = audit_lines_of (&b, approval);
+  ck_assert_str_eq (json_string_value (json_object_get (json_array_get (lines, 2), "outcome")),
+                    "cancelled");
+  json_decref (lines);
+  cleanup_free char *log = read_text (b.out);
+  ck_assert_ptr_nonnull (
+      strstr (log, "brokerd: 1 approved call(s) still running; cancelling them\n"));
+}
+END_TEST
+
+START_TEST (test_approvals_a_call_whose_pending_line_cannot_be_written_does_not_wait)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL);
+  /* Every audit write fails: fail closed, at once, and nothing waits. */
+  cleanup_free char *text = read_text (b.config);
+  cleanup_free char *from = bx_xasprintf ("audit: %s\n", b.audit);
+  char *at = strstr (text, from);
+  ck_assert_ptr_nonnull (at);
+  cleanup_free char *changed
+      = bx_xasprintf ("%.*saudit: /dev/full\n%s", (int)(at - text), text, at + strlen (from));
+  write_text (b.config, changed);
+  broker_start (&b);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int fd = send_call (&b, "c1", "s1", "read_file", args);
+  json_t *f = read_final (fd, 5000);
+  ck_assert_str_eq (msg_type (f), "failed");
+  ck_assert_str_eq (msg_field (f, "message"), BX_AUDIT_NOT_RUN);
+  json_decref (f);
+  close (fd);
+  ck_assert_uint_eq (pending_count (&b), 0);
+  ck_assert_int_eq (broker_stop (&b), 0);
+  cleanup_free char *log = read_text (b.out);
+  ck_assert_ptr_nonnull (
+      strstr (log, "brokerd: call c1: cannot write the audit log (pending line): No space left "
+                   "on device\n"));
+}
+END_TEST
+
 START_TEST (test_approvals_once_per_session_covers_one_session_grant_and_tool_until_restart)
 {
   SKIP_WITHOUT_FAKE ();
@@ -1270,6 +1488,10 @@ suite (void)
   TCase *tc = tcase_create ("brokerd");
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_approvals_an_approved_call_runs_exactly_the_stored_bytes);
+  tcase_add_test (tc, test_approvals_calls_that_wait_are_counted_in_the_metrics);
+  tcase_add_test (tc, test_approvals_an_approved_call_is_cancelled_when_its_client_leaves);
+  tcase_add_test (tc, test_approvals_stopping_brokerd_cancels_approved_calls_past_the_grace_period);
+  tcase_add_test (tc, test_approvals_a_call_whose_pending_line_cannot_be_written_does_not_wait);
   tcase_add_test (tc, test_approvals_a_declined_call_is_denied_with_the_reason_made_safe);
   tcase_add_test (tc, test_approvals_an_unanswered_call_expires_naming_the_timeout);
   tcase_add_test (tc, test_approvals_a_client_that_leaves_cancels_its_request);

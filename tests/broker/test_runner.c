@@ -351,6 +351,10 @@ START_TEST (test_runner_refuses_a_call_whose_protected_path_is_a_link)
   ck_assert_str_eq (json_string_value (json_object_get (msg, "type")), "failed");
   ck_assert_str_eq (json_string_value (json_object_get (msg, "message")), BX_SENTENCE_PROTECTED);
   ck_assert_str_eq (report.outcome, "failed");
+  /* The owner's log gets the path; the caller logs it with the call's context. */
+  ck_assert_ptr_nonnull (report.problem);
+  ck_assert_ptr_nonnull (strstr (report.problem, ".git/hooks"));
+  free (report.problem);
   json_decref (frame);
   bx_decision_clear (&d);
   bx_module_destroy (m);
