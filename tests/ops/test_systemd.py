@@ -205,7 +205,7 @@ class TestLogLines(unittest.TestCase):
     """Without the journal, log lines are plain "brokerd: ..." lines; so too with a
     JOURNAL_STREAM that names standard error while the journal's socket is missing (the
     journal would drop them silently).  With a journal, the same lines carry PRIORITY and
-    BOXMAKER_* fields; no journald runs here to show it."""
+    BOXMAKER_* fields: test_journal.py."""
 
     def run_with_full_audit(self, env=None):
         b = Broker(audit="/dev/full")

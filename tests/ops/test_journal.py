@@ -1,0 +1,197 @@
+# SPDX-License-Identifier: Apache-2.0
+"""brokerd's log lines in the journal, without journald: brokerd runs in a mount namespace of
+the test's own whose /run/systemd/journal is a tmpfs, with the test's own datagram socket bound
+over /run/systemd/journal/socket, and with JOURNAL_STREAM naming its standard error, as
+systemd sets it.  The test decodes journald's native protocol (KEY=VALUE lines, the
+length-prefixed binary form that a message with a newline takes; the memfd that libsystemd
+passes with SCM_RIGHTS for an entry too large for a datagram is read too, though no line of
+brokerd's is that large) and checks each line's MESSAGE, PRIORITY and BOXMAKER_* fields; and
+that the same lines are plain "brokerd: ..." lines on standard error when JOURNAL_STREAM
+names another file."""
+import array
+import os
+import signal
+import socket
+import struct
+import time
+import unittest
+
+from opstest import Broker, call, skip_unless_root_and
+
+# The journal's socket inside brokerd's namespace: a tmpfs over /run/systemd/journal (or,
+# where there is no such folder, over /run), and the test's socket bound onto the path.
+NAMESPACE = r'''
+set -e
+if [ -d /run/systemd/journal ]; then
+  mount -t tmpfs -o mode=0755 bxjournal /run/systemd/journal
+else
+  mount -t tmpfs -o mode=0755 bxrun /run
+  mkdir -p /run/systemd/journal
+fi
+: > /run/systemd/journal/socket
+mount --bind "$BX_JOURNAL_SOCKET" /run/systemd/journal/socket
+exec "$@"
+'''
+
+
+def decode(data):
+    """One entry of journald's native protocol as a dict (a repeated key keeps its last)."""
+    fields = {}
+    i = 0
+    while i < len(data):
+        nl = data.index(b"\n", i)
+        line = data[i:nl]
+        if b"=" in line:
+            key, value = line.split(b"=", 1)
+            i = nl + 1
+        else:
+            # KEY\n, a 64-bit little-endian length, the value, \n.
+            key = line
+            (size,) = struct.unpack("<Q", data[nl + 1:nl + 9])
+            value = data[nl + 9:nl + 9 + size]
+            if data[nl + 9 + size:nl + 10 + size] != b"\n":
+                raise AssertionError(f"bad binary field {key!r} in {data!r}")
+            i = nl + 10 + size
+        fields[key.decode()] = value.decode()
+    return fields
+
+
+class Journal:
+    """A datagram socket standing in for journald's."""
+
+    def __init__(self, path):
+        self.path = path
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.s.bind(path)
+        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        self.entries = []
+
+    def read(self, timeout=0.2):
+        """Reads every entry that arrives within TIMEOUT of the last one."""
+        self.s.settimeout(timeout)
+        while True:
+            try:
+                data, anc, _, _ = self.s.recvmsg(1 << 20, socket.CMSG_SPACE(4 * 4))
+            except socket.timeout:
+                return self.entries
+            fds = array.array("i")
+            for level, kind, cdata in anc:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    fds.frombytes(cdata[:len(cdata) - len(cdata) % fds.itemsize])
+            for fd in fds:
+                # A large entry comes as a sealed memfd with an empty datagram.
+                with os.fdopen(fd, "rb") as f:
+                    data += f.read()
+            if data:
+                self.entries.append(decode(data))
+
+    def until(self, text, timeout=10):
+        end = time.time() + timeout
+        while time.time() < end:
+            for e in self.read():
+                if text in e.get("MESSAGE", ""):
+                    return e
+        raise AssertionError(f"no {text!r} in the journal: {self.entries}")
+
+    def close(self):
+        self.s.close()
+
+
+class TestJournal(unittest.TestCase):
+    def setUp(self):
+        skip_unless_root_and("unshare", "mount")
+        # /dev/full: every audit line fails, so a call logs lines of its own.
+        self.b = Broker(audit="/dev/full")
+        self.journal = Journal(f"{self.b.dir}/journal.sock")
+
+    def tearDown(self):
+        self.journal.close()
+        self.b.close()
+
+    def start(self, stream):
+        self.b.start(prefix=["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+                             NAMESPACE, "sh"],
+                     env={"JOURNAL_STREAM": stream, "BX_JOURNAL_SOCKET": self.journal.path})
+
+    def stderr_stream(self):
+        # Broker.start appends to this file: its device and inode are brokerd's standard error.
+        with open(self.b.out, "ab") as f:
+            st = os.fstat(f.fileno())
+        return f"{st.st_dev}:{st.st_ino}"
+
+    def test_lines_carry_their_priority_and_the_calls_fields(self):
+        self.start(self.stderr_stream())
+        listening = self.journal.until("listening on ")
+        self.assertEqual(listening["PRIORITY"], "6")
+        self.assertEqual(listening["SYSLOG_IDENTIFIER"], "brokerd")
+        # Every entry would name the same function of brokerd's: left out.
+        self.assertNotIn("CODE_FILE", listening)
+        # Not a call's line: no BOXMAKER_* field at all.
+        self.assertEqual([k for k in listening if k.startswith("BOXMAKER_")], [])
+        self.assertEqual(listening["MESSAGE"],
+                         f"listening on {self.b.sock} with runtime fake, 2 grant(s)")
+
+        # The module's own line, with the priority of its level.
+        module = self.journal.until("fake: info: fake runtime ready")
+        self.assertEqual(module["PRIORITY"], "6")
+
+        msg = call(self.b.sock, "shell", {"command": "id"}, call_id="j1", session="sess-9")
+        self.assertEqual(msg["type"], "failed")
+        refused = self.journal.until("call j1: cannot write the audit log, not running it")
+        self.assertEqual(refused["MESSAGE"], "call j1: cannot write the audit log, not running it: "
+                                             "No space left on device")
+        self.assertEqual(refused["PRIORITY"], "2")  # LOG_CRIT
+        self.assertEqual(refused["BOXMAKER_CALL"], "j1")
+        self.assertEqual(refused["BOXMAKER_SESSION"], "sess-9")
+        self.assertEqual(refused["BOXMAKER_TOOL"], "shell")
+        self.assertEqual(refused["BOXMAKER_GRANT"], "2")
+        # The call's final line could not be written either: its own line, same fields.
+        final = self.journal.until("call j1: cannot write the audit log: ")
+        self.assertEqual(final["PRIORITY"], "2")
+        self.assertEqual((final["BOXMAKER_CALL"], final["BOXMAKER_GRANT"]), ("j1", "2"))
+
+        # A denied call's line has no grant.
+        call(self.b.sock, "read_file", {"path": "/etc/passwd"}, call_id="j2", session="sess-9")
+        denied = self.journal.until("call j2: cannot write the audit log: ")
+        self.assertEqual(denied["BOXMAKER_TOOL"], "read_file")
+        self.assertNotIn("BOXMAKER_GRANT", denied)
+
+        # A reload refused, then taken.
+        with open(self.b.config, "a") as f:
+            f.write("bogus_key: 1\n")
+        self.b.proc.send_signal(signal.SIGHUP)
+        bad = self.journal.until("reload: the config stays as it was")
+        self.assertEqual(bad["PRIORITY"], "3")  # LOG_ERR
+        # A message of several lines, sent in the binary form, arrives whole.
+        self.assertRegex(bad["MESSAGE"], r"^reload: the config stays as it was:\n.*brokerd\.yaml:"
+                                         r"\d+:1: unknown key \"bogus_key\"")
+        self.b.write_config()
+        self.b.proc.send_signal(signal.SIGHUP)
+        ok = self.journal.until("reload: ")
+        while "now serve" not in ok["MESSAGE"]:
+            ok = self.journal.until("now serve")
+        self.assertEqual(ok["PRIORITY"], "5")  # LOG_NOTICE
+
+        self.assertEqual(self.b.stop(), 0)
+        stopping = self.journal.until("stopping")
+        self.assertEqual(stopping["MESSAGE"], "Terminated: stopping")
+        self.assertEqual(stopping["PRIORITY"], "5")
+        # None of these lines also went to standard error.
+        self.assertNotIn("brokerd: ", self.b.output())
+
+    def test_plain_lines_when_standard_error_is_not_the_journals_stream(self):
+        # The journal's socket is there, but JOURNAL_STREAM names another file (a service
+        # whose standard error was redirected): standard error gets plain lines.
+        self.start("1:1")
+        call(self.b.sock, "shell", {"command": "id"}, call_id="j1")
+        self.assertEqual(self.b.stop(), 0)
+        out = self.b.output()
+        self.assertIn("brokerd: call j1: cannot write the audit log, not running it: "
+                      "No space left on device\n", out)
+        self.assertIn("brokerd: fake: info: fake runtime ready", out)
+        self.assertIn("brokerd: Terminated: stopping\n", out)
+        self.assertEqual(self.journal.read(), [])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
