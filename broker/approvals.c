@@ -283,14 +283,16 @@ entry_context (const struct entry *e)
                                   .grant = (long)e->decision.grant_index + 1 };
 }
 
-/* An audit line that could not be written: counted and logged. */
+/* An audit line that could not be written: counted and logged in the server's words (the
+ * line before a call waits or runs: then it does not). */
 static void
 audit_failed (struct bx_approvals *a, const struct bx_log_context *ctx, const char *outcome)
 {
   int e = errno;
   bx_metrics_audit_failed (a->ops->metrics);
-  bx_log (a->ops->journal, LOG_CRIT, ctx, "call %s: cannot write the audit log (%s line): %s",
-          ctx->call, outcome, strerror (e));
+  bool before = strcmp (outcome, "pending") == 0 || strcmp (outcome, "running") == 0;
+  bx_log (a->ops->journal, LOG_CRIT, ctx, "call %s: cannot write the audit log%s: %s", ctx->call,
+          before ? ", not running it" : "", strerror (e));
 }
 
 /* Writes ENTRY's audit line with OUTCOME; FINAL: it is the call's last line, and the call's

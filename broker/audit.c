@@ -22,6 +22,7 @@ struct bx_audit
 {
   pthread_mutex_t lock;
   int fd;                           /* -1 when a reopen failed: every write fails */
+  int open_errno;                   /* why it failed */
   bool owned;                       /* false for standard error */
   char *path;                       /* NULL for standard error */
   char prev[BX_AUDIT_HASH_HEX + 1]; /* the hash of the last line written */
@@ -98,6 +99,7 @@ bx_audit_reopen (struct bx_audit *a, bx_error *err)
   if (a->fd >= 0)
     close (a->fd);
   a->fd = fd;
+  a->open_errno = r < 0 ? bx_error_code (*err) : 0;
   pthread_mutex_unlock (&a->lock);
   return r;
 }
@@ -229,7 +231,11 @@ static int
 append (struct bx_audit *a, const char *line, size_t len)
 {
   if (a->fd < 0)
-    return -1;
+    {
+      /* Say why, as a failed write would: the log's owner reads it. */
+      errno = a->open_errno ? a->open_errno : EBADF;
+      return -1;
+    }
   /* Only brokerd writes the file, under A's lock: its end now is where this line starts. */
   off_t start = a->owned ? lseek (a->fd, 0, SEEK_END) : -1;
   size_t done = 0;

@@ -98,6 +98,9 @@ class TestFailClosed(unittest.TestCase):
         self.assertEqual(msg["type"], "failed")
         self.assertEqual(msg["message"], NOT_RUN)
         self.assertLess(took, 1.5)
+        # The log says why, as for a failed write.
+        self.b.wait_output("brokerd: call ro: cannot write the audit log, not running it: "
+                           "Read-only file system\n")
         # Writable again: the next reload opens it and the chain goes on from the old file.
         in_ns(pid, "umount", self.b.audit)
         self.b.proc.send_signal(signal.SIGHUP)
@@ -106,6 +109,53 @@ class TestFailClosed(unittest.TestCase):
         r = in_ns(pid, BOXMAKER, "audit", "verify", f"{self.b.audit}.1", self.b.audit,
                   check=False)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(self.b.stop(), 0)
+
+    def test_an_approved_call_whose_running_line_cannot_be_written_does_not_run(self):
+        import socket
+        from opstest import frame, read_frame
+        admin = f"{self.b.dir}/admin.sock"
+        self.b.top = f"admin_socket: {admin}\nadmin_group: 4242\n"
+        self.b.write_config()
+        with open(self.b.config, "a") as f:
+            f.write(f"  - tools: [read_file]\n    paths: [{self.b.dir}/work]\n"
+                    "    approval: always\n")
+        pid = self.start_in_namespace()
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.settimeout(30)
+        c.connect(self.b.sock)
+        c.sendall(frame({"v": 1, "id": "ap1", "final": True,
+                         "msg": {"type": "tool_request", "call": "ap1", "session": "s1",
+                                 "tool": "read_file",
+                                 "arguments": {"path": f"{self.b.dir}/work/a"}}}))
+        pending = read_frame(c)
+        self.assertEqual(pending["msg"]["type"], "pending_approval")
+        approval = pending["msg"]["approval"][:32]
+        # While it waits, the log becomes read-only (a rotation onto a read-only mount).
+        in_ns(pid, "sh", "-c", f'mv "{self.b.audit}" "{self.b.audit}.1" && '
+                               f'touch "{self.b.audit}" && '
+                               f'mount --bind "{self.b.audit}" "{self.b.audit}" && '
+                               f'mount -o remount,bind,ro "{self.b.audit}"')
+        self.b.proc.send_signal(signal.SIGHUP)
+        self.b.wait_output("calls are refused until it can be written")
+        t0 = time.monotonic()
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as a:
+            a.settimeout(30)
+            a.connect(admin)
+            a.sendall(frame({"v": 1, "op": "approve", "approval": approval}))
+            self.assertEqual(read_frame(a)["state"], "approved")
+        final = read_frame(c)
+        took = time.monotonic() - t0
+        c.close()
+        self.assertEqual(final["msg"]["type"], "failed")
+        self.assertEqual(final["msg"]["message"], NOT_RUN)
+        self.assertLess(took, 1.5, "the call ran: it took the module's 2 s")
+        self.b.wait_output("brokerd: call ap1: cannot write the audit log, not running it: "
+                           "Read-only file system\n")
+        # The log before the rotation has the line of the call waiting, and nothing more.
+        text = in_ns(pid, "cat", f"{self.b.audit}.1").stdout
+        self.assertIn('"call":"ap1"', text)
+        self.assertNotIn('"outcome":"running"', text)
         self.assertEqual(self.b.stop(), 0)
 
     def test_a_read_only_log_at_start_is_refused(self):
