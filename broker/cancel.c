@@ -62,9 +62,7 @@ watch_main (void *arg)
         {
           if (errno == EINTR)
             continue;
-          bx_log (c->journal, LOG_ERR, NULL,
-                  "watching clients: %s; a client that leaves no longer cancels its call",
-                  strerror (errno));
+          bx_log (c->journal, LOG_ERR, NULL, "watching clients: %s", strerror (errno));
           return NULL;
         }
       pthread_mutex_lock (&c->lock);

@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 import struct
+import threading
 import time
 import unittest
 
@@ -178,6 +179,34 @@ class TestJournal(unittest.TestCase):
         self.assertEqual(stopping["PRIORITY"], "5")
         # None of these lines also went to standard error.
         self.assertNotIn("brokerd: ", self.b.output())
+
+    def test_warnings_and_an_audit_log_on_standard_error(self):
+        # audit: stderr writes its JSON lines to standard error as they are, not through the
+        # journal's socket; brokerd's own lines still go to the journal.
+        self.b.audit = "stderr"
+        self.b.top = "grace_ms: 200\n"
+        self.b.runtime = "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 20000\n"
+        self.b.write_config()
+        self.start(self.stderr_stream())
+        self.journal.until("listening on ")
+        t = threading.Thread(target=lambda: call(self.b.sock, "shell", {"command": "id"},
+                                                 call_id="w1"))
+        t.start()
+        end = time.time() + 10
+        while '"outcome":"running"' not in self.b.output() and time.time() < end:
+            time.sleep(0.02)
+        self.b.proc.send_signal(signal.SIGTERM)
+        warning = self.journal.until("still running after 200 ms; cancelling them")
+        self.assertEqual(warning["MESSAGE"], "1 call(s) still running after 200 ms; cancelling them")
+        self.assertEqual(warning["PRIORITY"], "4")  # LOG_WARNING
+        self.assertEqual(self.b.stop(), 0)
+        t.join()
+        out = self.b.output()
+        self.assertIn('"call":"w1"', out)
+        self.assertIn('"outcome":"cancelled"', out)
+        self.assertNotIn("brokerd: ", out)
+        self.assertEqual([e for e in self.journal.read() if '"outcome"' in e.get("MESSAGE", "")],
+                         [])
 
     def test_plain_lines_when_standard_error_is_not_the_journals_stream(self):
         # The journal's socket is there, but JOURNAL_STREAM names another file (a service
