@@ -1040,7 +1040,14 @@ START_TEST (test_approvals_calls_that_wait_are_counted_in_the_metrics)
   close (fd);
   ck_assert (audit_has (&b, "\"outcome\":\"cancelled\""));
 
-  cleanup_free char *after = metrics_text (&b);
+  /* The end is counted just after its audit line is written. */
+  char *after = metrics_text (&b);
+  for (int i = 0; i < 200 && sample (after, "boxmaker_calls_in_flight") != 0; i++)
+    {
+      free (after);
+      sleep_ms (10);
+      after = metrics_text (&b);
+    }
   ck_assert_int_eq (
       sample (after,
               "boxmaker_calls_total{tool=\"read_file\",decision=\"allowed\",outcome=\"result\"}"),
@@ -1056,6 +1063,7 @@ START_TEST (test_approvals_calls_that_wait_are_counted_in_the_metrics)
   ck_assert_int_eq (sample (after, "boxmaker_calls_in_flight"), 0);
   ck_assert_int_eq (sample (after, "boxmaker_decision_seconds_count"), 4);
   ck_assert_int_eq (sample (after, "boxmaker_run_seconds_count"), 1);
+  free (after);
   ck_assert_int_eq (broker_stop (&b), 0);
 }
 END_TEST

@@ -7,7 +7,10 @@ length-prefixed binary form that a message with a newline takes; the memfd that 
 passes with SCM_RIGHTS for an entry too large for a datagram is read too, though no line of
 brokerd's is that large) and checks each line's MESSAGE, PRIORITY and BOXMAKER_* fields; and
 that the same lines are plain "brokerd: ..." lines on standard error when JOURNAL_STREAM
-names another file."""
+names another file.
+
+TestRealJournald does the same with Debian's systemd-journald itself (it runs without systemd
+as PID 1) and reads the entries back with journalctl, as an operator would."""
 import array
 import os
 import signal
@@ -220,6 +223,126 @@ class TestJournal(unittest.TestCase):
         self.assertIn("brokerd: fake: info: fake runtime ready", out)
         self.assertIn("brokerd: Terminated: stopping\n", out)
         self.assertEqual(self.journal.read(), [])
+
+
+# Debian's systemd-journald itself, without systemd as PID 1: in brokerd's mount namespace,
+# with a tmpfs /run, a config of the test's own (volatile storage, no kernel log, nothing
+# forwarded), and brokerd's standard error connected to its stream socket by systemd-cat, as
+# a service's is.  The entries are read back with journalctl.
+JOURNALD = "/lib/systemd/systemd-journald"
+JOURNALD_CONF = """[Journal]
+Storage=volatile
+ReadKMsg=no
+ForwardToSyslog=no
+ForwardToKMsg=no
+ForwardToConsole=no
+ForwardToWall=no
+"""
+REAL = r'''
+set -e
+mount -t tmpfs -o mode=0755 bxrun /run
+mkdir -p /run/systemd/journal /run/log/journal
+mount --bind "$BX_JOURNALD_CONF" /etc/systemd/journald.conf
+/lib/systemd/systemd-journald &
+echo $! > "$BX_JOURNALD_PID"
+i=0
+while [ ! -S /run/systemd/journal/stdout ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done
+# JOURNAL_STREAM as systemd sets it for a service: the device and inode of its stream.
+exec systemd-cat -t brokerd sh -c \
+  'JOURNAL_STREAM=$(stat -L -c "%d:%i" /proc/self/fd/2) exec "$@"' sh "$@"
+'''
+
+
+class TestRealJournald(unittest.TestCase):
+    def setUp(self):
+        skip_unless_root_and("unshare", "nsenter", "mount", "systemd-cat", "journalctl", "stat")
+        if not os.access(JOURNALD, os.X_OK):
+            raise unittest.SkipTest(f"needs {JOURNALD} (Debian's systemd)")
+        try:
+            with open("/etc/machine-id") as f:
+                if len(f.read().strip()) != 32:
+                    raise unittest.SkipTest("journald needs /etc/machine-id, which is empty")
+        except FileNotFoundError:
+            raise unittest.SkipTest("journald needs /etc/machine-id, which is missing")
+        self.b = Broker(audit="/dev/full")
+        self.conf = f"{self.b.dir}/journald.conf"
+        with open(self.conf, "w") as f:
+            f.write(JOURNALD_CONF)
+        self.pidfile = f"{self.b.dir}/journald.pid"
+        self.journald = None
+
+    def tearDown(self):
+        if self.journald is not None:
+            try:
+                os.kill(self.journald, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        self.b.close()
+
+    def start(self):
+        self.b.start(prefix=["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+                             REAL, "sh"],
+                     env={"BX_JOURNALD_CONF": self.conf, "BX_JOURNALD_PID": self.pidfile})
+        with open(self.pidfile) as f:
+            self.journald = int(f.read())
+
+    def entries(self, *matches, want=1, timeout=10):
+        """The journal's brokerd entries (journalctl -o json) matching MATCHES, once there are
+        at least WANT of them."""
+        import json
+        import subprocess
+        end = time.time() + timeout
+        while True:
+            r = subprocess.run(["nsenter", "-t", str(self.journald), "-m", "--", "journalctl",
+                                "-D", "/run/log/journal", "-o", "json", "--no-pager",
+                                "SYSLOG_IDENTIFIER=brokerd"] + list(matches),
+                               capture_output=True, text=True, timeout=30)
+            found = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+            if len(found) >= want or time.time() > end:
+                return found
+            time.sleep(0.1)
+
+    def test_journald_stores_the_lines_with_their_fields(self):
+        self.start()
+        msg = call(self.b.sock, "shell", {"command": "id"}, call_id="j1", session="sess-9")
+        self.assertEqual(msg["type"], "failed")
+        # The call's own lines, found by its field as an operator would.
+        lines = self.entries("BOXMAKER_CALL=j1", want=2)
+        self.assertEqual(sorted(e["MESSAGE"] for e in lines),
+                         ["call j1: cannot write the audit log, not running it: No space left "
+                          "on device",
+                          "call j1: cannot write the audit log: No space left on device"])
+        for e in lines:
+            self.assertEqual(e["_TRANSPORT"], "journal")
+            self.assertEqual(e["PRIORITY"], "2")
+            self.assertEqual(e["BOXMAKER_SESSION"], "sess-9")
+            self.assertEqual(e["BOXMAKER_TOOL"], "shell")
+            self.assertEqual(e["BOXMAKER_GRANT"], "2")
+            self.assertEqual(int(e["_PID"]), self.b.proc.pid)
+        # -p: what needs a look, and not the start's info line.
+        messages = [e["MESSAGE"] for e in self.entries("-p", "warning", want=2)]
+        self.assertEqual(len(messages), 2)
+        listening = self.entries("PRIORITY=6")
+        self.assertTrue(any(e["MESSAGE"].startswith("listening on ") for e in listening))
+        self.assertEqual(self.b.stop(), 0)
+        stopping = self.entries("MESSAGE=Terminated: stopping")
+        self.assertEqual(stopping[0]["PRIORITY"], "5")
+        # Nothing came through the stream: no plain "brokerd: " line.
+        self.assertEqual(self.entries("_TRANSPORT=stdout", want=0), [])
+
+    def test_an_audit_log_on_standard_error_reaches_the_journal_as_the_stream(self):
+        self.b.audit = "stderr"
+        self.b.write_config()
+        self.start()
+        self.assertEqual(call(self.b.sock, "shell", {"command": "id"}, call_id="a1")["type"],
+                         "result")
+        stream = self.entries("_TRANSPORT=stdout", want=2)
+        import json
+        audit = [json.loads(e["MESSAGE"]) for e in stream]
+        self.assertEqual([(a["call"], a["outcome"]) for a in audit],
+                         [("a1", "running"), ("a1", "result")])
+        self.assertTrue(all("BOXMAKER_CALL" not in e for e in stream))
+        self.assertEqual(self.b.stop(), 0)
 
 
 if __name__ == "__main__":
