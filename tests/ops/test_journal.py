@@ -34,7 +34,7 @@ else
 fi
 : > /run/systemd/journal/socket
 mount --bind "$BX_JOURNAL_SOCKET" /run/systemd/journal/socket
-exec "$@"
+exec "$@" ${BX_DEBUG:+--debug}
 '''
 
 
@@ -112,10 +112,12 @@ class TestJournal(unittest.TestCase):
         self.journal.close()
         self.b.close()
 
-    def start(self, stream):
+    def start(self, stream, debug=False):
+        env = {"JOURNAL_STREAM": stream, "BX_JOURNAL_SOCKET": self.journal.path}
+        if debug:
+            env["BX_DEBUG"] = "1"
         self.b.start(prefix=["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
-                             NAMESPACE, "sh"],
-                     env={"JOURNAL_STREAM": stream, "BX_JOURNAL_SOCKET": self.journal.path})
+                             NAMESPACE, "sh"], env=env)
 
     def stderr_stream(self):
         # Broker.start appends to this file: its device and inode are brokerd's standard error.
@@ -210,6 +212,18 @@ class TestJournal(unittest.TestCase):
         self.assertNotIn("brokerd: ", out)
         self.assertEqual([e for e in self.journal.read() if '"outcome"' in e.get("MESSAGE", "")],
                          [])
+        # The call ran, but without --debug the module's debug line is not logged.
+        self.assertEqual([e for e in self.journal.entries if "debug" in e["MESSAGE"]], [])
+
+    def test_a_modules_debug_lines_with_debug(self):
+        self.b.audit = f"{self.b.dir}/audit.log"
+        self.b.write_config()
+        self.start(self.stderr_stream(), debug=True)
+        self.assertEqual(call(self.b.sock, "shell", {"command": "id"}, call_id="d1")["type"],
+                         "result")
+        debug = self.journal.until("fake: debug: run d1: shell")
+        self.assertEqual(debug["PRIORITY"], "7")  # LOG_DEBUG
+        self.assertEqual(self.b.stop(), 0)
 
     def test_plain_lines_when_standard_error_is_not_the_journals_stream(self):
         # The journal's socket is there, but JOURNAL_STREAM names another file (a service
