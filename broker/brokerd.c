@@ -65,8 +65,9 @@ struct log_settings
   bool journal;
 };
 
-/* A module's log line goes to the journal with its priority, or to standard error with its
- * name, in one write so lines from concurrent runs do not interleave. */
+/* A module's log line goes to the journal with its priority (and, logged while the thread
+ * runs a call, that call's fields), or to standard error with its name, in one write so
+ * lines from concurrent runs do not interleave. */
 static void
 log_line (void *ctx, const char *module, enum bx_log_level level, const char *line)
 {
@@ -75,7 +76,7 @@ log_line (void *ctx, const char *module, enum bx_log_level level, const char *li
     return;
   static const int priority[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
   int p = (unsigned)level < 4 ? priority[level] : LOG_DEBUG;
-  bx_log (ls->journal, p, NULL, "%s: %s: %s", module, bx_log_level_name (level), line);
+  bx_log (ls->journal, p, bx_log_running (), "%s: %s: %s", module, bx_log_level_name (level), line);
 }
 
 /* Config errors already start with FILE:LINE:COLUMN and go out as they are (BARE); the

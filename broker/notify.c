@@ -165,6 +165,21 @@ bx_log (bool journal, int priority, const struct bx_log_context *ctx, const char
   emit (journal, priority, ctx, "brokerd: ", msg);
 }
 
+/* Per thread, not per process: each worker runs its own call. */
+static _Thread_local const struct bx_log_context *running;
+
+void
+bx_log_set_running (const struct bx_log_context *ctx)
+{
+  running = ctx;
+}
+
+const struct bx_log_context *
+bx_log_running (void)
+{
+  return running;
+}
+
 void
 bx_log_bare (bool journal, int priority, const char *text)
 {

@@ -47,6 +47,14 @@ struct bx_log_context
  * otherwise "brokerd: MESSAGE" on standard error in one write. */
 void bx_log (bool journal, int priority, const struct bx_log_context *context, const char *fmt, ...)
     __attribute__ ((format (printf, 4, 5)));
+/* The call the calling thread is running in the module, for the module's own log lines: set
+ * (CONTEXT) around the module's run() and cleared (NULL) after it.  A module logs through
+ * brokerd's callback, which knows no call; a line it logs from the thread that runs the call
+ * is that call's.  Lines from threads of its own carry no call. */
+void bx_log_set_running (const struct bx_log_context *context);
+/* The context set on this thread, or NULL. */
+const struct bx_log_context *bx_log_running (void);
+
 /* The same for a TEXT that goes out as it is, without "brokerd: " on standard error: a
  * config error, which starts with FILE:LINE:COLUMN. */
 void bx_log_bare (bool journal, int priority, const char *text);

@@ -11,6 +11,7 @@
 
 #include "readonly_paths.h"
 #include "call_limits.h"
+#include "notify.h"
 #include "run_spec.h"
 #include "runner.h"
 
@@ -148,7 +149,14 @@ bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const 
   bx_cancel_watch_start (canceller, &watch, client_fd, spec);
   struct bx_run_output out = { 0 };
   const char *sentence = NULL;
+  /* The module's log lines during the run are this call's. */
+  struct bx_log_context log_ctx = { .call = call,
+                                    .session = session,
+                                    .tool = bx_tool_name (d->args.tool),
+                                    .grant = (long)d->grant_index + 1 };
+  bx_log_set_running (&log_ctx);
   enum bx_run_status status = bx_module_run (module, spec, &out, &sentence);
+  bx_log_set_running (NULL);
   bool cancelled = bx_cancel_watch_end (&watch);
   bx_run_spec_free (spec);
   report->egress = out.egress;

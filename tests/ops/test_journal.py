@@ -223,6 +223,13 @@ class TestJournal(unittest.TestCase):
                          "result")
         debug = self.journal.until("fake: debug: run d1: shell")
         self.assertEqual(debug["PRIORITY"], "7")  # LOG_DEBUG
+        # Logged from the thread that runs the call: the call's line.
+        self.assertEqual((debug["BOXMAKER_CALL"], debug["BOXMAKER_SESSION"],
+                          debug["BOXMAKER_TOOL"], debug["BOXMAKER_GRANT"]),
+                         ("d1", "s1", "shell", "2"))
+        # Logged at start, outside any call: no call fields.
+        ready = self.journal.until("fake: info: fake runtime ready")
+        self.assertNotIn("BOXMAKER_CALL", ready)
         self.assertEqual(self.b.stop(), 0)
 
     def test_plain_lines_when_standard_error_is_not_the_journals_stream(self):
