@@ -232,6 +232,23 @@ class TestJournal(unittest.TestCase):
         self.assertNotIn("BOXMAKER_CALL", ready)
         self.assertEqual(self.b.stop(), 0)
 
+    def test_a_call_that_needs_approval_logs_with_its_fields(self):
+        self.b.top = f"admin_socket: {self.b.dir}/admin.sock\nadmin_group: 4242\n"
+        self.b.write_config()
+        with open(self.b.config, "a") as f:
+            f.write(f"  - tools: [read_file]\n    paths: [{self.b.dir}/work]\n"
+                    "    approval: always\n")
+        self.start(self.stderr_stream())
+        msg = call(self.b.sock, "read_file", {"path": f"{self.b.dir}/work/a"}, call_id="p1",
+                   session="sess-3")
+        # Its pending line cannot be written: it does not wait.
+        self.assertEqual(msg["type"], "failed")
+        line = self.journal.until("call p1: cannot write the audit log, not running it")
+        self.assertEqual(line["PRIORITY"], "2")
+        self.assertEqual((line["BOXMAKER_CALL"], line["BOXMAKER_SESSION"], line["BOXMAKER_TOOL"],
+                          line["BOXMAKER_GRANT"]), ("p1", "sess-3", "read_file", "3"))
+        self.assertEqual(self.b.stop(), 0)
+
     def test_plain_lines_when_standard_error_is_not_the_journals_stream(self):
         # The journal's socket is there, but JOURNAL_STREAM names another file (a service
         # whose standard error was redirected): standard error gets plain lines.
