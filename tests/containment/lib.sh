@@ -6,8 +6,8 @@
 #
 # BX_CONTAINMENT_MODULE names the runtime module under test (default podman);
 # BX_CONTAINMENT_OPTIONS, when set, is a file of YAML lines (indented four spaces) used as
-# its options instead of podman's; BX_CONTAINMENT_SANDBOX_UID is the host uid its sandboxes
-# write as.  The cases pass the options a module is expected to share with podman.so
+# its options instead of podman's (a file holding "unusable: WHY" makes the case skip, saying
+# why); BX_CONTAINMENT_SANDBOX_UID is the host uid its sandboxes write as.  The cases pass the options a module is expected to share with podman.so
 # (shell_ms, read_file_ms, http_fetch_ms, file_size); outlive.sh and outlive_egress.sh also
 # look at podman's own processes and names.  Each case uses names of its own (session cont-<pid>,
 # a fresh folder) and removes only what it made.
@@ -17,9 +17,17 @@ module=${BX_CONTAINMENT_MODULE:-podman}
 here=$(cd "$(dirname "$0")" && pwd)
 case_name=$(basename "$0" .sh)
 
+# skip WHY: the host cannot run the case (a failure where CI requires the runtime).
 skip () {
   echo "SKIP $case_name: $*"
-  [ "${BX_REQUIRE_PODMAN:-0}" = 1 ] && exit 1
+  if [ "$module" = bwrap ]; then required=${BX_REQUIRE_BWRAP:-0}; else required=${BX_REQUIRE_PODMAN:-0}; fi
+  [ "$required" = 1 ] && exit 1
+  exit 77
+}
+# not_for MODULE WHY: the case does not apply to MODULE.so; says why and skips.
+not_for () {
+  [ "$module" = "$1" ] || return 0
+  echo "SKIP $case_name: does not apply to $1.so: $2"
   exit 77
 }
 
@@ -28,6 +36,12 @@ if [ "$module" = podman ]; then
   case $image in
     "") skip "no image reference (the podman_real_setup test did not run)" ;;
     unusable:*) skip "podman is $image" ;;
+  esac
+fi
+if [ -n "${BX_CONTAINMENT_OPTIONS:-}" ]; then
+  case $(cat "$BX_CONTAINMENT_OPTIONS" 2>/dev/null) in
+    "") skip "no options for $module.so in $BX_CONTAINMENT_OPTIONS" ;;
+    unusable:*) skip "$module.so is $(cat "$BX_CONTAINMENT_OPTIONS")" ;;
   esac
 fi
 
@@ -104,9 +118,22 @@ call () {
 
 # Sandboxes of this case still there (any state).  For another runtime,
 # BX_CONTAINMENT_LEFT names a command that prints the names of its sandboxes still alive
-# (given the session id as its argument).
+# (given the session id as its argument).  bwrap.so's are the tasks in the cgroup slots of
+# this case's brokerds (named after their pids), their keepers aside.
 containers_left () {
   if [ -n "${BX_CONTAINMENT_LEFT:-}" ]; then "$BX_CONTAINMENT_LEFT" "$session"; return; fi
+  if [ "$module" = bwrap ]; then
+    for p in $pids; do
+      for procs in /sys/fs/cgroup/pids/boxmaker-bwrap/"$p"-*/*/cgroup.procs; do
+        [ -e "$procs" ] || continue
+        for t in $(cat "$procs"); do
+          comm=$(cat "/proc/$t/comm" 2>/dev/null) || continue
+          [ "$comm" = bwrap-keeper ] || echo "$comm[$t]"
+        done
+      done
+    done
+    return 0
+  fi
   [ "$module" = podman ] || return 0
   podman ps -a --format '{{.Names}}' 2>/dev/null | grep -- "-$session-" || true
 }

@@ -7,11 +7,16 @@
 writable_folder "$work/w"
 start_brokerd b "" "    file_size: 512k" "  - tools: [shell, write_file]
     paths: [$work/w]"
-cg=/sys/fs/cgroup/cpuacct/cpuacct.usage
-call b shell "{\"command\":\"a=\$(cat $cg); for i in 1 2 3 4; do (while :; do :; done) & done; sleep 3; b=\$(cat $cg); kill \$(jobs -p); echo used=\$(( (b - a) / 1000000 ))\"}"
+if [ "$module" = podman ]; then
+  cg=/sys/fs/cgroup/cpuacct/cpuacct.usage
+  call b shell "{\"command\":\"a=\$(cat $cg); for i in 1 2 3 4; do (while :; do :; done) & done; sleep 3; b=\$(cat $cg); kill \$(jobs -p); [ -n \\\"\$a\\\" ] && [ -n \\\"\$b\\\" ] && echo used=\$(( (b - a) / 1000000 ))\"}"
+else
+  # No /sys inside: the loops' own CPU time, user and system, in ticks of 10 ms.
+  call b shell "{\"command\":\"for i in 1 2 3 4; do (while :; do :; done) & done; sleep 3; t=0; for p in \$(jobs -p); do set -- \$(cat /proc/\$p/stat) || exit 1; t=\$((t + \${14} + \${15})); done; kill \$(jobs -p); echo used=\$((t * 10))\"}"
+fi
 used=$(printf '%s\n' "$out" | sed -n 's/^used=//p')
-if [ -z "$used" ]; then
-  fail "cannot measure CPU use inside: rc=$rc out=$out err=$err"
+if [ -z "$used" ] || [ "$used" -lt 300 ]; then
+  fail "cannot measure CPU use inside (used=$used): rc=$rc out=$out err=$err"
 elif [ "$used" -le 3600 ]; then
   pass "four spinning loops for 3 s used $used ms of CPU (one CPU at most)"
 else

@@ -54,9 +54,14 @@ if mount -t tmpfs -o size=1m bxct "$work/w/sub" 2> "$work/mount.log"; then
   mounted_cleanup () { umount "$work/w/sub" 2>/dev/null; cleanup; }
   trap mounted_cleanup EXIT
   echo "under a host mount" > "$work/w/sub/x"
-  call b shell "{\"command\":\"cat sub/x; ls sub\",\"cwd\":\"$work/w\"}"
+  call b shell "{\"command\":\"cat sub/x; ls sub; echo in > sub/y\",\"cwd\":\"$work/w\"}"
   ! contains "$out" "under a host mount" && pass "a host mount below the grant is not in the sandbox" \
     || fail "a host mount below the grant came along: $out"
+  [ ! -e "$work/w/sub/y" ] && pass "the sandbox cannot write into a host mount below the grant" \
+    || fail "the sandbox wrote into a host mount below the grant"
+  call b read_file "{\"path\":\"$work/w/sub/x\"}"
+  ! contains "$out" "under a host mount" && pass "read_file (a read-only mount) does not see it either" \
+    || fail "read_file read a host mount below the grant: $out"
   umount "$work/w/sub"
 else
   skip "cannot mount a tmpfs: $(cat "$work/mount.log")"

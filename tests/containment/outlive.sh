@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Hole 5: nothing outlives its call, whatever dies.  brokerd killed with SIGKILL during a
 # call; brokerd and everything it started killed; a brokerd stopped with SIGTERM past
-# grace_ms; a restarted brokerd sweeping what a dead one left, but not a live one's.
+# grace_ms; a restarted brokerd sweeping what a dead one left, but not a live one's (podman:
+# by container name; for bwrap.so that part is in bwrap_real_brokerd).
 . "$(dirname "$0")/lib.sh"
 
 writable_folder "$work/w"
@@ -19,10 +20,19 @@ long_call () {
   "$boxmaker" call shell "{\"command\":\"sleep ${3:-12}; touch $2\",\"cwd\":\"$work/w\"}" \
     --socket "$work/$1.sock" --session "$session" --call "$2" > /dev/null 2>&1 &
   i=0
-  until podman ps --format '{{.Names}}' | grep -q -- "-$session-$2-"; do
+  until started "$2"; do
     i=$((i + 1)); [ $i -lt 100 ] || { fail "the $2 container did not start"; return 1; }
     sleep 0.1
   done
+}
+# started MARKER: the call's sandbox runs (podman: its container; bwrap.so: a sandbox in
+# the slots of this case's brokerds, one call at a time).
+started () {
+  if [ "$module" = podman ]; then
+    podman ps --format '{{.Names}}' | grep -q -- "-$session-$1-"
+  else
+    [ -n "$(containers_left)" ]
+  fi
 }
 
 # 1. SIGKILL to brokerd alone.
@@ -46,6 +56,16 @@ i=0; while kill -0 "$bpid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 
 kill -0 "$bpid" 2>/dev/null && fail "brokerd did not exit after SIGTERM"
 wait_gone 5 && pass "SIGTERM past grace_ms: container gone after $(elapsed) s" \
   || fail "SIGTERM past grace_ms: container still runs after $(elapsed) s"
+
+if [ "$module" != podman ]; then
+  echo "skipped for $module.so: 4. (the sweep by container name); bwrap_real_brokerd checks that a"
+  echo "restarted brokerd sweeps a dead one's cgroups and leaves a live one's"
+  sleep 1
+  for m in m1 m2 m3; do
+    [ -e "$work/w/$m" ] && fail "a sandbox outlived its call and wrote $m"
+  done
+  finish
+fi
 
 # 4. A restart sweeps what a dead brokerd left (its containers and egress folders), and a
 # brokerd sharing the home keeps its own.  The dead one runs calls with a long limit, and

@@ -6,6 +6,7 @@
 # so the fetch hangs; brokerd is killed meanwhile.  Its proxy, its tool container and its
 # egress folder must all go.
 . "$(dirname "$0")/lib.sh"
+not_for bwrap "it names the granted host through podman's --add-host and counts podman's containers"
 
 command -v ip >/dev/null || skip "no ip command (iproute2)"
 ns=bxct$$
