@@ -163,6 +163,9 @@ struct bx_bwrap_child
   uint64_t file_size; /* 0: no limit */
   const int *fds;     /* descriptors the child gets as 3, 4, ... in this order */
   size_t fd_count;
+  /* fds[mount_first] and the mount_count after it are mount sources: each is bound in
+   * alone, without the mounts below it (alone.c). */
+  size_t mount_first, mount_count;
 };
 
 /* Runs ARGV as set up by CHILD, feeding INPUT, keeping standard output up to CAP bytes,
@@ -182,6 +185,12 @@ void bx_bwrap_reap (int pidfd);
  * runs ARGV; on failure writes errno to REPORT and exits 127.  Async-signal-safe. */
 void bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *child, int in, int out,
                           int err, int report) __attribute__ ((noreturn));
+
+/* ---- alone.c ----------------------------------------------------------------------------- */
+/* In the child, as root: moves it into a mount namespace of its own and there mounts each
+ * of the COUNT mount sources FDS on top of itself without the mounts below it, each
+ * descriptor now naming that copy.  0, or -1 with errno.  Async-signal-safe. */
+int bx_bwrap_bind_alone (const int *fds, size_t count);
 
 /* ---- keeper.c: the process that forks a slot's sandboxes inside the slot's cgroups. ----- */
 /* Forks a keeper that first moves itself into the cgroups whose cgroup.procs descriptors
@@ -206,8 +215,8 @@ struct bx_bwrap_instance
   uint64_t _Atomic counter;
 };
 
-/* call.c: the argument list for CALL run with EXTRA_FDS (bwrap sees them from 5 up, after
- * the seccomp filter at 3 and the json status at 4) in cgroup SLOT. */
+/* call.c: the argument list for CALL run with EXTRA_FDS, its mount sources (bwrap sees them
+ * from 5 up, after the seccomp filter at 3 and the json status at 4) in cgroup SLOT. */
 #define BX_BWRAP_FD_FIRST_EXTRA 5
 void bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call,
                        const int *extra_fds, size_t extra_count, size_t slot, const char *input,

@@ -114,6 +114,8 @@ bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call, co
     .file_size = file_size,
     .fds = fds,
     .fd_count = count,
+    .mount_first = 2,
+    .mount_count = extra_count,
   };
   bx_bwrap_run (argv, &child, input, input_len, cap, deadline, status[0], cancel_fd, o, running);
   bx_bwrap_argv_free (argv);

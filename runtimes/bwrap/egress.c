@@ -141,6 +141,8 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
     .file_size = inst->cfg.file_size,
     .fds = fds,
     .fd_count = 3,
+    .mount_first = 2,
+    .mount_count = 1,
   };
   char **argv = bx_bwrap_argv (&inst->cfg, &call);
   *proxy = bx_bwrap_spawn (argv, &child, null, null, null);

@@ -44,6 +44,7 @@ struct request
   int64_t uid, gid;
   uint64_t file_size;
   uint32_t argc;
+  uint32_t mount_first, mount_count; /* among the descriptors after the standard streams */
 };
 
 static int
@@ -136,6 +137,8 @@ serve (int sock, char *buf, ssize_t len, int *fds, size_t count)
                 .file_size = req.file_size,
                 .fds = fds + 3,
                 .fd_count = count - 3,
+                .mount_first = req.mount_first,
+                .mount_count = req.mount_count,
               };
               long pid = syscall (SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
               if (pid == 0)
@@ -263,8 +266,12 @@ bx_bwrap_keeper_spawn (int sock, char *const argv[], const struct bx_bwrap_child
       return -1;
     }
   cleanup_free char *buf = bx_xmalloc (len);
-  struct request req
-      = { .uid = c->uid, .gid = c->gid, .file_size = c->file_size, .argc = (uint32_t)argc };
+  struct request req = { .uid = c->uid,
+                         .gid = c->gid,
+                         .file_size = c->file_size,
+                         .argc = (uint32_t)argc,
+                         .mount_first = (uint32_t)c->mount_first,
+                         .mount_count = (uint32_t)c->mount_count };
   memcpy (buf, &req, sizeof req);
   char *p = buf + sizeof req;
   for (size_t i = 0; i < argc; i++)

@@ -98,6 +98,21 @@ bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *c, int in,
   if (fcntl (report, F_SETFD, FD_CLOEXEC) < 0)
     child_fail (report);
 
+  /* Before the uid changes: it takes root to mount. */
+  if (c->mount_count > 0)
+    {
+      int mounts[64];
+      if (c->mount_first + c->mount_count > c->fd_count)
+        {
+          errno = EINVAL;
+          child_fail (report);
+        }
+      for (size_t i = 0; i < c->mount_count; i++)
+        mounts[i] = 3 + (int)(c->mount_first + i);
+      if (bx_bwrap_bind_alone (mounts, c->mount_count) < 0)
+        child_fail (report);
+    }
+
   if (c->gid >= 0 && geteuid () == 0)
     {
       if (syscall (SYS_setgroups, 0, NULL) < 0
