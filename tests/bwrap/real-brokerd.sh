@@ -8,7 +8,8 @@
 # swapped for a symbolic link is not followed; every limit (memory, time, output, pids,
 # file size) with its fixed sentence or error; four calls at once; http_fetch through the
 # egress proxy to a granted HTTPS server in a network namespace of the test's own, and a
-# shell with hosts through toolkit's forwarder; protected paths read-only over a grant; a
+# shell with hosts through toolkit's forwarder; protected paths read-only over a grant; host
+# mounts below a grant or a protected path not in the sandbox; a
 # grant's image refused; after kill -9 of brokerd nothing of it runs and the next brokerd
 # sweeps its cgroups, but never a live brokerd's; no cgroups, no start.
 #
@@ -33,8 +34,10 @@ cleanup () {
   for p in $pids; do kill "$p" 2>/dev/null; done
   wait 2>/dev/null
   [ -z "$netns" ] || { ip link del "bxh$$" 2>/dev/null; ip netns del "$netns" 2>/dev/null; }
+  for m in $mounted; do umount "$m" 2>/dev/null; done
   rm -rf "$work"
 }
+mounted=
 trap cleanup EXIT
 failures=0
 fail () { echo "FAIL: $*"; failures=$((failures + 1)); }
@@ -420,6 +423,26 @@ call plain shell "{\"command\":\"echo x > .git/hooks/post-checkout; echo hook=\$
   && pass "protected paths: .git/hooks and .git/config read-only, .git not movable" \
   || fail "protected paths: rc=$rc out=$out err=$err"
 rm -rf "$work/grant/.git"
+
+# Host mounts below a writable grant, a read-only grant and a protected path (tmpfs the test
+# makes): none is in the sandbox, none is written.
+mkdir -p "$work/grant/sub" "$work/ro/sub" "$work/grant/.git/hooks/sub"
+for m in "$work/grant/sub" "$work/ro/sub" "$work/grant/.git/hooks/sub"; do
+  mount -t tmpfs -o size=64k bx-below "$m" || { fail "cannot mount a tmpfs at $m"; break; }
+  mounted="$m $mounted"
+  echo "below a grant" > "$m/x"
+  chmod 0777 "$m"
+done
+call plain shell "{\"command\":\"cat sub/x .git/hooks/sub/x; ls sub .git/hooks/sub; echo in > sub/y; echo in > .git/hooks/sub/y\",\"cwd\":\"$work/grant\"}"
+shell_out=$out
+call plain read_file "{\"path\":\"$work/ro/sub/x\"}"
+! contains "$shell_out$out" "below a grant" && [ ! -e "$work/grant/sub/y" ] \
+  && [ ! -e "$work/grant/.git/hooks/sub/y" ] \
+  && pass "host mounts below a grant or a protected path: not in the sandbox, not written" \
+  || fail "a host mount below a grant came along: shell: $shell_out; read_file: $out"
+for m in $mounted; do umount "$m"; done
+mounted=
+rm -rf "$work/grant/.git" "$work/grant/sub" "$work/ro/sub"
 
 # A grant naming an image: this runtime has only its root, so the call does not run.
 start_brokerd imaged "" "" "    image: localhost/any@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
