@@ -29,7 +29,7 @@
 #define MAX_ALONE 64
 
 /* Opens in this namespace the place PATH names, without following links, and checks it is
- * the folder or file SOURCE (device and inode): a descriptor, or -1 with errno. */
+ * the folder or file SOURCE (device and inode): a descriptor, or -1. */
 static int
 same_place (const char *path, int source)
 {
@@ -51,7 +51,6 @@ same_place (const char *path, int source)
   if (want.st_dev != got.st_dev || want.st_ino != got.st_ino)
     {
       close (fd);
-      errno = ESTALE; /* it moved between brokerd's open and now */
       return -1;
     }
   return fd;
@@ -103,15 +102,19 @@ bx_bwrap_bind_alone (const int *fds, size_t count)
       char link[32], path[4096];
       fd_link (link, fds[i]);
       ssize_t n = readlink (link, path, sizeof path - 1);
-      if (n <= 0 || (size_t)n >= sizeof path - 1 || path[0] != '/')
+      int place = -1;
+      if (n > 0 && (size_t)n < sizeof path - 1 && path[0] == '/')
         {
-          errno = n < 0 ? errno : ENAMETOOLONG;
+          path[n] = '\0';
+          place = same_place (path, fds[i]);
+        }
+      /* Removed ("... (deleted)"), moved under a link, or covered by another mount: the
+       * call's source changed under it. */
+      if (place < 0)
+        {
+          errno = ESTALE;
           goto out;
         }
-      path[n] = '\0';
-      int place = same_place (path, fds[i]);
-      if (place < 0)
-        goto out;
       int moved = (int)syscall (SYS_move_mount, tree[i], "", place, "",
                                 MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
       e = errno;

@@ -189,7 +189,9 @@ void bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *child
 /* ---- alone.c ----------------------------------------------------------------------------- */
 /* In the child, as root: moves it into a mount namespace of its own and there mounts each
  * of the COUNT mount sources FDS on top of itself without the mounts below it, each
- * descriptor now naming that copy.  0, or -1 with errno.  Async-signal-safe. */
+ * descriptor now naming that copy.  0, or -1 with errno: ESTALE when a source was removed,
+ * moved under a symbolic link or covered by another mount since it was opened (the call's
+ * source changed, not the runtime).  Async-signal-safe. */
 int bx_bwrap_bind_alone (const int *fds, size_t count);
 
 /* ---- keeper.c: the process that forks a slot's sandboxes inside the slot's cgroups. ----- */

@@ -135,6 +135,15 @@ answer (struct bx_bwrap_instance *inst, const char *name, struct bx_bwrap_outcom
   switch (o->end)
     {
     case BX_BWRAP_NOT_RUN:
+      if (o->spawn_errno == ESTALE)
+        {
+          /* A mount source changed between its open and the sandbox (alone.c): this call's,
+           * like bubblewrap's "Race condition binding dirfd". */
+          host->log (host, BX_LOG_WARNING,
+                     "%s: a mount source was removed, moved or covered while the call started",
+                     name);
+          return fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
+        }
       host->log (host, BX_LOG_ERROR, "%s: cannot start \"%s\": %s; %s", name, inst->cfg.bwrap,
                  strerror (o->spawn_errno), RUNBOOK_POINTER);
       return fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);

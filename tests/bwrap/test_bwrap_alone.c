@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* bx_bwrap_bind_alone (alone.c): a mount source without the host mounts below it, in a
- * mount namespace of the process's own, nothing of it on the host; a source gone since it
- * was opened refused.  As root (it mounts); each case runs in a child process of its own. */
+ * mount namespace of the process's own, nothing of it on the host; a source removed or
+ * covered by another mount since it was opened refused with ESTALE.  As root (it mounts); each case
+ * runs in a child process of its own. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -165,7 +166,7 @@ gone (void)
   if (fd < 0 || rmdir (gone_dir) < 0)
     return 2;
   errno = 0;
-  if (bx_bwrap_bind_alone (&fd, 1) == 0 || errno == 0)
+  if (bx_bwrap_bind_alone (&fd, 1) == 0 || errno != ESTALE)
     return 3;
   return 0;
 }
@@ -173,6 +174,30 @@ gone (void)
 START_TEST (test_source_gone_is_refused)
 {
   ck_assert_int_eq (in_child (gone), 0);
+}
+END_TEST
+
+/* A mount on top of the source since it was opened: its path now names another folder. */
+static int covered_fd = -1;
+
+static int
+covered (void)
+{
+  errno = 0;
+  int rc = bx_bwrap_bind_alone (&covered_fd, 1);
+  return rc == 0 || errno != ESTALE ? 1 : 0;
+}
+
+START_TEST (test_source_covered_is_refused)
+{
+  covered_fd = open (sub, O_PATH | O_CLOEXEC);
+  ck_assert_int_ge (covered_fd, 0);
+  ck_assert_int_eq (mount ("bx-alone-over", sub, "tmpfs", 0, "size=64k"), 0);
+  int rc = in_child (covered);
+  ck_assert_int_eq (umount2 (sub, MNT_DETACH), 0);
+  ck_assert_int_eq (rc, 0);
+  ck_assert_int_eq (access (below, F_OK), 0);
+  close (covered_fd);
 }
 END_TEST
 
@@ -202,6 +227,7 @@ make_suite (void)
   tcase_add_test (tc, test_folder_without_the_mount_below);
   tcase_add_test (tc, test_file_and_folder);
   tcase_add_test (tc, test_source_gone_is_refused);
+  tcase_add_test (tc, test_source_covered_is_refused);
   tcase_add_test (tc, test_no_source_keeps_the_namespace);
   suite_add_tcase (s, tc);
   return s;
