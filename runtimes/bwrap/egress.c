@@ -159,6 +159,25 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
       return -1;
     }
 
+  /* The proxy's socket comes once its sandbox is set up and toolkit listens: only then may
+   * slirp4netns configure the namespace, whose loopback bubblewrap brings up itself (both
+   * at once: bubblewrap fails with "loopback: Failed RTM_NEWADDR").  The tool's sandbox
+   * starts only after both, so nothing connects before the way out is there. */
+  cleanup_free char *sock = bx_xasprintf ("%s/egress.sock", dir);
+  struct stat st;
+  while (stat (sock, &st) < 0)
+    {
+      if (give_up (host, spec, deadline))
+        {
+          if (host->spec_cancelled (spec))
+            return -1;
+          host->log (host, BX_LOG_ERROR, "%s-egress: no egress socket after %d ms; %s", name,
+                     START_MS, RUNBOOK_POINTER);
+          return -1;
+        }
+      tick ();
+    }
+
   /* slirp4netns joins the proxy's network namespace (as root, like rootful podman's) and
    * says on its ready descriptor when the interface is up.  It must first enter the user
    * namespace that owns that network namespace: the parent of the one the proxy runs in,
@@ -214,20 +233,6 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
       host->log (host, BX_LOG_ERROR, "%s-egress: slirp4netns (%s) did not come up; %s", name,
                  inst->cfg.egress_helper, RUNBOOK_POINTER);
       return -1;
-    }
-  cleanup_free char *sock = bx_xasprintf ("%s/egress.sock", dir);
-  struct stat st;
-  while (stat (sock, &st) < 0)
-    {
-      if (give_up (host, spec, deadline))
-        {
-          if (host->spec_cancelled (spec))
-            return -1;
-          host->log (host, BX_LOG_ERROR, "%s-egress: no egress socket after %d ms; %s", name,
-                     START_MS, RUNBOOK_POINTER);
-          return -1;
-        }
-      tick ();
     }
   return 0;
 }
