@@ -217,6 +217,8 @@ bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
     }
   if (r->image != NULL)
     json_object_set_new (o, "image", json_string (r->image));
+  if (r->rootfs != NULL)
+    json_object_set_new (o, "rootfs", json_string (r->rootfs));
   /* Strings from a client are valid UTF-8 (jansson checked them); a NULL here can only be
    * an allocation failure. */
   char *line = json_dumps (o, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -300,5 +302,8 @@ bx_audit_grant_reach (struct bx_audit_record *r, const struct bx_grant *g, int t
       r->n_allow_private = g->n_private;
     }
   if (tool != BX_TOOL_HTTP_FETCH)
-    r->image = g->image;
+    {
+      r->image = g->image;
+      r->rootfs = g->rootfs;
+    }
 }

@@ -65,6 +65,8 @@ struct bx_audit_record
   /* An allowed call that ran in its grant's own image (config key `image`); NULL otherwise.
    * Logged as "image" only when set. */
   const char *image;
+  /* Likewise its grant's own root folder (config key `rootfs`), logged as "rootfs". */
+  const char *rootfs;
 };
 
 struct bx_audit_approval
@@ -77,7 +79,7 @@ struct bx_audit_approval
 
 struct bx_grant;
 /* Fills RECORD's allow_private (a call with network: http_fetch, or shell with hosts) and
- * image (a call but http_fetch) from the GRANT that allowed a call of TOOL. */
+ * image and rootfs (a call but http_fetch) from the GRANT that allowed a call of TOOL. */
 void bx_audit_grant_reach (struct bx_audit_record *record, const struct bx_grant *grant, int tool);
 
 /* What the client is answered (`failed`) when the audit log cannot be written. */

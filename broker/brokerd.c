@@ -28,6 +28,7 @@
 #include "audit.h"
 #include "call_limits.h"
 #include "config.h"
+#include "grant_root.h"
 #include "host_services.h"
 #include "metrics.h"
 #include "module_loader.h"
@@ -137,6 +138,8 @@ print_summary (const struct bx_config *cfg, struct bx_module *module)
         }
       if (g->image != NULL)
         printf (", in image %s", g->image);
+      if (g->rootfs != NULL)
+        printf (", in rootfs %s", g->rootfs);
       if (!g->writable)
         printf (", folders read-only");
       printf ("; class %s, %s", bx_class_name (g->class), g->untrusted ? "untrusted" : "trusted");
@@ -240,7 +243,7 @@ main (int argc, char **argv)
     bx_error_wrap (&err, "%s", cfg->runtime_where);
   if (err != NULL
       || bx_module_create (module, cfg->runtime_options, cfg->home, log_line, &ls, &err) < 0
-      || bx_protect_check (cfg, module, &err) < 0)
+      || bx_protect_check (cfg, module, &err) < 0 || bx_grant_roots_check (cfg, module, &err) < 0)
     {
       print_error (&ls, false, err);
       bx_module_destroy (module);

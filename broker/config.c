@@ -21,6 +21,7 @@
 #include "bx/hosts.h"
 
 #include "config.h"
+#include "grant_root.h"
 #include "call_limits.h"
 #include "options.h"
 #include "values.h"
@@ -251,7 +252,7 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant
 {
   static const char *const known[] = {
     "tools",  "paths",         "hosts",    "class",    "untrusted", "approval", "approval_timeout",
-    "limits", "allow_private", "readonly", "writable", "image",     NULL
+    "limits", "allow_private", "readonly", "writable", "image",     "rootfs",   NULL
   };
   enum
   {
@@ -267,6 +268,7 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant
     K_READONLY,
     K_WRITABLE,
     K_IMAGE,
+    K_ROOTFS,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
@@ -399,8 +401,14 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant
       if (why != NULL)
         bx_walk_problem (w, v[K_IMAGE], "image \"%s\" %s", image, why);
       else if (image != NULL)
-        g->image = bx_xstrdup (image);
+        {
+          g->image = bx_xstrdup (image);
+          g->root_line = (unsigned)v[K_IMAGE]->start_mark.line + 1;
+          g->root_column = (unsigned)v[K_IMAGE]->start_mark.column + 1;
+        }
     }
+  if (v[K_ROOTFS] != NULL)
+    bx_grant_rootfs_parse (w, v[K_ROOTFS], v[K_IMAGE] != NULL, g);
 
   if (v[K_CLASS] != NULL)
     {
@@ -464,6 +472,11 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant
     bx_walk_problem (w, keys[K_IMAGE],
                      "\"image\" has no effect: %s lists none of read_file, write_file, shell "
                      "(http_fetch keeps the runtime's own image)",
+                     what);
+  if (v[K_ROOTFS] != NULL && !folders)
+    bx_walk_problem (w, keys[K_ROOTFS],
+                     "\"rootfs\" has no effect: %s lists none of read_file, write_file, shell "
+                     "(http_fetch keeps the runtime's own root)",
                      what);
   if (g->n_hosts == 0 && v[K_PRIVATE] != NULL)
     bx_walk_problem (
@@ -932,6 +945,7 @@ bx_config_free (struct bx_config *cfg)
       free_strings (cfg->grants[i].private_ranges, cfg->grants[i].n_private);
       free_strings (cfg->grants[i].readonly, cfg->grants[i].n_readonly);
       free (cfg->grants[i].image);
+      free (cfg->grants[i].rootfs);
     }
   free (cfg->grants);
   free (cfg->audit);

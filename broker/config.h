@@ -58,6 +58,8 @@ struct bx_grant
   size_t n_readonly;
   bool writable; /* false: shell's folders are mounted read-only (key `writable`) */
   char *image;   /* the image its calls but http_fetch run in (NAME@sha256:...); NULL: default */
+  char *rootfs;  /* or the root folder they run in (/PATH@sha256:...); NULL: default */
+  unsigned root_line, root_column; /* where image or rootfs is written, 1-based */
   enum bx_data_class class;
   bool untrusted;
   enum bx_approval approval;

@@ -503,6 +503,7 @@ bx_host_services_init (struct bx_host_services *services, const char *module_nam
   h->spec_egress_private_count = bx_run_spec_egress_private_count;
   h->spec_egress_private = bx_run_spec_egress_private;
   h->spec_image = bx_run_spec_image;
+  h->spec_rootfs = bx_run_spec_rootfs;
 }
 
 void

@@ -332,6 +332,28 @@ bx_module_protected_paths (struct bx_module *module)
   return module->table.protected_paths (module->instance);
 }
 
+int
+bx_module_check_root (struct bx_module *module, const char *key, const char *root, bx_error *err)
+{
+  if (module == NULL || !module->created)
+    return bx_error_setc (err, EINVAL, "the runtime module is not started");
+  if (module->table.check_root == NULL)
+    {
+      if (strcmp (key, "image") == 0)
+        return 0;
+      return bx_error_setc (err, ENOTSUP,
+                            "runtime module %s cannot check a grant's %s, so it cannot be "
+                            "trusted to run the grant's calls in it",
+                            module->name, key);
+    }
+  struct bx_error_sink sink = { 0 };
+  int r = module->table.check_root (module->instance, key, root, &sink);
+  if (r != 0)
+    bx_error_setc (err, EINVAL, "%s", sink.msg != NULL ? sink.msg : "(the module gave no reason)");
+  bx_error_sink_clear (&sink);
+  return r != 0 ? -1 : 0;
+}
+
 void
 bx_run_output_clear (struct bx_run_output *out)
 {

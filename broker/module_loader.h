@@ -60,6 +60,12 @@ void bx_run_output_clear (struct bx_run_output *out);
  * names none (every 1.0 module). */
 const char *const *bx_module_protected_paths (struct bx_module *module);
 
+/* The module's check_root for a grant's KEY ("image" or "rootfs") naming ROOT: 0, or -1 with
+ * the module's reason.  A module without check_root passes an image (ABI 1.1 lets it answer
+ * each call BX_RUN_UNAVAILABLE instead) and fails a rootfs, which it might not know. */
+int bx_module_check_root (struct bx_module *module, const char *key, const char *root,
+                          bx_error *err);
+
 /* Calls destroy() (when create() succeeded) and frees MODULE; the shared object itself stays
  * loaded.  Safe on NULL. */
 void bx_module_destroy (struct bx_module *module);

@@ -9,6 +9,7 @@
 
 #include "options.h"
 #include "ops.h"
+#include "grant_root.h"
 #include "protect.h"
 #include "reload.h"
 
@@ -154,7 +155,9 @@ bx_live_config_reload (struct bx_live_config *live, bx_error *err)
           bx_config_free (fresh);
           fresh = NULL;
         }
-      else if (live->module != NULL && bx_protect_check (fresh, live->module, err) < 0)
+      else if (live->module != NULL
+               && (bx_protect_check (fresh, live->module, err) < 0
+                   || bx_grant_roots_check (fresh, live->module, err) < 0))
         {
           r = -1;
           bx_config_free (fresh);

@@ -32,7 +32,8 @@ struct bx_run_spec
   size_t egress_count;
   char **private_ranges; /* allow_private */
   size_t private_count;
-  char *image; /* NULL: the module's own */
+  char *image;  /* NULL: the module's own */
+  char *rootfs; /* NULL: the module's own root */
   char *call;
   char *session;
   uint64_t limits[BX_LIMIT_COUNT];
@@ -97,6 +98,13 @@ bx_run_spec_set_image (bx_run_spec *spec, const char *image)
 }
 
 void
+bx_run_spec_set_rootfs (bx_run_spec *spec, const char *rootfs)
+{
+  free (spec->rootfs);
+  spec->rootfs = rootfs != NULL ? bx_xstrdup (rootfs) : NULL;
+}
+
+void
 bx_run_spec_free (bx_run_spec *spec)
 {
   if (spec == NULL)
@@ -112,6 +120,7 @@ bx_run_spec_free (bx_run_spec *spec)
     free (spec->private_ranges[i]);
   free (spec->private_ranges);
   free (spec->image);
+  free (spec->rootfs);
   free (spec->call);
   free (spec->session);
   if (spec->cancel_fd >= 0)
@@ -266,4 +275,10 @@ const char *
 bx_run_spec_image (const bx_run_spec *spec)
 {
   return spec == NULL ? NULL : spec->image;
+}
+
+const char *
+bx_run_spec_rootfs (const bx_run_spec *spec)
+{
+  return spec == NULL ? NULL : spec->rootfs;
 }

@@ -22,6 +22,8 @@ void bx_run_spec_set_egress (bx_run_spec *spec, const char *const *hosts, size_t
 void bx_run_spec_set_egress_private (bx_run_spec *spec, const char *const *ranges, size_t count);
 /* The grant's image (NULL: the module's own). */
 void bx_run_spec_set_image (bx_run_spec *spec, const char *image);
+/* The grant's root folder, /PATH@sha256:... (NULL: the module's own). */
+void bx_run_spec_set_rootfs (bx_run_spec *spec, const char *rootfs);
 void bx_run_spec_free (bx_run_spec *spec);
 /* Sets limit WHICH (0: not set). */
 void bx_run_spec_set_limit (bx_run_spec *spec, enum bx_limit which, uint64_t value);
@@ -46,6 +48,7 @@ const char *bx_run_spec_egress_host (const bx_run_spec *spec, size_t index);
 size_t bx_run_spec_egress_private_count (const bx_run_spec *spec);
 const char *bx_run_spec_egress_private (const bx_run_spec *spec, size_t index);
 const char *bx_run_spec_image (const bx_run_spec *spec);
+const char *bx_run_spec_rootfs (const bx_run_spec *spec);
 const char *bx_run_spec_call (const bx_run_spec *spec);
 const char *bx_run_spec_session (const bx_run_spec *spec);
 uint64_t bx_run_spec_limit (const bx_run_spec *spec, int which);

@@ -48,7 +48,10 @@ build_spec (const struct bx_decision *d, const char *call, const char *session, 
     bx_run_spec_set_limit (spec, (enum bx_limit)i, bx_limit_for_call (i, g->limits, NULL));
   /* http_fetch keeps the module's minimal image: curl and the proxy are all it needs. */
   if (d->args.tool != BX_TOOL_HTTP_FETCH)
-    bx_run_spec_set_image (spec, g->image);
+    {
+      bx_run_spec_set_image (spec, g->image);
+      bx_run_spec_set_rootfs (spec, g->rootfs);
+    }
   /* One switch with no default: a fifth tool must be given its row here. */
   switch (d->args.tool)
     {

@@ -4,16 +4,14 @@
  *   mode: echo          output is the whole spec as JSON (tool, arguments as text and
  *                       parsed, mounts with writability, egress or null, egress_private
  *                       (the allow_private ranges), image, call, session,
- *                       home), plus in_flight and max_in_flight so a test can prove that
- *                       runs overlap
- *   mode: fixed         output is `content` (repeated `repeat` times), marked truncated
- *                       when `truncated` is true, and as the tool's refusal when `refused`
- *                       is true
- *   mode: failed        Failed, with a fixed sentence
- *   mode: unavailable   Unavailable, with a fixed sentence
- *   mode: silent        Failed with no sentence (the host must supply one)
- *   mode: bad_status    a status the ABI does not define (the host must not trust it)
+ *                       home, and rootfs when the grant names one), plus in_flight and
+ * max_in_flight so a test can prove that runs overlap mode: fixed         output is `content`
+ * (repeated `repeat` times), marked truncated when `truncated` is true, and as the tool's refusal
+ * when `refused` is true mode: failed        Failed, with a fixed sentence mode: unavailable
+ * Unavailable, with a fixed sentence mode: silent        Failed with no sentence (the host must
+ * supply one) mode: bad_status    a status the ABI does not define (the host must not trust it)
  *   protected           paths the module names as protected (ABI 1.1)
+ *   check_root          accepts a grant's image and rootfs, unless it holds "absent"
  *   delay_ms            how long each run waits before answering (default none); a
  *                       cancelled call stops waiting and answers BX_SENTENCE_CANCELLED
  *
@@ -191,7 +189,7 @@ echo_spec (struct fake *f, const bx_run_spec *spec, int in_flight)
     json_object_set_new (limits, limit_names[i],
                          json_integer ((json_int_t)h->spec_limit (spec, i)));
 
-  return json_pack (
+  json_t *o = json_pack (
       "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i, s:o}", "tool",
       nullable_string (h->spec_tool (spec)), "arguments_text",
       arguments != NULL ? json_stringn (arguments, len) : json_null (), "arguments",
@@ -199,6 +197,10 @@ echo_spec (struct fake *f, const bx_run_spec *spec, int in_flight)
       ranges, "image", nullable_string (image), "call", nullable_string (h->spec_call (spec)),
       "session", nullable_string (h->spec_session (spec)), "home", nullable_string (h->home),
       "in_flight", in_flight, "max_in_flight", atomic_load (&f->max_in_flight), "limits", limits);
+  const char *rootfs = BX_HOST_HAS (h, spec_rootfs) ? h->spec_rootfs (spec) : NULL;
+  if (o != NULL && rootfs != NULL)
+    json_object_set_new (o, "rootfs", json_string (rootfs));
+  return o;
 }
 
 static enum bx_run_status
@@ -280,6 +282,17 @@ fake_protected_paths (void *instance)
   return ((struct fake *)instance)->protected;
 }
 
+/* A root a test names "absent" is refused, as a module refuses one it does not have. */
+static int
+fake_check_root (void *instance, const char *key, const char *root, bx_error_sink *sink)
+{
+  struct fake *f = instance;
+  if (strstr (root, "absent") == NULL)
+    return 0;
+  f->host->error_set (sink, "fake.so has no %s %s", key, root);
+  return -1;
+}
+
 static void
 fake_destroy (void *instance)
 {
@@ -289,4 +302,4 @@ fake_destroy (void *instance)
 }
 
 BX_RUNTIME_DEFINE (.name = "fake", .create = fake_create, .run = fake_run, .destroy = fake_destroy,
-                   .protected_paths = fake_protected_paths);
+                   .protected_paths = fake_protected_paths, .check_root = fake_check_root);

@@ -1372,6 +1372,51 @@ START_TEST (test_brokerd_check_config_prints_a_summary)
 }
 END_TEST
 
+/* A grant's root is the module's to check (check_root): one it refuses stops --check-config
+ * and the start, naming the line and column of the grant's key; one it accepts is in the
+ * summary. */
+START_TEST (test_brokerd_check_config_has_the_module_check_each_grants_root)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, NULL, NULL);
+  cleanup_free char *text = read_text (b.config);
+  cleanup_free char *more = bx_xasprintf (
+      "%s  - tools: [shell]\n    paths: [%s/work]\n    rootfs: /srv/absent@sha256:" SHA64 "\n",
+      text, b.dir);
+  write_text (b.config, more);
+  ck_assert_int_eq (broker_run (&b, "--check-config"), 1);
+  cleanup_free char *out = read_text (b.out);
+  cleanup_free char *want
+      = bx_xasprintf ("brokerd: %s:19:13: grant 4 rootfs /srv/absent@sha256:" SHA64
+                      ": fake.so has no rootfs /srv/absent@sha256:" SHA64,
+                      b.config);
+  ck_assert_msg (strstr (out, want) != NULL, "got: %s\nwant: %s", out, want);
+  ck_assert_int_eq (broker_run (&b, "--config"), 1);
+  struct stat st;
+  ck_assert_int_lt (stat (b.sock, &st), 0);
+
+  cleanup_free char *good = bx_xasprintf (
+      "%s  - tools: [shell]\n    paths: [%s/work]\n    rootfs: /srv/dev@sha256:" SHA64 "\n", text,
+      b.dir);
+  write_text (b.config, good);
+  ck_assert_int_eq (broker_run (&b, "--check-config"), 0);
+  cleanup_free char *ok = read_text (b.out);
+  ck_assert_msg (strstr (ok, ", in rootfs /srv/dev@sha256:" SHA64) != NULL, "got: %s", ok);
+
+  /* A granted folder inside a grant's root: a sandbox could change the root. */
+  cleanup_free char *inside = bx_xasprintf (
+      "%s  - tools: [shell]\n    paths: [%s/work]\n    rootfs: %s@sha256:" SHA64 "\n", text, b.dir,
+      b.dir);
+  write_text (b.config, inside);
+  ck_assert_int_eq (broker_run (&b, "--check-config"), 1);
+  cleanup_free char *bad = read_text (b.out);
+  cleanup_free char *meets = bx_xasprintf (
+      "grant 4 rootfs %s@sha256:" SHA64 " meets the granted folder %s/notes", b.dir, b.dir);
+  ck_assert_msg (strstr (bad, meets) != NULL, "got: %s", bad);
+}
+END_TEST
+
 START_TEST (test_brokerd_check_config_prints_errors_and_fails)
 {
   SKIP_WITHOUT_FAKE ();
@@ -1478,6 +1523,7 @@ make_suite (void)
   tcase_add_test (tc, test_brokerd_audit_line_cuts_an_unknown_tools_name);
   tcase_add_test (tc, test_brokerd_check_config_prints_a_summary);
   tcase_add_test (tc, test_brokerd_check_config_prints_errors_and_fails);
+  tcase_add_test (tc, test_brokerd_check_config_has_the_module_check_each_grants_root);
   tcase_add_test (tc, test_brokerd_refuses_a_missing_module_before_listening);
   tcase_add_test (tc, test_brokerd_shows_a_module_option_refusal);
   tcase_add_test (tc, test_brokerd_refuses_an_audit_log_it_cannot_open);

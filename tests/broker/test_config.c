@@ -72,7 +72,7 @@ static const struct bad bad_table[] = {
   { "unknown key in a grant", G_READ "    paths: [/a]\n    path: [/b]\n",
     "t.yaml:4:5: unknown key \"path\" in grant 1: expected one of tools, paths, hosts, class, "
     "untrusted, approval, approval_timeout, limits, allow_private, readonly, writable, "
-    "image" },
+    "image, rootfs" },
   { "limit out of range", "limits:\n  time: 0\n",
     "t.yaml:2:9: \"time\" is \"0\": expected a duration such as 30s, 500ms or 2m, from 1ms "
     "to a day (1440m)" },
@@ -224,6 +224,33 @@ static const struct bad bad_table[] = {
     "a@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n",
     "t.yaml:4:5: \"image\" has no effect: grant 1 lists none of read_file, write_file, shell "
     "(http_fetch keeps the runtime's own image)" },
+  { "rootfs without a digest", "grants:\n  - tools: [shell]\n    rootfs: /srv/dev\n",
+    "t.yaml:3:13: rootfs \"/srv/dev\" is not pinned by its content digest: expected "
+    "/PATH@sha256:<64 hex digits>, as build-dev-image.sh --rootfs prints" },
+  { "rootfs relative",
+    "grants:\n  - tools: [shell]\n    rootfs: "
+    "srv/dev@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n",
+    "t.yaml:3:13: rootfs "
+    "\"srv/dev@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\" has no "
+    "clean absolute folder before '@': "
+    "expected a path without '.', '..', '//' or a trailing '/', and not / itself" },
+  { "rootfs not clean",
+    "grants:\n  - tools: [shell]\n    rootfs: "
+    "/srv/../dev@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n",
+    "t.yaml:3:13: rootfs "
+    "\"/srv/../dev@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\" has "
+    "no clean absolute folder before '@': "
+    "expected a path without '.', '..', '//' or a trailing '/', and not / itself" },
+  { "rootfs and image",
+    "grants:\n  - tools: [shell]\n    image: "
+    "a@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n    rootfs: "
+    "/srv/dev@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n",
+    "t.yaml:4:13: a grant names either \"image\" (podman.so) or \"rootfs\" (bwrap.so), not both" },
+  { "rootfs on an http_fetch grant",
+    "grants:\n  - tools: [http_fetch]\n    hosts: [a.test]\n    rootfs: "
+    "/srv/dev@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n",
+    "t.yaml:4:5: \"rootfs\" has no effect: grant 1 lists none of read_file, write_file, shell "
+    "(http_fetch keeps the runtime's own root)" },
   { "unknown class", G_READ "    paths: [/a]\n    class: topsecret\n",
     "t.yaml:4:12: unknown class \"topsecret\": expected public, internal, private or secret" },
   { "untrusted not a bool", G_READ "    paths: [/a]\n    untrusted: maybe\n",
@@ -397,7 +424,7 @@ START_TEST (test_config_reports_errors_in_file_order)
                     "or secret\n"
                     "t.yaml:4:5: unknown key \"extra\" in grant 1: expected one of tools, paths, "
                     "hosts, class, untrusted, approval, approval_timeout, limits, allow_private, "
-                    "readonly, writable, image");
+                    "readonly, writable, image, rootfs");
 }
 END_TEST
 

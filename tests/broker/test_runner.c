@@ -409,6 +409,57 @@ START_TEST (test_runner_passes_the_grants_image_but_not_to_http_fetch)
 }
 END_TEST
 
+START_TEST (test_runner_passes_the_grants_rootfs_but_not_to_http_fetch)
+{
+#if !BX_HAVE_FAKE
+  puts ("skipped: fake.so is built only with BX_TEST_HOOKS");
+  return;
+#endif
+  static const char yaml[] = "grants:\n"
+                             "  - tools: [shell, http_fetch]\n"
+                             "    hosts: [example.com]\n"
+                             "    rootfs: /srv/dev-root@sha256:"
+                             "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n";
+  struct bx_config *cfg = NULL;
+  cleanup_error bx_error err = NULL;
+  ck_assert_msg (bx_config_parse (yaml, strlen (yaml), "t.yaml", &cfg, &err) == 0, "%s",
+                 bx_error_msg (err));
+  ck_assert_uint_eq (cfg->grants[0].root_line, 4);
+  ck_assert_uint_eq (cfg->grants[0].root_column, 13);
+  static const char *const kv[] = { "mode", "echo", NULL };
+  struct bx_module *m = fake_with (kv);
+  const struct
+  {
+    enum bx_tool tool;
+    const char *a, *rootfs;
+  } rows[] = {
+    { BX_TOOL_SHELL, "id",
+      "\"/srv/dev-root@sha256:"
+      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"" },
+    { BX_TOOL_HTTP_FETCH, "https://example.com/", "null" },
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+    {
+      struct bx_decision d;
+      decide (cfg, rows[i].tool, rows[i].a, NULL, &d);
+      struct bx_run_report report;
+      json_t *frame = bx_runner_respond (m, &d, "c1", "c", "s", NULL, -1, &report);
+      const json_t *msg = result_msg (frame, "private", true);
+      json_t *echo = json_loads (json_string_value (json_object_get (msg, "content")), 0, NULL);
+      json_t *got = json_object_get (echo, "rootfs");
+      char *rootfs = json_dumps (got != NULL ? got : json_null (), JSON_ENCODE_ANY);
+      ck_assert_str_eq (rootfs, rows[i].rootfs);
+      ck_assert (json_is_null (json_object_get (echo, "image")));
+      free (rootfs);
+      json_decref (echo);
+      json_decref (frame);
+      bx_decision_clear (&d);
+    }
+  bx_module_destroy (m);
+  bx_config_free (cfg);
+}
+END_TEST
+
 /* A run error's sentence reaches the model unchanged, as failed. */
 static void
 expect_failed (const char *mode, const char *sentence)
@@ -547,6 +598,7 @@ make_suite (void)
   tcase_add_test (tc, test_runner_mounts_a_read_only_shell_without_protections);
   tcase_add_test (tc, test_runner_refuses_a_call_whose_protected_path_is_a_link);
   tcase_add_test (tc, test_runner_passes_the_grants_image_but_not_to_http_fetch);
+  tcase_add_test (tc, test_runner_passes_the_grants_rootfs_but_not_to_http_fetch);
   tcase_add_test (tc, test_runner_passes_a_failure_sentence_unchanged);
   tcase_add_test (tc, test_runner_passes_unavailable_as_failed);
   tcase_add_test (tc, test_runner_labels_output_and_keeps_truncated);

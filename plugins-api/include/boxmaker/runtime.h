@@ -324,6 +324,15 @@ struct bx_host
    * it from its own installed copy, mounted read-only, so that any image works; a module
    * that cannot run another image MUST answer BX_RUN_UNAVAILABLE. */
   const char *(*spec_image) (const bx_run_spec *spec);
+  /* The root folder the grant names for this call (config key `rootfs`), pinned by its
+   * content digest (/PATH@sha256:<64 hex digits>, the digest as bwrap.so's digest.c and
+   * build-dev-image.sh --rootfs compute it); NULL for the module's own root.  Never set
+   * for http_fetch, nor together with spec_image.  Appended after spec_image: check
+   * BX_HOST_HAS (host, spec_rootfs) first.  brokerd has passed the same string to the
+   * module's check_root before any call of the grant; a module MUST run such a call in
+   * that root, read-only, with toolkit from its own installed copy mounted read-only,
+   * or answer BX_RUN_UNAVAILABLE. */
+  const char *(*spec_rootfs) (const bx_run_spec *spec);
 };
 
 /* True when the host's table has FIELD: a module built against a newer header may run in
@@ -367,6 +376,21 @@ struct bx_runtime
    * create(); brokerd refuses to start when a grant folder holds one or lies inside one.
    * May be NULL. */
   const char *const *(*protected_paths) (void *instance);
+
+  /* Appended after protected_paths: brokerd reads it only where the table's size says it
+   * is there.
+   *
+   * Checks a root a grant names for its calls: KEY is the config key, "image" (ROOT is
+   * NAME@sha256:<64 hex digits>, see spec_image) or "rootfs" (ROOT is
+   * /PATH@sha256:<64 hex digits>, see spec_rootfs).  brokerd calls it once per grant that
+   * names one, after create(): at start and at each reload before the grants take effect
+   * (while run() may be running on other threads), and for `brokerd --check-config`.
+   * 0 when the module can run calls in ROOT: it is there and matches its digest.  -1 with
+   * a message in SINK otherwise, such as a KEY the module does not run (saying which key
+   * it takes) or a root that is missing or holds something else; brokerd then refuses the
+   * config, naming the grant's line and column.  May be NULL: brokerd then refuses every
+   * grant that names a `rootfs`, and passes an `image` on unchecked. */
+  int (*check_root) (void *instance, const char *key, const char *root, bx_error_sink *sink);
 
   /* Later minor versions append fields here. */
 };
