@@ -5,6 +5,11 @@
 # reference to put in a grant's `image:` key.
 #
 #   build-dev-image.sh [--name NAME] [--extra-ca FILE] [--output-tar FILE] [--quiet]
+#   build-dev-image.sh --rootfs DIR [--extra-ca FILE] [--quiet]
+#
+# --rootfs DIR puts the same files in the folder DIR instead, owned by root, replacing what
+# DIR held, and prints DIR@sha256:<its content digest> to put in a grant's `rootfs:` key
+# (bwrap.so); podman is not needed then, root is.
 #
 # The image holds git, python3, make, gcc (with libc6-dev), curl and ca-certificates, with
 # every package they depend on, and the essential tools a shell script expects (dash as
@@ -13,7 +18,7 @@
 # not in it: podman.so mounts the installed toolkit read-only into any image a grant names.
 # --extra-ca FILE also trusts the PEM certificates in FILE (the test suite's own CA).
 #
-# Needs: podman, and those packages installed (apt-get install git python3 make gcc
+# Needs: podman (root for --rootfs), and those packages installed (apt-get install git python3 make gcc
 # libc6-dev curl ca-certificates).
 set -eu
 umask 022
@@ -22,6 +27,7 @@ name=localhost/boxmaker-dev
 out_tar=
 extra_ca=
 quiet=0
+rootfs_dir=
 here=$(cd "$(dirname "$0")" && pwd)
 
 die () { echo "build-dev-image.sh: $*" >&2; exit 1; }
@@ -32,15 +38,21 @@ while [ $# -gt 0 ]; do
     --name) name=$2; shift 2 ;;
     --output-tar) out_tar=$2; shift 2 ;;
     --extra-ca) extra_ca=$2; shift 2 ;;
+    --rootfs) rootfs_dir=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
 done
 
 wanted="git python3 make gcc libc6-dev curl ca-certificates
         dash bash coreutils sed grep findutils diffutils tar gzip mawk"
-command -v podman >/dev/null || die "podman is missing: apt-get install podman"
+if [ -n "$rootfs_dir" ]; then
+  case $rootfs_dir in /*) ;; *) die "--rootfs needs an absolute path" ;; esac
+  [ "$(id -u)" = 0 ] || die "--rootfs needs root: the folder must belong to root"
+else
+  command -v podman >/dev/null || die "podman is missing: apt-get install podman"
+fi
 command -v dpkg-query >/dev/null || die "dpkg-query is missing: this script reads Debian's package database"
 missing=
 for p in $wanted; do
@@ -131,6 +143,42 @@ printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
 # git and pip read HOME; a fresh one each call is under /tmp.
 if command -v ldconfig >/dev/null; then
   ldconfig -r "$root" 2>/dev/null || true
+fi
+
+if [ -n "$rootfs_dir" ]; then
+  # Built beside DIR and moved into place, so a running brokerd never sees half a root.
+  mkdir -p "$(dirname "$rootfs_dir")"
+  new=$(mktemp -d "$rootfs_dir.new.XXXXXX")
+  cp -a "$root/." "$new/"
+  chown -R 0:0 "$new"
+  chmod 0755 "$new"
+  old="$rootfs_dir.old.$$"
+  [ ! -e "$rootfs_dir" ] || mv "$rootfs_dir" "$old"
+  mv "$new" "$rootfs_dir"
+  rm -rf "$old"
+  # The content digest of runtimes/bwrap/digest.c: the SHA-256 of one line per entry,
+  # "<path> <type> <mode> <uid> <gid> <content>", in byte order of the paths (a tab after
+  # the path sorts it so).  Files are hashed in batches, not one process each.
+  sums=$(mktemp "${TMPDIR:-/tmp}/boxmaker-dev-sums.XXXXXX")
+  trap 'rm -rf "$root" "$list" "$sums"' EXIT
+  (cd "$rootfs_dir" && find . -mindepth 1 -type f -print0 | xargs -0 -r sha256sum) > "$sums"
+  digest=$(cd "$rootfs_dir" && find . -mindepth 1 -printf '%P\t%y %m %U %G\t%l\n' | LC_ALL=C sort |
+    awk -F '\t' -v sums="$sums" '
+      BEGIN { while ((getline line < sums) > 0) hash[substr(line, 69)] = substr(line, 1, 64) }
+      {
+        t = substr($2, 1, 1)
+        if (t == "f") content = hash[$1]
+        else if (t == "d") content = "-"
+        else if (t == "l") content = $3
+        else { print $1 " is neither a file, a folder nor a link" > "/dev/stderr"; exit 1 }
+        printf "%s %s %s\n", $1, $2, content
+      }' | sha256sum | cut -c1-64)
+  end=$(date +%s.%N)
+  say "wrote the root $rootfs_dir from $count Debian packages, $(du -sk "$rootfs_dir" | cut -f1) KiB," \
+      "in $(awk "BEGIN { printf \"%.1f\", $end - $start }") s"
+  say "name it in a grant (rootfs:, bwrap.so), pinned by its digest:"
+  echo "$rootfs_dir@sha256:$digest"
+  exit 0
 fi
 
 tar=$(mktemp "${TMPDIR:-/tmp}/boxmaker-dev-image.XXXXXX.tar")

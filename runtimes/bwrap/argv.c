@@ -22,6 +22,31 @@ push_fd (struct bx_argv *b, const char *option, int fd)
   bx_argv_pushf (b, "%d", fd);
 }
 
+/* A grant's own root: its folders and files bound read-only, its links made again, and the
+ * folders on the way to a granted folder made in the sandbox's tmpfs. */
+static void
+push_root (struct bx_argv *b, const struct bx_bwrap_root_step *steps, size_t count)
+{
+  for (size_t i = 0; i < count; i++)
+    {
+      switch (steps[i].kind)
+        {
+        case BX_BWRAP_ROOT_BIND:
+          bx_argv_push (b, "--ro-bind");
+          bx_argv_push (b, steps[i].source);
+          break;
+        case BX_BWRAP_ROOT_LINK:
+          bx_argv_push (b, "--symlink");
+          bx_argv_push (b, steps[i].source);
+          break;
+        case BX_BWRAP_ROOT_DIR:
+          bx_argv_push (b, "--dir");
+          break;
+        }
+      bx_argv_push (b, steps[i].dest);
+    }
+}
+
 char **
 bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *call)
 {
@@ -45,17 +70,20 @@ bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *ca
   bx_argv_push (&b, "--clearenv");
   bx_argv_push (&b, "--setenv");
   bx_argv_push (&b, "PATH");
-  bx_argv_push (&b, "/bin");
+  bx_argv_push (&b, call->root != NULL ? BX_BWRAP_ROOT_PATH : "/bin");
   bx_argv_push (&b, "--setenv");
   bx_argv_push (&b, "HOME");
   bx_argv_push (&b, "/tmp");
 
-  for (size_t i = 0; i < cfg->rootfs_dir_count; i++)
-    {
-      bx_argv_push (&b, "--ro-bind");
-      bx_argv_pushf (&b, "%s/%s", cfg->rootfs, cfg->rootfs_dirs[i]);
-      bx_argv_pushf (&b, "/%s", cfg->rootfs_dirs[i]);
-    }
+  if (call->root != NULL)
+    push_root (&b, call->root, call->root_count);
+  else
+    for (size_t i = 0; i < cfg->rootfs_dir_count; i++)
+      {
+        bx_argv_push (&b, "--ro-bind");
+        bx_argv_pushf (&b, "%s/%s", cfg->rootfs, cfg->rootfs_dirs[i]);
+        bx_argv_pushf (&b, "/%s", cfg->rootfs_dirs[i]);
+      }
   bx_argv_push (&b, "--proc");
   bx_argv_push (&b, "/proc");
   bx_argv_push (&b, "--dev");
@@ -66,6 +94,12 @@ bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *ca
   bx_argv_push (&b, "1777");
   bx_argv_push (&b, "--tmpfs");
   bx_argv_push (&b, "/tmp");
+  if (call->root != NULL)
+    {
+      bx_argv_push (&b, "--ro-bind");
+      bx_argv_pushf (&b, "%s/bin/toolkit", cfg->rootfs);
+      bx_argv_push (&b, BX_BWRAP_INJECTED_TOOLKIT);
+    }
   for (size_t i = 0; i < call->mount_count; i++)
     {
       push_fd (&b, call->mounts[i].writable ? "--bind-fd" : "--ro-bind-fd", call->mounts[i].fd);
@@ -83,7 +117,7 @@ bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *ca
   bx_argv_push (&b, "--chdir");
   bx_argv_push (&b, "/tmp");
   bx_argv_push (&b, "--");
-  bx_argv_push (&b, "/bin/toolkit");
+  bx_argv_push (&b, call->root != NULL ? BX_BWRAP_INJECTED_TOOLKIT : "/bin/toolkit");
   bx_argv_push (&b, call->tool);
   if (call->allow != NULL)
     {

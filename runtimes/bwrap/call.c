@@ -256,6 +256,28 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
         .writable = host->spec_mount_writable (spec, opened) != 0,
       };
     }
+  /* A grant's own root runs only once check_root has seen it match its digest. */
+  const char *rootfs = BX_HOST_HAS (host, spec_rootfs) ? host->spec_rootfs (spec) : NULL;
+  cleanup_free char *root = NULL;
+  struct bx_bwrap_root_step *steps = NULL;
+  size_t step_count = 0;
+  if (status == BX_RUN_OK && rootfs != NULL)
+    {
+      cleanup_free char *why = NULL;
+      root = bx_bwrap_roots_folder (inst->roots, rootfs);
+      if (root == NULL)
+        {
+          host->log (host, BX_LOG_ERROR, "%s: the grant's root %s was not checked; %s", name,
+                     rootfs, RUNBOOK_POINTER);
+          status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+        }
+      else if (bx_bwrap_root_steps (root, mounts, count, &steps, &step_count, &why) < 0)
+        {
+          host->log (host, BX_LOG_ERROR, "%s: the grant's root: %s; %s", name, why,
+                     RUNBOOK_POINTER);
+          status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+        }
+    }
   if (status == BX_RUN_OK)
     {
       size_t extra = count;
@@ -266,6 +288,8 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
         .mounts = mounts,
         .mount_count = count,
         .egress_fd = egress_fd >= 0 ? FD_FIRST_MOUNT + (int)count : -1,
+        .root = root != NULL ? steps : NULL,
+        .root_count = step_count,
       };
       size_t len = 0;
       const char *input = host->spec_arguments (spec, &len);
@@ -295,6 +319,7 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
       status = answer (inst, name, &o, oom, limit_ms, result, sentence);
       bx_bwrap_outcome_clear (&o);
     }
+  bx_bwrap_root_steps_free (steps, step_count);
   for (size_t i = 0; i < opened; i++)
     close (fds[i]);
   return status;

@@ -10,7 +10,11 @@
  * path relative to the root; type f (file), d (folder) or l (symbolic link); mode the
  * permission bits in octal (find's %m); content the SHA-256 of a file in hex, a link's
  * target, or - for a folder.  Anything else in the root (a device, a socket) is refused.
- * The digest is written sha256:<64 hex digits>. */
+ * The digest is written sha256:<64 hex digits>.
+ *
+ * A grant's root (config key rootfs) must also be root's alone: every entry owned by uid 0,
+ * none writable by another group, none writable by others but a sticky folder (/var/tmp),
+ * so nobody but root can change it between the check and a call. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -198,9 +202,22 @@ hash_file (int dirfd, const char *path, char hex[65])
   return 0;
 }
 
+/* Whether an entry with ST may be in a root only root can change. */
+static bool
+root_only (const struct stat *st)
+{
+  if (st->st_uid != 0)
+    return false;
+  if (S_ISLNK (st->st_mode))
+    return true;
+  if ((st->st_mode & S_IWGRP) && st->st_gid != 0)
+    return false;
+  return !(st->st_mode & S_IWOTH) || (S_ISDIR (st->st_mode) && (st->st_mode & S_ISVTX));
+}
+
 /* One manifest line into S. */
 static int
-hash_entry (int dirfd, const char *path, struct sha256 *s, char **why)
+hash_entry (int dirfd, const char *path, bool owned, struct sha256 *s, char **why)
 {
   struct stat st;
   char content[PATH_MAX + 1];
@@ -208,6 +225,14 @@ hash_entry (int dirfd, const char *path, struct sha256 *s, char **why)
   if (fstatat (dirfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
     {
       *why = bx_xasprintf ("cannot stat %s: %s", path, strerror (errno));
+      return -1;
+    }
+  if (owned && !root_only (&st))
+    {
+      *why = bx_xasprintf ("%s belongs to uid %u gid %u with mode %o: every entry must belong "
+                           "to root and be writable by no one else",
+                           path, (unsigned)st.st_uid, (unsigned)st.st_gid,
+                           (unsigned)(st.st_mode & 07777));
       return -1;
     }
   if (S_ISREG (st.st_mode))
@@ -248,7 +273,8 @@ hash_entry (int dirfd, const char *path, struct sha256 *s, char **why)
 }
 
 int
-bx_bwrap_rootfs_digest (const char *root, char digest[BX_BWRAP_DIGEST_LEN + 1], char **why)
+bx_bwrap_rootfs_digest (const char *root, bool owned, char digest[BX_BWRAP_DIGEST_LEN + 1],
+                        char **why)
 {
   int dirfd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dirfd < 0)
@@ -265,7 +291,7 @@ bx_bwrap_rootfs_digest (const char *root, char digest[BX_BWRAP_DIGEST_LEN + 1], 
       struct sha256 s;
       sha256_init (&s);
       for (size_t i = 0; r == 0 && i < paths.len; i++)
-        r = hash_entry (dirfd, paths.items[i], &s, why);
+        r = hash_entry (dirfd, paths.items[i], owned, &s, why);
       if (r == 0)
         {
           memcpy (digest, "sha256:", 7);

@@ -124,7 +124,7 @@ check_digest (const struct bx_host *host, const struct bx_bwrap_config *cfg, bx_
     }
   char got[BX_BWRAP_DIGEST_LEN + 1];
   cleanup_free char *why = NULL;
-  if (bx_bwrap_rootfs_digest (cfg->rootfs, got, &why) < 0)
+  if (bx_bwrap_rootfs_digest (cfg->rootfs, false, got, &why) < 0)
     {
       host->error_set (sink, "option rootfs_digest: cannot compute the digest of %s: %s",
                        cfg->rootfs, why);
@@ -223,6 +223,7 @@ free_instance (struct bx_bwrap_instance *inst)
     for (char **p = inst->rootfs_dirs; *p != NULL; p++)
       free (*p);
   free (inst->rootfs_dirs);
+  bx_bwrap_roots_free (inst->roots);
   free (inst->bpf);
   free (inst->name);
   free (inst);
@@ -234,6 +235,7 @@ bwrap_create (const struct bx_host *host, const bx_options *options, void **inst
 {
   struct bx_bwrap_instance *inst = bx_xzalloc (sizeof *inst);
   inst->host = host;
+  inst->roots = bx_bwrap_roots_new ();
   atomic_init (&inst->counter, 0);
   if (read_options (host, options, &inst->cfg, sink) < 0 || check_rootfs (host, inst, sink) < 0)
     {
@@ -319,4 +321,5 @@ bwrap_protected_paths (void *instance)
 }
 
 BX_RUNTIME_DEFINE (.name = "bwrap", .create = bwrap_create, .run = bwrap_run,
-                   .destroy = bwrap_destroy, .protected_paths = bwrap_protected_paths);
+                   .destroy = bwrap_destroy, .protected_paths = bwrap_protected_paths,
+                   .check_root = bx_bwrap_check_root);

@@ -110,6 +110,91 @@ START_TEST (test_proxy_gets_the_private_ranges_last)
 }
 END_TEST
 
+/* A grant's own root: its steps instead of the module's folders, Debian's PATH, and toolkit
+ * from the module's root at /run/boxmaker/toolkit. */
+START_TEST (test_shell_in_a_grants_root_gets_its_steps_and_toolkit_mounted_in)
+{
+  struct bx_bwrap_config cfg = config ();
+  struct bx_bwrap_mount m[] = { { "/home/me/work", 5, true } };
+  struct bx_bwrap_root_step root[] = {
+    { BX_BWRAP_ROOT_LINK, "usr/bin", "/bin" },
+    { BX_BWRAP_ROOT_BIND, "/srv/dev-root/etc", "/etc" },
+    { BX_BWRAP_ROOT_DIR, NULL, "/home" },
+    { BX_BWRAP_ROOT_BIND, "/srv/dev-root/home/other", "/home/other" },
+    { BX_BWRAP_ROOT_LINK, "usr/lib", "/lib" },
+    { BX_BWRAP_ROOT_BIND, "/srv/dev-root/usr", "/usr" },
+  };
+  struct bx_bwrap_call call = {
+    .tool = "shell",
+    .mounts = m,
+    .mount_count = 1,
+    .seccomp_fd = 3,
+    .status_fd = 4,
+    .egress_fd = -1,
+    .root = root,
+    .root_count = sizeof root / sizeof root[0],
+  };
+  char **argv = bx_bwrap_argv (&cfg, &call);
+  golden_check ("shell_rootfs.argv", argv, NULL);
+  bx_bwrap_argv_free (argv);
+}
+END_TEST
+
+/* The steps of a root: links made again, folders and files bound, the folders on the way to
+ * a grant made in the tmpfs, the grant's own place and what bubblewrap makes left out. */
+START_TEST (test_root_steps_make_the_way_to_each_grant)
+{
+  char root[] = "/tmp/bx-bwrap-steps.XXXXXX";
+  ck_assert_ptr_nonnull (mkdtemp (root));
+  char *cmd = NULL;
+  ck_assert (asprintf (&cmd,
+                       "cd %s && mkdir -p usr/bin home/me/work home/other proc tmp run etc && "
+                       "ln -s usr/bin bin && touch etc/hosts",
+                       root)
+             > 0);
+  ck_assert_int_eq (system (cmd), 0);
+  free (cmd);
+  char *work = NULL;
+  ck_assert (asprintf (&work, "/home/me/work") > 0);
+  struct bx_bwrap_mount m[] = { { work, 5, true } };
+  struct bx_bwrap_root_step *steps = NULL;
+  size_t n = 0;
+  char *why = NULL;
+  ck_assert_int_eq (bx_bwrap_root_steps (root, m, 1, &steps, &n, &why), 0);
+  static const struct
+  {
+    enum bx_bwrap_root_kind kind;
+    const char *source; /* after ROOT for a bind */
+    const char *dest;
+  } want[] = {
+    { BX_BWRAP_ROOT_LINK, "usr/bin", "/bin" },
+    { BX_BWRAP_ROOT_BIND, "/etc", "/etc" },
+    { BX_BWRAP_ROOT_DIR, NULL, "/home" },
+    { BX_BWRAP_ROOT_DIR, NULL, "/home/me" },
+    { BX_BWRAP_ROOT_BIND, "/home/other", "/home/other" },
+    { BX_BWRAP_ROOT_BIND, "/usr", "/usr" },
+  };
+  ck_assert_uint_eq (n, sizeof want / sizeof want[0]);
+  for (size_t i = 0; i < n; i++)
+    {
+      ck_assert_int_eq (steps[i].kind, want[i].kind);
+      ck_assert_str_eq (steps[i].dest, want[i].dest);
+      if (want[i].kind == BX_BWRAP_ROOT_LINK)
+        ck_assert_str_eq (steps[i].source, want[i].source);
+      else if (want[i].kind == BX_BWRAP_ROOT_BIND)
+        {
+          ck_assert_int_eq (strncmp (steps[i].source, root, strlen (root)), 0);
+          ck_assert_str_eq (steps[i].source + strlen (root), want[i].source);
+        }
+    }
+  bx_bwrap_root_steps_free (steps, n);
+  free (work);
+  ck_assert (asprintf (&cmd, "rm -rf %s", root) > 0);
+  ck_assert_int_eq (system (cmd), 0);
+  free (cmd);
+}
+END_TEST
+
 START_TEST (test_argument_lists_are_pure)
 {
   struct bx_bwrap_config cfg = config ();
@@ -209,7 +294,7 @@ START_TEST (test_rootfs_digest_is_the_sha256_of_its_manifest)
 
   char got[BX_BWRAP_DIGEST_LEN + 1];
   char *why = NULL;
-  ck_assert_int_eq (bx_bwrap_rootfs_digest (root, got, &why), 0);
+  ck_assert_int_eq (bx_bwrap_rootfs_digest (root, false, got, &why), 0);
 
   /* sha256("abc") is the FIPS 180-2 example. */
   char *manifest = NULL, *cmd = NULL;
@@ -249,6 +334,8 @@ make_suite (void)
   tcase_add_test (tc, test_http_fetch_binds_only_the_egress_folder);
   tcase_add_test (tc, test_proxy_gets_its_hosts_and_socket);
   tcase_add_test (tc, test_proxy_gets_the_private_ranges_last);
+  tcase_add_test (tc, test_shell_in_a_grants_root_gets_its_steps_and_toolkit_mounted_in);
+  tcase_add_test (tc, test_root_steps_make_the_way_to_each_grant);
   tcase_add_test (tc, test_argument_lists_are_pure);
   tcase_add_test (tc, test_open_nofollow_refuses_a_link_in_any_component);
   tcase_add_test (tc, test_seccomp_filter_builds_and_reads_back);

@@ -1,0 +1,161 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# A grant's own root under bwrap.so, with real bubblewrap: the development tree that
+# build-dev-image.sh --rootfs writes, named by a grant's `rootfs:` pinned by its digest,
+# runs `python3 -c` and gcc through shell, with toolkit mounted from the module's root; a
+# wrong digest, a missing root, a root another user could change, an image and a root
+# inside a granted folder are each refused by --check-config naming FILE:LINE:COLUMN, and
+# brokerd does not start with them.
+#
+#   grant-rootfs.sh BROKERD BOXMAKER RUNTIMEDIR TOOLKIT BUILD_IMAGE BUILD_DEV_IMAGE
+set -u
+brokerd=$1 boxmaker=$2 runtimedir=$3 toolkit=$4 build_image=$5 build_dev=$6
+
+skip () {
+  echo "SKIP a grant's rootfs under bwrap.so: $*"
+  [ "${BX_REQUIRE_BWRAP:-0}" = 1 ] && exit 1
+  exit 77
+}
+[ "$(id -u)" = 0 ] || skip "needs root (the cgroups of the limits, root-owned roots)"
+command -v bwrap >/dev/null || skip "bubblewrap is not installed"
+[ -e /sys/fs/cgroup/memory/cgroup.procs ] || skip "no cgroup v1 memory hierarchy"
+file -b "$toolkit" | grep -q 'statically linked' ||
+  { echo "SKIP a grant's rootfs: this toolkit is not static (a sanitizer build), so it cannot run in another root"; exit 77; }
+
+work=$(mktemp -d /tmp/bx-bwrap-rootfs.XXXXXX)
+chmod 0755 "$work"
+pids=
+cleanup () {
+  for p in $pids; do kill "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+failures=0
+fail () { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass () { echo "ok: $*"; }
+contains () { case $1 in *"$2"*) return 0 ;; esac; return 1; }
+
+"$build_image" --rootfs "$work/rootfs" --toolkit "$toolkit" > "$work/build.log" 2>&1 \
+  || { cat "$work/build.log"; fail "build-image.sh --rootfs"; exit 1; }
+start=$(date +%s)
+if ! dev=$(sh "$build_dev" --quiet --rootfs "$work/dev" 2> "$work/dev.log"); then
+  skip "build-dev-image.sh --rootfs cannot build the development tree here: $(cat "$work/dev.log")"
+fi
+echo "the development tree: $dev, built in $(( $(date +%s) - start )) s"
+case $dev in "$work/dev@sha256:"*) pass "build-dev-image.sh --rootfs prints DIR@sha256:<digest>" ;;
+  *) fail "build-dev-image.sh --rootfs printed \"$dev\"" ;; esac
+hex=${dev#*@sha256:}
+case $hex in 0*) wrong="$work/dev@sha256:1${hex#?}" ;; *) wrong="$work/dev@sha256:0${hex#?}" ;; esac
+
+mkdir -p "$work/grant" "$work/home"
+chmod 0777 "$work/grant"
+session=bwraprootfs-$$
+
+config () { # name, the grant's root line, extra grant
+  cat > "$work/$1.yaml" <<YAML
+socket: $work/$1.sock
+home: $work/home
+runtime:
+  module: bwrap
+  options:
+    rootfs: $work/rootfs
+    egress_dir: $work/egress
+    slots: 2
+grants:
+  - tools: [read_file, write_file, shell]
+    paths: [$work/grant]
+    class: private
+$2
+${3:-}
+YAML
+}
+check () { # name: rc, out and err of --check-config
+  "$brokerd" --check-config "$work/$1.yaml" --runtimedir "$runtimedir" > "$work/$1.out" 2> "$work/$1.err"
+  rc=$? out=$(cat "$work/$1.out") err=$(cat "$work/$1.err")
+}
+
+# The grant's root, pinned by the digest the build printed: checked, and calls run in it.
+config dev "    rootfs: $dev"
+check dev
+[ $rc = 0 ] && contains "$out" "in rootfs $dev" \
+  && pass "--check-config accepts the development tree at its digest" \
+  || fail "--check-config dev: rc=$rc out=$out err=$err"
+"$brokerd" --config "$work/dev.yaml" --runtimedir "$runtimedir" 2> "$work/dev-brokerd.log" &
+pids="$pids $!"
+i=0
+while [ ! -S "$work/dev.sock" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+[ -S "$work/dev.sock" ] || { echo "brokerd did not start:"; cat "$work/dev-brokerd.log"; exit 1; }
+call () { # tool, arguments
+  out=$("$boxmaker" call "$1" "$2" --socket "$work/dev.sock" --session "$session" 2> "$work/call.err")
+  rc=$? err=$(cat "$work/call.err")
+}
+cat > "$work/grant/work.sh" <<'SH'
+python3 -c 'import sys; print("python", sys.version_info[0], 6 * 7)'
+printf '#include <stdio.h>\nint main (void) { puts ("built by gcc"); return 0; }\n' > /tmp/h.c
+gcc -o /tmp/h /tmp/h.c && /tmp/h
+readlink /proc/self/exe
+ls -l /run/boxmaker/toolkit | cut -c1-10
+echo x > /usr/bin/boxmaker-x 2>/dev/null || echo root read-only
+SH
+call shell "{\"command\":\"sh work.sh\",\"cwd\":\"$work/grant\"}"
+[ $rc = 0 ] && contains "$out" "python 3 42" && contains "$out" "built by gcc" \
+  && contains "$out" "root read-only" && [ ! -e "$work/dev/usr/bin/boxmaker-x" ] \
+  && pass "shell in the grant's root: python3 -c and gcc run, the root is read-only" \
+  || fail "shell in the development tree: rc=$rc out=$out err=$err"
+call shell "{\"command\":\"readlink /bin; ls /bin/sh /usr/bin/python3\",\"cwd\":\"$work/grant\"}"
+[ $rc = 0 ] && contains "$out" "usr/bin" && contains "$out" "/usr/bin/python3" \
+  && pass "the root's own links (/bin -> usr/bin) and /bin/sh are there" \
+  || fail "root links: rc=$rc out=$out err=$err"
+call write_file "{\"path\":\"$work/grant/w.txt\",\"content\":\"written in the dev root\"}"
+call read_file "{\"path\":\"$work/grant/w.txt\"}"
+[ $rc = 0 ] && contains "$out" "written in the dev root" \
+  && pass "read_file and write_file run in the grant's root too" \
+  || fail "files in the dev root: rc=$rc out=$out err=$err"
+grep -q "a grant's root $work/dev matches its digest" "$work/dev-brokerd.log" \
+  && pass "brokerd's log says the grant's root matched its digest" \
+  || fail "no log line for the root: $(cat "$work/dev-brokerd.log")"
+
+# A wrong digest: --check-config names the grant's line and column, brokerd does not start.
+config wrong "    rootfs: $wrong"
+check wrong
+[ $rc != 0 ] && contains "$err" "$work/wrong.yaml:13:13: grant 1 rootfs $wrong: $work/dev holds sha256:$hex, not the pinned" \
+  && pass "a wrong digest: --check-config refuses it at FILE:LINE:COLUMN" \
+  || fail "wrong digest: rc=$rc out=$out err=$err"
+timeout 120 "$brokerd" --config "$work/wrong.yaml" --runtimedir "$runtimedir" > "$work/wrong.log" 2>&1
+rc=$?
+[ $rc != 0 ] && grep -q "not the pinned" "$work/wrong.log" && [ ! -S "$work/wrong.sock" ] \
+  && pass "a wrong digest: brokerd does not start" \
+  || fail "wrong digest start: rc=$rc $(cat "$work/wrong.log")"
+
+# A missing root.
+config missing "    rootfs: $work/none@sha256:$hex"
+check missing
+[ $rc != 0 ] && contains "$err" "$work/missing.yaml:13:13: grant 1 rootfs $work/none@sha256:$hex: $work/none is not a folder" \
+  && pass "a missing root: --check-config refuses it at FILE:LINE:COLUMN" \
+  || fail "missing root: rc=$rc out=$out err=$err"
+
+# A root another user could change, then one inside a granted folder.
+chmod o+w "$work/dev/usr/bin"
+check dev
+chmod o-w "$work/dev/usr/bin"
+[ $rc != 0 ] && contains "$err" "usr/bin belongs to uid 0 gid 0 with mode 757: every entry must belong to root and be writable by no one else" \
+  && pass "a root with a folder others can write is refused" \
+  || fail "writable root: rc=$rc out=$out err=$err"
+config inside "    rootfs: $dev" "  - tools: [shell]
+    paths: [$work/dev/usr/local]"
+check inside
+[ $rc != 0 ] && contains "$err" "grant 1 rootfs $dev meets the granted folder $work/dev/usr/local" \
+  && pass "a granted folder inside a grant's root is refused" \
+  || fail "root in a grant: rc=$rc out=$out err=$err"
+
+# An image is podman.so's.
+config image "    image: localhost/boxmaker-dev@sha256:$hex"
+check image
+[ $rc != 0 ] && contains "$err" "$work/image.yaml:13:12: grant 1 image localhost/boxmaker-dev@sha256:$hex: bwrap.so runs no image" \
+  && contains "$err" "podman.so, which takes \"image\"" \
+  && pass "a grant's image under bwrap.so: refused, saying which module takes which" \
+  || fail "image under bwrap: rc=$rc out=$out err=$err"
+
+[ $failures = 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "all passed"
