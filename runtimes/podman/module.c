@@ -339,4 +339,5 @@ podman_protected_paths (void *instance)
 }
 
 BX_RUNTIME_DEFINE (.name = "podman", .create = podman_create, .run = podman_run,
-                   .destroy = podman_destroy, .protected_paths = podman_protected_paths);
+                   .destroy = podman_destroy, .protected_paths = podman_protected_paths,
+                   .check_root = bx_podman_check_root);

@@ -82,6 +82,11 @@ char **bx_podman_argv_kill (const struct bx_podman_config *cfg, const char *name
 char **bx_podman_argv_rm (const struct bx_podman_config *cfg, const char *name);
 void bx_podman_argv_free (char **argv);
 
+/* ---- image_check.c: bx_runtime.check_root, a grant's image present and as pinned. -------- */
+/* `podman [global options] image inspect --format {{.Digest}} IMAGE`. */
+char **bx_podman_argv_inspect (const struct bx_podman_config *cfg, const char *image);
+int bx_podman_check_root (void *instance, const char *key, const char *root, bx_error_sink *sink);
+
 /* ---- egress_private.c: allow_private for the proxy. ---------------------------------------- */
 /* How many private ranges the spec holds (0 from a host older than ABI 1.1). */
 size_t bx_podman_private_count (const struct bx_host *host, const bx_run_spec *spec);

@@ -158,13 +158,40 @@ call plain shell "{\"command\":\"ls\",\"cwd\":\"$work/grant\"}"
   || fail "symbolic link at .git/hooks: rc=$rc out=$out err=$err"
 rm -rf "$work/grant/.git"
 
-# A grant naming an image podman does not have: the runner's sentence, nothing run.
-start_brokerd noimage "" "" "" "" \
-  "    image: localhost/boxmaker-no-such-image@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-call noimage shell "{\"command\":\"id\",\"cwd\":\"$work/net\"}"
-[ $rc = 1 ] && contains "$err" "the tool runner could not start the container" \
-  && pass "a grant's image that is not there: could not start the container" \
-  || fail "missing grant image: rc=$rc out=$out err=$err"
+# A grant naming an image podman does not have: --check-config names the grant's line and
+# column, and brokerd does not start; the tools image pinned by its own digest passes.
+noimage=localhost/boxmaker-no-such-image@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+sed "s|$work/plain.sock|$work/noimage.sock|" "$work/plain.yaml" > "$work/noimage.yaml"
+echo "    image: $noimage" >> "$work/noimage.yaml"
+at=$(grep -n "image: $noimage" "$work/noimage.yaml" | cut -d: -f1)
+"$brokerd" --check-config "$work/noimage.yaml" --runtimedir "$runtimedir" > "$work/noimage.out" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q "noimage.yaml:$at:12: grant [0-9]* image $noimage: podman has no image $noimage" "$work/noimage.out" \
+  && pass "a grant's image that is not there: --check-config refuses it at FILE:LINE:COLUMN" \
+  || fail "missing grant image: rc=$rc $(cat "$work/noimage.out")"
+timeout 60 "$brokerd" --config "$work/noimage.yaml" --runtimedir "$runtimedir" > "$work/noimage.log" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q "podman has no image" "$work/noimage.log" && [ ! -S "$work/noimage.sock" ] \
+  && pass "a grant's image that is not there: brokerd does not start" \
+  || fail "missing grant image, start: rc=$rc $(cat "$work/noimage.log")"
+case $image in
+  *@sha256:*)
+    sed "s|$work/plain.sock|$work/ownimage.sock|" "$work/plain.yaml" > "$work/ownimage.yaml"
+    echo "    image: $image" >> "$work/ownimage.yaml"
+    "$brokerd" --check-config "$work/ownimage.yaml" --runtimedir "$runtimedir" > "$work/ownimage.out" 2>&1
+    rc=$?
+    [ $rc = 0 ] && grep -q "in image $image" "$work/ownimage.out" \
+      && pass "a grant's image podman has, at its digest: --check-config accepts it" \
+      || fail "present grant image: rc=$rc $(cat "$work/ownimage.out")" ;;
+esac
+rootfs_ref=/var/lib/boxmaker-no-rootfs@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+sed "s|$work/plain.sock|$work/rootfs.sock|" "$work/plain.yaml" > "$work/rootfs.yaml"
+echo "    rootfs: $rootfs_ref" >> "$work/rootfs.yaml"
+"$brokerd" --check-config "$work/rootfs.yaml" --runtimedir "$runtimedir" > "$work/rootfs.out" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q "rootfs $rootfs_ref: podman.so runs no root folder.*bwrap.so, which takes \"rootfs\"" "$work/rootfs.out" \
+  && pass "a grant's rootfs under podman.so: refused, saying which module takes which" \
+  || fail "rootfs under podman: rc=$rc $(cat "$work/rootfs.out")"
 
 # writable: false: the shell runs over a read-only mount.
 call plain shell "{\"command\":\"cat r.txt; echo x > w.txt; echo w=\$?\",\"cwd\":\"$work/ro\"}"
