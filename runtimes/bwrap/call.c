@@ -350,13 +350,13 @@ bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, bx_r
       host->log (host, BX_LOG_ERROR, "unknown tool \"%s\"", host->spec_tool (spec));
       return fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
     }
-  /* A grant's own image is podman's: this module runs every call on its one root, and must
-   * not run a call in less than the grant asked for. */
+  /* A grant's own image is podman's (check_root refuses it, so only a host that skipped
+   * the check gets here): this module must not run a call in less than the grant asked for. */
   if (BX_HOST_HAS (host, spec_image) && host->spec_image (spec) != NULL)
     {
       host->log (host, BX_LOG_ERROR,
-                 "the grant names image %s: bwrap.so runs only its own root; name the image "
-                 "under podman.so",
+                 "the grant names image %s: bwrap.so runs no image; name a rootfs, or the "
+                 "image under podman.so",
                  host->spec_image (spec));
       return fail (sentence, bx_bwrap_sentence_unavailable, BX_RUN_UNAVAILABLE);
     }

@@ -1414,6 +1414,43 @@ START_TEST (test_brokerd_check_config_has_the_module_check_each_grants_root)
   cleanup_free char *meets = bx_xasprintf (
       "grant 4 rootfs %s@sha256:" SHA64 " meets the granted folder %s/notes", b.dir, b.dir);
   ck_assert_msg (strstr (bad, meets) != NULL, "got: %s", bad);
+
+  /* And a granted folder that holds a grant's root. */
+  cleanup_free char *holds = bx_xasprintf (
+      "%s  - tools: [shell]\n    paths: [%s/work]\n    rootfs: %s/notes/dev@sha256:" SHA64 "\n",
+      text, b.dir, b.dir);
+  write_text (b.config, holds);
+  ck_assert_int_eq (broker_run (&b, "--check-config"), 1);
+  cleanup_free char *held = read_text (b.out);
+  cleanup_free char *holder = bx_xasprintf ("grant 4 rootfs %s/notes/dev@sha256:" SHA64
+                                            " meets the granted folder %s/notes",
+                                            b.dir, b.dir);
+  ck_assert_msg (strstr (held, holder) != NULL, "got: %s", held);
+}
+END_TEST
+
+/* A module without check_root (refusing.so) gets a grant's image unchecked, and cannot take a
+ * grant's rootfs. */
+START_TEST (test_brokerd_refuses_a_rootfs_for_a_module_that_cannot_check_it)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, NULL, "runtime:\n  module: refusing\n");
+  cleanup_free char *text = read_text (b.config);
+  cleanup_free char *image = bx_xasprintf (
+      "%s  - tools: [shell]\n    paths: [%s/work]\n    image: a@sha256:" SHA64 "\n", text, b.dir);
+  write_text (b.config, image);
+  ck_assert_int_eq (broker_run (&b, "--check-config"), 0);
+  cleanup_free char *rootfs = bx_xasprintf (
+      "%s  - tools: [shell]\n    paths: [%s/work]\n    rootfs: /srv/dev@sha256:" SHA64 "\n", text,
+      b.dir);
+  write_text (b.config, rootfs);
+  ck_assert_int_eq (broker_run (&b, "--check-config"), 1);
+  cleanup_free char *out = read_text (b.out);
+  cleanup_free char *want = bx_xasprintf ("%s:17:13: grant 4 rootfs /srv/dev@sha256:" SHA64
+                                          ": runtime module refusing cannot check a grant's rootfs",
+                                          b.config);
+  ck_assert_msg (strstr (out, want) != NULL, "got: %s\nwant: %s", out, want);
 }
 END_TEST
 
@@ -1524,6 +1561,7 @@ make_suite (void)
   tcase_add_test (tc, test_brokerd_check_config_prints_a_summary);
   tcase_add_test (tc, test_brokerd_check_config_prints_errors_and_fails);
   tcase_add_test (tc, test_brokerd_check_config_has_the_module_check_each_grants_root);
+  tcase_add_test (tc, test_brokerd_refuses_a_rootfs_for_a_module_that_cannot_check_it);
   tcase_add_test (tc, test_brokerd_refuses_a_missing_module_before_listening);
   tcase_add_test (tc, test_brokerd_shows_a_module_option_refusal);
   tcase_add_test (tc, test_brokerd_refuses_an_audit_log_it_cannot_open);

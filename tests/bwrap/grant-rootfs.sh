@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # A grant's own root under bwrap.so, with real bubblewrap: the development tree that
 # build-dev-image.sh --rootfs writes, named by a grant's `rootfs:` pinned by its digest,
-# runs `python3 -c` and gcc through shell, with toolkit mounted from the module's root; a
-# wrong digest, a missing root, a root another user could change, an image and a root
-# inside a granted folder are each refused by --check-config naming FILE:LINE:COLUMN, and
-# brokerd does not start with them.
+# runs `python3 -c` and gcc through shell, with toolkit mounted read-only from the module's
+# root, and names it on the audit line; a reload to a wrong digest keeps the running config;
+# a wrong digest, a missing root, a root another user or group could change, an image and a
+# granted folder inside the root are each refused by --check-config naming
+# FILE:LINE:COLUMN, and brokerd does not start with a wrong digest.
 #
 #   grant-rootfs.sh BROKERD BOXMAKER RUNTIMEDIR TOOLKIT BUILD_IMAGE BUILD_DEV_IMAGE
 set -u
@@ -82,7 +83,8 @@ check dev
   && pass "--check-config accepts the development tree at its digest" \
   || fail "--check-config dev: rc=$rc out=$out err=$err"
 "$brokerd" --config "$work/dev.yaml" --runtimedir "$runtimedir" 2> "$work/dev-brokerd.log" &
-pids="$pids $!"
+dev_pid=$!
+pids="$pids $dev_pid"
 i=0
 while [ ! -S "$work/dev.sock" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
 [ -S "$work/dev.sock" ] || { echo "brokerd did not start:"; cat "$work/dev-brokerd.log"; exit 1; }
@@ -94,8 +96,8 @@ cat > "$work/grant/work.sh" <<'SH'
 python3 -c 'import sys; print("python", sys.version_info[0], 6 * 7)'
 printf '#include <stdio.h>\nint main (void) { puts ("built by gcc"); return 0; }\n' > /tmp/h.c
 gcc -o /tmp/h /tmp/h.c && /tmp/h
-readlink /proc/self/exe
-ls -l /run/boxmaker/toolkit | cut -c1-10
+echo "PATH=$PATH"
+(: > /run/boxmaker/toolkit) 2>/dev/null || echo toolkit read-only
 echo x > /usr/bin/boxmaker-x 2>/dev/null || echo root read-only
 SH
 call shell "{\"command\":\"sh work.sh\",\"cwd\":\"$work/grant\"}"
@@ -103,6 +105,12 @@ call shell "{\"command\":\"sh work.sh\",\"cwd\":\"$work/grant\"}"
   && contains "$out" "root read-only" && [ ! -e "$work/dev/usr/bin/boxmaker-x" ] \
   && pass "shell in the grant's root: python3 -c and gcc run, the root is read-only" \
   || fail "shell in the development tree: rc=$rc out=$out err=$err"
+shell_out=$out
+call shell "{\"command\":\"xargs -0 echo < /proc/\$PPID/cmdline\",\"cwd\":\"$work/grant\"}"
+contains "$shell_out" "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+  && contains "$out" "/run/boxmaker/toolkit shell" && contains "$shell_out" "toolkit read-only" \
+  && pass "the shell's parent is toolkit at /run/boxmaker/toolkit, read-only; PATH is Debian's" \
+  || fail "toolkit in the grant's root: out=$shell_out / $out"
 call shell "{\"command\":\"readlink /bin; ls /bin/sh /usr/bin/python3\",\"cwd\":\"$work/grant\"}"
 [ $rc = 0 ] && contains "$out" "usr/bin" && contains "$out" "/usr/bin/python3" \
   && pass "the root's own links (/bin -> usr/bin) and /bin/sh are there" \
@@ -115,6 +123,23 @@ call read_file "{\"path\":\"$work/grant/w.txt\"}"
 grep -q "a grant's root $work/dev matches its digest" "$work/dev-brokerd.log" \
   && pass "brokerd's log says the grant's root matched its digest" \
   || fail "no log line for the root: $(cat "$work/dev-brokerd.log")"
+grep -q "\"tool\":\"shell\".*\"rootfs\":\"$dev\"" "$work/dev-brokerd.log" \
+  && pass "the audit line of a call in the grant's root names it" \
+  || fail "no rootfs on the audit line: $(cat "$work/dev-brokerd.log")"
+
+# A reload to a wrong digest keeps the running config, and calls still run in the root.
+cp "$work/dev.yaml" "$work/dev.good"
+sed -i "s|$dev|$wrong|" "$work/dev.yaml"
+kill -HUP "$dev_pid"
+i=0
+while ! grep -q "reload: the config stays as it was" "$work/dev-brokerd.log" && [ $i -lt 100 ]; do
+  sleep 0.1; i=$((i + 1))
+done
+call shell "{\"command\":\"python3 -c 'print(7 * 6)'\",\"cwd\":\"$work/grant\"}"
+[ $rc = 0 ] && contains "$out" "42" && grep -q "not the pinned" "$work/dev-brokerd.log" \
+  && pass "a reload to a wrong digest is refused; the root still serves" \
+  || fail "reload to a wrong digest: rc=$rc out=$out $(cat "$work/dev-brokerd.log")"
+cp "$work/dev.good" "$work/dev.yaml"
 
 # A wrong digest: --check-config names the grant's line and column, brokerd does not start.
 config wrong "    rootfs: $wrong"
@@ -142,6 +167,12 @@ chmod o-w "$work/dev/usr/bin"
 [ $rc != 0 ] && contains "$err" "usr/bin belongs to uid 0 gid 0 with mode 757: every entry must belong to root and be writable by no one else" \
   && pass "a root with a folder others can write is refused" \
   || fail "writable root: rc=$rc out=$out err=$err"
+chgrp 1 "$work/dev/etc/hosts" && chmod g+w "$work/dev/etc/hosts"
+check dev
+chgrp 0 "$work/dev/etc/hosts" && chmod g-w "$work/dev/etc/hosts"
+[ $rc != 0 ] && contains "$err" "etc/hosts belongs to uid 0 gid 1 with mode 664" \
+  && pass "a root with a file another group can write is refused" \
+  || fail "group-writable root: rc=$rc out=$out err=$err"
 config inside "    rootfs: $dev" "  - tools: [shell]
     paths: [$work/dev/usr/local]"
 check inside
