@@ -3,7 +3,8 @@
 # A grant's own root under bwrap.so, with real bubblewrap: the development tree that
 # build-dev-image.sh --rootfs writes, named by a grant's `rootfs:` pinned by its digest,
 # runs `python3 -c` and gcc through shell, with toolkit mounted read-only from the module's
-# root, and names it on the audit line; a reload to a wrong digest keeps the running config;
+# root, and names it on the audit line; a shell with hosts there goes through the egress
+# proxy; a reload to a wrong digest keeps the running config;
 # a wrong digest, a missing root, a root another user or group could change, an image and a
 # granted folder inside the root are each refused by --check-config naming
 # FILE:LINE:COLUMN, and brokerd does not start with a wrong digest.
@@ -49,8 +50,8 @@ case $dev in "$work/dev@sha256:"*) pass "build-dev-image.sh --rootfs prints DIR@
 hex=${dev#*@sha256:}
 case $hex in 0*) wrong="$work/dev@sha256:1${hex#?}" ;; *) wrong="$work/dev@sha256:0${hex#?}" ;; esac
 
-mkdir -p "$work/grant" "$work/home"
-chmod 0777 "$work/grant"
+mkdir -p "$work/grant" "$work/home" "$work/net"
+chmod 0777 "$work/grant" "$work/net"
 session=bwraprootfs-$$
 
 config () { # name, the grant's root line, extra grant
@@ -77,7 +78,10 @@ check () { # name: rc, out and err of --check-config
 }
 
 # The grant's root, pinned by the digest the build printed: checked, and calls run in it.
-config dev "    rootfs: $dev"
+config dev "    rootfs: $dev" "  - tools: [shell]
+    paths: [$work/net]
+    hosts: [granted.bxtest.example]
+    rootfs: $dev"
 check dev
 [ $rc = 0 ] && contains "$out" "in rootfs $dev" \
   && pass "--check-config accepts the development tree at its digest" \
@@ -120,6 +124,13 @@ call read_file "{\"path\":\"$work/grant/w.txt\"}"
 [ $rc = 0 ] && contains "$out" "written in the dev root" \
   && pass "read_file and write_file run in the grant's root too" \
   || fail "files in the dev root: rc=$rc out=$out err=$err"
+# A shell with hosts in the grant's root: the proxy's variables are set, and curl of the
+# root reaches the proxy, which refuses a host the grant does not list.
+call shell "{\"command\":\"echo proxy=\$HTTPS_PROXY; curl -sS https://other.bxtest.example/ 2>&1; echo rc=\$?\",\"cwd\":\"$work/net\"}"
+[ $rc = 0 ] && contains "$out" "proxy=http://127.0.0.1:" && contains "$out" "403" \
+  && ! contains "$out" "rc=0" \
+  && pass "a shell with hosts in the grant's root goes through the egress proxy, which refuses another host" \
+  || fail "shell with hosts in the grant's root: rc=$rc out=$out err=$err"
 grep -q "a grant's root $work/dev matches its digest" "$work/dev-brokerd.log" \
   && pass "brokerd's log says the grant's root matched its digest" \
   || fail "no log line for the root: $(cat "$work/dev-brokerd.log")"
