@@ -192,6 +192,20 @@ rc=$?
 [ $rc = 1 ] && grep -q "rootfs $rootfs_ref: podman.so runs no root folder.*bwrap.so, which takes \"rootfs\"" "$work/rootfs.out" \
   && pass "a grant's rootfs under podman.so: refused, saying which module takes which" \
   || fail "rootfs under podman: rc=$rc $(cat "$work/rootfs.out")"
+# An image of the test's own, there at the start and removed after: the runner's sentence.
+mkdir -p "$work/gone-root" && echo "$work" > "$work/gone-root/mark"
+gone_name=localhost/boxmaker-gone-test-$(printf '%s' "$work" | cksum | cut -d ' ' -f 1)
+if gone_id=$(tar -C "$work/gone-root" -cf - . | podman import --quiet - "$gone_name:t" 2>"$work/gone.err"); then
+  gone_ref="$gone_name@$(podman image inspect --format '{{.Digest}}' "$gone_id")"
+  start_brokerd gone "" "" "" "" "    image: $gone_ref"
+  podman rmi -f "$gone_id" >/dev/null 2>&1
+  call gone shell "{\"command\":\"id\",\"cwd\":\"$work/net\"}"
+  [ $rc = 1 ] && contains "$err" "the tool runner could not start the container" \
+    && pass "a grant's image removed after the start: could not start the container" \
+    || fail "removed grant image: rc=$rc out=$out err=$err"
+else
+  echo "SKIP a grant's image removed after the start: podman import failed: $(cat "$work/gone.err")"
+fi
 
 # writable: false: the shell runs over a read-only mount.
 call plain shell "{\"command\":\"cat r.txt; echo x > w.txt; echo w=\$?\",\"cwd\":\"$work/ro\"}"
