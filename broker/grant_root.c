@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A grant's own root: see grant_root.h. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,10 +92,27 @@ folder_meeting (const struct bx_config *cfg, const struct bx_grant *g)
   return NULL;
 }
 
+/* An earlier grant than I that names the same root as grant I, or SIZE_MAX. */
+static size_t
+same_root_before (const struct bx_config *cfg, size_t i)
+{
+  const struct bx_grant *g = &cfg->grants[i];
+  for (size_t j = 0; j < i; j++)
+    {
+      const struct bx_grant *h = &cfg->grants[j];
+      if ((g->image != NULL && h->image != NULL && strcmp (g->image, h->image) == 0)
+          || (g->rootfs != NULL && h->rootfs != NULL && strcmp (g->rootfs, h->rootfs) == 0))
+        return j;
+    }
+  return SIZE_MAX;
+}
+
 int
 bx_grant_roots_check (const struct bx_config *cfg, struct bx_module *module, bx_error *err)
 {
   cleanup_free char *all = NULL;
+  /* A root several grants name is checked once: hashing a large rootfs takes a second. */
+  cleanup_free bool *failed = bx_xzalloc ((cfg->n_grants + 1) * sizeof (bool));
   for (size_t i = 0; i < cfg->n_grants; i++)
     {
       const struct bx_grant *g = &cfg->grants[i];
@@ -112,10 +131,23 @@ bx_grant_roots_check (const struct bx_config *cfg, struct bx_module *module, bx_
                                   cfg->file, g->root_line, g->root_column, i + 1, shown, folder));
           continue;
         }
+      size_t earlier = same_root_before (cfg, i);
+      if (earlier != SIZE_MAX)
+        {
+          failed[i] = failed[earlier];
+          if (failed[i])
+            add_line (&all,
+                      bx_xasprintf ("%s:%u:%u: grant %zu %s %s: as for grant %zu", cfg->file,
+                                    g->root_line, g->root_column, i + 1, key, shown, earlier + 1));
+          continue;
+        }
       cleanup_error bx_error why = NULL;
       if (bx_module_check_root (module, key, root, &why) < 0)
-        add_line (&all, bx_xasprintf ("%s:%u:%u: grant %zu %s %s: %s", cfg->file, g->root_line,
-                                      g->root_column, i + 1, key, shown, bx_error_msg (why)));
+        {
+          failed[i] = true;
+          add_line (&all, bx_xasprintf ("%s:%u:%u: grant %zu %s %s: %s", cfg->file, g->root_line,
+                                        g->root_column, i + 1, key, shown, bx_error_msg (why)));
+        }
     }
   if (all != NULL)
     return bx_error_setc (err, EINVAL, "%s", all);

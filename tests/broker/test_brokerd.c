@@ -1382,8 +1382,9 @@ START_TEST (test_brokerd_check_config_has_the_module_check_each_grants_root)
   broker_init (&b, NULL, NULL);
   cleanup_free char *text = read_text (b.config);
   cleanup_free char *more = bx_xasprintf (
-      "%s  - tools: [shell]\n    paths: [%s/work]\n    rootfs: /srv/absent@sha256:" SHA64 "\n",
-      text, b.dir);
+      "%s  - tools: [shell]\n    paths: [%s/work]\n    rootfs: /srv/absent@sha256:" SHA64 "\n"
+      "  - tools: [read_file]\n    paths: [%s/work]\n    rootfs: /srv/absent@sha256:" SHA64 "\n",
+      text, b.dir, b.dir);
   write_text (b.config, more);
   ck_assert_int_eq (broker_run (&b, "--check-config"), 1);
   cleanup_free char *out = read_text (b.out);
@@ -1392,6 +1393,10 @@ START_TEST (test_brokerd_check_config_has_the_module_check_each_grants_root)
                       ": fake.so has no rootfs /srv/absent@sha256:" SHA64,
                       b.config);
   ck_assert_msg (strstr (out, want) != NULL, "got: %s\nwant: %s", out, want);
+  /* A root two grants name is checked once. */
+  cleanup_free char *again = bx_xasprintf (
+      "%s:22:13: grant 5 rootfs /srv/absent@sha256:" SHA64 ": as for grant 4", b.config);
+  ck_assert_msg (strstr (out, again) != NULL, "got: %s\nwant: %s", out, again);
   ck_assert_int_eq (broker_run (&b, "--config"), 1);
   struct stat st;
   ck_assert_int_lt (stat (b.sock, &st), 0);
