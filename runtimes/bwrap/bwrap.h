@@ -121,8 +121,8 @@ void bx_bwrap_roots_free (struct bx_bwrap_roots *roots);
 /* bx_runtime.check_root: KEY "rootfs" with ROOT /PATH@sha256:<64 hex> is checked (a folder
  * of root's alone, holding what its digest says) and remembered; "image" is refused. */
 int bx_bwrap_check_root (void *instance, const char *key, const char *root, bx_error_sink *sink);
-/* The folder of ROOT, /PATH@sha256:..., when check_root accepted it; NULL otherwise
- * (malloc'd). */
+/* The folder of ROOT, /PATH@sha256:..., when check_root accepted it and it is still the
+ * same folder (not one moved into its place since); NULL otherwise (malloc'd). */
 char *bx_bwrap_roots_folder (struct bx_bwrap_roots *roots, const char *root);
 /* The steps that make the folder ROOT the sandbox's root, with the folders on the way to
  * each of the COUNT granted MOUNTS made in its tmpfs rather than bound (a read-only bind

@@ -267,8 +267,10 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
       root = bx_bwrap_roots_folder (inst->roots, rootfs);
       if (root == NULL)
         {
-          host->log (host, BX_LOG_ERROR, "%s: the grant's root %s was not checked; %s", name,
-                     rootfs, RUNBOOK_POINTER);
+          host->log (host, BX_LOG_ERROR,
+                     "%s: the grant's root %s is not the folder that was checked (written "
+                     "again since? reload brokerd to check it); %s",
+                     name, rootfs, RUNBOOK_POINTER);
           status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
         }
       else if (bx_bwrap_root_steps (root, mounts, count, &steps, &step_count, &why) < 0)

@@ -6,8 +6,10 @@
  * brokerd hands each grant's root to check_root before any call runs in it: the folder
  * must be root's alone (no one else could change it after the check) and hold exactly
  * what its digest says.  A call then runs only in a root that check passed; hashing a tree
- * of a few hundred megabytes on each call would cost seconds.  Its shell is the root's own
- * /bin/sh; toolkit is the module's, from its own root, mounted read-only. */
+ * of a few hundred megabytes on each call would cost seconds.  A folder put in its place
+ * since (a root written again moves a new folder there) is not the one checked: a call
+ * then does not run until a reload checks it.  Its shell is the root's own /bin/sh;
+ * toolkit is the module's, from its own root, mounted read-only. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,10 +23,17 @@
 
 #include "bwrap.h"
 
+struct checked_root
+{
+  char *ref; /* /PATH@sha256:..., as brokerd passes it */
+  dev_t dev; /* the folder that was checked */
+  ino_t ino;
+};
+
 struct bx_bwrap_roots
 {
   pthread_mutex_t lock; /* check_root may run at a reload while calls run */
-  char **refs;          /* /PATH@sha256:..., as brokerd passes them */
+  struct checked_root *items;
   size_t count;
 };
 
@@ -42,8 +51,8 @@ bx_bwrap_roots_free (struct bx_bwrap_roots *roots)
   if (roots == NULL)
     return;
   for (size_t i = 0; i < roots->count; i++)
-    free (roots->refs[i]);
-  free (roots->refs);
+    free (roots->items[i].ref);
+  free (roots->items);
   pthread_mutex_destroy (&roots->lock);
   free (roots);
 }
@@ -60,30 +69,48 @@ folder_length (const char *root)
   return (size_t)(at - root);
 }
 
+/* ROOT's folder, as ST says it was when checked. */
 static void
-remember (struct bx_bwrap_roots *roots, const char *root)
+remember (struct bx_bwrap_roots *roots, const char *root, const struct stat *st)
 {
   pthread_mutex_lock (&roots->lock);
-  bool known = false;
-  for (size_t i = 0; i < roots->count && !known; i++)
-    known = strcmp (roots->refs[i], root) == 0;
-  if (!known)
+  size_t i = 0;
+  while (i < roots->count && strcmp (roots->items[i].ref, root) != 0)
+    i++;
+  if (i == roots->count)
     {
-      roots->refs = bx_xrealloc (roots->refs, (roots->count + 1) * sizeof (char *));
-      roots->refs[roots->count++] = bx_xstrdup (root);
+      roots->items = bx_xrealloc (roots->items, (roots->count + 1) * sizeof *roots->items);
+      roots->items[roots->count++].ref = bx_xstrdup (root);
     }
+  roots->items[i].dev = st->st_dev;
+  roots->items[i].ino = st->st_ino;
   pthread_mutex_unlock (&roots->lock);
 }
 
 char *
 bx_bwrap_roots_folder (struct bx_bwrap_roots *roots, const char *root)
 {
-  char *folder = NULL;
+  bool checked = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
   pthread_mutex_lock (&roots->lock);
-  for (size_t i = 0; i < roots->count && folder == NULL; i++)
-    if (strcmp (roots->refs[i], root) == 0)
-      folder = bx_xstrndup (root, folder_length (root));
+  for (size_t i = 0; i < roots->count && !checked; i++)
+    if (strcmp (roots->items[i].ref, root) == 0)
+      {
+        checked = true;
+        dev = roots->items[i].dev;
+        ino = roots->items[i].ino;
+      }
   pthread_mutex_unlock (&roots->lock);
+  if (!checked)
+    return NULL;
+  char *folder = bx_xstrndup (root, folder_length (root));
+  struct stat st;
+  if (lstat (folder, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_dev != dev || st.st_ino != ino)
+    {
+      free (folder);
+      return NULL;
+    }
   return folder;
 }
 
@@ -138,7 +165,7 @@ bx_bwrap_check_root (void *instance, const char *key, const char *root, bx_error
                        folder, got, root + n + 1);
       return -1;
     }
-  remember (inst->roots, root);
+  remember (inst->roots, root, &st);
   host->log (host, BX_LOG_INFO, "a grant's root %s matches its digest", folder);
   return 0;
 }

@@ -4,7 +4,8 @@
 # build-dev-image.sh --rootfs writes, named by a grant's `rootfs:` pinned by its digest,
 # runs `python3 -c` and gcc through shell, with toolkit mounted read-only from the module's
 # root, and names it on the audit line; a shell with hosts there goes through the egress
-# proxy; a reload to a wrong digest keeps the running config;
+# proxy; a reload to a wrong digest keeps the running config; a root moved into place
+# after its check runs nothing until a reload checks it;
 # a wrong digest, a missing root, a root another user or group could change, an image and a
 # granted folder inside the root are each refused by --check-config naming
 # FILE:LINE:COLUMN, and brokerd does not start with a wrong digest.
@@ -167,6 +168,29 @@ rc=0 out=42
   && pass "a reload to a wrong digest is refused; the root still serves" \
   || fail "reload to a wrong digest: rc=$rc out=$out $(cat "$work/dev-brokerd.log")"
 cp "$work/dev.good" "$work/dev.yaml"
+
+# The root written again (a new folder moved into its place, with the same content): no call
+# runs in it until a reload has checked it.
+if [ $static = 1 ]; then
+  mv "$work/dev" "$work/dev.old"
+  mkdir -m 0755 "$work/dev"
+  find "$work/dev.old" -mindepth 1 -maxdepth 1 -exec mv -t "$work/dev" {} +
+  rmdir "$work/dev.old"
+  call shell "{\"command\":\"python3 -c 'print(7 * 6)'\",\"cwd\":\"$work/grant\"}"
+  [ $rc = 1 ] && contains "$err" "the tool runner could not start the container" \
+    && grep -q "is not the folder that was checked" "$work/dev-brokerd.log" \
+    && pass "a root moved into place after its check: no call runs in it" \
+    || fail "root replaced: rc=$rc out=$out err=$err"
+  kill -HUP "$dev_pid"
+  i=0
+  while ! grep -q "reload: .* grant(s) now serve" "$work/dev-brokerd.log" && [ $i -lt 1200 ]; do
+    sleep 0.1; i=$((i + 1))
+  done
+  call shell "{\"command\":\"python3 -c 'print(7 * 6)'\",\"cwd\":\"$work/grant\"}"
+  [ $rc = 0 ] && contains "$out" "42" \
+    && pass "after a reload checks it again, calls run in the new root" \
+    || fail "root after reload: rc=$rc out=$out err=$err"
+fi
 
 # A wrong digest: --check-config names the grant's line and column, brokerd does not start.
 config wrong "    rootfs: $wrong"
