@@ -382,8 +382,8 @@ struct bx_runtime
    *
    * Checks a root a grant names for its calls: KEY is the config key, "image" (ROOT is
    * NAME@sha256:<64 hex digits>, see spec_image) or "rootfs" (ROOT is
-   * /PATH@sha256:<64 hex digits>, see spec_rootfs).  brokerd calls it once per grant that
-   * names one, after create(): at start and at each reload before the grants take effect
+   * /PATH@sha256:<64 hex digits>, see spec_rootfs).  brokerd calls it once for each root
+   * the grants name, after create(): at start and at each reload before the grants take effect
    * (while run() may be running on other threads), and for `brokerd --check-config`.
    * 0 when the module can run calls in ROOT: it is there and matches its digest.  -1 with
    * a message in SINK otherwise, such as a KEY the module does not run (saying which key
