@@ -156,23 +156,7 @@ if [ -n "$rootfs_dir" ]; then
   [ ! -e "$rootfs_dir" ] || mv "$rootfs_dir" "$old"
   mv "$new" "$rootfs_dir"
   rm -rf "$old"
-  # The content digest of runtimes/bwrap/digest.c: the SHA-256 of one line per entry,
-  # "<path> <type> <mode> <uid> <gid> <content>", in byte order of the paths (a tab after
-  # the path sorts it so).  Files are hashed in batches, not one process each.
-  sums=$(mktemp "${TMPDIR:-/tmp}/boxmaker-dev-sums.XXXXXX")
-  trap 'rm -rf "$root" "$list" "$sums"' EXIT
-  (cd "$rootfs_dir" && find . -mindepth 1 -type f -print0 | xargs -0 -r sha256sum) > "$sums"
-  digest=$(cd "$rootfs_dir" && find . -mindepth 1 -printf '%P\t%y %m %U %G\t%l\n' | LC_ALL=C sort |
-    awk -F '\t' -v sums="$sums" '
-      BEGIN { while ((getline line < sums) > 0) hash[substr(line, 69)] = substr(line, 1, 64) }
-      {
-        t = substr($2, 1, 1)
-        if (t == "f") content = hash[$1]
-        else if (t == "d") content = "-"
-        else if (t == "l") content = $3
-        else { print $1 " is neither a file, a folder nor a link" > "/dev/stderr"; exit 1 }
-        printf "%s %s %s\n", $1, $2, content
-      }' | sha256sum | cut -c1-64)
+  digest=$("$here/rootfs-digest.sh" "$rootfs_dir")
   end=$(date +%s.%N)
   say "wrote the root $rootfs_dir from $count Debian packages, $(du -sk "$rootfs_dir" | cut -f1) KiB," \
       "in $(awk "BEGIN { printf \"%.1f\", $end - $start }") s"

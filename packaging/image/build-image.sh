@@ -165,20 +165,8 @@ if [ -n "$rootfs_dir" ]; then
   [ ! -e "$rootfs_dir" ] || mv "$rootfs_dir" "$old"
   mv "$new" "$rootfs_dir"
   rm -rf "$old"
-  # The content digest bwrap.so checks against its option rootfs_digest: the SHA-256 of one
-  # line per entry, "<path> <type> <mode> <uid> <gid> <content>", in byte order of the paths
-  # (runtimes/bwrap/digest.c computes the same).  A path is followed by a tab before the
-  # sort, which orders the lines as their paths.
-  digest=$(cd "$rootfs_dir" && find . -mindepth 1 -printf '%P\t%y %m %U %G\n' | LC_ALL=C sort |
-    while IFS="$(printf '\t')" read -r path attrs; do
-      case $attrs in
-        f*) content=$(sha256sum < "$path" | cut -c1-64) ;;
-        d*) content=- ;;
-        l*) content=$(readlink "$path") ;;
-        *) die "$path is neither a file, a folder nor a link" ;;
-      esac
-      printf '%s %s %s\n' "$path" "$attrs" "$content"
-    done | sha256sum | cut -c1-64)
+  # The content digest bwrap.so checks against its option rootfs_digest.
+  digest=$("$here/rootfs-digest.sh" "$rootfs_dir")
   say "built the read-only root $rootfs_dir ($(du -sk "$rootfs_dir" | cut -f1) KiB)"
   say "to pin it, put this in brokerd's config, under runtime.options:"
   say ""
