@@ -13,7 +13,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <microhttpd.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +26,7 @@
 #include "bx/cleanup.h"
 
 #include "mcp.h"
+#include "mhd.h"
 
 #define TOKEN_MAX 4096
 
@@ -36,6 +36,9 @@ struct http
   char *token; /* NULL: none asked */
   const char **origins;
 };
+
+/* libmicrohttpd's functions, loaded when the server starts. */
+static const struct bx_mhd *mhd;
 
 /* One POST: its body, then what the session sends back through its sink: notifications
  * (progress) and the response, in order.  Shared by the connection, the session (until
@@ -156,17 +159,17 @@ static enum MHD_Result
 answer (struct MHD_Connection *conn, unsigned status, const char *type, const char *body)
 {
   struct MHD_Response *r
-      = MHD_create_response_from_buffer (strlen (body), (void *)body, MHD_RESPMEM_MUST_COPY);
+      = mhd->create_response_from_buffer (strlen (body), (void *)body, MHD_RESPMEM_MUST_COPY);
   if (r == NULL)
     return MHD_NO;
   if (type != NULL)
-    MHD_add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    mhd->add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
   if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-    MHD_add_response_header (r, MHD_HTTP_HEADER_ALLOW, "POST");
+    mhd->add_response_header (r, MHD_HTTP_HEADER_ALLOW, "POST");
   if (status == MHD_HTTP_UNAUTHORIZED)
-    MHD_add_response_header (r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
-  enum MHD_Result ret = MHD_queue_response (conn, status, r);
-  MHD_destroy_response (r);
+    mhd->add_response_header (r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+  enum MHD_Result ret = mhd->queue_response (conn, status, r);
+  mhd->destroy_response (r);
   return ret;
 }
 
@@ -237,20 +240,21 @@ gate (const struct http *h, struct MHD_Connection *conn, const char *url, const 
   *refused = true;
   if (strcmp (url, "/mcp") != 0)
     return refuse (conn, MHD_HTTP_NOT_FOUND, "Not Found: the MCP endpoint is /mcp");
-  const char *origin = MHD_lookup_connection_value (conn, MHD_HEADER_KIND, "Origin");
+  const char *origin = mhd->lookup_connection_value (conn, MHD_HEADER_KIND, "Origin");
   if (!origin_allowed (h, origin))
     return refuse (conn, MHD_HTTP_FORBIDDEN, "Forbidden: this Origin is not allowed");
   if (h->token != NULL)
     {
       const char *auth
-          = MHD_lookup_connection_value (conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+          = mhd->lookup_connection_value (conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
       if (auth == NULL || strncmp (auth, "Bearer ", 7) != 0 || !same_secret (auth + 7, h->token))
         return refuse (conn, MHD_HTTP_UNAUTHORIZED, "Unauthorized: a valid bearer token is needed");
     }
   if (strcmp (method, "POST") != 0)
     return refuse (conn, MHD_HTTP_METHOD_NOT_ALLOWED,
                    "Method Not Allowed: this server opens no SSE stream; send POST");
-  const char *version = MHD_lookup_connection_value (conn, MHD_HEADER_KIND, "MCP-Protocol-Version");
+  const char *version
+      = mhd->lookup_connection_value (conn, MHD_HEADER_KIND, "MCP-Protocol-Version");
   if (version != NULL && !bx_mcp_server_speaks (version))
     return refuse (conn, MHD_HTTP_BAD_REQUEST,
                    "Bad Request: unsupported MCP-Protocol-Version (this server speaks 2025-11-25 "
@@ -306,23 +310,23 @@ handler (void *cls, struct MHD_Connection *conn, const char *url, const char *me
   p->refs++; /* the session's, until sink->done */
   pthread_mutex_unlock (&p->lock);
   bx_mcp_server_handle (h->srv, p->body ? p->body : "", p->len, &p->sink);
-  const char *accept = MHD_lookup_connection_value (conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+  const char *accept = mhd->lookup_connection_value (conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
   pthread_mutex_lock (&p->lock);
   bool running = !p->done;
   pthread_mutex_unlock (&p->lock);
   if (running && accept != NULL && strstr (accept, "text/event-stream") != NULL)
     {
       struct MHD_Response *r
-          = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, 4096, sse_read, p, sse_free);
+          = mhd->create_response_from_callback (MHD_SIZE_UNKNOWN, 4096, sse_read, p, sse_free);
       if (r != NULL)
         {
           pthread_mutex_lock (&p->lock);
           p->refs++; /* the stream's, until MHD frees it */
           pthread_mutex_unlock (&p->lock);
-          MHD_add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
-          MHD_add_response_header (r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-          enum MHD_Result ret = MHD_queue_response (conn, MHD_HTTP_OK, r);
-          MHD_destroy_response (r);
+          mhd->add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+          mhd->add_response_header (r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+          enum MHD_Result ret = mhd->queue_response (conn, MHD_HTTP_OK, r);
+          mhd->destroy_response (r);
           return ret;
         }
     }
@@ -473,6 +477,8 @@ listen_on (const char *address, bool have_token)
 int
 bx_mcp_http (struct bx_mcp_server *srv, const struct bx_mcp_http_options *opts)
 {
+  if ((mhd = bx_mhd_load ()) == NULL)
+    return 1;
   struct http h = { .srv = srv, .origins = opts->origins };
   if (opts->token_file != NULL && (h.token = read_token (opts->token_file)) == NULL)
     return 2;
@@ -491,7 +497,7 @@ bx_mcp_http (struct bx_mcp_server *srv, const struct bx_mcp_http_options *opts)
   sigaddset (&set, SIGINT);
   pthread_sigmask (SIG_BLOCK, &set, NULL);
 
-  struct MHD_Daemon *d = MHD_start_daemon (
+  struct MHD_Daemon *d = mhd->start_daemon (
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0, NULL,
       NULL, handler, &h, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600,
@@ -508,7 +514,7 @@ bx_mcp_http (struct bx_mcp_server *srv, const struct bx_mcp_http_options *opts)
   sigwait (&set, &sig);
   /* Calls in flight are cancelled first, so the connections waiting for them can end. */
   bx_mcp_server_shutdown (srv);
-  MHD_stop_daemon (d);
+  mhd->stop_daemon (d);
   if (opts->address[0] == '/')
     unlink (opts->address);
   free (h.token);
