@@ -34,6 +34,7 @@
 #include "module_loader.h"
 #include "notify.h"
 #include "ops.h"
+#include "placeholders.h"
 #include "reload.h"
 #include "protect.h"
 #include "server.h"
@@ -258,6 +259,8 @@ main (int argc, char **argv)
       return 0;
     }
 
+  /* Placeholders a brokerd killed in the middle of a call left in granted folders. */
+  bx_placeholders_start (cfg->home);
   struct bx_audit *audit = NULL;
   struct bx_metrics *metrics = bx_metrics_new ();
   sigset_t only;

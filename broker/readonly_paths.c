@@ -9,6 +9,7 @@
 
 #include "bx/cleanup.h"
 
+#include "placeholders.h"
 #include "readonly_paths.h"
 
 const char *const bx_protect_defaults[] = {
@@ -69,10 +70,29 @@ add (struct bx_protect_list *list, const char *path, bool writable)
   list->count++;
 }
 
-/* One subpath.  DIR is the folder, opened O_PATH; it stays open. */
+/* Whether a missing last component NAME, after PREV (the component before it, or NULL), is
+ * one git makes as a folder: its placeholder is then a folder too, so that git in the
+ * sandbox or on the host finds what it expects there (an empty .git file is not a
+ * repository but an error to git). */
+static bool
+git_makes_a_folder (const char *prev, size_t prev_len, const char *name)
+{
+  static const char *const inside_git[]
+      = { "hooks", "info", "objects", "refs", "logs", "modules", "worktrees", "branches" };
+  if (strcmp (name, ".git") == 0)
+    return true;
+  if (prev == NULL || prev_len != 4 || strncmp (prev, ".git", 4) != 0)
+    return false;
+  for (size_t i = 0; i < sizeof inside_git / sizeof *inside_git; i++)
+    if (strcmp (name, inside_git[i]) == 0)
+      return true;
+  return false;
+}
+
+/* One subpath.  FOLDER_FD is the folder, opened O_PATH; it stays open. */
 static int
 protect_one (int folder_fd, const char *folder, const char *subpath, struct bx_protect_list *list,
-             char **detail)
+             struct bx_placeholder_refs *refs, char **detail)
 {
   cleanup_close int dir = fcntl (folder_fd, F_DUPFD_CLOEXEC, 0);
   if (dir < 0)
@@ -81,6 +101,8 @@ protect_one (int folder_fd, const char *folder, const char *subpath, struct bx_p
       return -1;
     }
   cleanup_free char *path = bx_xstrdup (folder);
+  const char *prev = NULL;
+  size_t prev_len = 0;
   for (const char *p = subpath;;)
     {
       size_t len = strcspn (p, "/");
@@ -91,12 +113,35 @@ protect_one (int folder_fd, const char *folder, const char *subpath, struct bx_p
       path = longer;
 
       struct stat st;
-      if (fstatat (dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+      int found = -1;
+      /* A few rounds at most: a look, a creation that lost a race, a look again. */
+      for (int round = 0; round < 3; round++)
         {
-          if (errno == ENOENT || errno == ENOTDIR)
-            return 0; /* nothing there to protect in this call */
-          *detail = bx_xasprintf ("cannot check %s: %s", path, strerror (errno));
+          found = bx_placeholder_find (refs, dir, name, &st);
+          if (found >= 0 || errno != ENOENT)
+            break;
+          /* Nothing there: brokerd's own empty placeholder stands in for it, read-only. */
+          bool folder_wanted = !last || git_makes_a_folder (prev, prev_len, name);
+          if (bx_placeholder_make (refs, dir, name, path, folder_wanted) == 0)
+            {
+              add (list, path, false);
+              return 0;
+            }
+          if (errno == EROFS)
+            return 0; /* a read-only file system: the sandbox cannot create it either */
+          if (errno != EEXIST)
+            break;
+        }
+      if (found < 0)
+        {
+          *detail = bx_xasprintf ("cannot protect %s: %s", path, strerror (errno));
           return -1;
+        }
+      if (found == 1)
+        {
+          /* A placeholder (this call's or another's): read-only whole, nothing below it. */
+          add (list, path, false);
+          return 0;
         }
       if (S_ISLNK (st.st_mode))
         {
@@ -121,13 +166,15 @@ protect_one (int folder_fd, const char *folder, const char *subpath, struct bx_p
         }
       close (dir);
       dir = next;
+      prev = p;
+      prev_len = len;
       p += len + 1;
     }
 }
 
 int
 bx_protect_folder (const char *folder, const char *const *subpaths, size_t count,
-                   struct bx_protect_list *list, char **detail)
+                   struct bx_protect_list *list, struct bx_placeholder_refs *refs, char **detail)
 {
   *detail = NULL;
   cleanup_close int fd = open (folder, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -140,7 +187,7 @@ bx_protect_folder (const char *folder, const char *const *subpaths, size_t count
       return -1;
     }
   for (size_t i = 0; i < count; i++)
-    if (protect_one (fd, folder, subpaths[i], list, detail) < 0)
+    if (protect_one (fd, folder, subpaths[i], list, refs, detail) < 0)
       return -1;
   return 0;
 }

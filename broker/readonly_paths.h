@@ -9,14 +9,18 @@
  * sandbox can neither rename nor remove it to put a folder of its own in its place (the
  * kernel refuses to move a mount point).  A regular file on the way (a `.git` file of a
  * linked worktree, which names the git folder) is protected instead of what lies past it.
- * A subpath that does not exist is not protected in that call.  A symbolic link anywhere
- * on the way refuses the call: the sandbox may have planted it, and the host would follow
- * it. */
+ * Where a subpath stops existing, brokerd puts an empty placeholder of its own in place of
+ * the first missing component and protects that (placeholders.h), so the sandbox cannot
+ * create what git or a shell would run; a placeholder found on the way (this call's or
+ * another running call's) is protected whole.  A symbolic link anywhere on the way refuses
+ * the call: the sandbox may have planted it, and the host would follow it. */
 #ifndef BX_BROKER_READONLY_PATHS_H
 #define BX_BROKER_READONLY_PATHS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "placeholders.h"
 
 /* The subpaths protected when a grant says nothing: git's hooks and config, and the shell
  * start-up files. */
@@ -40,9 +44,12 @@ struct bx_protect_list
 };
 
 /* Appends to LIST the mounts protecting SUBPATHS inside FOLDER (an absolute clean folder),
- * parents before what lies in them.  0, or -1 with *DETAIL (allocated) naming the path. */
+ * parents before what lies in them, and to REFS the placeholders they use, which the caller
+ * releases when the call is over (also after a failure).  0, or -1 with *DETAIL (allocated)
+ * naming the path. */
 int bx_protect_folder (const char *folder, const char *const *subpaths, size_t count,
-                       struct bx_protect_list *list, char **detail);
+                       struct bx_protect_list *list, struct bx_placeholder_refs *refs,
+                       char **detail);
 void bx_protect_list_clear (struct bx_protect_list *list);
 
 #endif

@@ -18,23 +18,26 @@
 /* FOLDER, and when it is writable the grant's protected paths inside it, mounted over it. */
 static int
 add_folder (bx_run_spec *spec, const struct bx_grant *g, const char *folder, bool writable,
-            char **detail)
+            struct bx_placeholder_refs *refs, char **detail)
 {
   bx_run_spec_add_mount (spec, folder, writable);
   if (!writable)
     return 0;
   struct bx_protect_list list = { 0 };
-  int r
-      = bx_protect_folder (folder, (const char *const *)g->readonly, g->n_readonly, &list, detail);
+  int r = bx_protect_folder (folder, (const char *const *)g->readonly, g->n_readonly, &list, refs,
+                             detail);
   for (size_t i = 0; r == 0 && i < list.count; i++)
     bx_run_spec_add_mount (spec, list.mounts[i].path, list.mounts[i].writable);
   bx_protect_list_clear (&list);
   return r;
 }
 
-/* The spec, or NULL with *DETAIL (allocated) when a protected path could not be checked. */
+/* The spec, or NULL with *DETAIL (allocated) when a protected path could not be checked.
+ * REFS gets the placeholders the spec mounts: the caller releases them when the call is over,
+ * whatever became of it. */
 static bx_run_spec *
-build_spec (const struct bx_decision *d, const char *call, const char *session, char **detail)
+build_spec (const struct bx_decision *d, const char *call, const char *session,
+            struct bx_placeholder_refs *refs, char **detail)
 {
   *detail = NULL;
   if (d->verdict != BX_ALLOWED || d->grant == NULL)
@@ -60,12 +63,12 @@ build_spec (const struct bx_decision *d, const char *call, const char *session, 
         bx_run_spec_add_mount (spec, d->folder, false);
       break;
     case BX_TOOL_WRITE_FILE:
-      if (d->folder != NULL && add_folder (spec, g, d->folder, true, detail) < 0)
+      if (d->folder != NULL && add_folder (spec, g, d->folder, true, refs, detail) < 0)
         goto refused;
       break;
     case BX_TOOL_SHELL:
       for (size_t i = 0; i < g->n_paths; i++)
-        if (add_folder (spec, g, g->paths[i], g->writable, detail) < 0)
+        if (add_folder (spec, g, g->paths[i], g->writable, refs, detail) < 0)
           goto refused;
       /* hosts on a shell grant: the proxy, and toolkit's forwarder inside the sandbox. */
       if (g->n_hosts > 0)
@@ -90,7 +93,10 @@ bx_run_spec *
 bx_runner_spec (const struct bx_decision *d, const char *call, const char *session)
 {
   cleanup_free char *detail = NULL;
-  return build_spec (d, call, session, &detail);
+  struct bx_placeholder_refs refs = { 0 };
+  bx_run_spec *spec = build_spec (d, call, session, &refs, &detail);
+  bx_placeholder_release (&refs);
+  return spec;
 }
 
 /* How many bytes C takes inside a JSON string as jansson writes it. */
@@ -139,9 +145,11 @@ bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const 
   const char *class = bx_class_name (d->grant->class);
   bool untrusted = d->grant->untrusted;
   cleanup_free char *detail = NULL;
-  bx_run_spec *spec = build_spec (d, call, session, &detail);
+  struct bx_placeholder_refs refs = { 0 };
+  bx_run_spec *spec = build_spec (d, call, session, &refs, &detail);
   if (spec == NULL)
     {
+      bx_placeholder_release (&refs);
       /* The owner's log says which path; the model gets the fixed sentence. */
       report->problem = bx_xstrdup (detail ? detail : "no spec");
       report->outcome = "failed";
@@ -162,6 +170,8 @@ bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const 
   bx_log_set_running (NULL);
   bool cancelled = bx_cancel_watch_end (&watch);
   bx_run_spec_free (spec);
+  /* The sandbox is gone, whatever became of the call: its placeholders may go too. */
+  bx_placeholder_release (&refs);
   report->egress = out.egress;
   out.egress = NULL;
   if (cancelled)

@@ -42,7 +42,9 @@ struct bx_run_report
  *   http_fetch  nothing mounted                   egress: the grant's host patterns
  *
  * After each writable folder come the mounts protecting its `readonly` paths (readonly_paths.h).
- * NULL for a denied decision, or when a protected path could not be checked. */
+ * NULL for a denied decision, or when a protected path could not be checked.  The
+ * placeholders made for missing protected paths are removed again before it returns: the
+ * spec is only to look at. */
 bx_run_spec *bx_runner_spec (const struct bx_decision *decision, const char *call,
                              const char *session);
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bx/cleanup.h"
@@ -67,14 +68,70 @@ shown (const struct bx_protect_list *list)
   return out;
 }
 
+/* The mounts protecting SUBPATHS in the root; the placeholders stay held in REFS. */
 static char *
-protect (const char *const *subpaths, size_t n, int *rc, char **detail)
+protect_held (const char *const *subpaths, size_t n, struct bx_placeholder_refs *refs, int *rc,
+              char **detail)
 {
   struct bx_protect_list list = { 0 };
-  *rc = bx_protect_folder (root, subpaths, n, &list, detail);
+  *rc = bx_protect_folder (root, subpaths, n, &list, refs, detail);
   char *s = shown (&list);
   bx_protect_list_clear (&list);
   return s;
+}
+
+/* The same for a call that ends at once: its placeholders are released. */
+static char *
+protect (const char *const *subpaths, size_t n, int *rc, char **detail)
+{
+  struct bx_placeholder_refs refs = { 0 };
+  char *s = protect_held (subpaths, n, &refs, rc, detail);
+  bx_placeholder_release (&refs);
+  ck_assert_uint_eq (refs.count, 0);
+  return s;
+}
+
+/* What the root holds, as "name" lines sorted, with "/" after folders, recursively. */
+static char *
+listing (void)
+{
+  cleanup_free char *cmd = bx_xasprintf ("cd '%s' && find . -mindepth 1 -printf '%%P%%y\\n' | "
+                                         "sed 's/d$/\\//; s/f$//' | LC_ALL=C sort | tr '\\n' ' '",
+                                         root);
+  FILE *f = popen (cmd, "r");
+  ck_assert_ptr_nonnull (f);
+  char buf[4096] = "";
+  size_t n = fread (buf, 1, sizeof buf - 1, f);
+  buf[n] = '\0';
+  ck_assert_int_eq (pclose (f), 0);
+  return bx_xstrdup (buf);
+}
+
+/* "uid mode type size" of REL, relative to the root. */
+static char *
+described (const char *rel)
+{
+  cleanup_free char *p = bx_xasprintf ("%s/%s", root, rel);
+  struct stat st;
+  if (lstat (p, &st) < 0)
+    return bx_xstrdup ("missing");
+  return bx_xasprintf ("%s %o %s %lld", st.st_uid == geteuid () ? "brokerd" : "other",
+                       (unsigned)(st.st_mode & 07777), S_ISDIR (st.st_mode) ? "folder" : "file",
+                       S_ISDIR (st.st_mode) ? 0LL : (long long)st.st_size);
+}
+
+/* The mount lines of the default start-up files from index FROM on, all placeholders. */
+static char *
+startup_files_from (size_t from)
+{
+  char *out = bx_xstrdup ("");
+  for (size_t i = from; i < bx_protect_default_count; i++)
+    {
+      char *more = bx_xasprintf ("%s%s:ro\n", out, bx_protect_defaults[i]);
+      free (out);
+      out = more;
+    }
+  return out;
 }
 
 START_TEST (test_a_repository_gets_its_hooks_and_config_read_only_and_git_pinned)
@@ -88,22 +145,159 @@ START_TEST (test_a_repository_gets_its_hooks_and_config_read_only_and_git_pinned
   cleanup_free char *detail = NULL;
   cleanup_free char *s = protect (bx_protect_defaults, bx_protect_default_count, &rc, &detail);
   ck_assert_int_eq (rc, 0);
-  ck_assert_str_eq (s, ".git:rw\n.git/hooks:ro\n.git/config:ro\n.bashrc:ro\n");
+  /* The other start-up files are missing: placeholders, read-only, gone afterwards. */
+  cleanup_free char *rest = startup_files_from (3);
+  cleanup_free char *want
+      = bx_xasprintf (".git:rw\n.git/hooks:ro\n.git/config:ro\n.bashrc:ro\n%s", rest);
+  ck_assert_str_eq (s, want);
+  cleanup_free char *left = listing ();
+  ck_assert_str_eq (left, ".bashrc .git/ .git/config .git/hooks/ src/ ");
 }
 END_TEST
 
-START_TEST (test_missing_paths_are_not_mounted)
+START_TEST (test_a_folder_without_git_gets_placeholders_for_the_call)
 {
+  struct bx_placeholder_refs refs = { 0 };
   int rc;
   cleanup_free char *detail = NULL;
-  cleanup_free char *s = protect (bx_protect_defaults, bx_protect_default_count, &rc, &detail);
+  cleanup_free char *s
+      = protect_held (bx_protect_defaults, bx_protect_default_count, &refs, &rc, &detail);
   ck_assert_int_eq (rc, 0);
-  ck_assert_str_eq (s, "");
-  /* A .git folder without hooks: the folder is pinned, nothing below it is there. */
+  /* One .git folder stands for both .git/hooks and .git/config, read-only whole. */
+  cleanup_free char *rest = startup_files_from (2);
+  cleanup_free char *want = bx_xasprintf (".git:ro\n%s", rest);
+  ck_assert_str_eq (s, want);
+  cleanup_free char *git = described (".git");
+  ck_assert_str_eq (git, "brokerd 555 folder 0");
+  cleanup_free char *bashrc = described (".bashrc");
+  ck_assert_str_eq (bashrc, "brokerd 444 file 0");
+  cleanup_free char *during = listing ();
+  ck_assert (strstr (during, ".git/ ") != NULL);
+  ck_assert (strstr (during, ".git/hooks") == NULL);
+  bx_placeholder_release (&refs);
+  cleanup_free char *after = listing ();
+  ck_assert_str_eq (after, "");
+}
+END_TEST
+
+START_TEST (test_a_repository_without_hooks_gets_a_hooks_placeholder)
+{
   make_dir (".git");
-  free (s);
-  s = protect (bx_protect_defaults, bx_protect_default_count, &rc, &detail);
-  ck_assert_str_eq (s, ".git:rw\n");
+  struct bx_placeholder_refs refs = { 0 };
+  int rc;
+  cleanup_free char *detail = NULL;
+  cleanup_free char *s = protect_held (bx_protect_defaults, 2, &refs, &rc, &detail);
+  ck_assert_int_eq (rc, 0);
+  /* git makes hooks/ a folder, config a file: the placeholders are the same kinds. */
+  ck_assert_str_eq (s, ".git:rw\n.git/hooks:ro\n.git/config:ro\n");
+  cleanup_free char *hooks = described (".git/hooks");
+  ck_assert_str_eq (hooks, "brokerd 555 folder 0");
+  cleanup_free char *config = described (".git/config");
+  ck_assert_str_eq (config, "brokerd 444 file 0");
+  bx_placeholder_release (&refs);
+  cleanup_free char *after = listing ();
+  ck_assert_str_eq (after, ".git/ ");
+}
+END_TEST
+
+START_TEST (test_a_deeper_missing_path_gets_a_folder_for_its_first_missing_part)
+{
+  const char *subs[] = { ".config/fish/config.fish", "proj/.git" };
+  struct bx_placeholder_refs refs = { 0 };
+  int rc;
+  cleanup_free char *detail = NULL;
+  cleanup_free char *s = protect_held (subs, 2, &refs, &rc, &detail);
+  ck_assert_int_eq (rc, 0);
+  ck_assert_str_eq (s, ".config:ro\nproj:ro\n");
+  cleanup_free char *config = described (".config");
+  ck_assert_str_eq (config, "brokerd 555 folder 0");
+  cleanup_free char *proj = described ("proj");
+  ck_assert_str_eq (proj, "brokerd 555 folder 0");
+  bx_placeholder_release (&refs);
+  cleanup_free char *after = listing ();
+  ck_assert_str_eq (after, "");
+}
+END_TEST
+
+START_TEST (test_two_calls_share_a_placeholder_and_the_last_removes_it)
+{
+  const char *subs[] = { ".git/hooks", ".bashrc" };
+  struct bx_placeholder_refs a = { 0 }, b = { 0 };
+  int rc;
+  cleanup_free char *detail = NULL;
+  cleanup_free char *sa = protect_held (subs, 2, &a, &rc, &detail);
+  ck_assert_int_eq (rc, 0);
+  cleanup_free char *ino_a = described (".git");
+  /* The second call finds the first one's placeholders and protects them the same way. */
+  cleanup_free char *sb = protect_held (subs, 2, &b, &rc, &detail);
+  ck_assert_int_eq (rc, 0);
+  ck_assert_str_eq (sa, ".git:ro\n.bashrc:ro\n");
+  ck_assert_str_eq (sb, sa);
+  bx_placeholder_release (&a);
+  cleanup_free char *between = listing ();
+  ck_assert_str_eq (between, ".bashrc .git/ ");
+  bx_placeholder_release (&b);
+  cleanup_free char *after = listing ();
+  ck_assert_str_eq (after, "");
+}
+END_TEST
+
+START_TEST (test_a_placeholder_that_changed_is_left_in_place)
+{
+  const char *subs[] = { ".git/hooks", ".bashrc", ".profile" };
+  struct bx_placeholder_refs refs = { 0 };
+  int rc;
+  cleanup_free char *detail = NULL;
+  cleanup_free char *s = protect_held (subs, 3, &refs, &rc, &detail);
+  ck_assert_int_eq (rc, 0);
+  /* Someone who may (the owner, root) put content in .git and .bashrc, and replaced
+   * .profile with an empty file of another user's: none of it is brokerd's to remove. */
+  cleanup_free char *cmd = bx_xasprintf ("cd '%s' && chmod 755 .git && touch .git/HEAD && "
+                                         "chmod 644 .bashrc && echo x > .bashrc && rm .profile "
+                                         "&& touch .profile && chown 12345 .profile",
+                                         root);
+  ck_assert_int_eq (system (cmd), 0);
+  bx_placeholder_release (&refs);
+  cleanup_free char *after = listing ();
+  ck_assert_str_eq (after, ".bashrc .git/ .git/HEAD .profile ");
+}
+END_TEST
+
+START_TEST (test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start)
+{
+  cleanup_free char *home = bx_xasprintf ("%s-home", root);
+  ck_assert_int_eq (mkdir (home, 0700), 0);
+  const char *subs[] = { ".git/hooks", ".bashrc", ".profile" };
+  /* A brokerd that makes placeholders and dies without letting go of them. */
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    {
+      bx_placeholders_start (home);
+      struct bx_placeholder_refs refs = { 0 };
+      struct bx_protect_list list = { 0 };
+      char *detail = NULL;
+      _exit (bx_protect_folder (root, subs, 3, &list, &refs, &detail) == 0 ? 0 : 1);
+    }
+  int status;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  ck_assert (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  cleanup_free char *left = listing ();
+  ck_assert_str_eq (left, ".bashrc .git/ .profile ");
+  cleanup_free char *records = bx_xasprintf ("ls '%s/placeholders' | wc -l | grep -qx 3", home);
+  ck_assert_int_eq (system (records), 0);
+  /* The owner wrote into one of them meanwhile: that one stays. */
+  cleanup_free char *cmd
+      = bx_xasprintf ("chmod 644 '%s/.profile' && echo x > '%s/.profile'", root, root);
+  ck_assert_int_eq (system (cmd), 0);
+  bx_placeholders_start (home);
+  cleanup_free char *after = listing ();
+  ck_assert_str_eq (after, ".profile ");
+  /* No record is left, nor the folder of them. */
+  cleanup_free char *gone = bx_xasprintf ("%s/placeholders", home);
+  struct stat st;
+  ck_assert_int_eq (lstat (gone, &st), -1);
+  ck_assert_int_eq (rmdir (home), 0);
 }
 END_TEST
 
@@ -169,12 +363,14 @@ END_TEST
 START_TEST (test_a_missing_folder_protects_nothing)
 {
   struct bx_protect_list list = { 0 };
+  struct bx_placeholder_refs refs = { 0 };
   cleanup_free char *detail = NULL;
   cleanup_free char *missing = bx_xasprintf ("%s/not-there", root);
-  ck_assert_int_eq (
-      bx_protect_folder (missing, bx_protect_defaults, bx_protect_default_count, &list, &detail),
-      0);
+  ck_assert_int_eq (bx_protect_folder (missing, bx_protect_defaults, bx_protect_default_count,
+                                       &list, &refs, &detail),
+                    0);
   ck_assert_uint_eq (list.count, 0);
+  ck_assert_uint_eq (refs.count, 0);
 }
 END_TEST
 
@@ -203,7 +399,12 @@ main (void)
   TCase *tc = tcase_create ("protect");
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_a_repository_gets_its_hooks_and_config_read_only_and_git_pinned);
-  tcase_add_test (tc, test_missing_paths_are_not_mounted);
+  tcase_add_test (tc, test_a_folder_without_git_gets_placeholders_for_the_call);
+  tcase_add_test (tc, test_a_repository_without_hooks_gets_a_hooks_placeholder);
+  tcase_add_test (tc, test_a_deeper_missing_path_gets_a_folder_for_its_first_missing_part);
+  tcase_add_test (tc, test_two_calls_share_a_placeholder_and_the_last_removes_it);
+  tcase_add_test (tc, test_a_placeholder_that_changed_is_left_in_place);
+  tcase_add_test (tc, test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start);
   tcase_add_test (tc, test_a_git_file_is_protected_instead_of_what_it_names);
   tcase_add_test (tc, test_a_symbolic_link_on_the_way_refuses_the_call);
   tcase_add_test (tc, test_a_path_listed_twice_or_inside_another_is_mounted_once_read_only);

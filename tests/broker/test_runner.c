@@ -13,6 +13,7 @@
 #include "bx/utf8.h"
 #include "config.h"
 #include "module_loader.h"
+#include "readonly_paths.h"
 #include "options.h"
 #include "policy.h"
 #include "runner.h"
@@ -273,11 +274,26 @@ START_TEST (test_runner_mounts_protected_paths_read_only_over_a_writable_folder)
   struct tree t;
   tree_make (&t, "");
   cleanup_free char *shell = tree_mounts (&t, BX_TOOL_SHELL, "id", NULL);
-  ck_assert_str_eq (shell, "[{\"path\":\"R\",\"writable\":true},"
-                           "{\"path\":\"R/.git\",\"writable\":true},"
-                           "{\"path\":\"R/.git/hooks\",\"writable\":false},"
-                           "{\"path\":\"R/.git/config\",\"writable\":false},"
-                           "{\"path\":\"R/.profile\",\"writable\":false}]");
+  /* The start-up files the tree lacks are mounted too: brokerd's placeholders (removed when
+   * the call is over, below).  .profile is the tree's own. */
+  cleanup_free char *want = bx_xstrdup ("[{\"path\":\"R\",\"writable\":true},"
+                                        "{\"path\":\"R/.git\",\"writable\":true},"
+                                        "{\"path\":\"R/.git/hooks\",\"writable\":false},"
+                                        "{\"path\":\"R/.git/config\",\"writable\":false}");
+  for (size_t i = 2; i < bx_protect_default_count; i++)
+    {
+      char *more = bx_xasprintf ("%s,{\"path\":\"R/%s\",\"writable\":false}", want,
+                                 bx_protect_defaults[i]);
+      free (want);
+      want = more;
+    }
+  char *closed = bx_xasprintf ("%s]", want);
+  free (want);
+  want = closed;
+  ck_assert_str_eq (shell, want);
+  cleanup_free char *ls
+      = bx_xasprintf ("test \"$(ls -A '%s/repo')\" = \"$(printf '.git\\n.profile')\"", t.dir);
+  ck_assert_int_eq (system (ls), 0);
   cleanup_free char *path = bx_xasprintf ("%s/repo/n.txt", t.dir);
   cleanup_free char *write = tree_mounts (&t, BX_TOOL_WRITE_FILE, path, "x");
   ck_assert_str_eq (write, shell);

@@ -8,10 +8,10 @@
 # swapped for a symbolic link is not followed; every limit (memory, time, output, pids,
 # file size) with its fixed sentence or error; four calls at once; http_fetch through the
 # egress proxy to a granted HTTPS server in a network namespace of the test's own, and a
-# shell with hosts through toolkit's forwarder; protected paths read-only over a grant; host
-# mounts below a grant or a protected path not in the sandbox; a
-# grant's image refused; after kill -9 of brokerd nothing of it runs and the next brokerd
-# sweeps its cgroups, but never a live brokerd's; no cgroups, no start.
+# shell with hosts through toolkit's forwarder; protected paths read-only over a grant, and
+# placeholders where they are missing; host mounts below a grant or a protected path not in
+# the sandbox; a grant's image refused; after kill -9 of brokerd nothing of it runs and the
+# next brokerd sweeps its cgroups, but never a live brokerd's; no cgroups, no start.
 #
 #   real-brokerd.sh BROKERD BOXMAKER RUNTIMEDIR TOOLKIT BUILD_IMAGE PROBE
 set -u
@@ -443,6 +443,27 @@ call plain read_file "{\"path\":\"$work/ro/sub/x\"}"
 for m in $mounted; do umount "$m"; done
 mounted=
 rm -rf "$work/grant/.git" "$work/grant/sub" "$work/ro/sub"
+
+# Protected paths that do not exist: brokerd's empty read-only placeholders stand in for
+# them during the call (one .git for .git/hooks and .git/config), gone afterwards.
+call plain shell "{\"command\":\"mkdir -p .git/hooks; echo git=\$?; echo x > .bashrc; echo bashrc=\$?; rmdir .git; echo rmdir=\$?; ls -A .git | wc -l; stat -c '%a %F %s' .git .bashrc\",\"cwd\":\"$work/grant\"}"
+[ $rc = 0 ] && contains "$out" "git=1" && contains "$out" "bashrc=1" && contains "$out" "rmdir=1" \
+  && contains "$out" "555 directory" && contains "$out" "444 regular empty file 0" \
+  && [ ! -e "$work/grant/.git" ] && [ ! -e "$work/grant/.bashrc" ] \
+  && pass "missing .git and .bashrc: empty read-only placeholders in the call, gone after it" \
+  || fail "missing protected paths: rc=$rc out=$out err=$err; $(ls -la "$work/grant")"
+mkdir "$work/grant/.git"
+chmod 0777 "$work/grant/.git"
+call plain shell "{\"command\":\"mkdir -p .git/hooks; echo hooks=\$?; echo x > .git/hooks/pre-commit; echo hook=\$?; echo x > .git/HEAD; echo head=\$?\",\"cwd\":\"$work/grant\"}"
+[ $rc = 0 ] && contains "$out" "hook=1" && contains "$out" "head=0" \
+  && [ ! -e "$work/grant/.git/hooks" ] && [ -z "$(ls -A "$work/grant/.git/" | grep -vx HEAD)" ] \
+  && pass "a .git without hooks/: no hook made; .git/hooks and .git/config gone after the call" \
+  || fail "missing hooks/: rc=$rc out=$out err=$err; $(ls -la "$work/grant/.git")"
+rm -rf "$work/grant/.git"
+call plain write_file "{\"path\":\"$work/grant/.bashrc\",\"content\":\"echo owned\\n\"}"
+! contains "$out" wrote && [ ! -e "$work/grant/.bashrc" ] \
+  && pass "write_file to a missing .bashrc: not written ($out), nothing left" \
+  || fail "write_file .bashrc: rc=$rc out=$out err=$err"
 
 # A grant naming an image: this runtime runs a grant's rootfs, not an image, so brokerd
 # does not start with it (grant-rootfs.sh has the rest of a grant's own root).
