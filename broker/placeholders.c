@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bx/cleanup.h"
@@ -31,7 +34,57 @@ struct bx_placeholder
  * sees a placeholder between its creation and its entry in the table, or half removed. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct bx_placeholder *live;
-static char *records; /* HOME/placeholders, or NULL: nothing recorded */
+static char *records_home;    /* HOME, brokerd's own, or NULL: nothing recorded */
+static char *records_root;    /* HOME/placeholders */
+static char *records;         /* this brokerd's folder in it while a placeholder lives, or NULL */
+static int records_lock = -1; /* that folder, open and locked (flock) */
+static char token[32];        /* the folder's name */
+
+/* This brokerd's folder of records, made and locked when the first placeholder is: a lock
+ * nobody holds is a dead brokerd's, which the next one to start sweeps (another brokerd
+ * sharing the home holds its own).  0, or -1 with errno. */
+static int
+records_open (void)
+{
+  if (records != NULL)
+    return 0;
+  cleanup_free char *dir = bx_xasprintf ("%s/%s", records_root, token);
+  /* A brokerd sweeping at the same time may remove the folder between its creation and the
+   * lock (it looks empty and unlocked): then it is made again. */
+  for (int round = 0; round < 3; round++)
+    {
+      if ((mkdir (records_home, 0700) < 0 && errno != EEXIST)
+          || (mkdir (records_root, 0700) < 0 && errno != EEXIST)
+          || (mkdir (dir, 0700) < 0 && errno != EEXIST))
+        return -1;
+      int fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      struct stat st;
+      if (fd >= 0 && flock (fd, LOCK_EX) == 0 && fstat (fd, &st) == 0 && st.st_nlink > 0)
+        {
+          records_lock = fd;
+          records = steal_pointer (&dir);
+          return 0;
+        }
+      if (fd >= 0)
+        close (fd);
+    }
+  errno = EAGAIN;
+  return -1;
+}
+
+/* No placeholder lives: the folder of records goes, and HOME/placeholders when empty. */
+static void
+records_close (void)
+{
+  if (records == NULL)
+    return;
+  rmdir (records);
+  close (records_lock);
+  records_lock = -1;
+  free (records);
+  records = NULL;
+  rmdir (records_root);
+}
 
 static void
 hold (struct bx_placeholder_refs *refs, struct bx_placeholder *p)
@@ -64,11 +117,11 @@ bx_placeholder_find (struct bx_placeholder_refs *refs, int dir, const char *name
 static char *
 record_write (const struct bx_placeholder *p)
 {
-  if (records == NULL)
+  if (records_home == NULL)
     return NULL;
-  if (mkdir (records, 0700) < 0 && errno != EEXIST)
+  if (records_open () < 0)
     {
-      fprintf (stderr, "brokerd: cannot record placeholder %s in %s: %s\n", p->path, records,
+      fprintf (stderr, "brokerd: cannot record placeholder %s in %s: %s\n", p->path, records_root,
                strerror (errno));
       return NULL;
     }
@@ -102,19 +155,22 @@ bx_placeholder_make (struct bx_placeholder_refs *refs, int dir, const char *name
   if (folder)
     {
       r = mkdirat (dir, name, 0555);
-      /* Made by name: what stands there now must be a folder of brokerd's own. */
+      /* Made by name: what stands there now must be a folder of brokerd's own.  The mode is
+       * set on the descriptor, whatever brokerd's umask. */
+      int fd = r == 0 ? openat (dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
       if (r == 0
-          && (fstatat (dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR (st.st_mode)
-              || st.st_uid != geteuid ()))
+          && (fd < 0 || fstat (fd, &st) < 0 || st.st_uid != geteuid () || fchmod (fd, 0555) < 0))
         {
           errno = EAGAIN;
           r = -1;
         }
+      if (fd >= 0)
+        close (fd);
     }
   else
     {
       int fd = openat (dir, name, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-      r = fd < 0 ? -1 : fstat (fd, &st);
+      r = fd < 0 || fchmod (fd, 0444) < 0 ? -1 : fstat (fd, &st);
       if (fd >= 0)
         close (fd);
     }
@@ -156,10 +212,13 @@ remove_placeholder (const struct bx_placeholder *p, const char *who)
 {
   struct stat st;
   const char *left = NULL;
+  /* After a restart, the mode too must be the one brokerd gave it. */
+  mode_t mode = p->folder ? 0555 : 0444;
   if (fstatat (p->parent, p->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     left = errno == ENOENT ? NULL : strerror (errno);
   else if (st.st_dev != p->dev || st.st_ino != p->ino || st.st_uid != geteuid ()
-           || (p->folder ? !S_ISDIR (st.st_mode) : !S_ISREG (st.st_mode)))
+           || (p->folder ? !S_ISDIR (st.st_mode) : !S_ISREG (st.st_mode))
+           || (who != NULL && (st.st_mode & 07777) != mode))
     left = "it is no longer the placeholder brokerd made";
   else if (!p->folder && st.st_size != 0)
     left = "it is not empty";
@@ -195,8 +254,8 @@ bx_placeholder_release (struct bx_placeholder_refs *refs)
       free (p->record);
       free (p);
     }
-  if (live == NULL && records != NULL)
-    rmdir (records); /* empty when no placeholder lives; leaves nothing behind in home */
+  if (live == NULL)
+    records_close ();
   pthread_mutex_unlock (&lock);
   free (refs->held);
   refs->held = NULL;
@@ -251,33 +310,76 @@ sweep_one (const char *name, const char *text)
   close (p.parent);
 }
 
+/* The records of a dead brokerd in DIR (in ROOT_FD): each placeholder still as it made it
+ * is removed, then the records and DIR.  A brokerd that holds DIR's lock is alive: nothing
+ * of it is touched. */
+static void
+sweep_instance (int root_fd, const char *dir)
+{
+  int fd = openat (root_fd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  if (flock (fd, LOCK_EX | LOCK_NB) < 0)
+    {
+      close (fd);
+      return;
+    }
+  DIR *d = fdopendir (fd);
+  if (d == NULL)
+    {
+      close (fd);
+      return;
+    }
+  for (struct dirent *e; (e = readdir (d)) != NULL;)
+    {
+      if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
+        continue;
+      char text[8192];
+      int rfd = openat (fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+      ssize_t n = rfd < 0 ? -1 : read (rfd, text, sizeof text - 1);
+      if (rfd >= 0)
+        close (rfd);
+      if (n > 0)
+        {
+          text[n] = '\0';
+          sweep_one (e->d_name, text);
+        }
+      unlinkat (fd, e->d_name, 0);
+    }
+  unlinkat (root_fd, dir, AT_REMOVEDIR);
+  closedir (d); /* lets go of the lock */
+}
+
 void
 bx_placeholders_start (const char *home)
 {
   pthread_mutex_lock (&lock);
-  free (records);
-  records = bx_xasprintf ("%s/placeholders", home);
-  DIR *d = opendir (records);
+  free (records_home);
+  free (records_root);
+  records_home = records_root = NULL;
+  /* Records only in a home of brokerd's own (or none yet, made at the first placeholder):
+   * a record names what brokerd, as root, removes. */
+  struct stat st;
+  if (home == NULL || home[0] != '/' || (stat (home, &st) == 0 && st.st_uid != geteuid ()))
+    {
+      pthread_mutex_unlock (&lock);
+      return;
+    }
+  records_home = bx_xstrdup (home);
+  records_root = bx_xasprintf ("%s/placeholders", home);
+  unsigned rnd = 0;
+  if (getrandom (&rnd, sizeof rnd, 0) != sizeof rnd)
+    rnd = (unsigned)time (NULL);
+  snprintf (token, sizeof token, "%ld-%08x", (long)getpid (), rnd);
+  DIR *d = opendir (records_root);
   if (d != NULL)
     {
       for (struct dirent *e; (e = readdir (d)) != NULL;)
-        {
-          if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
-            continue;
-          char text[8192];
-          int fd = openat (dirfd (d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-          ssize_t n = fd < 0 ? -1 : read (fd, text, sizeof text - 1);
-          if (fd >= 0)
-            close (fd);
-          if (n > 0)
-            {
-              text[n] = '\0';
-              sweep_one (e->d_name, text);
-            }
-          unlinkat (dirfd (d), e->d_name, 0);
-        }
+        if (strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, "..") != 0
+            && strcmp (e->d_name, token) != 0)
+          sweep_instance (dirfd (d), e->d_name);
       closedir (d);
-      rmdir (records);
+      rmdir (records_root);
     }
   pthread_mutex_unlock (&lock);
 }

@@ -14,9 +14,11 @@
  * one table of the live placeholders, keyed by device and inode, with a count of the calls
  * holding each; the last call to let go removes it.
  *
- * Each placeholder is also recorded as a file in HOME/placeholders while it lives, so that a
- * brokerd killed in the middle of a call leaves a list: the next brokerd removes those that
- * are still there, empty, its own and the same inode (bx_placeholders_start). */
+ * Each placeholder is also recorded as a file in a folder of this brokerd's own in
+ * HOME/placeholders while it lives, locked (flock) by brokerd, so that a brokerd killed in
+ * the middle of a call leaves a list: the next brokerd to start removes those that are still
+ * there, empty, its user's and the same inode (bx_placeholders_start).  A folder whose lock
+ * is held is a live brokerd's sharing the home: nothing of it is touched. */
 #ifndef BX_BROKER_PLACEHOLDERS_H
 #define BX_BROKER_PLACEHOLDERS_H
 
@@ -50,8 +52,9 @@ int bx_placeholder_make (struct bx_placeholder_refs *refs, int dir, const char *
 void bx_placeholder_release (struct bx_placeholder_refs *refs);
 
 /* Records placeholders in HOME/placeholders from now on, and removes those a brokerd killed
- * in the middle of a call left (still there, empty, owned by brokerd's user, the same inode);
- * each one removed or left is logged on stderr.  Call once before the first call runs. */
+ * in the middle of a call left (still there, empty, owned by brokerd's user, the same inode),
+ * but never a live brokerd's; each one removed or left is logged on stderr.  Call once
+ * before the first call runs. */
 void bx_placeholders_start (const char *home);
 
 #endif

@@ -3,6 +3,7 @@
  * become, on a real temporary tree, and the refusals (a symbolic link anywhere on the way). */
 #include <check.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,7 +258,27 @@ START_TEST (test_a_placeholder_that_changed_is_left_in_place)
                                          "&& touch .profile && chown 12345 .profile",
                                          root);
   ck_assert_int_eq (system (cmd), 0);
+  /* brokerd's log (stderr) names each one left and why. */
+  fflush (stderr);
+  int saved = dup (2);
+  FILE *log = tmpfile ();
+  ck_assert_ptr_nonnull (log);
+  dup2 (fileno (log), 2);
   bx_placeholder_release (&refs);
+  fflush (stderr);
+  dup2 (saved, 2);
+  close (saved);
+  char text[2048] = "";
+  rewind (log);
+  text[fread (text, 1, sizeof text - 1, log)] = '\0';
+  fclose (log);
+  cleanup_free char *want = bx_xasprintf (
+      "brokerd: placeholder %s/.git left in place: it is not empty\n"
+      "brokerd: placeholder %s/.bashrc left in place: it is not empty\n"
+      "brokerd: placeholder %s/.profile left in place: it is no longer the placeholder brokerd "
+      "made\n",
+      root, root, root);
+  ck_assert_str_eq (text, want);
   cleanup_free char *after = listing ();
   ck_assert_str_eq (after, ".bashrc .git/ .git/HEAD .profile ");
 }
@@ -268,7 +289,9 @@ START_TEST (test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start)
   cleanup_free char *home = bx_xasprintf ("%s-home", root);
   ck_assert_int_eq (mkdir (home, 0700), 0);
   const char *subs[] = { ".git/hooks", ".bashrc", ".profile" };
-  /* A brokerd that makes placeholders and dies without letting go of them. */
+  /* A brokerd that makes placeholders and is killed in the middle of its call. */
+  int ready[2];
+  ck_assert_int_eq (pipe (ready), 0);
   pid_t pid = fork ();
   ck_assert_int_ge (pid, 0);
   if (pid == 0)
@@ -277,15 +300,29 @@ START_TEST (test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start)
       struct bx_placeholder_refs refs = { 0 };
       struct bx_protect_list list = { 0 };
       char *detail = NULL;
-      _exit (bx_protect_folder (root, subs, 3, &list, &refs, &detail) == 0 ? 0 : 1);
+      char ok = bx_protect_folder (root, subs, 3, &list, &refs, &detail) == 0 ? 'y' : 'n';
+      if (write (ready[1], &ok, 1) != 1)
+        _exit (1);
+      pause ();
+      _exit (0);
     }
+  close (ready[1]);
+  char ok = 0;
+  ck_assert_int_eq (read (ready[0], &ok, 1), 1);
+  close (ready[0]);
+  ck_assert_int_eq (ok, 'y');
+  cleanup_free char *made = listing ();
+  ck_assert_str_eq (made, ".bashrc .git/ .profile ");
+  cleanup_free char *records = bx_xasprintf ("ls '%s'/placeholders/*/ | wc -l | grep -qx 3", home);
+  ck_assert_int_eq (system (records), 0);
+  /* A brokerd starting while that one lives (sharing the home) touches none of it. */
+  bx_placeholders_start (home);
+  cleanup_free char *alive = listing ();
+  ck_assert_str_eq (alive, made);
+  ck_assert_int_eq (system (records), 0);
+  kill (pid, SIGKILL);
   int status;
   ck_assert_int_eq (waitpid (pid, &status, 0), pid);
-  ck_assert (WIFEXITED (status) && WEXITSTATUS (status) == 0);
-  cleanup_free char *left = listing ();
-  ck_assert_str_eq (left, ".bashrc .git/ .profile ");
-  cleanup_free char *records = bx_xasprintf ("ls '%s/placeholders' | wc -l | grep -qx 3", home);
-  ck_assert_int_eq (system (records), 0);
   /* The owner wrote into one of them meanwhile: that one stays. */
   cleanup_free char *cmd
       = bx_xasprintf ("chmod 644 '%s/.profile' && echo x > '%s/.profile'", root, root);
@@ -293,10 +330,33 @@ START_TEST (test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start)
   bx_placeholders_start (home);
   cleanup_free char *after = listing ();
   ck_assert_str_eq (after, ".profile ");
-  /* No record is left, nor the folder of them. */
+  /* No record is left, nor the folders of them. */
   cleanup_free char *gone = bx_xasprintf ("%s/placeholders", home);
   struct stat st;
   ck_assert_int_eq (lstat (gone, &st), -1);
+  ck_assert_int_eq (rmdir (home), 0);
+}
+END_TEST
+
+START_TEST (test_records_live_only_while_a_placeholder_does)
+{
+  cleanup_free char *home = bx_xasprintf ("%s-home", root);
+  ck_assert_int_eq (mkdir (home, 0700), 0);
+  bx_placeholders_start (home);
+  cleanup_free char *records = bx_xasprintf ("%s/placeholders", home);
+  struct stat st;
+  ck_assert_int_eq (lstat (records, &st), -1);
+  const char *subs[] = { ".bashrc" };
+  struct bx_placeholder_refs refs = { 0 };
+  int rc;
+  cleanup_free char *detail = NULL;
+  cleanup_free char *s = protect_held (subs, 1, &refs, &rc, &detail);
+  ck_assert_int_eq (rc, 0);
+  cleanup_free char *one = bx_xasprintf ("ls '%s'/placeholders/*/ | wc -l | grep -qx 1", home);
+  ck_assert_int_eq (system (one), 0);
+  bx_placeholder_release (&refs);
+  /* Nothing of it stays in the home once no placeholder lives. */
+  ck_assert_int_eq (lstat (records, &st), -1);
   ck_assert_int_eq (rmdir (home), 0);
 }
 END_TEST
@@ -342,6 +402,12 @@ START_TEST (test_a_symbolic_link_on_the_way_refuses_the_call)
       cleanup_free char *want
           = bx_xasprintf ("the protected path %s/%s is a symbolic link", root, cases[i].link);
       ck_assert_str_eq (detail, want);
+      /* What was made for the paths before the link went with the refusal. */
+      if (cases[i].dirs[0] == NULL && strcmp (cases[i].link, ".git") != 0)
+        {
+          cleanup_free char *git = described (".git");
+          ck_assert_str_eq (git, "missing");
+        }
     }
 }
 END_TEST
@@ -405,6 +471,7 @@ main (void)
   tcase_add_test (tc, test_two_calls_share_a_placeholder_and_the_last_removes_it);
   tcase_add_test (tc, test_a_placeholder_that_changed_is_left_in_place);
   tcase_add_test (tc, test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start);
+  tcase_add_test (tc, test_records_live_only_while_a_placeholder_does);
   tcase_add_test (tc, test_a_git_file_is_protected_instead_of_what_it_names);
   tcase_add_test (tc, test_a_symbolic_link_on_the_way_refuses_the_call);
   tcase_add_test (tc, test_a_path_listed_twice_or_inside_another_is_mounted_once_read_only);

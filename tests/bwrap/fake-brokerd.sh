@@ -71,7 +71,7 @@ check_call () { # tool, arguments, golden name
 $(printf '%s\n' "$got" | diff "$golden/$3" - )"
   fds=$(cat "$work/rec/$n.fds")
   printf '%s\n' "$fds" | grep -q "^uid 65534 gid 65534$" \
-    && ! printf '%s\n' "$fds" | grep -Eq "closed|bind-fd [0-9]+ file|seccomp [0-9]+ folder" \
+    && ! printf '%s\n' "$fds" | grep -Eq "closed|^--bind-fd [0-9]+ file|seccomp [0-9]+ folder" \
     && pass "$1: bubblewrap runs as nobody; every descriptor it is given is open, of the right kind" \
     || fail "$1: descriptors: $fds"
   n=$((n + 1))

@@ -85,11 +85,11 @@ owner_checks "$work/repo" "a repository without hooks/"
 
 # write_file where .git is missing.
 call b write_file "{\"path\":\"$work/wf/.git/config\",\"content\":\"[core]\\n\\tfsmonitor = \\\"touch $marks/fsmonitor; false\\\"\\n\"}"
-! contains "$out" wrote && [ ! -e "$work/wf/.git" ] \
+contains "$out" "read-only file system" && [ ! -e "$work/wf/.git" ] \
   && pass "write_file to .git/config without .git: not written, nothing left ($out)" \
   || fail "write_file .git/config: rc=$rc out=$out err=$err; $(ls -laR "$work/wf")"
 call b write_file "{\"path\":\"$work/wf/.bashrc\",\"content\":\"touch $marks/bashrc\\n\"}"
-! contains "$out" wrote && [ ! -e "$work/wf/.bashrc" ] \
+contains "$out" "read-only file system" && [ ! -e "$work/wf/.bashrc" ] \
   && pass "write_file to a missing .bashrc: not written, nothing left ($out)" \
   || fail "write_file .bashrc: rc=$rc out=$out err=$err; $(ls -la "$work/wf")"
 owner_checks "$work/wf" "after write_file"
@@ -119,4 +119,50 @@ contains "$out" "hooks=1" && contains "$out" "bashrc=1" && contains "$out" long-
 [ -z "$(ls -A "$work/busy")" ] && pass "after both calls the folder is empty again" \
   || fail "left after both calls: $(ls -la "$work/busy")"
 owner_checks "$work/busy" "after two calls"
+
+# Whatever ends a call, its placeholders go: the time limit, the client hanging up (the
+# call is cancelled), brokerd killed (the next brokerd sharing its home removes them).
+writable_folder "$work/ends"
+ends="  - tools: [shell]
+    paths: [$work/ends]"
+start_brokerd t "" "    shell_ms: 2000" "$ends"
+call t shell "{\"command\":\"sleep 30\",\"cwd\":\"$work/ends\"}"
+[ $rc != 0 ] && [ -z "$(ls -A "$work/ends")" ] \
+  && pass "past the time limit: placeholders gone ($(printf '%s' "$err" | head -n 1))" \
+  || fail "time limit: rc=$rc err=$err; $(ls -la "$work/ends")"
+# wait_for_git: until the running call's placeholder .git is there.
+wait_for_git () {
+  i=0
+  while [ ! -d "$work/ends/.git" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  [ -d "$work/ends/.git" ]
+}
+"$boxmaker" call shell "{\"command\":\"sleep 30\",\"cwd\":\"$work/ends\"}" \
+  --socket "$work/t.sock" --session "$session" --call hangup > /dev/null 2>&1 &
+client=$!
+wait_for_git || fail "the hangup call made no placeholder"
+kill "$client"
+i=0
+while [ -n "$(ls -A "$work/ends")" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -z "$(ls -A "$work/ends")" ] && pass "the client hung up: placeholders gone after $((i * 100)) ms" \
+  || fail "cancelled call left: $(ls -la "$work/ends")"
+# Killed once its sandbox runs (the command has started), and started again once that
+# sandbox is gone.
+start_brokerd k "" "    shell_ms: 60000" "$ends"
+"$boxmaker" call shell "{\"command\":\"touch started; sleep 30\",\"cwd\":\"$work/ends\"}" \
+  --socket "$work/k.sock" --session "$session" --call killed > /dev/null 2>&1 &
+i=0
+while [ ! -e "$work/ends/started" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+[ -e "$work/ends/started" ] || fail "the killed brokerd's call did not start"
+kill -9 "$bpid"
+wait_gone 20 || fail "the killed brokerd's sandbox still runs"
+rm -f "$work/ends/started"
+[ -d "$work/ends/.git" ] && [ -z "$(ls -A "$work/ends/.git")" ] \
+  && pass "brokerd killed during a call: its empty placeholders stay" \
+  || fail "after kill -9: $(ls -la "$work/ends")"
+start_brokerd k2 "" "" "$ends"
+[ -z "$(ls -A "$work/ends")" ] && grep -q "removed placeholder $work/ends/.git left by an earlier brokerd" "$work/k2.log" \
+  && pass "the next brokerd sharing the home removed them at start, and logged it" \
+  || fail "not swept at start: $(ls -la "$work/ends"); $(cat "$work/k2.log")"
+[ ! -e "$work/home/placeholders" ] && pass "no record of placeholders is left in the home" \
+  || fail "left in the home: $(ls -laR "$work/home/placeholders")"
 finish
