@@ -228,7 +228,6 @@ START_TEST (test_two_calls_share_a_placeholder_and_the_last_removes_it)
   cleanup_free char *detail = NULL;
   cleanup_free char *sa = protect_held (subs, 2, &a, &rc, &detail);
   ck_assert_int_eq (rc, 0);
-  cleanup_free char *ino_a = described (".git");
   /* The second call finds the first one's placeholders and protects them the same way. */
   cleanup_free char *sb = protect_held (subs, 2, &b, &rc, &detail);
   ck_assert_int_eq (rc, 0);
@@ -251,6 +250,7 @@ START_TEST (test_a_placeholder_that_changed_is_left_in_place)
   cleanup_free char *detail = NULL;
   cleanup_free char *s = protect_held (subs, 3, &refs, &rc, &detail);
   ck_assert_int_eq (rc, 0);
+  ck_assert_str_eq (s, ".git:ro\n.bashrc:ro\n.profile:ro\n");
   /* Someone who may (the owner, root) put content in .git and .bashrc, and replaced
    * .profile with an empty file of another user's: none of it is brokerd's to remove. */
   cleanup_free char *cmd = bx_xasprintf ("cd '%s' && chmod 755 .git && touch .git/HEAD && "
@@ -352,6 +352,7 @@ START_TEST (test_records_live_only_while_a_placeholder_does)
   cleanup_free char *detail = NULL;
   cleanup_free char *s = protect_held (subs, 1, &refs, &rc, &detail);
   ck_assert_int_eq (rc, 0);
+  ck_assert_str_eq (s, ".bashrc:ro\n");
   cleanup_free char *one = bx_xasprintf ("ls '%s'/placeholders/*/ | wc -l | grep -qx 1", home);
   ck_assert_int_eq (system (one), 0);
   bx_placeholder_release (&refs);
