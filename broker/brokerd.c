@@ -260,7 +260,7 @@ main (int argc, char **argv)
     }
 
   /* Placeholders a brokerd killed in the middle of a call left in granted folders. */
-  bx_placeholders_start (cfg->home);
+  bx_placeholders_start (cfg->home, ls.journal);
   struct bx_audit *audit = NULL;
   struct bx_metrics *metrics = bx_metrics_new ();
   sigset_t only;

@@ -10,11 +10,13 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bx/cleanup.h"
 
+#include "notify.h"
 #include "placeholders.h"
 
 struct bx_placeholder
@@ -39,6 +41,7 @@ static char *records_root;    /* HOME/placeholders */
 static char *records;         /* this brokerd's folder in it while a placeholder lives, or NULL */
 static int records_lock = -1; /* that folder, open and locked (flock) */
 static char token[32];        /* the folder's name */
+static bool journal;          /* brokerd logs to the journal (bx_log) */
 
 /* This brokerd's folder of records, made and locked when the first placeholder is: a lock
  * nobody holds is a dead brokerd's, which the next one to start sweeps (another brokerd
@@ -121,8 +124,8 @@ record_write (const struct bx_placeholder *p)
     return NULL;
   if (records_open () < 0)
     {
-      fprintf (stderr, "brokerd: cannot record placeholder %s in %s: %s\n", p->path, records_root,
-               strerror (errno));
+      bx_log (journal, LOG_WARNING, NULL, "cannot record placeholder %s in %s: %s", p->path,
+              records_root, strerror (errno));
       return NULL;
     }
   char *file = bx_xasprintf ("%s/%ju-%ju", records, (uintmax_t)p->dev, (uintmax_t)p->ino);
@@ -131,8 +134,8 @@ record_write (const struct bx_placeholder *p)
   size_t len = strlen (text);
   if (fd < 0 || write (fd, text, len) != (ssize_t)len)
     {
-      fprintf (stderr, "brokerd: cannot record placeholder %s in %s: %s\n", p->path, file,
-               strerror (errno));
+      bx_log (journal, LOG_WARNING, NULL, "cannot record placeholder %s in %s: %s", p->path, file,
+              strerror (errno));
       if (fd >= 0)
         {
           close (fd);
@@ -225,9 +228,9 @@ remove_placeholder (const struct bx_placeholder *p, const char *who)
   else if (unlinkat (p->parent, p->name, p->folder ? AT_REMOVEDIR : 0) < 0)
     left = errno == ENOTEMPTY || errno == EEXIST ? "it is not empty" : strerror (errno);
   else if (who != NULL)
-    fprintf (stderr, "brokerd: removed placeholder %s left by %s\n", p->path, who);
+    bx_log (journal, LOG_INFO, NULL, "removed placeholder %s left by %s", p->path, who);
   if (left != NULL)
-    fprintf (stderr, "brokerd: placeholder %s left in place: %s\n", p->path, left);
+    bx_log (journal, LOG_WARNING, NULL, "placeholder %s left in place: %s", p->path, left);
   if (p->record != NULL)
     unlink (p->record);
 }
@@ -294,7 +297,7 @@ sweep_one (const char *name, const char *text)
   if (sscanf (name, "%ju-%ju%n", &dev, &ino, &used) != 2 || name[used] != '\0'
       || sscanf (text, "%c\n%n", &type, &used) != 1 || (type != 'd' && type != 'f'))
     {
-      fprintf (stderr, "brokerd: ignoring unreadable placeholder record %s\n", name);
+      bx_log (journal, LOG_WARNING, NULL, "ignoring unreadable placeholder record %s", name);
       return;
     }
   cleanup_free char *path = bx_xstrdup (text + used);
@@ -351,12 +354,13 @@ sweep_instance (int root_fd, const char *dir)
 }
 
 void
-bx_placeholders_start (const char *home)
+bx_placeholders_start (const char *home, bool to_journal)
 {
   pthread_mutex_lock (&lock);
   free (records_home);
   free (records_root);
   records_home = records_root = NULL;
+  journal = to_journal;
   /* Records only in a home of brokerd's own (or none yet, made at the first placeholder):
    * a record names what brokerd, as root, removes. */
   struct stat st;

@@ -296,7 +296,7 @@ START_TEST (test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start)
   ck_assert_int_ge (pid, 0);
   if (pid == 0)
     {
-      bx_placeholders_start (home);
+      bx_placeholders_start (home, false);
       struct bx_placeholder_refs refs = { 0 };
       struct bx_protect_list list = { 0 };
       char *detail = NULL;
@@ -316,7 +316,7 @@ START_TEST (test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start)
   cleanup_free char *records = bx_xasprintf ("ls '%s'/placeholders/*/ | wc -l | grep -qx 3", home);
   ck_assert_int_eq (system (records), 0);
   /* A brokerd starting while that one lives (sharing the home) touches none of it. */
-  bx_placeholders_start (home);
+  bx_placeholders_start (home, false);
   cleanup_free char *alive = listing ();
   ck_assert_str_eq (alive, made);
   ck_assert_int_eq (system (records), 0);
@@ -327,7 +327,7 @@ START_TEST (test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start)
   cleanup_free char *cmd
       = bx_xasprintf ("chmod 644 '%s/.profile' && echo x > '%s/.profile'", root, root);
   ck_assert_int_eq (system (cmd), 0);
-  bx_placeholders_start (home);
+  bx_placeholders_start (home, false);
   cleanup_free char *after = listing ();
   ck_assert_str_eq (after, ".profile ");
   /* No record is left, nor the folders of them. */
@@ -342,7 +342,7 @@ START_TEST (test_records_live_only_while_a_placeholder_does)
 {
   cleanup_free char *home = bx_xasprintf ("%s-home", root);
   ck_assert_int_eq (mkdir (home, 0700), 0);
-  bx_placeholders_start (home);
+  bx_placeholders_start (home, false);
   cleanup_free char *records = bx_xasprintf ("%s/placeholders", home);
   struct stat st;
   ck_assert_int_eq (lstat (records, &st), -1);
