@@ -287,8 +287,68 @@ open_parent (const char *path, const char **name)
   return dir;
 }
 
-/* One record left by an earlier brokerd: NAME is DEV-INO, TEXT its type and path. */
+/* Decodes mountinfo's octal escapes (\040 for a space and the like) in S, in place. */
 static void
+unescape (char *s)
+{
+  char *out = s;
+  for (const char *p = s; *p; out++)
+    if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0'
+        && p[3] <= '7')
+      {
+        *out = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+        p += 4;
+      }
+    else
+      *out = *p++;
+  *out = '\0';
+}
+
+/* Whether the inode DEV:INO, named NAME, is a mount point in some process's mount namespace:
+ * a sandbox of the killed brokerd still running.  Removing it would detach that sandbox's
+ * read-only mount and let it create the path after all. */
+static bool
+still_mounted (const char *name, dev_t dev, ino_t ino)
+{
+  DIR *proc = opendir ("/proc");
+  if (proc == NULL)
+    return false;
+  bool found = false;
+  char *line = NULL;
+  size_t cap = 0;
+  for (struct dirent *e; !found && (e = readdir (proc)) != NULL;)
+    {
+      if (e->d_name[0] < '1' || e->d_name[0] > '9')
+        continue;
+      cleanup_free char *info = bx_xasprintf ("/proc/%s/mountinfo", e->d_name);
+      cleanup_fclose FILE *f = fopen (info, "re");
+      while (f != NULL && !found && getline (&line, &cap, f) > 0)
+        {
+          /* The mount point is the fifth field: ID PARENT MAJOR:MINOR ROOT MOUNT-POINT ... */
+          char *field = line;
+          for (int i = 0; i < 4 && field != NULL; i++)
+            if ((field = strchr (field, ' ')) != NULL)
+              field++;
+          if (field == NULL)
+            continue;
+          field[strcspn (field, " \n")] = '\0';
+          unescape (field);
+          const char *base = strrchr (field, '/');
+          if (base == NULL || strcmp (base + 1, name) != 0)
+            continue;
+          cleanup_free char *seen = bx_xasprintf ("/proc/%s/root%s", e->d_name, field);
+          struct stat st;
+          found = lstat (seen, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+        }
+    }
+  free (line);
+  closedir (proc);
+  return found;
+}
+
+/* One record left by an earlier brokerd: NAME is DEV-INO, TEXT its type and path.  True when
+ * the record must stay for the next start (the placeholder is still mounted). */
+static bool
 sweep_one (const char *name, const char *text)
 {
   uintmax_t dev, ino;
@@ -298,7 +358,7 @@ sweep_one (const char *name, const char *text)
       || sscanf (text, "%c\n%n", &type, &used) != 1 || (type != 'd' && type != 'f'))
     {
       bx_log (journal, LOG_WARNING, NULL, "ignoring unreadable placeholder record %s", name);
-      return;
+      return false;
     }
   cleanup_free char *path = bx_xstrdup (text + used);
   path[strcspn (path, "\n")] = '\0';
@@ -306,11 +366,19 @@ sweep_one (const char *name, const char *text)
   const char *leaf = NULL;
   p.parent = open_parent (path, &leaf);
   if (p.parent < 0)
-    return; /* its folder is gone or became a link: nothing of brokerd's to remove there */
+    return false; /* its folder is gone or became a link: nothing of brokerd's to remove there */
   p.name = (char *)leaf;
   p.path = path;
-  remove_placeholder (&p, "an earlier brokerd");
+  bool keep = still_mounted (leaf, p.dev, p.ino);
+  if (keep)
+    bx_log (journal, LOG_WARNING, NULL,
+            "placeholder %s left in place: still mounted in a sandbox of the earlier brokerd; "
+            "the next brokerd to start removes it",
+            path);
+  else
+    remove_placeholder (&p, "an earlier brokerd");
   close (p.parent);
+  return keep;
 }
 
 /* The records of a dead brokerd in DIR (in ROOT_FD): each placeholder still as it made it
@@ -342,15 +410,17 @@ sweep_instance (int root_fd, const char *dir)
       ssize_t n = rfd < 0 ? -1 : read (rfd, text, sizeof text - 1);
       if (rfd >= 0)
         close (rfd);
+      bool keep = false;
       if (n > 0)
         {
           text[n] = '\0';
-          sweep_one (e->d_name, text);
+          keep = sweep_one (e->d_name, text);
         }
-      unlinkat (fd, e->d_name, 0);
+      if (!keep)
+        unlinkat (fd, e->d_name, 0);
     }
-  unlinkat (root_fd, dir, AT_REMOVEDIR);
-  closedir (d); /* lets go of the lock */
+  unlinkat (root_fd, dir, AT_REMOVEDIR); /* unless a record stays */
+  closedir (d);                          /* lets go of the lock */
 }
 
 void

@@ -2,11 +2,14 @@
 /* Protected paths (broker/readonly_paths.h): which mounts a folder's protected subpaths
  * become, on a real temporary tree, and the refusals (a symbolic link anywhere on the way). */
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -338,6 +341,68 @@ START_TEST (test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start)
 }
 END_TEST
 
+/* Makes the placeholders of SUBS as a brokerd that is then killed (a child process). */
+static void
+placeholders_of_a_killed_brokerd (const char *home, const char *const *subs, size_t n)
+{
+  int ready[2];
+  ck_assert_int_eq (pipe (ready), 0);
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    {
+      bx_placeholders_start (home, false);
+      struct bx_placeholder_refs refs = { 0 };
+      struct bx_protect_list list = { 0 };
+      char *detail = NULL;
+      char ok = bx_protect_folder (root, subs, n, &list, &refs, &detail) == 0 ? 'y' : 'n';
+      if (write (ready[1], &ok, 1) != 1)
+        _exit (1);
+      pause ();
+      _exit (0);
+    }
+  close (ready[1]);
+  char ok = 0;
+  ck_assert_int_eq (read (ready[0], &ok, 1), 1);
+  close (ready[0]);
+  ck_assert_int_eq (ok, 'y');
+  kill (pid, SIGKILL);
+  int status;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+}
+
+START_TEST (test_a_placeholder_still_mounted_is_left_for_the_next_start)
+{
+  /* A mount namespace of this test's own, where the placeholder is mounted: a sandbox of the
+   * killed brokerd that still runs. */
+  if (unshare (CLONE_NEWNS) < 0 || mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+    {
+      printf ("skipped: cannot make a mount namespace: %s\n", strerror (errno));
+      return;
+    }
+  cleanup_free char *home = bx_xasprintf ("%s-home", root);
+  ck_assert_int_eq (mkdir (home, 0700), 0);
+  const char *subs[] = { ".git/hooks", ".bashrc" };
+  placeholders_of_a_killed_brokerd (home, subs, 2);
+  cleanup_free char *bashrc = bx_xasprintf ("%s/.bashrc", root);
+  ck_assert_int_eq (mount (bashrc, bashrc, NULL, MS_BIND, NULL), 0);
+  bx_placeholders_start (home, false);
+  cleanup_free char *kept = listing ();
+  ck_assert_str_eq (kept, ".bashrc ");
+  cleanup_free char *one = bx_xasprintf ("ls '%s'/placeholders/*/ | wc -l | grep -qx 1", home);
+  ck_assert_int_eq (system (one), 0);
+  /* That sandbox gone, the next start removes it. */
+  ck_assert_int_eq (umount2 (bashrc, 0), 0);
+  bx_placeholders_start (home, false);
+  cleanup_free char *after = listing ();
+  ck_assert_str_eq (after, "");
+  cleanup_free char *gone = bx_xasprintf ("%s/placeholders", home);
+  struct stat st;
+  ck_assert_int_eq (lstat (gone, &st), -1);
+  ck_assert_int_eq (rmdir (home), 0);
+}
+END_TEST
+
 START_TEST (test_records_live_only_while_a_placeholder_does)
 {
   cleanup_free char *home = bx_xasprintf ("%s-home", root);
@@ -473,6 +538,7 @@ main (void)
   tcase_add_test (tc, test_a_placeholder_that_changed_is_left_in_place);
   tcase_add_test (tc, test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start);
   tcase_add_test (tc, test_records_live_only_while_a_placeholder_does);
+  tcase_add_test (tc, test_a_placeholder_still_mounted_is_left_for_the_next_start);
   tcase_add_test (tc, test_a_git_file_is_protected_instead_of_what_it_names);
   tcase_add_test (tc, test_a_symbolic_link_on_the_way_refuses_the_call);
   tcase_add_test (tc, test_a_path_listed_twice_or_inside_another_is_mounted_once_read_only);
