@@ -32,6 +32,7 @@
 #include "config.h"
 #include "policy.h"
 #include "test_main.h"
+#include "tree.h"
 
 #define SKIP_WITHOUT_FAKE()                                                                        \
   do                                                                                               \
@@ -76,33 +77,6 @@ remove_made (void)
 {
   for (int i = 0; i < n_made; i++)
     nftw (made[i], remove_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static void
-write_text (const char *path, const char *text)
-{
-  FILE *f = fopen (path, "we");
-  ck_assert_msg (f != NULL, "cannot write %s", path);
-  fputs (text, f);
-  fclose (f);
-}
-
-static char *
-read_text (const char *path)
-{
-  FILE *f = fopen (path, "re");
-  if (f == NULL)
-    return bx_xstrdup ("");
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *m = open_memstream (&buf, &len);
-  char chunk[4096];
-  size_t n;
-  while ((n = fread (chunk, 1, sizeof chunk, f)) > 0)
-    fwrite (chunk, 1, n, m);
-  fclose (m);
-  fclose (f);
-  return buf;
 }
 
 static void

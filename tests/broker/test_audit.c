@@ -21,6 +21,7 @@
 #include "audit.h"
 #include "../client/cli_run.h"
 #include "test_main.h"
+#include "tree.h"
 
 static char dir[64];
 
@@ -47,32 +48,6 @@ path_in (const char *name)
       atexit (remove_dir);
     }
   return bx_xasprintf ("%s/%s", dir, name);
-}
-
-static char *
-read_text (const char *path)
-{
-  FILE *f = fopen (path, "re");
-  ck_assert_ptr_nonnull (f);
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *m = open_memstream (&buf, &len);
-  char chunk[4096];
-  size_t n;
-  while ((n = fread (chunk, 1, sizeof chunk, f)) > 0)
-    fwrite (chunk, 1, n, m);
-  fclose (m);
-  fclose (f);
-  return buf;
-}
-
-static void
-write_text (const char *path, const char *text)
-{
-  FILE *f = fopen (path, "we");
-  ck_assert_ptr_nonnull (f);
-  fputs (text, f);
-  fclose (f);
 }
 
 static struct bx_audit_record

@@ -29,6 +29,7 @@
 #include "brokerd.h"
 #include "run.h"
 #include "test_main.h"
+#include "tree.h"
 
 #include <boxmaker/runtime.h>
 
@@ -54,33 +55,6 @@ struct broker
   char out[128]; /* its standard output and error */
   pid_t pid;
 };
-
-static void
-write_text (const char *path, const char *text)
-{
-  FILE *f = fopen (path, "we");
-  ck_assert_msg (f != NULL, "cannot write %s", path);
-  fputs (text, f);
-  fclose (f);
-}
-
-static char *
-read_text (const char *path)
-{
-  FILE *f = fopen (path, "re");
-  if (f == NULL)
-    return bx_xstrdup ("");
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *m = open_memstream (&buf, &len);
-  char chunk[4096];
-  size_t n;
-  while ((n = fread (chunk, 1, sizeof chunk, f)) > 0)
-    fwrite (chunk, 1, n, m);
-  fclose (m);
-  fclose (f);
-  return buf;
-}
 
 /* The folders a test made, removed when its process exits (Check runs each test in a
  * process of its own). */

@@ -81,3 +81,21 @@ str_printf (const char *fmt, ...)
   va_end (ap);
   return s;
 }
+
+void
+write_text (const char *path, const char *text)
+{
+  write_bytes (path, text, strlen (text));
+}
+
+char *
+read_text (const char *path)
+{
+  char *text = read_bytes (path, NULL);
+  if (text == NULL)
+    {
+      text = strdup ("");
+      ck_assert_ptr_nonnull (text);
+    }
+  return text;
+}

@@ -13,6 +13,10 @@ void write_bytes (const char *path, const void *buf, size_t len);
 /* The file's bytes with a NUL after them (*len, if not NULL, gets their count); NULL when the
  * file cannot be read. */
 char *read_bytes (const char *path, size_t *len);
+/* TEXT as the whole of PATH. */
+void write_text (const char *path, const char *text);
+/* PATH's text, or an empty string when it cannot be read (a log not yet written). */
+char *read_text (const char *path);
 char *str_printf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 
 #endif
