@@ -153,41 +153,46 @@ bx_placeholder_make (struct bx_placeholder_refs *refs, int dir, const char *name
                      bool folder)
 {
   pthread_mutex_lock (&lock);
-  struct stat st;
-  int r;
+  struct stat st = { 0 };
+  bool made = false;
+  int r = -1;
   if (folder)
     {
-      r = mkdirat (dir, name, 0555);
       /* Made by name: what stands there now must be a folder of brokerd's own.  The mode is
        * set on the descriptor, whatever brokerd's umask. */
-      int fd = r == 0 ? openat (dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-      if (r == 0
-          && (fd < 0 || fstat (fd, &st) < 0 || st.st_uid != geteuid () || fchmod (fd, 0555) < 0))
+      if (mkdirat (dir, name, 0555) == 0)
         {
-          errno = EAGAIN;
-          r = -1;
+          made = true;
+          int fd = openat (dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          if (fd >= 0 && fstat (fd, &st) == 0 && st.st_uid == geteuid () && fchmod (fd, 0555) == 0)
+            r = 0;
+          else
+            errno = EAGAIN;
+          if (fd >= 0)
+            close (fd);
         }
-      if (fd >= 0)
-        close (fd);
     }
   else
     {
       int fd = openat (dir, name, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-      r = fd < 0 || fchmod (fd, 0444) < 0 ? -1 : fstat (fd, &st);
       if (fd >= 0)
-        close (fd);
+        {
+          made = true;
+          if (fchmod (fd, 0444) == 0 && fstat (fd, &st) == 0)
+            r = 0;
+          close (fd);
+        }
     }
   int parent = r == 0 ? fcntl (dir, F_DUPFD_CLOEXEC, 0) : -1;
   if (r == 0 && parent < 0)
-    {
-      int saved = errno;
-      unlinkat (dir, name, folder ? AT_REMOVEDIR : 0);
-      errno = saved;
-      r = -1;
-    }
+    r = -1;
   if (r < 0)
     {
       int saved = errno;
+      /* What this made goes again; by name, relative to the folder's descriptor, so at worst
+       * an empty entry a sandbox put in its place inside the writable folder. */
+      if (made)
+        unlinkat (dir, name, folder ? AT_REMOVEDIR : 0);
       pthread_mutex_unlock (&lock);
       errno = saved;
       return -1;
