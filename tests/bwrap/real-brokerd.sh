@@ -288,6 +288,13 @@ while [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 5000 ]; do
   sleep 0.01
 done
 wait $holders 2>/dev/null
+# Each call's final audit line follows its sandbox's end: wait for all four.
+i=0
+while [ "$(grep -c '"call":"hold[1-4]".*"outcome":"cancelled"' "$work/plain.log")" != 4 ] \
+      && [ $i -lt 200 ]; do
+  sleep 0.01
+  i=$((i + 1))
+done
 [ -n "$gone" ] && [ "$gone" -lt 1000 ] \
   && [ "$(grep -c '"call":"hold[1-4]".*"outcome":"cancelled"' "$work/plain.log")" = 4 ] \
   && pass "four running calls cancelled: their sandboxes gone ${gone} ms after their clients" \
