@@ -7,16 +7,23 @@
  *   probe userns                unshare, clone and clone3 with CLONE_NEWUSER
  *   probe host-add DESC         (host) adds a user key DESC to the caller's user keyring
  *   probe host-has ID           (host) exit 0 when key ID is still there
- *   probe host-del ID           (host) unlinks key ID */
+ *   probe host-del ID           (host) unlinks key ID
+ *   probe swap NAME TARGET SECS  makes folder NAME (its hooks and config pipes, so that
+ *                               nothing below it is a mount source), a link TARGET beside
+ *                               it, and exchanges the two for SECS seconds; then NAME is
+ *                               the folder again */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define KEY_SPEC_USER_KEYRING -4
@@ -93,6 +100,37 @@ main (int argc, char **argv)
     }
   if (argc >= 3 && strcmp (argv[1], "host-del") == 0)
     return syscall (SYS_keyctl, KEYCTL_UNLINK, atol (argv[2]), KEY_SPEC_USER_KEYRING) < 0;
-  fprintf (stderr, "usage: probe keys|userns|host-add DESC|host-has ID|host-del ID\n");
+  if (argc >= 5 && strcmp (argv[1], "swap") == 0)
+    {
+      char inner[4096], link[4096];
+      snprintf (link, sizeof link, "%s.link", argv[2]);
+      if (mkdir (argv[2], 0777) < 0 && errno != EEXIST)
+        return 1;
+      snprintf (inner, sizeof inner, "%s/hooks", argv[2]);
+      mkfifo (inner, 0666);
+      snprintf (inner, sizeof inner, "%s/config", argv[2]);
+      mkfifo (inner, 0666);
+      unlink (link);
+      if (symlink (argv[3], link) < 0)
+        return 1;
+      time_t end = time (NULL) + atol (argv[4]);
+      unsigned long swaps = 0;
+      int failed = 0;
+      while (time (NULL) < end)
+        if (syscall (SYS_renameat2, AT_FDCWD, argv[2], AT_FDCWD, link, 2 /* RENAME_EXCHANGE */)
+            == 0)
+          swaps++;
+        else
+          failed = errno;
+      if (failed != 0)
+        printf ("failed=%s\n", strerrorname_np (failed));
+      struct stat st;
+      if (lstat (argv[2], &st) == 0 && S_ISLNK (st.st_mode))
+        syscall (SYS_renameat2, AT_FDCWD, argv[2], AT_FDCWD, link, 2);
+      printf ("swaps=%lu\n", swaps);
+      return 0;
+    }
+  fprintf (stderr, "usage: probe keys|userns|host-add DESC|host-has ID|host-del ID|swap NAME "
+                   "TARGET SECS\n");
   return 2;
 }
