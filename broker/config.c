@@ -505,6 +505,36 @@ path_nodes (struct bx_walk *w, yaml_node_t *grant, yaml_node_t **out, size_t max
   return n;
 }
 
+/* Whether a sandbox of GRANT writes its folders: those are walked for protected paths. */
+static bool
+writes_folders (const struct bx_grant *grant)
+{
+  return bx_grant_lists (grant, BX_TOOL_WRITE_FILE)
+         || (bx_grant_lists (grant, BX_TOOL_SHELL) && grant->writable);
+}
+
+/* Whether each path A protects B protects too. */
+static bool
+covers (const struct bx_grant *a, const struct bx_grant *b)
+{
+  for (size_t i = 0; i < a->n_readonly; i++)
+    {
+      size_t k = 0;
+      while (k < b->n_readonly && strcmp (a->readonly[i], b->readonly[k]) != 0)
+        k++;
+      if (k == b->n_readonly)
+        return false;
+    }
+  return true;
+}
+
+/* Whether A and B protect the same paths, in any order. */
+static bool
+same_protection (const struct bx_grant *a, const struct bx_grant *b)
+{
+  return covers (a, b) && covers (b, a);
+}
+
 /* A grant folder inside a folder a sandbox can write (a shell or write_file grant) is
  * refused: a sandbox could replace it, or a folder on its way, with a symbolic link, and
  * the next call mounting it would bring whatever the link names into the sandbox.  Both
@@ -540,6 +570,20 @@ check_nesting (struct bx_walk *w, yaml_node_t *list, struct bx_config *cfg)
                     "write_file grant",
                     inner->paths[a], i + 1, outer->paths[b], j + 1, w->file,
                     onodes[b]->start_mark.line + 1, onodes[b]->start_mark.column + 1);
+              /* The same folder written by two grants' sandboxes: the folders on the way to
+               * one's protected paths are mount sources the other's sandbox may swap for a
+               * link while a call of the first starts, unless it protects them too. */
+              else if (i > j && strcmp (inner->paths[a], outer->paths[b]) == 0
+                       && writes_folders (inner) && writes_folders (outer)
+                       && !same_protection (inner, outer))
+                bx_walk_problem (
+                    w, inodes[a],
+                    "path \"%s\" of grant %zu is also written by grant %zu (%s:%zu:%zu), which "
+                    "protects other paths in it: a sandbox of one could replace a folder on the "
+                    "way to the other's protected paths with a symbolic link; expected the same "
+                    "readonly in both grants",
+                    inner->paths[a], i + 1, j + 1, w->file, onodes[b]->start_mark.line + 1,
+                    onodes[b]->start_mark.column + 1);
         }
     }
 }

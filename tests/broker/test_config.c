@@ -296,6 +296,18 @@ static const struct bad bad_table[] = {
     "t.yaml:3:21: path \"/srv/p/q\" of grant 1 lies inside \"/srv/p\" of grant 1 (t.yaml:3:13), "
     "which a sandbox can write: it could replace the inner folder with a symbolic link; "
     "expected grant folders outside every shell or write_file grant" },
+  { "one folder written by two grants protecting other paths",
+    "grants:\n  - tools: [shell]\n    paths: [/srv/p]\n    readonly: []\n"
+    "  - tools: [shell]\n    paths: [/srv/o, /srv/p]\n",
+    "t.yaml:6:21: path \"/srv/p\" of grant 2 is also written by grant 1 (t.yaml:3:13), which "
+    "protects other paths in it: a sandbox of one could replace a folder on the way to the "
+    "other's protected paths with a symbolic link; expected the same readonly in both grants" },
+  { "one folder of a shell and a write_file grant protecting other paths",
+    "grants:\n  - tools: [write_file]\n    paths: [/srv/p]\n"
+    "  - tools: [shell]\n    paths: [/srv/p]\n    readonly: [.git, .bashrc]\n",
+    "t.yaml:5:13: path \"/srv/p\" of grant 2 is also written by grant 1 (t.yaml:3:13), which "
+    "protects other paths in it: a sandbox of one could replace a folder on the way to the "
+    "other's protected paths with a symbolic link; expected the same readonly in both grants" },
   { "home with a colon", "home: /var/lib/a:b\n",
     "t.yaml:1:7: home \"/var/lib/a:b\" cannot be mounted: it contains ':' or ','" },
   /* A sandbox must not reach brokerd's own files: the audit trail, or code it loads. */
@@ -655,6 +667,17 @@ START_TEST (test_config_allows_folders_that_no_sandbox_can_swap)
                                     "  - tools: [write_file]\n    paths: [/srv/p/out]\n"
                                     "  - tools: [shell]\n    paths: [/srv/p/out]\n");
   ck_assert_uint_eq (cfg->n_grants, 4);
+  bx_config_free (cfg);
+  /* One folder written by two grants protecting the same paths (in any order), or by one
+   * grant while the other only reads it. */
+  cfg = parse_ok ("grants:\n"
+                  "  - tools: [shell]\n    paths: [/srv/p]\n    readonly: [.git, .bashrc]\n"
+                  "  - tools: [write_file]\n    paths: [/srv/p]\n    readonly: [.bashrc, .git]\n"
+                  "  - tools: [shell]\n    paths: [/srv/p]\n    writable: false\n"
+                  "  - tools: [read_file]\n    paths: [/srv/p]\n"
+                  "  - tools: [shell]\n    paths: [/srv/q]\n    readonly: []\n"
+                  "  - tools: [shell]\n    paths: [/srv/q]\n    readonly: []\n");
+  ck_assert_uint_eq (cfg->n_grants, 6);
   bx_config_free (cfg);
   cfg = parse_ok ("max_connections: 1\n");
   ck_assert_uint_eq (cfg->max_connections_per_uid, 1);

@@ -5,7 +5,8 @@
 # first (readonly: [] here), let a sandbox of the first exchange .git for a symbolic link to
 # a host folder outside every grant, over and over, while calls of the second start: the
 # walk and the module's own check may see the folder, the mount made after them must not
-# become the link's target in the second grant's sandbox.
+# become the link's target in the second grant's sandbox.  brokerd refuses such a config
+# (one folder written by two grants protecting other paths); were it accepted, the race runs.
 . "$(dirname "$0")/lib.sh"
 
 shared=$work/shared
@@ -17,11 +18,27 @@ mkdir -p "$secret" && chmod 0777 "$secret"
 token=secret-$$-$(date +%s)
 echo "$token" > "$secret/token" && chmod 0644 "$secret/token"
 build_probe "$shared/probe"
-start_brokerd b "" "    shell_ms: 60000" "  - tools: [shell]
+grants="  - tools: [shell]
     paths: [$shared]
     readonly: []
   - tools: [shell]
     paths: [$other, $shared]"
+
+cat > "$work/check.yaml" <<YAML
+socket: $work/check.sock
+runtime:
+  module: refusing
+grants:
+$grants
+YAML
+msg=$("$brokerd" --check-config "$work/check.yaml" --runtimedir "$runtimedir" 2>&1)
+if [ $? != 0 ] && contains "$msg" "check.yaml:9:" && contains "$msg" "path \"$shared\" of grant 2 is also written by grant 1 ($work/check.yaml:6:13)"; then
+  pass "--check-config refuses one folder written by two grants protecting other paths"
+  finish
+fi
+fail "one folder written by two grants protecting other paths accepted: $msg"
+
+start_brokerd b "" "    shell_ms: 60000" "$grants"
 
 # The first grant's sandbox exchanges .git and a link to the secret folder for 40 s.
 "$boxmaker" call shell "{\"command\":\"./probe swap .git $secret 40\",\"cwd\":\"$shared\"}" \
