@@ -16,6 +16,7 @@
 
 #include <boxmaker/runtime.h>
 
+#include "bx/contract.h"
 #include "bx/frame.h"
 
 #include "module_loader.h"
@@ -47,8 +48,8 @@ struct bx_run_result
   bool refused;   /* the tool refused: the content is its reason */
 };
 
-/* The most egress records one call keeps. */
-#define BX_HOST_EGRESS_RECORDS_MAX 64
+/* The most egress records one call keeps: all the proxy may write. */
+#define BX_HOST_EGRESS_RECORDS_MAX BX_EGRESS_RECORDS_MAX
 
 struct bx_host_services
 {

@@ -531,7 +531,16 @@ handshake (struct bx_egress *proxy, int client, struct bx_egress_conn *conn)
   if (chosen == NULL)
     return refuse_as (conn, client, BX_SOCKS_HOST_UNREACHABLE);
 
-  /* 10. connect, with its own timeout. */
+  /* 10. its record, taken before it connects: a proxy that cannot record a connection does
+   * not make it. */
+  if (proxy->config.records_fd >= 0)
+    {
+      if (atomic_fetch_add (&proxy->records, 1) >= BX_EGRESS_RECORDS_MAX)
+        return refuse_as (conn, client, BX_SOCKS_NOT_ALLOWED); /* past the cap: no record */
+      conn->reserved = true;
+    }
+
+  /* 11. connect, with its own timeout. */
   cleanup_error bx_error err = NULL;
   cleanup_close int server
       = proxy->dial->connect (proxy->dial->ctx, (const struct sockaddr *)&chosen->ss, chosen->len,
@@ -539,7 +548,7 @@ handshake (struct bx_egress *proxy, int client, struct bx_egress_conn *conn)
   if (server < 0)
     return refuse_as (conn, client, BX_SOCKS_CONNECTION_REFUSED);
 
-  /* 11. success. */
+  /* 12. success. */
   conn->replied = true;
   conn->reply = BX_SOCKS_SUCCEEDED;
   memcpy (&conn->address, &chosen->ss, chosen->len);

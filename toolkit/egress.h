@@ -64,6 +64,7 @@ struct bx_egress_config
 struct bx_egress_conn
 {
   bool replied;  /* a reply was sent: the connection is recorded */
+  bool reserved; /* its record was counted before it was connected */
   uint8_t reply; /* the SOCKS5 reply code: BX_SOCKS_SUCCEEDED or a refusal */
   uint16_t port;
   char host[256];                  /* the name asked for when it is a valid host name, else "" */
@@ -79,7 +80,9 @@ struct bx_egress_conn
  *   {"host":null,"port":0,"reply":8}
  *
  * At most BX_EGRESS_RECORDS_MAX per proxy (a fetch redirected in a loop must not fill the
- * disk); each is one write(2) to a file opened with O_APPEND. */
+ * disk); each is one write(2) to a file opened with O_APPEND.  A connection the proxy is to
+ * make takes its record first, and with none left it is refused (BX_SOCKS_NOT_ALLOWED, not
+ * recorded): a tool cannot spend the records on refusals and then connect unrecorded. */
 /* BX_EGRESS_RECORDS_FILE and BX_EGRESS_RECORDS_MAX: bx/contract.h (the runtimes read it). */
 void bx_egress_record (int fd, atomic_int *count, const struct bx_egress_conn *conn);
 

@@ -11,7 +11,7 @@
 void
 bx_egress_record (int fd, atomic_int *count, const struct bx_egress_conn *conn)
 {
-  if (fd < 0 || atomic_fetch_add (count, 1) >= BX_EGRESS_RECORDS_MAX)
+  if (fd < 0 || (!conn->reserved && atomic_fetch_add (count, 1) >= BX_EGRESS_RECORDS_MAX))
     return;
   char address[INET6_ADDRSTRLEN + 16] = "";
   if (conn->reply == BX_SOCKS_SUCCEEDED && conn->address_len > 0)

@@ -10,7 +10,7 @@
 #include "egress_records.h"
 
 /* Room for every record the proxy may write, and then some. */
-#define RECORDS_READ_MAX (64 * 1024)
+#define RECORDS_READ_MAX (BX_EGRESS_RECORDS_MAX * 256)
 
 void
 bx_runtime_pass_egress_records (const struct bx_host *host, int dir_fd, const char *name,

@@ -8,7 +8,7 @@
 /* Hands each whole line of the proxy's records (BX_EGRESS_RECORDS_FILE in the folder DIR_FD,
  * at most BX_EGRESS_RECORDS_MAX lines of under 200 bytes) to the host for the call's audit
  * line.  Called after the proxy is gone, so every record is in; the file is opened without
- * following a link (the tool's sandbox can write the folder) and read only when it is a
+ * following a link (the proxy's sandbox can write the folder) and read only when it is a
  * regular file.  NAME (the call's) is for the log. */
 void bx_runtime_pass_egress_records (const struct bx_host *host, int dir_fd, const char *name,
                                      bx_run_result *result);

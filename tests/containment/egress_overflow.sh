@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # The audit trail of a shell with network: the egress proxy records each connection, at
-# most BX_EGRESS_RECORDS_MAX (64) per call.  A hostile shell first spends them on refused
-# connections, then reaches a granted host: that connection, served past the cap, must not
-# be missing from the call's audit line (the proxy either records it or does not serve it).
+# most BX_EGRESS_RECORDS_MAX (256) per call.  A hostile shell first makes 64 refused
+# connections (the old cap), then reaches a granted host: that connection must not be
+# missing from the call's audit line (the proxy either records it or does not serve it;
+# past the cap it does not serve it: test_egress, test_no_connection_past_the_last_record).
 . "$(dirname "$0")/lib.sh"
 
 writable_folder "$work/proj"

@@ -246,7 +246,7 @@ records_text (int fd)
   for (int i = 0; i < n_handlers; i++)
     pthread_join (handlers[i], NULL);
   n_handlers = 0;
-  static char buf[8192];
+  static char buf[BX_EGRESS_RECORDS_MAX * 256];
   ssize_t n = pread (fd, buf, sizeof buf - 1, 0);
   ck_assert_int_ge (n, 0);
   buf[n] = '\0';
@@ -312,6 +312,35 @@ START_TEST (test_records_stop_at_the_maximum)
         records_text (rec);
     }
   const char *text = records_text (rec);
+  int lines = 0;
+  for (const char *p = text; (p = strchr (p, '\n')) != NULL; p++)
+    lines++;
+  ck_assert_int_eq (lines, BX_EGRESS_RECORDS_MAX);
+}
+END_TEST
+
+/* Records spent on refusals: a connection to a granted host is then refused, not made
+ * unrecorded. */
+START_TEST (test_no_connection_past_the_last_record)
+{
+  int rec = recording_proxy ();
+  for (int i = 0; i < BX_EGRESS_RECORDS_MAX; i++)
+    {
+      int fd = open_conn ();
+      greet (fd);
+      ask (fd, "other.com", 9, 443);
+      expect_refusal (fd, BX_SOCKS_NOT_ALLOWED);
+      n_open_fds--;
+      close (fd);
+      if (n_handlers == MAX_HANDLERS)
+        records_text (rec);
+    }
+  int fd = open_conn ();
+  greet (fd);
+  ask (fd, "allowed.example", 15, 443);
+  expect_refusal (fd, BX_SOCKS_NOT_ALLOWED);
+  const char *text = records_text (rec);
+  ck_assert_ptr_null (strstr (text, "allowed.example"));
   int lines = 0;
   for (const char *p = text; (p = strchr (p, '\n')) != NULL; p++)
     lines++;
@@ -1156,6 +1185,7 @@ egress_suite (void)
   tcase_add_test (tc, test_allow_list_refuses_empty_pieces_and_bad_patterns);
   tcase_add_test (tc, test_each_reply_is_recorded_with_host_port_code_and_address);
   tcase_add_test (tc, test_records_stop_at_the_maximum);
+  tcase_add_test (tc, test_no_connection_past_the_last_record);
   tcase_add_test (tc, test_allow_list_permits_its_hosts_without_regard_to_case);
   tcase_add_test (tc, test_allow_list_permits_port_443_unless_a_pattern_names_its_ports);
   tcase_add_test (tc, test_a_greeting_of_another_version_closes_without_a_reply);

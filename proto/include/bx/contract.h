@@ -101,6 +101,8 @@ _Static_assert(BX_FETCH_BODY_MAX == 2 * BX_FRAME_MAX, "the fetch body is two fra
 /* The proxy's connection records, one JSON line each, next to its socket: written by
  * toolkit's proxy, read by the runtime for the call's audit line. */
 #define BX_EGRESS_RECORDS_FILE "egress-records"
-#define BX_EGRESS_RECORDS_MAX  64
+/* At most this many per call; past it the proxy makes no more connections, so that none it
+ * makes goes unrecorded. */
+#define BX_EGRESS_RECORDS_MAX 256
 
 #endif
