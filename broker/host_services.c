@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bx/cleanup.h"
+#include "bx/contract.h"
 #include "bx/hosts.h"
 #include "bx/printable.h"
 #include "host_services.h"
@@ -164,7 +165,8 @@ host_egress_record (bx_run_result *result, const char *record, size_t len)
 {
   if (result == NULL || record == NULL)
     return -1;
-  if (result->egress != NULL && json_array_size (result->egress) >= BX_HOST_EGRESS_RECORDS_MAX)
+  /* No more than the proxy may write (bx/contract.h). */
+  if (result->egress != NULL && json_array_size (result->egress) >= BX_EGRESS_RECORDS_MAX)
     return -1;
   json_t *o = json_loadb (record, len, JSON_REJECT_DUPLICATES, NULL);
   json_t *r = checked_record (o);

@@ -16,7 +16,6 @@
 
 #include <boxmaker/runtime.h>
 
-#include "bx/contract.h"
 #include "bx/frame.h"
 
 #include "module_loader.h"
@@ -47,9 +46,6 @@ struct bx_run_result
   json_t *egress; /* the checked egress records, an array; NULL: none */
   bool refused;   /* the tool refused: the content is its reason */
 };
-
-/* The most egress records one call keeps: all the proxy may write. */
-#define BX_HOST_EGRESS_RECORDS_MAX BX_EGRESS_RECORDS_MAX
 
 struct bx_host_services
 {

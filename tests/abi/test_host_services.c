@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bx/cleanup.h"
+#include "bx/contract.h"
 #include "host_services.h"
 #include "options.h"
 #include "run_spec.h"
@@ -432,10 +433,10 @@ START_TEST (test_egress_record_takes_checked_records_only)
   ck_assert_str_eq (
       text, "{\"host\":\"a.example\",\"port\":443,\"reply\":2,\"address\":\"2001:db8::1\"}");
   free (text);
-  for (size_t i = 3; i < BX_HOST_EGRESS_RECORDS_MAX; i++)
+  for (size_t i = 3; i < BX_EGRESS_RECORDS_MAX; i++)
     ck_assert_int_eq (host->egress_record (&r, good[1], strlen (good[1])), 0);
   ck_assert_int_eq (host->egress_record (&r, good[1], strlen (good[1])), -1);
-  ck_assert_uint_eq (json_array_size (r.egress), BX_HOST_EGRESS_RECORDS_MAX);
+  ck_assert_uint_eq (json_array_size (r.egress), BX_EGRESS_RECORDS_MAX);
   bx_run_result_clear (&r);
 }
 END_TEST
