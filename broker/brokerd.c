@@ -321,6 +321,14 @@ main (int argc, char **argv)
   const struct bx_config *first = NULL;
   struct bx_config_hold *hold = bx_live_config_get (ops->live, &first);
   int left = bx_server_run (first, module, audit, approvals, ops, listen_fd, sfd);
+  bool failed = left < 0;
+  if (failed)
+    {
+      if (!activated)
+        unlink (cfg->socket);
+      close (listen_fd);
+      left = 0;
+    }
   close (sfd);
   /* Every call still waiting gets its final answer; approved ones running get the grace. */
   bx_admin_stop (admin);
@@ -336,5 +344,5 @@ main (int argc, char **argv)
       bx_live_config_free (ops->live);
       bx_ops_free (ops);
     }
-  return 0;
+  return failed ? 1 : 0;
 }

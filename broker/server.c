@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +36,17 @@
 /* How long a refusal or an error frame may take to write: the socket buffer of a fresh
  * connection holds it at once, so this only matters for a client that does not read. */
 #define SHORT_WRITE_MS 200
-/* How long a refused connection is given to deliver its request before it is closed. */
-#define BUSY_DRAIN_MS 100
-/* How long a worker waits in accept() before it leaves (when it is not the last). */
+/* How long a refused connection is given to deliver its request before it is closed: a
+ * client on a loaded machine may write well after connecting, and closing first turns its
+ * write into EPIPE instead of the refusal.  A client that reads the refusal and closes ends
+ * the wait at once. */
+#define BUSY_DRAIN_MS 1000
+/* How long a follower waits for its turn to accept before it leaves (when it is not the
+ * last worker). */
 #define WORKER_IDLE_MS 5000
+/* How often the watcher looks at the leader while it serves: a leader still on the same
+ * connection at two looks in a row is taken to be blocked, and another worker leads. */
+#define WATCH_TICK_US 500
 /* How often, at most, systemd hears the number of calls in flight. */
 #define STATUS_MS 1000
 
@@ -47,20 +55,26 @@
 
 static const char busy_detail[] = "brokerd is busy";
 
-/* Connections are served by a pool of worker threads that accept them themselves: each
- * idle worker waits in accept(), so a call wakes one thread and no hand-over is needed
- * (starting a thread per call, or handing connections from an accepting thread, costs more
- * than the rest of brokerd's work on a call).  Workers are started as they are first needed
- * and leave after WORKER_IDLE_MS without a connection, as long as another one is waiting in
- * accept(): the listening socket's receive timeout ends their accept() (no extra system
- * call per connection), so a burst's threads, and the memory glibc keeps for each, go
- * again.
+/* Connections are served by a pool of worker threads, leader and followers: one worker,
+ * the leader, waits in accept() and serves the connection it takes itself, then accepts
+ * again; the others wait on a condition variable.  While calls are quick, one thread takes
+ * them one after the other from the listen backlog, first come first served, with no
+ * hand-over and no thread woken per call: on a busy machine a handful of threads racing for
+ * the CPUs makes the slowest calls several times slower than a queue does.
  *
- * There are never fewer workers than calls being served plus one, so someone is always
- * there to accept; with max_connections busy, that one more worker (max_connections + 1 in
- * all) answers "brokerd is busy", so a client past the limit is told at once instead of
- * waiting in the listen backlog.  So the number of threads follows the number of calls at
- * once, plus one, within WORKER_IDLE_MS. */
+ * A call may block for long (a sandbox run, a client that trickles its request, a "busy"
+ * answer draining).  A watcher thread looks at the leader every WATCH_TICK_US while it
+ * serves; still on the same connection at two looks in a row, the leader is relieved: a
+ * follower (or a new worker) takes over accept(), and the old leader finishes its call and
+ * becomes a follower.  So a blocked call holds new connections back for at most two ticks,
+ * and the number of threads follows the number of blocking calls at once.  The watcher
+ * sleeps while the leader is not serving.
+ *
+ * Workers are started as they are first needed, up to max_connections + 1: with
+ * max_connections busy, that one more worker answers "brokerd is busy", so a client past
+ * the limit is told at once instead of waiting in the listen backlog.  A follower that is
+ * not called within WORKER_IDLE_MS leaves, so a burst's threads, and the memory glibc keeps
+ * for each, go again. */
 struct server
 {
   const struct bx_config *config;
@@ -70,10 +84,19 @@ struct server
   struct bx_ops *ops;
   int listen_fd;
   pthread_mutex_t lock;
-  pthread_cond_t done;   /* signalled when active or workers drop */
-  unsigned active;       /* connections being served: at most max_connections */
-  unsigned workers;      /* worker threads alive */
-  unsigned accepting;    /* of which waiting in accept() */
+  pthread_cond_t done;  /* signalled when active or workers drop */
+  pthread_cond_t turn;  /* followers wait here to lead */
+  pthread_cond_t watch; /* the watcher waits here while the leader is not serving */
+  unsigned active;      /* connections being served: at most max_connections */
+  unsigned workers;     /* worker threads alive */
+  unsigned accepting;   /* of which waiting in accept() */
+  unsigned followers;   /* of which waiting on `turn` */
+  bool led;             /* a worker leads: it accepts, or serves and will accept again */
+  uint64_t leader_term; /* counts leaders: the leader knows itself by its term */
+  uint64_t taken;       /* connections the leaders took: the watcher's clock */
+  bool leader_serving;  /* the leader serves a connection (not in accept()) */
+  bool watcher_asleep;  /* the watcher waits on `watch` with no deadline */
+  pthread_t watcher;
   struct bx_peers peers; /* connections being served, per peer uid */
   bool stopping;
 };
@@ -555,19 +578,98 @@ spawn_worker (struct server *s)
   int r = pthread_create (&t, &attr, worker_main, s);
   pthread_attr_destroy (&attr);
   if (r != 0)
-    /* The workers there are go on; the next to finish a call accepts again. */
+    /* The workers there are go on; the next to finish a call leads again. */
     bx_log (s->ops->journal, LOG_ERR, NULL, "cannot start a worker thread: %s", strerror (r));
   else
     s->workers++;
+}
+
+/* Leaves the lead to another worker (the leader is blocked); S's lock is held. */
+static void
+relieve_leader (struct server *s)
+{
+  s->led = false;
+  if (s->followers > 0)
+    pthread_cond_signal (&s->turn);
+  else if (s->workers <= s->config->max_connections)
+    spawn_worker (s);
+  /* else every worker serves: the next to finish its call leads. */
+}
+
+static void *
+watcher_main (void *arg)
+{
+  struct server *s = arg;
+  uint64_t seen = 0;
+  bool looked = false; /* SEEN is from the last look at a serving leader */
+  pthread_mutex_lock (&s->lock);
+  while (!s->stopping)
+    {
+      if (!s->led || !s->leader_serving)
+        {
+          looked = false;
+          s->watcher_asleep = true;
+          pthread_cond_wait (&s->watch, &s->lock);
+          s->watcher_asleep = false;
+          continue;
+        }
+      if (looked && s->taken == seen)
+        {
+          relieve_leader (s);
+          looked = false;
+          continue;
+        }
+      seen = s->taken;
+      looked = true;
+      struct timespec until;
+      clock_gettime (CLOCK_MONOTONIC, &until);
+      until.tv_nsec += WATCH_TICK_US * 1000L;
+      if (until.tv_nsec >= 1000000000)
+        {
+          until.tv_sec++;
+          until.tv_nsec -= 1000000000;
+        }
+      pthread_cond_timedwait (&s->watch, &s->lock, &until);
+    }
+  pthread_mutex_unlock (&s->lock);
+  return NULL;
+}
+
+/* Waits as a follower until this worker may lead; false when it should leave instead (idle
+ * for WORKER_IDLE_MS while another leads, or stopping).  S's lock is held. */
+static bool
+await_turn (struct server *s)
+{
+  struct timespec until;
+  clock_gettime (CLOCK_MONOTONIC, &until);
+  until.tv_sec += WORKER_IDLE_MS / 1000;
+  s->followers++;
+  int r = 0;
+  while (s->led && !s->stopping && r != ETIMEDOUT)
+    r = pthread_cond_timedwait (&s->turn, &s->lock, &until);
+  s->followers--;
+  return !s->led && !s->stopping;
 }
 
 static void *
 worker_main (void *arg)
 {
   struct server *s = arg;
+  uint64_t term = 0; /* this worker's, while it leads */
   pthread_mutex_lock (&s->lock);
   while (!s->stopping)
     {
+      bool leading = s->led && s->leader_term == term;
+      if (!leading)
+        {
+          if (s->led && !await_turn (s))
+            break;
+          if (s->stopping)
+            break;
+          s->led = true;
+          term = ++s->leader_term;
+          s->leader_serving = false;
+        }
       s->accepting++;
       pthread_mutex_unlock (&s->lock);
       int fd = accept4 (s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -576,9 +678,6 @@ worker_main (void *arg)
       s->accepting--;
       if (fd < 0)
         {
-          /* Idle for WORKER_IDLE_MS: leave, unless nobody else would be accepting. */
-          if ((e == EAGAIN || e == EWOULDBLOCK) && s->accepting > 0)
-            break;
           if (!s->stopping && (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM))
             {
               pthread_mutex_unlock (&s->lock);
@@ -597,6 +696,14 @@ worker_main (void *arg)
           close (fd);
           continue;
         }
+      /* Serving: the watcher relieves this worker if the connection holds it up. */
+      if (s->led && s->leader_term == term)
+        {
+          s->leader_serving = true;
+          s->taken++;
+          if (s->watcher_asleep)
+            pthread_cond_signal (&s->watch);
+        }
       /* A peer whose uid the kernel cannot tell counts as one uid of its own. */
       uid_t uid;
       if (bx_peer_uid (fd, &uid) < 0)
@@ -608,24 +715,20 @@ worker_main (void *arg)
           refuse_busy (s, fd);
           close (fd);
           pthread_mutex_lock (&s->lock);
-          continue;
         }
-      s->active++;
-      /* Keep someone in accept(): when every worker is serving a call (those between a
-       * call and accept() will be back at once), a new worker; under the limit it serves,
-       * at the limit it is the one spare that answers "busy".  A worker in accept() is
-       * never serving, so this already implies `accepting == 0`; testing only that would
-       * also count a worker just started or answering "busy" as missing, and starts more
-       * (23 workers instead of 12 with 8 clients in the benchmark). */
-      if (s->workers <= s->active && s->workers <= s->config->max_connections)
-        spawn_worker (s);
-      pthread_mutex_unlock (&s->lock);
-      serve_call (s, fd);
-      close (fd);
-      pthread_mutex_lock (&s->lock);
-      bx_peers_drop (&s->peers, uid);
-      s->active--;
-      pthread_cond_broadcast (&s->done);
+      else
+        {
+          s->active++;
+          pthread_mutex_unlock (&s->lock);
+          serve_call (s, fd);
+          close (fd);
+          pthread_mutex_lock (&s->lock);
+          bx_peers_drop (&s->peers, uid);
+          s->active--;
+          pthread_cond_broadcast (&s->done);
+        }
+      if (s->led && s->leader_term == term)
+        s->leader_serving = false;
     }
   s->workers--;
   pthread_cond_broadcast (&s->done);
@@ -650,14 +753,22 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   pthread_condattr_init (&ca);
   pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
   pthread_cond_init (&s->done, &ca);
+  pthread_cond_init (&s->turn, &ca);
+  pthread_cond_init (&s->watch, &ca);
   pthread_condattr_destroy (&ca);
 
-  /* accept() honours the socket's receive timeout: the idle workers' clock. */
-  struct timeval idle = { WORKER_IDLE_MS / 1000, (WORKER_IDLE_MS % 1000) * 1000 };
-  if (setsockopt (listen_fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof idle) < 0)
-    bx_log (ops->journal, LOG_WARNING, NULL, "cannot set the workers' idle time: %s",
-            strerror (errno));
-
+  int r = pthread_create (&s->watcher, NULL, watcher_main, s);
+  if (r != 0)
+    {
+      bx_log (ops->journal, LOG_CRIT, NULL, "cannot start the workers' watcher: %s; stopping",
+              strerror (r));
+      pthread_cond_destroy (&s->done);
+      pthread_cond_destroy (&s->turn);
+      pthread_cond_destroy (&s->watch);
+      pthread_mutex_destroy (&s->lock);
+      free (s);
+      return -1;
+    }
   pthread_mutex_lock (&s->lock);
   spawn_worker (s);
   pthread_mutex_unlock (&s->lock);
@@ -703,7 +814,10 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   pthread_mutex_lock (&s->lock);
   s->stopping = true;
   unsigned waiting = s->accepting;
+  pthread_cond_broadcast (&s->turn);
+  pthread_cond_signal (&s->watch);
   pthread_mutex_unlock (&s->lock);
+  pthread_join (s->watcher, NULL);
   if (ops->socket_activated)
     /* systemd's socket stays open for the next start: shutting it down would break it for
      * good.  The workers in accept() are woken by connections of our own instead. */
@@ -764,6 +878,8 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
     return 1;
   close (listen_fd);
   pthread_cond_destroy (&s->done);
+  pthread_cond_destroy (&s->turn);
+  pthread_cond_destroy (&s->watch);
   pthread_mutex_destroy (&s->lock);
   bx_peers_clear (&s->peers);
   free (s);

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The socket server: one request per connection, each served by one of a pool of worker
- * threads (started as needed, up to max_connections + 1, and kept).
+ * threads, leader and followers (server.c tells how): calls that do not block are taken one
+ * after the other by one thread; a call that blocks hands accept() to another worker within
+ * a millisecond.  Workers are started as needed, up to max_connections + 1, and leave after
+ * 5 s without work, one always staying.
  *
  *   - A connection must deliver its whole request frame within request_timeout_ms (one
  *     deadline for the frame, not one per read): a client that stalls is cut off without
@@ -35,7 +38,7 @@ int bx_server_listen_at (const char *path, unsigned mode, int *fd, bx_error *err
 /* Serves on LISTEN_FD until SIGNAL_FD says SIGTERM or SIGINT.  Returns 0 when every call
  * finished and every worker left (LISTEN_FD is then closed), or the number of calls still
  * running when the grace period ended (at least 1): then MODULE, AUDIT and CONFIG may still
- * be in use and must not be freed. */
+ * be in use and must not be freed.  -1 when it could not start serving (logged). */
 struct bx_ops;
 int bx_server_run (const struct bx_config *config, struct bx_module *module, struct bx_audit *audit,
                    struct bx_approvals *approvals, struct bx_ops *ops, int listen_fd,

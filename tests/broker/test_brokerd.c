@@ -679,6 +679,40 @@ START_TEST (test_brokerd_cuts_off_a_stalled_client_at_the_deadline)
 }
 END_TEST
 
+/* One worker takes quick calls one after the other; a call that blocks in the module hands
+ * the queue to another worker within about a millisecond, so a quick call behind it is not
+ * held up, and the blocked one is still answered. */
+START_TEST (test_brokerd_a_blocked_run_does_not_hold_up_the_next_call)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, NULL,
+               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 1500\n");
+  broker_start (&b);
+  struct client slow = { .b = &b };
+  strcpy (slow.args, "{\"command\": \"sleep\"}");
+  pthread_t t;
+  pthread_create (&t, NULL, client_main, &slow);
+  sleep_ms (200); /* the slow call is in its run */
+  int64_t t0 = bx_now_ms ();
+  for (int i = 0; i < 20; i++)
+    {
+      json_t *r = call (&b, "read_file", "{\"path\": \"/etc/passwd\"}");
+      ck_assert_str_eq (msg_type (r), "denied");
+      json_decref (r);
+    }
+  int64_t quick = bx_now_ms () - t0;
+  printf ("20 quick calls behind a blocked run: %lld ms\n", (long long)quick);
+  ck_assert_msg (quick < 1000, "20 quick calls took %lld ms behind a blocked run",
+                 (long long)quick);
+  pthread_join (t, NULL);
+  ck_assert_ptr_nonnull (slow.answer);
+  ck_assert_str_eq (msg_type (slow.answer), "result");
+  json_decref (slow.answer);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
 START_TEST (test_brokerd_deadline_covers_the_whole_frame_not_each_read)
 {
   SKIP_WITHOUT_FAKE ();
@@ -1520,6 +1554,7 @@ make_suite (void)
   tcase_add_test (tc, test_brokerd_answers_every_malformed_frame_with_an_error);
   tcase_add_test (tc, test_brokerd_runs_many_calls_at_once);
   tcase_add_test (tc, test_brokerd_cuts_off_a_stalled_client_at_the_deadline);
+  tcase_add_test (tc, test_brokerd_a_blocked_run_does_not_hold_up_the_next_call);
   tcase_add_test (tc, test_brokerd_deadline_covers_the_whole_frame_not_each_read);
   tcase_add_test (tc, test_brokerd_refuses_past_max_connections_at_once);
   tcase_add_test (tc, test_brokerd_cuts_off_a_client_that_does_not_read_its_answer);
