@@ -16,6 +16,7 @@
 
 #include "audit.h"
 #include "config.h"
+#include "peers.h"
 #include "policy.h"
 
 struct bx_audit
@@ -107,14 +108,17 @@ bx_audit_reopen (struct bx_audit *a, bx_error *err)
 void
 bx_audit_set_peer (struct bx_audit_record *r, int fd)
 {
-  struct ucred cred;
-  socklen_t len = sizeof cred;
-  r->uid = r->pid = -1;
-  if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof cred)
-    {
-      r->uid = cred.uid;
-      r->pid = cred.pid;
-    }
+  uid_t uid;
+  pid_t pid;
+  bool known = bx_peer_cred (fd, &uid, &pid) == 0;
+  bx_audit_set_peer_ids (r, known ? uid : (uid_t)-1, known ? pid : (pid_t)-1);
+}
+
+void
+bx_audit_set_peer_ids (struct bx_audit_record *r, uid_t uid, pid_t pid)
+{
+  r->uid = uid == (uid_t)-1 ? -1 : (long long)uid;
+  r->pid = pid == (pid_t)-1 ? -1 : (long long)pid;
 }
 
 void
@@ -238,8 +242,6 @@ append (struct bx_audit *a, const char *line, size_t len)
       errno = a->open_errno ? a->open_errno : EBADF;
       return -1;
     }
-  /* Only brokerd writes the file, under A's lock: its end now is where this line starts. */
-  off_t start = a->owned ? lseek (a->fd, 0, SEEK_END) : -1;
   size_t done = 0;
   while (done < len)
     {
@@ -249,9 +251,15 @@ append (struct bx_audit *a, const char *line, size_t len)
       if (w <= 0)
         {
           /* A full disk took part of the line: cut it off, so the file holds whole lines
-           * and the next line still chains from the last whole one. */
-          if (done > 0 && start >= 0 && ftruncate (a->fd, start) < 0)
-            return -1;
+           * and the next line still chains from the last whole one.  Only brokerd writes
+           * the file, under A's lock: the line started DONE bytes before the end. */
+          int e = errno;
+          off_t end = done > 0 && a->owned ? lseek (a->fd, 0, SEEK_END) : -1;
+          if (w == 0)
+            e = ENOSPC;
+          if (end >= (off_t)done && ftruncate (a->fd, end - (off_t)done) < 0)
+            e = errno;
+          errno = e;
           return -1;
         }
       done += (size_t)w;

@@ -109,6 +109,8 @@ char *bx_audit_format (const struct bx_audit_record *record, int64_t time_ms);
 struct bx_tool_args;
 /* Fills UID and PID from the peer of the connected socket FD (-1 each when unknown). */
 void bx_audit_set_peer (struct bx_audit_record *record, int fd);
+/* The same from a peer already known: (uid_t)-1 and (pid_t)-1 for unknown. */
+void bx_audit_set_peer_ids (struct bx_audit_record *record, uid_t uid, pid_t pid);
 /* Fills the argument summary from ARGS, which must outlive the record's use: the path, the
  * cwd, the command's first bytes, the URL's host (none when the URL does not check). */
 void bx_audit_set_args (struct bx_audit_record *record, const struct bx_tool_args *args);

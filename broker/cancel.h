@@ -6,8 +6,10 @@
  * read the answer, so the call goes on (approvals.c treats a waiting call the same way).  When
  * brokerd stops and its grace period is over, every call still running is cancelled the same way.
  *
- * One thread and one epoll set for the whole server, rather than a thread per call:
- * watching a call then costs two epoll_ctl calls. */
+ * One thread and one epoll set for the whole server, rather than a thread per call.  A call's
+ * client joins the epoll set only once its run has lasted BX_CANCEL_WATCH_AFTER_MS: most
+ * runs end sooner, and then watching them costs no system call at all; a client that hangs
+ * up during a longer run is still seen at once, and one gone before is seen at that point. */
 #ifndef BX_BROKER_CANCEL_H
 #define BX_BROKER_CANCEL_H
 
@@ -20,6 +22,9 @@
 
 struct bx_canceller;
 
+/* How long a run goes before its client is watched. */
+#define BX_CANCEL_WATCH_AFTER_MS 1
+
 /* One watched call; lives in the caller's frame between watch and unwatch. */
 struct bx_cancel_watch
 {
@@ -27,8 +32,10 @@ struct bx_cancel_watch
   int client_fd;
   bx_run_spec *spec;
   uint64_t id;
-  bool registered;
-  bool cancelled; /* set (under the canceller's lock) when the call was cancelled */
+  int64_t since_ns; /* when the watch started (CLOCK_MONOTONIC) */
+  bool listed;      /* on the canceller's list */
+  bool registered;  /* in its epoll set */
+  bool cancelled;   /* set (under the canceller's lock) when the call was cancelled */
   struct bx_cancel_watch *next;
 };
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Connections per peer uid.  See peers.h. */
 
+#include <errno.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 
@@ -14,13 +15,19 @@ struct bx_peer_count
 };
 
 int
-bx_peer_uid (int fd, uid_t *uid)
+bx_peer_cred (int fd, uid_t *uid, pid_t *pid)
 {
   struct ucred cred;
   socklen_t len = sizeof cred;
   if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
     return -1;
+  if (len != sizeof cred)
+    {
+      errno = EPROTO;
+      return -1;
+    }
   *uid = cred.uid;
+  *pid = cred.pid;
   return 0;
 }
 

@@ -15,9 +15,9 @@ struct bx_peers
   size_t len, cap;
 };
 
-/* The uid of the process at the other end of the connected Unix socket FD; -1 with errno
- * when the kernel cannot tell. */
-int bx_peer_uid (int fd, uid_t *uid);
+/* The uid and pid of the process at the other end of the connected Unix socket FD (from
+ * the kernel, SO_PEERCRED); -1 with errno when the kernel cannot tell. */
+int bx_peer_cred (int fd, uid_t *uid, pid_t *pid);
 /* Counts one more connection for UID when it holds fewer than MAX; false (nothing counted)
  * when it already holds MAX. */
 bool bx_peers_take (struct bx_peers *peers, uid_t uid, unsigned max);

@@ -37,7 +37,7 @@ struct bx_run_spec
   char *call;
   char *session;
   uint64_t limits[BX_LIMIT_COUNT];
-  int cancel_fd; /* an eventfd, made on first use; -1 before */
+  atomic_int cancel_fd; /* an eventfd, made when the module first asks; -1 before */
   atomic_int cancelled;
 };
 
@@ -51,7 +51,7 @@ bx_run_spec_new (enum bx_tool tool, const char *arguments_json, size_t len, cons
   spec->arguments_len = strlen (spec->arguments);
   spec->call = bx_xstrdup (call != NULL ? call : "");
   spec->session = bx_xstrdup (session != NULL ? session : "");
-  spec->cancel_fd = -1;
+  atomic_init (&spec->cancel_fd, -1);
   atomic_init (&spec->cancelled, 0);
   return spec;
 }
@@ -123,8 +123,9 @@ bx_run_spec_free (bx_run_spec *spec)
   free (spec->rootfs);
   free (spec->call);
   free (spec->session);
-  if (spec->cancel_fd >= 0)
-    close (spec->cancel_fd);
+  int fd = atomic_load (&spec->cancel_fd);
+  if (fd >= 0)
+    close (fd);
   free (spec);
 }
 
@@ -135,12 +136,13 @@ bx_run_spec_set_limit (bx_run_spec *spec, enum bx_limit which, uint64_t value)
     spec->limits[which] = value;
 }
 
-int
-bx_run_spec_prepare_cancel (bx_run_spec *spec)
+/* Makes FD readable: the call is cancelled.  An eventfd written once cannot lack room. */
+static void
+signal_cancel (int fd)
 {
-  if (spec->cancel_fd < 0)
-    spec->cancel_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
-  return spec->cancel_fd;
+  uint64_t one = 1;
+  while (write (fd, &one, sizeof one) < 0 && errno == EINTR)
+    ;
 }
 
 void
@@ -148,13 +150,9 @@ bx_run_spec_cancel (bx_run_spec *spec)
 {
   if (atomic_exchange (&spec->cancelled, 1) != 0)
     return;
-  if (spec->cancel_fd >= 0)
-    {
-      uint64_t one = 1;
-      /* Cannot fail for want of room: it is written once. */
-      while (write (spec->cancel_fd, &one, sizeof one) < 0 && errno == EINTR)
-        ;
-    }
+  int fd = atomic_load (&spec->cancel_fd);
+  if (fd >= 0)
+    signal_cancel (fd);
 }
 
 uint64_t
@@ -165,10 +163,32 @@ bx_run_spec_limit (const bx_run_spec *spec, int which)
   return spec->limits[which];
 }
 
+/* Made on first use: most runs (a quick module, a module that never polls) never ask, and
+ * the descriptor would cost two system calls per call. */
 int
-bx_run_spec_cancel_fd (const bx_run_spec *spec)
+bx_run_spec_cancel_fd (const bx_run_spec *cspec)
 {
-  return spec == NULL ? -1 : spec->cancel_fd;
+  if (cspec == NULL)
+    return -1;
+  bx_run_spec *spec = (bx_run_spec *)cspec; /* only the lazily made descriptor changes */
+  int fd = atomic_load (&spec->cancel_fd);
+  if (fd >= 0)
+    return fd;
+  int made = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (made < 0)
+    return -1;
+  int none = -1;
+  if (!atomic_compare_exchange_strong (&spec->cancel_fd, &none, made))
+    {
+      /* Another thread of the module made one first. */
+      close (made);
+      return none;
+    }
+  /* A cancel that came before the descriptor existed found none to write: written now (a
+   * cancel racing this writes it too, and twice is still readable). */
+  if (atomic_load (&spec->cancelled))
+    signal_cancel (made);
+  return made;
 }
 
 int

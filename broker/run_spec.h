@@ -27,9 +27,6 @@ void bx_run_spec_set_rootfs (bx_run_spec *spec, const char *rootfs);
 void bx_run_spec_free (bx_run_spec *spec);
 /* Sets limit WHICH (0: not set). */
 void bx_run_spec_set_limit (bx_run_spec *spec, enum bx_limit which, uint64_t value);
-/* Makes the descriptor a module polls for cancellation (before the run starts); returns it,
- * or -1 when none could be made (then a cancelled call is still marked). */
-int bx_run_spec_prepare_cancel (bx_run_spec *spec);
 /* Cancels the call: marks it and makes its descriptor readable.  Safe from any thread, at
  * most once in effect. */
 void bx_run_spec_cancel (bx_run_spec *spec);
@@ -52,6 +49,8 @@ const char *bx_run_spec_rootfs (const bx_run_spec *spec);
 const char *bx_run_spec_call (const bx_run_spec *spec);
 const char *bx_run_spec_session (const bx_run_spec *spec);
 uint64_t bx_run_spec_limit (const bx_run_spec *spec, int which);
+/* The descriptor that becomes readable when the call is cancelled, made on the first ask;
+ * -1 when none could be made (a cancelled call is still marked: bx_run_spec_cancelled). */
 int bx_run_spec_cancel_fd (const bx_run_spec *spec);
 int bx_run_spec_cancelled (const bx_run_spec *spec);
 

@@ -155,7 +155,6 @@ bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const 
       report->outcome = "failed";
       return bx_msg_failed (id, BX_SENTENCE_PROTECTED);
     }
-  bx_run_spec_prepare_cancel (spec);
   struct bx_cancel_watch watch;
   bx_cancel_watch_start (canceller, &watch, client_fd, spec);
   struct bx_run_output out = { 0 };

@@ -215,9 +215,10 @@ now_ns (void)
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* A call taken on FD: its clocks started, its peer on its audit record, counted. */
+/* A call taken on FD from the peer UID, PID: its clocks started, its peer on its audit
+ * record, counted. */
 static void
-call_begin (struct call *c, struct server *s, int fd)
+call_begin (struct call *c, struct server *s, int fd, uid_t uid, pid_t pid)
 {
   *c = (struct call){
     .server = s,
@@ -228,7 +229,7 @@ call_begin (struct call *c, struct server *s, int fd)
     .decide_ns = -1,
     .run_ns = -1,
   };
-  bx_audit_set_peer (&c->rec, fd);
+  bx_audit_set_peer_ids (&c->rec, uid, pid);
   bx_metrics_call_started (s->ops->metrics);
 }
 
@@ -510,10 +511,10 @@ run_request (struct call *c, const struct bx_envelope *env, const char *id)
 
 /* One connection: its request read and checked, then decided and run. */
 static void
-serve_call (struct server *s, int fd)
+serve_call (struct server *s, int fd, uid_t uid, pid_t pid)
 {
   struct call c;
-  call_begin (&c, s, fd);
+  call_begin (&c, s, fd, uid, pid);
   /* The envelope's strings point into the frame: it lives until the call is answered. */
   json_auto_t *frame = NULL;
   struct bx_envelope env;
@@ -527,10 +528,10 @@ serve_call (struct server *s, int fd)
  * (BUSY_DRAIN_MS) before closing, so its write does not fail with EPIPE and it reads the
  * refusal instead of "cannot send". */
 static void
-refuse_busy (struct server *s, int fd)
+refuse_busy (struct server *s, int fd, uid_t uid, pid_t pid)
 {
   struct call c;
-  call_begin (&c, s, fd);
+  call_begin (&c, s, fd, uid, pid);
   refuse (&c, NULL, busy_detail);
   shutdown (fd, SHUT_WR);
   int64_t deadline = bx_deadline_in (BUSY_DRAIN_MS);
@@ -596,23 +597,50 @@ relieve_leader (struct server *s)
   /* else every worker serves: the next to finish its call leads. */
 }
 
+/* Waits on S's watch condition for a tick; S's lock is held. */
+static void
+watch_tick (struct server *s)
+{
+  struct timespec until;
+  clock_gettime (CLOCK_MONOTONIC, &until);
+  until.tv_nsec += WATCH_TICK_US * 1000L;
+  if (until.tv_nsec >= 1000000000)
+    {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000;
+    }
+  pthread_cond_timedwait (&s->watch, &s->lock, &until);
+}
+
 static void *
 watcher_main (void *arg)
 {
   struct server *s = arg;
   uint64_t seen = 0;
-  bool looked = false; /* SEEN is from the last look at a serving leader */
+  bool looked = false;      /* SEEN is from the last look, at a serving leader */
+  bool idle_looked = false; /* the last look found the leader not serving */
   pthread_mutex_lock (&s->lock);
   while (!s->stopping)
     {
       if (!s->led || !s->leader_serving)
         {
           looked = false;
+          if (!idle_looked)
+            {
+              /* Look once more a tick later before sleeping without a deadline: on a busy
+               * brokerd the leader is back serving by then, and a watcher that slept at
+               * each gap between calls would be woken for each. */
+              idle_looked = true;
+              watch_tick (s);
+              continue;
+            }
           s->watcher_asleep = true;
           pthread_cond_wait (&s->watch, &s->lock);
           s->watcher_asleep = false;
+          idle_looked = false;
           continue;
         }
+      idle_looked = false;
       if (looked && s->taken == seen)
         {
           relieve_leader (s);
@@ -621,15 +649,7 @@ watcher_main (void *arg)
         }
       seen = s->taken;
       looked = true;
-      struct timespec until;
-      clock_gettime (CLOCK_MONOTONIC, &until);
-      until.tv_nsec += WATCH_TICK_US * 1000L;
-      if (until.tv_nsec >= 1000000000)
-        {
-          until.tv_sec++;
-          until.tv_nsec -= 1000000000;
-        }
-      pthread_cond_timedwait (&s->watch, &s->lock, &until);
+      watch_tick (s);
     }
   pthread_mutex_unlock (&s->lock);
   return NULL;
@@ -706,13 +726,17 @@ worker_main (void *arg)
         }
       /* A peer whose uid the kernel cannot tell counts as one uid of its own. */
       uid_t uid;
-      if (bx_peer_uid (fd, &uid) < 0)
-        uid = (uid_t)-1;
+      pid_t pid;
+      if (bx_peer_cred (fd, &uid, &pid) < 0)
+        {
+          uid = (uid_t)-1;
+          pid = (pid_t)-1;
+        }
       if (s->active >= s->config->max_connections
           || !bx_peers_take (&s->peers, uid, s->config->max_connections_per_uid))
         {
           pthread_mutex_unlock (&s->lock);
-          refuse_busy (s, fd);
+          refuse_busy (s, fd, uid, pid);
           close (fd);
           pthread_mutex_lock (&s->lock);
         }
@@ -720,7 +744,7 @@ worker_main (void *arg)
         {
           s->active++;
           pthread_mutex_unlock (&s->lock);
-          serve_call (s, fd);
+          serve_call (s, fd, uid, pid);
           close (fd);
           pthread_mutex_lock (&s->lock);
           bx_peers_drop (&s->peers, uid);

@@ -122,7 +122,6 @@ new_spec (struct kit *k, enum bx_tool tool, const char *json)
   char call[32];
   snprintf (call, sizeof call, "c%u", n);
   bx_run_spec *spec = bx_run_spec_new (tool, json, strlen (json), call, k->session);
-  bx_run_spec_prepare_cancel (spec);
   /* What brokerd passes without a limit in its config: the output cap is always set. */
   bx_run_spec_set_limit (spec, BX_LIMIT_OUTPUT, BX_HOST_OUTPUT_CAP);
   return spec;

@@ -105,7 +105,6 @@ main (int argc, char **argv)
   bx_run_spec_free (spec);
 
   spec = bx_run_spec_new (BX_TOOL_SHELL, shell_args, strlen (shell_args), "call-4", "session-1");
-  bx_run_spec_prepare_cancel (spec);
   pthread_t t;
   pthread_create (&t, NULL, cancel_later, spec);
   int64_t t0 = bx_now_ms ();

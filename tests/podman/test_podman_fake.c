@@ -382,7 +382,6 @@ START_TEST (test_a_cancelled_call_kills_and_removes_its_container)
   use_fixture ("sleep");
   struct bx_module *m = load (NULL);
   bx_run_spec *spec = test_spec (BX_TOOL_SHELL, "{\"command\":\"sleep 60\"}", "c1", NULL);
-  bx_run_spec_prepare_cancel (spec);
   struct cancel_arg c = { spec, 300 };
   pthread_t t;
   pthread_create (&t, NULL, cancel_later, &c);
@@ -416,7 +415,6 @@ START_TEST (test_a_call_cancelled_before_it_starts_runs_nothing)
   use_fixture ("ok");
   struct bx_module *m = load (NULL);
   bx_run_spec *spec = test_spec (BX_TOOL_SHELL, "{\"command\":\"true\"}", "c1", NULL);
-  bx_run_spec_prepare_cancel (spec);
   bx_run_spec_cancel (spec);
   struct bx_run_output out;
   const char *sentence = NULL;

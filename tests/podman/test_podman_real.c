@@ -464,7 +464,6 @@ START_TEST (test_real_a_cancelled_call_loses_its_container_within_a_second)
   struct bx_module *m = load (NULL);
   struct cancel_run r = { .m = m };
   r.spec = bx_run_spec_new (BX_TOOL_SHELL, "{\"command\":\"sleep 60\"}", 22, "cancelme", session);
-  bx_run_spec_prepare_cancel (r.spec);
   pthread_t t;
   pthread_create (&t, NULL, cancel_run_main, &r);
   char part[128];
