@@ -260,6 +260,109 @@ START_TEST (test_audit_summary_keeps_the_path_cwd_command_start_and_host)
 }
 END_TEST
 
+/* The line as jansson dumps the same object: the oracle for bx_audit_format's own writer. */
+static char *
+jansson_line (const struct bx_audit_record *r, const char *when)
+{
+  json_t *o = json_pack ("{s:s, s:s?, s:s?, s:s?}", "time", when, "session", r->session, "call",
+                         r->call, "tool", r->tool);
+  json_object_set_new (o, "uid", r->uid >= 0 ? json_integer (r->uid) : json_null ());
+  json_object_set_new (o, "pid", r->pid >= 0 ? json_integer (r->pid) : json_null ());
+  json_t *args = json_object ();
+  const char *keys[] = { "path", "cwd", "command", "host" };
+  const char *values[] = { r->arg_path, r->arg_cwd, r->arg_command, r->arg_host };
+  for (int i = 0; i < 4; i++)
+    if (values[i] != NULL)
+      json_object_set_new (args, keys[i], json_string (values[i]));
+  json_object_set_new (o, "args", args);
+  json_object_set_new (o, "grant", r->grant > 0 ? json_integer (r->grant) : json_null ());
+  json_object_set_new (o, "decision", json_pack ("s?", r->decision));
+  json_object_set_new (o, "reason", json_pack ("s?", r->reason));
+  json_object_set_new (o, "outcome", json_pack ("s?", r->outcome));
+  json_object_set_new (o, "duration_ms", json_integer (r->duration_ms));
+  json_object_set_new (o, "output_bytes", json_integer ((json_int_t)r->output_bytes));
+  json_object_set_new (o, "truncated", json_boolean (r->truncated));
+  if (r->content_bytes >= 0)
+    json_object_set_new (o, "content_bytes", json_integer (r->content_bytes));
+  if (r->approval != NULL)
+    json_object_set_new (o, "approval",
+                         json_pack ("{s:s, s:s, s:o, s:I}", "id", r->approval->id, "state",
+                                    r->approval->state, "approver_uid",
+                                    r->approval->approver_uid >= 0
+                                        ? json_integer (r->approval->approver_uid)
+                                        : json_null (),
+                                    "waited_ms", (json_int_t)r->approval->waited_ms));
+  if (r->egress != NULL)
+    json_object_set (o, "egress", (json_t *)r->egress);
+  if (r->n_allow_private > 0)
+    {
+      json_t *ranges = json_array ();
+      for (size_t i = 0; i < r->n_allow_private; i++)
+        json_array_append_new (ranges, json_string (r->allow_private[i]));
+      json_object_set_new (o, "allow_private", ranges);
+    }
+  if (r->image != NULL)
+    json_object_set_new (o, "image", json_string (r->image));
+  if (r->rootfs != NULL)
+    json_object_set_new (o, "rootfs", json_string (r->rootfs));
+  char *line = json_dumps (o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  json_decref (o);
+  return line;
+}
+
+START_TEST (test_audit_line_is_what_jansson_makes_of_it)
+{
+  /* Every escape JSON has, every control byte, quotes, backslashes, DEL, slashes and
+   * multi-byte UTF-8, in every kind of field. */
+  char controls[40];
+  for (int i = 1; i < 32; i++)
+    controls[i - 1] = (char)i;
+  strcpy (controls + 31, "\"\\/\x7f");
+  const char *odd = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \"q\" a\\b </x>";
+  struct bx_audit_approval approval
+      = { .id = "a\"1", .state = "approved", .approver_uid = -1, .waited_ms = 1234 };
+  const char *ranges[] = { "10.0.0.0/8", "fd00::/8" };
+  json_t *egress = json_pack ("[{s:s, s:i, s:i, s:s}]", "host", "example.com", "port", 443, "reply",
+                              0, "address", "93.184.216.34");
+  struct bx_audit_record cases[] = {
+    record ("c1"),
+    { .session = controls,
+      .call = "c2",
+      .tool = odd,
+      .uid = -1,
+      .pid = -1,
+      .arg_path = odd,
+      .arg_cwd = controls,
+      .arg_command = "printf '%s\\n' \"$HOME\"",
+      .arg_host = "h",
+      .grant = 3,
+      .decision = "allowed",
+      .reason = NULL,
+      .outcome = "running",
+      .duration_ms = 1234567890123LL,
+      .output_bytes = 4128768,
+      .truncated = true,
+      .content_bytes = 0,
+      .approval = &approval,
+      .egress = egress,
+      .allow_private = ranges,
+      .n_allow_private = 2,
+      .image = "localhost/x@sha256:ab",
+      .rootfs = "/r@sha256:cd" },
+    { .content_bytes = -1, .uid = 0, .pid = 1 },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    {
+      cleanup_free char *ours = bx_audit_format (&cases[i], 1764500000123LL);
+      cleanup_free char *theirs = jansson_line (&cases[i], "2025-11-30T10:53:20.123Z");
+      ck_assert_str_eq (ours, theirs);
+    }
+  cleanup_free char *epoch = bx_audit_format (&cases[2], 0);
+  ck_assert_ptr_nonnull (strstr (epoch, "\"time\":\"1970-01-01T00:00:00.000Z\""));
+  json_decref (egress);
+}
+END_TEST
+
 /* ---- boxmaker audit verify. ------------------------------------------------------------- */
 
 static void
@@ -388,6 +491,7 @@ make_suite (void)
   TCase *tc = tcase_create ("audit");
   tcase_set_timeout (tc, 30);
   tcase_add_test (tc, test_audit_hash_is_sha256);
+  tcase_add_test (tc, test_audit_line_is_what_jansson_makes_of_it);
   tcase_add_test (tc, test_audit_lines_chain_from_a_new_start);
   tcase_add_test (tc, test_audit_chain_continues_across_a_restart);
   tcase_add_test (tc, test_audit_chain_continues_across_rotation);
