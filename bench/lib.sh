@@ -83,19 +83,24 @@ cpu_ticks () { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 field () { tr ' ' '\n' < "$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
 
+# bench_load NAME SOCKET PID CALLS CLIENTS OUT: with $load and $args, CALLS calls from
+# CLIENTS at once; leaves the load generator's line in OUT with the server's CPU time per
+# call appended (server_cpu_us, from /proc/PID/stat: less noisy than wall time on a shared
+# machine).
+bench_load () {
+  t0=$(cpu_ticks "$3")
+  "$load" "$2" "$4" "$5" read_file "$args" > "$6.tmp"
+  t1=$(cpu_ticks "$3")
+  awk -v t="$((t1 - t0))" -v hz="$(getconf CLK_TCK)" -v n="$4" \
+    'BEGIN { printf " server_cpu_us=%.1f\n", t * 1e6 / hz / n }' >> "$6.tmp"
+  tr -d '\n' < "$6.tmp" > "$6" && rm "$6.tmp"
+}
+
 # bench_measure NAME SOCKET PID: with $load and $args, 1,000 calls to warm up, then
 # $seq_calls from one client and $par_calls from $clients at once; leaves the load
-# generator's figures in $work/NAME.seq and $work/NAME.par, each with the server's CPU time
-# per call appended (from /proc/PID/stat: less noisy than wall time on a shared machine).
+# generator's figures in $work/NAME.seq and $work/NAME.par (bench_load).
 bench_measure () {
   "$load" "$2" 1000 "$clients" read_file "$args" >/dev/null
-  for kind in seq par; do
-    if [ $kind = seq ]; then n=$seq_calls c=1; else n=$par_calls c=$clients; fi
-    t0=$(cpu_ticks "$3")
-    "$load" "$2" "$n" "$c" read_file "$args" > "$work/$1.$kind"
-    t1=$(cpu_ticks "$3")
-    awk -v t="$((t1 - t0))" -v hz="$(getconf CLK_TCK)" -v n="$n" \
-      'BEGIN { printf " server_cpu_us=%.1f\n", t * 1e6 / hz / n }' >> "$work/$1.$kind"
-    tr -d '\n' < "$work/$1.$kind" > "$work/tmp" && mv "$work/tmp" "$work/$1.$kind"
-  done
+  bench_load "$1" "$2" "$3" "$seq_calls" 1 "$work/$1.seq"
+  bench_load "$1" "$2" "$3" "$par_calls" "$clients" "$work/$1.par"
 }

@@ -9,13 +9,17 @@
 #   - brokerd with fake.so (mode fixed, no delay) and a read_file grant: read_file calls
 #     through the client library, one client at a time and 8 at once;
 #   - the same calls against a bare Unix-socket echo server speaking the same frames (echo),
-#     and against the same server with a new thread per connection as brokerd has
-#     (echo+thr), which tells what that part of brokerd's design costs;
+#     and against the same server with a new thread per connection (echo+thr), which tells
+#     what that design would cost;
+#   - the 8-client calls in BENCH_ROUNDS rounds that alternate between the three servers,
+#     each figure the median of its rounds (max and failures: over all rounds), so a change
+#     in the machine's load during the run weighs on every server alike;
 #   - the ratios, each server's CPU time per call (from /proc/PID/stat: less noisy than wall
 #     time on a shared machine), and brokerd's resident memory at rest and after 100,000
 #     calls.
 # Knobs (environment): BENCH_SEQ (sequential calls, 10000), BENCH_PAR (calls with 8 clients,
-# 89000), BENCH_CLIENTS (8).  Warm-up (1000) + SEQ + PAR = the calls before the last RSS.
+# 89000), BENCH_CLIENTS (8), BENCH_ROUNDS (5).  Warm-up (1000) + SEQ + PAR = the calls
+# before the last RSS.
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,7 +27,8 @@ build=${1:-$top/build-bench}
 seq_calls=${BENCH_SEQ:-10000}
 par_calls=${BENCH_PAR:-89000}
 clients=${BENCH_CLIENTS:-8}
-warm=1000 # bench_measure's warm-up calls
+rounds=${BENCH_ROUNDS:-5}
+warm=1000
 
 . "$top/bench/lib.sh"
 bench_build "$build" brokerd fake_runtime bx_bench_broker bx_bench_echo
@@ -49,11 +54,47 @@ thr_pid=$!
 BENCH_MORE_PIDS="$BENCH_MORE_PIDS $thr_pid"
 wait_socket "$work/thr.sock"
 
-bench_measure brokerd "$work/broker.sock" "$broker_pid"
+# The socket and the pid of server NAME.
+server () {
+  case $1 in
+    brokerd) sock=$work/broker.sock pid=$broker_pid ;;
+    echo) sock=$work/echo.sock pid=$echo_pid ;;
+    echo+thr) sock=$work/thr.sock pid=$thr_pid ;;
+  esac
+}
+servers="brokerd echo echo+thr"
+for name in $servers; do
+  server "$name"
+  "$load" "$sock" "$warm" "$clients" read_file "$args" >/dev/null
+  bench_load "$name" "$sock" "$pid" "$seq_calls" 1 "$work/$name.seq"
+done
+r=1
+while [ $r -le "$rounds" ]; do
+  for name in $servers; do
+    server "$name"
+    bench_load "$name" "$sock" "$pid" $((par_calls / rounds)) "$clients" "$work/$name.par.$r"
+  done
+  r=$((r + 1))
+done
 rss_after=$(rss_kb "$broker_pid")
-total=$((warm + $(field "$work/brokerd.seq" calls) + $(field "$work/brokerd.par" calls)))
-bench_measure echo "$work/echo.sock" "$echo_pid"
-bench_measure echo+thr "$work/thr.sock" "$thr_pid"
+total=$((warm + seq_calls + par_calls / rounds * rounds))
+
+# Field K of NAME's rounds, one per line.
+rounds_of () { for f in "$work/$1".par.*; do field "$f" "$2"; done; }
+median () {
+  sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+sum () { awk '{ n += $1 } END { print n }'; }
+for name in $servers; do
+  {
+    printf 'clients=%s calls=%s' "$clients" "$(rounds_of "$name" calls | sum)"
+    for k in calls_per_s p50_us p99_us server_cpu_us client_cpu_us; do
+      printf ' %s=%s' "$k" "$(rounds_of "$name" $k | median)"
+    done
+    printf ' max_us=%s' "$(rounds_of "$name" max_us | sort -n | tail -n 1)"
+    printf ' failures=%s\n' "$(rounds_of "$name" failures | sum)"
+  } > "$work/$name.par"
+done
 # 50,000 more: memory that only grew with the first calls (arenas, caches) stays put now.
 "$load" "$work/broker.sock" 50000 "$clients" read_file "$args" >/dev/null
 sleep 1
@@ -74,6 +115,8 @@ for name in brokerd echo echo+thr; do
       "$(field "$f" failures)"
   done
 done
+echo "(with $clients clients: the median of $rounds rounds alternating between the servers," \
+  "$((par_calls / rounds)) calls each; max and failed over all rounds)"
 echo
 for kind in seq par; do
   awk -v k="$kind" \
