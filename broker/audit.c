@@ -13,6 +13,7 @@
 
 #include "bx/audit_chain.h"
 #include "bx/cleanup.h"
+#include "bx/json_text.h"
 
 #include "audit.h"
 #include "config.h"
@@ -160,140 +161,8 @@ bx_audit_cut_command (const char *command)
   return bx_xstrndup (command, cut);
 }
 
-/* ---- The line, written out directly: building a jansson object for it and dumping that
- * cost about 3 us a line, twice per call.  The text is what json_dumps makes of the same
- * object with JSON_COMPACT | JSON_PRESERVE_ORDER (the tests compare the two). */
-
-struct line
-{
-  char *text;
-  size_t len, cap;
-  bool first; /* no member yet in the object being written */
-};
-
-static void
-put (struct line *l, const char *s, size_t n)
-{
-  if (l->len + n + 1 > l->cap)
-    {
-      while (l->len + n + 1 > l->cap)
-        l->cap *= 2;
-      l->text = bx_xrealloc (l->text, l->cap);
-    }
-  memcpy (l->text + l->len, s, n);
-  l->len += n;
-  l->text[l->len] = '\0';
-}
-
-static void
-put_cstr (struct line *l, const char *s)
-{
-  put (l, s, strlen (s));
-}
-
-/* S as a JSON string, escaped as jansson escapes (S is valid UTF-8, as every string of a
- * request is), or null. */
-static void
-put_string (struct line *l, const char *s)
-{
-  if (s == NULL)
-    {
-      put (l, "null", 4);
-      return;
-    }
-  put (l, "\"", 1);
-  const char *run = s;
-  for (const char *p = s; *p != '\0'; p++)
-    {
-      unsigned char c = (unsigned char)*p;
-      if (c >= 0x20 && c != '"' && c != '\\')
-        continue;
-      put (l, run, (size_t)(p - run));
-      run = p + 1;
-      char esc[8];
-      switch (c)
-        {
-        case '"':
-          put (l, "\\\"", 2);
-          break;
-        case '\\':
-          put (l, "\\\\", 2);
-          break;
-        case '\b':
-          put (l, "\\b", 2);
-          break;
-        case '\f':
-          put (l, "\\f", 2);
-          break;
-        case '\n':
-          put (l, "\\n", 2);
-          break;
-        case '\r':
-          put (l, "\\r", 2);
-          break;
-        case '\t':
-          put (l, "\\t", 2);
-          break;
-        default:
-          snprintf (esc, sizeof esc, "\\u%04X", c);
-          put (l, esc, 6);
-          break;
-        }
-    }
-  put (l, run, strlen (run));
-  put (l, "\"", 1);
-}
-
-static void
-put_key (struct line *l, const char *key)
-{
-  if (!l->first)
-    put (l, ",", 1);
-  l->first = false;
-  put (l, "\"", 1);
-  put_cstr (l, key);
-  put (l, "\":", 2);
-}
-
-static void
-open_object (struct line *l, const char *key)
-{
-  put_key (l, key);
-  put (l, "{", 1);
-  l->first = true;
-}
-
-static void
-close_object (struct line *l)
-{
-  put (l, "}", 1);
-  l->first = false;
-}
-
-static void
-member_string (struct line *l, const char *key, const char *value)
-{
-  put_key (l, key);
-  put_string (l, value);
-}
-
-static void
-member_int (struct line *l, const char *key, long long value)
-{
-  char n[24];
-  put_key (l, key);
-  put (l, n, (size_t)snprintf (n, sizeof n, "%lld", value));
-}
-
-static void
-member_int_or_null (struct line *l, const char *key, long long value)
-{
-  if (value >= 0)
-    member_int (l, key, value);
-  else
-    member_string (l, key, NULL);
-}
-
+/* The line is written out directly (bx/json_text.h): building a jansson object for it and
+ * dumping that cost about 3 us a line, twice per call. */
 char *
 bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
 {
@@ -304,43 +173,41 @@ bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
   snprintf (when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(time_ms % 1000));
 
-  struct line l = { .cap = 512, .first = true };
-  l.text = bx_xmalloc (l.cap);
-  put (&l, "{", 1);
-  member_string (&l, "time", when);
-  member_string (&l, "session", r->session);
-  member_string (&l, "call", r->call);
-  member_string (&l, "tool", r->tool);
-  member_int_or_null (&l, "uid", r->uid);
-  member_int_or_null (&l, "pid", r->pid);
-  open_object (&l, "args");
+  struct bx_json_text t;
+  bx_json_text_open (&t);
+  bx_json_text_string (&t, "time", when);
+  bx_json_text_string (&t, "session", r->session);
+  bx_json_text_string (&t, "call", r->call);
+  bx_json_text_string (&t, "tool", r->tool);
+  bx_json_text_int_or_null (&t, "uid", r->uid);
+  bx_json_text_int_or_null (&t, "pid", r->pid);
+  bx_json_text_begin (&t, "args");
   if (r->arg_path)
-    member_string (&l, "path", r->arg_path);
+    bx_json_text_string (&t, "path", r->arg_path);
   if (r->arg_cwd)
-    member_string (&l, "cwd", r->arg_cwd);
+    bx_json_text_string (&t, "cwd", r->arg_cwd);
   if (r->arg_command)
-    member_string (&l, "command", r->arg_command);
+    bx_json_text_string (&t, "command", r->arg_command);
   if (r->arg_host)
-    member_string (&l, "host", r->arg_host);
-  close_object (&l);
-  member_int_or_null (&l, "grant", r->grant > 0 ? (long long)r->grant : -1);
-  member_string (&l, "decision", r->decision);
-  member_string (&l, "reason", r->reason);
-  member_string (&l, "outcome", r->outcome);
-  member_int (&l, "duration_ms", r->duration_ms);
-  member_int (&l, "output_bytes", (long long)r->output_bytes);
-  put_key (&l, "truncated");
-  put_cstr (&l, r->truncated ? "true" : "false");
+    bx_json_text_string (&t, "host", r->arg_host);
+  bx_json_text_end (&t);
+  bx_json_text_int_or_null (&t, "grant", r->grant > 0 ? (long long)r->grant : -1);
+  bx_json_text_string (&t, "decision", r->decision);
+  bx_json_text_string (&t, "reason", r->reason);
+  bx_json_text_string (&t, "outcome", r->outcome);
+  bx_json_text_int (&t, "duration_ms", r->duration_ms);
+  bx_json_text_int (&t, "output_bytes", (long long)r->output_bytes);
+  bx_json_text_bool (&t, "truncated", r->truncated);
   if (r->content_bytes >= 0)
-    member_int (&l, "content_bytes", (long long)r->content_bytes);
+    bx_json_text_int (&t, "content_bytes", (long long)r->content_bytes);
   if (r->approval != NULL)
     {
-      open_object (&l, "approval");
-      member_string (&l, "id", r->approval->id);
-      member_string (&l, "state", r->approval->state);
-      member_int_or_null (&l, "approver_uid", r->approval->approver_uid);
-      member_int (&l, "waited_ms", r->approval->waited_ms);
-      close_object (&l);
+      bx_json_text_begin (&t, "approval");
+      bx_json_text_string (&t, "id", r->approval->id);
+      bx_json_text_string (&t, "state", r->approval->state);
+      bx_json_text_int_or_null (&t, "approver_uid", r->approval->approver_uid);
+      bx_json_text_int (&t, "waited_ms", r->approval->waited_ms);
+      bx_json_text_end (&t);
     }
   if (r->egress != NULL)
     {
@@ -348,28 +215,16 @@ bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
       char *egress = json_dumps ((const json_t *)r->egress, JSON_COMPACT | JSON_PRESERVE_ORDER);
       if (egress == NULL)
         bx_out_of_memory ();
-      put_key (&l, "egress");
-      put_cstr (&l, egress);
+      bx_json_text_raw (&t, "egress", egress);
       free (egress);
     }
   if (r->n_allow_private > 0)
-    {
-      put_key (&l, "allow_private");
-      put (&l, "[", 1);
-      for (size_t i = 0; i < r->n_allow_private; i++)
-        {
-          if (i > 0)
-            put (&l, ",", 1);
-          put_string (&l, r->allow_private[i]);
-        }
-      put (&l, "]", 1);
-    }
+    bx_json_text_strings (&t, "allow_private", r->allow_private, r->n_allow_private);
   if (r->image != NULL)
-    member_string (&l, "image", r->image);
+    bx_json_text_string (&t, "image", r->image);
   if (r->rootfs != NULL)
-    member_string (&l, "rootfs", r->rootfs);
-  put (&l, "}", 1);
-  return l.text;
+    bx_json_text_string (&t, "rootfs", r->rootfs);
+  return bx_json_text_close (&t, NULL);
 }
 
 /* Writes all of LINE (LEN bytes) at the end of A's file, or cuts off what got there. */

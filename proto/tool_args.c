@@ -7,7 +7,9 @@
 
 #include "bx/cleanup.h"
 #include "bx/printable.h"
+#include "bx/json_text.h"
 #include "bx/tool_args.h"
+#include "bx/utf8.h"
 
 /* The fields of each tool, in the order of the canonical JSON.  OFFSET places the value in
  * struct bx_tool_args; DESCRIPTION is what a model reads in the JSON Schema
@@ -230,18 +232,31 @@ bx_tool_args_to_object (const struct bx_tool_args *args)
   return obj;
 }
 
+/* Written out directly (bx/json_text.h), not through bx_tool_args_to_object: brokerd makes
+ * this text for every run.  The same text as json_dumps of that object (the tests compare). */
 char *
 bx_tool_args_to_json (const struct bx_tool_args *args, size_t *len)
 {
-  json_t *obj = bx_tool_args_to_object (args);
-  if (obj == NULL)
+  if (args == NULL || !known_tool (args->tool))
     return NULL;
-  /* jansson keeps insertion order, so the keys come out in the order of tools[]. */
-  char *text = json_dumps (obj, JSON_COMPACT);
-  json_decref (obj);
-  if (text != NULL && len != NULL)
-    *len = strlen (text);
-  return text;
+  for (size_t f = 0; f < tools[args->tool].n_fields; f++)
+    {
+      const struct field *field = &tools[args->tool].fields[f];
+      const char *v = *slot_const (args, field);
+      /* No JSON is better than JSON toolkit would refuse or misread. */
+      if (v == NULL ? !field->optional : !bx_utf8_valid (v, strlen (v)))
+        return NULL;
+    }
+  struct bx_json_text t;
+  bx_json_text_open (&t);
+  for (size_t f = 0; f < tools[args->tool].n_fields; f++)
+    {
+      const struct field *field = &tools[args->tool].fields[f];
+      const char *v = *slot_const (args, field);
+      if (v != NULL)
+        bx_json_text_string (&t, field->name, v);
+    }
+  return bx_json_text_close (&t, len);
 }
 
 json_t *

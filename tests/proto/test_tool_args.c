@@ -330,10 +330,18 @@ END_TEST
 START_TEST (test_tool_args_round_trip_through_the_object_form)
 {
   struct bx_tool_args a = { .tool = SH };
-  a.command = strdup ("printf '%s\\n' \"$HOME\" | tr a-z A-Z\t# \xc3\xa9");
+  a.command = strdup ("printf '%s\\n' \"$HOME\" | tr a-z A-Z\t# \xc3\xa9 \x01\x1f\x7f\r\b\f </a>");
   a.cwd = strdup ("/work/d\xc3\xa9j\xc3\xa0 vu");
   json_t *obj = bx_tool_args_to_object (&a);
   ck_assert_ptr_nonnull (obj);
+  /* The text brokerd writes directly is jansson's text of the object. */
+  size_t len = 0;
+  char *text = bx_tool_args_to_json (&a, &len);
+  char *dumped = json_dumps (obj, JSON_COMPACT);
+  ck_assert_str_eq (text, dumped);
+  ck_assert_uint_eq (len, strlen (dumped));
+  free (text);
+  free (dumped);
   struct bx_tool_args b;
   bx_error err = NULL;
   ck_assert_int_eq (bx_tool_args_from_json (SH, obj, &b, &err), 0);
