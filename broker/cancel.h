@@ -23,7 +23,7 @@
 struct bx_canceller;
 
 /* How long a run goes before its client is watched. */
-#define BX_CANCEL_WATCH_AFTER_MS 1
+#define BX_CANCEL_WATCH_AFTER_MS 10
 
 /* One watched call; lives in the caller's frame between watch and unwatch. */
 struct bx_cancel_watch

@@ -68,7 +68,7 @@ static const char busy_detail[] = "brokerd is busy";
  * follower (or a new worker) takes over accept(), and the old leader finishes its call and
  * becomes a follower.  So a blocked call holds new connections back for at most two ticks,
  * and the number of threads follows the number of blocking calls at once.  The watcher
- * sleeps while the leader is not serving.
+ * sleeps, with no deadline, once it has found the leader idle at two looks in a row.
  *
  * Workers are started as they are first needed, up to max_connections + 1: with
  * max_connections busy, that one more worker answers "brokerd is busy", so a client past
