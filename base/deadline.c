@@ -26,6 +26,14 @@ bx_now_ms (void)
 }
 
 int64_t
+bx_now_ns (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t
 bx_deadline_in (int64_t ms)
 {
   int64_t now = bx_now_ms ();

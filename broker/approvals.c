@@ -110,14 +110,6 @@ wake_waiter (struct bx_approvals *a)
 }
 
 static int64_t
-mono_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int64_t
 unix_now_ms (void)
 {
   struct timespec ts;
@@ -379,10 +371,10 @@ run_main (void *arg)
     {
       /* Cancelled like any call when its client hangs up, or when brokerd stops past its
        * grace period. */
-      int64_t t0 = mono_ns ();
+      int64_t t0 = bx_now_ns ();
       answer = bx_runner_respond (a->module, &e->decision, e->id, e->call, e->session,
                                   a->ops->canceller, e->fd, &report);
-      run_ns = mono_ns () - t0;
+      run_ns = bx_now_ns () - t0;
       if (report.problem != NULL)
         {
           struct bx_log_context ctx = entry_context (e);

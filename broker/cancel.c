@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bx/cleanup.h"
+#include "bx/deadline.h"
 
 #include "cancel.h"
 #include "notify.h"
@@ -30,14 +31,6 @@ struct bx_canceller
   bool stopping;
   bool journal;
 };
-
-static int64_t
-now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void
 wake (struct bx_canceller *c)
@@ -76,7 +69,7 @@ static int
 register_due (struct bx_canceller *c)
 {
   const int64_t after = (int64_t)BX_CANCEL_WATCH_AFTER_MS * 1000000;
-  int64_t now = now_ns ();
+  int64_t now = bx_now_ns ();
   int64_t next = -1;
   for (struct bx_cancel_watch **p = &c->watches; *p != NULL;)
     {
@@ -233,7 +226,7 @@ bx_cancel_watch_start (struct bx_canceller *c, struct bx_cancel_watch *w, int cl
   w->spec = spec;
   if (c == NULL || spec == NULL)
     return;
-  w->since_ns = now_ns ();
+  w->since_ns = bx_now_ns ();
   pthread_mutex_lock (&c->lock);
   w->id = c->next_id++;
   w->listed = true;

@@ -207,14 +207,6 @@ struct call
   int64_t run_ns;    /* the module's run; -1 when nothing ran */
 };
 
-static int64_t
-now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* A call taken on FD from the peer UID, PID: its clocks started, its peer on its audit
  * record, counted. */
 static void
@@ -225,7 +217,7 @@ call_begin (struct call *c, struct server *s, int fd, uid_t uid, pid_t pid)
     .fd = fd,
     .started = bx_now_ms (),
     .rec = { .content_bytes = -1 },
-    .t0_ns = now_ns (),
+    .t0_ns = bx_now_ns (),
     .decide_ns = -1,
     .run_ns = -1,
   };
@@ -286,7 +278,7 @@ finish (struct call *c, json_t *frame, int64_t deadline)
   if (bx_audit_write (c->server->audit, &c->rec) < 0)
     frame = audit_failed (c, frame);
   if (c->decide_ns < 0)
-    c->decide_ns = now_ns () - c->t0_ns;
+    c->decide_ns = bx_now_ns () - c->t0_ns;
   bx_metrics_call_ended (c->server->ops->metrics, &c->rec, c->decide_ns, c->run_ns);
   cleanup_error bx_error err = NULL;
   if (frame != NULL && bx_frame_write (c->fd, frame, deadline, &err) < 0
@@ -458,7 +450,7 @@ run_request (struct call *c, const struct bx_envelope *env, const char *id)
   struct bx_config_hold *hold = bx_live_config_get (s->ops->live, &grants);
   struct bx_decision d;
   bx_policy_decide (grants, &args, &d);
-  c->decide_ns = now_ns () - c->t0_ns;
+  c->decide_ns = bx_now_ns () - c->t0_ns;
   /* A call that waits for the owner leaves this worker: approvals.c answers it, writes its
    * audit lines and counts its end in the metrics.  Its decision points into GRANTS: a
    * reloaded config it was decided with stays held for the rest of the run (the first
@@ -480,11 +472,11 @@ run_request (struct call *c, const struct bx_envelope *env, const char *id)
     answer = bx_msg_failed (id, BX_AUDIT_NOT_RUN);
   else
     {
-      int64_t t = now_ns ();
+      int64_t t = bx_now_ns ();
       answer = bx_runner_respond (s->module, &d, id, env->u.request.call, env->u.request.session,
                                   s->ops->canceller, c->fd, &report);
       if (d.verdict == BX_ALLOWED)
-        c->run_ns = now_ns () - t;
+        c->run_ns = bx_now_ns () - t;
       if (report.problem != NULL)
         {
           struct bx_log_context ctx = log_context (c);

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "bx/cleanup.h"
+#include "bx/deadline.h"
 #include <boxmaker/client.h>
 
 struct shared
@@ -37,14 +38,6 @@ struct worker
   int index;
   int64_t *latency_ns; /* calls_each entries */
 };
-
-static int64_t
-now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void
 quiet_log (const char *line, void *data)
@@ -67,9 +60,9 @@ work (void *p)
       snprintf (call, sizeof call, "b%d-%ld", w->index, i);
       struct bx_client_response r;
       cleanup_error bx_error err = NULL;
-      int64_t t0 = now_ns ();
+      int64_t t0 = bx_now_ns ();
       int rc = bx_client_call (&opts, call, "bench", sh->tool, sh->arguments, &r, &err);
-      w->latency_ns[i] = now_ns () - t0;
+      w->latency_ns[i] = bx_now_ns () - t0;
       if (rc < 0 || r.kind != BX_CLIENT_RESULT)
         {
           atomic_fetch_add (&sh->failures, 1);
@@ -113,7 +106,7 @@ main (int argc, char **argv)
   int64_t *all = bx_xmalloc (sizeof *all * (size_t)calls);
   struct worker *w = bx_xzalloc (sizeof *w * (size_t)clients);
   pthread_t *t = bx_xmalloc (sizeof *t * (size_t)clients);
-  int64_t start = now_ns ();
+  int64_t start = bx_now_ns ();
   for (int i = 0; i < clients; i++)
     {
       w[i] = (struct worker){ .sh = &sh, .index = i, .latency_ns = all + i * sh.calls_each };
@@ -122,7 +115,7 @@ main (int argc, char **argv)
     }
   for (int i = 0; i < clients; i++)
     pthread_join (t[i], NULL);
-  double seconds = (double)(now_ns () - start) / 1e9;
+  double seconds = (double)(bx_now_ns () - start) / 1e9;
 
   struct rusage ru;
   getrusage (RUSAGE_SELF, &ru);

@@ -15,6 +15,8 @@
 
 /* Milliseconds on CLOCK_MONOTONIC. */
 int64_t bx_now_ms (void);
+/* Nanoseconds on CLOCK_MONOTONIC, for measuring. */
+int64_t bx_now_ns (void);
 /* now + ms, saturating at BX_NO_DEADLINE; a negative ms gives now. */
 int64_t bx_deadline_in (int64_t ms);
 /* What is left of DEADLINE in ms for poll(): 0 when passed, -1 for BX_NO_DEADLINE, capped
