@@ -27,6 +27,7 @@
 #include "bx/utf8.h"
 
 #include "approvals.h"
+#include "drain.h"
 #include "ops.h"
 #include "peers.h"
 #include "policy.h"
@@ -97,7 +98,8 @@ struct server
   bool leader_serving;  /* the leader serves a connection (not in accept()) */
   bool watcher_asleep;  /* the watcher waits on `watch` with no deadline */
   pthread_t watcher;
-  struct bx_peers peers; /* connections being served, per peer uid */
+  struct bx_peers peers;      /* connections being served, per peer uid */
+  struct bx_drainer *drainer; /* holds refused connections; NULL: the worker does */
   bool stopping;
 };
 
@@ -518,7 +520,9 @@ serve_call (struct server *s, int fd, uid_t uid, pid_t pid)
 /* Past max_connections: say so at once and close, so the client never hangs.  The client
  * writes its request right after connecting; the request is read and dropped for a moment
  * (BUSY_DRAIN_MS) before closing, so its write does not fail with EPIPE and it reads the
- * refusal instead of "cannot send". */
+ * refusal instead of "cannot send".  That moment is spent by the drainer, not by this
+ * worker: a client that stays silent would otherwise hold up accept() for all the others.
+ * Closes FD. */
 static void
 refuse_busy (struct server *s, int fd, uid_t uid, pid_t pid)
 {
@@ -526,6 +530,11 @@ refuse_busy (struct server *s, int fd, uid_t uid, pid_t pid)
   call_begin (&c, s, fd, uid, pid);
   refuse (&c, NULL, busy_detail);
   shutdown (fd, SHUT_WR);
+  if (s->drainer != NULL)
+    {
+      bx_drainer_add (s->drainer, fd, BUSY_DRAIN_MS, BX_FRAME_MAX + 4);
+      return;
+    }
   int64_t deadline = bx_deadline_in (BUSY_DRAIN_MS);
   char buf[4096];
   size_t drained = 0;
@@ -539,6 +548,7 @@ refuse_busy (struct server *s, int fd, uid_t uid, pid_t pid)
         break;
       drained += (size_t)n;
     }
+  close (fd);
 }
 
 static void *worker_main (void *arg);
@@ -729,7 +739,6 @@ worker_main (void *arg)
         {
           pthread_mutex_unlock (&s->lock);
           refuse_busy (s, fd, uid, pid);
-          close (fd);
           pthread_mutex_lock (&s->lock);
         }
       else
@@ -773,9 +782,14 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   pthread_cond_init (&s->watch, &ca);
   pthread_condattr_destroy (&ca);
 
+  cleanup_error bx_error derr = NULL;
+  if (bx_drainer_start (ops->journal, &s->drainer, &derr) < 0)
+    bx_log (ops->journal, LOG_WARNING, NULL, "%s: the workers drain refusals themselves",
+            bx_error_msg (derr));
   int r = pthread_create (&s->watcher, NULL, watcher_main, s);
   if (r != 0)
     {
+      bx_drainer_stop (s->drainer);
       bx_log (ops->journal, LOG_CRIT, NULL, "cannot start the workers' watcher: %s; stopping",
               strerror (r));
       pthread_cond_destroy (&s->done);
@@ -893,6 +907,7 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
      * period ended): keep everything it could touch, the process ends first. */
     return 1;
   close (listen_fd);
+  bx_drainer_stop (s->drainer);
   pthread_cond_destroy (&s->done);
   pthread_cond_destroy (&s->turn);
   pthread_cond_destroy (&s->watch);

@@ -794,6 +794,111 @@ START_TEST (test_brokerd_refuses_past_max_connections_at_once)
 }
 END_TEST
 
+/* At max_connections, a client that connects and then neither writes nor closes holds the
+ * one spare worker while its "busy" drains: nobody accepts meanwhile, so every client
+ * behind it waits for that drain instead of hearing "busy" at once. */
+START_TEST (test_brokerd_silent_clients_do_not_delay_busy_for_others)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "max_connections: 2\nmax_connections_per_uid: 2\n",
+               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 8000\n");
+  broker_start (&b);
+  sleep_ms (200); /* broker_start's probe has left its slot */
+  struct client c[2];
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++)
+    {
+      c[i] = (struct client){ .b = &b };
+      strcpy (c[i].args, "{\"command\": \"sleep\"}");
+      pthread_create (&t[i], NULL, client_main, &c[i]);
+    }
+  sleep_ms (300); /* both slots are running */
+  enum
+  {
+    SILENT = 3
+  };
+  int silent[SILENT];
+  for (int i = 0; i < SILENT; i++)
+    {
+      silent[i] = connect_to (b.sock);
+      ck_assert_int_ge (silent[i], 0);
+    }
+  sleep_ms (20);
+  int64_t t0 = bx_now_ms ();
+  int fd = connect_to (b.sock);
+  ck_assert_int_ge (fd, 0);
+  json_t *f = request ("c3", "shell", "{\"command\": \"id\"}");
+  cleanup_error bx_error err = NULL;
+  bx_frame_write (fd, f, bx_deadline_in (1000), &err);
+  json_decref (f);
+  json_t *answer = read_answer (fd, 10000);
+  int64_t waited = bx_now_ms () - t0;
+  printf ("busy behind %d silent clients: %lld ms\n", SILENT, (long long)waited);
+  ck_assert_ptr_nonnull (answer);
+  ck_assert_str_eq (msg_field (answer, "detail"), "brokerd is busy");
+  ck_assert_msg (waited < 500, "the refusal took %lld ms behind %d silent clients",
+                 (long long)waited, SILENT);
+  json_decref (answer);
+  close (fd);
+  /* The silent ones are still held open: one that writes its request late reads its
+   * refusal rather than failing to send. */
+  sleep_ms (300);
+  f = request ("c4", "shell", "{\"command\": \"id\"}");
+  bx_error_free (&err);
+  ck_assert_msg (bx_frame_write (silent[0], f, bx_deadline_in (1000), &err) == 0, "%s",
+                 bx_error_msg (err));
+  json_decref (f);
+  answer = read_answer (silent[0], 5000);
+  ck_assert_ptr_nonnull (answer);
+  ck_assert_str_eq (msg_field (answer, "detail"), "brokerd is busy");
+  json_decref (answer);
+  for (int i = 0; i < SILENT; i++)
+    close (silent[i]);
+  for (int i = 0; i < 2; i++)
+    {
+      pthread_join (t[i], NULL);
+      json_decref (c[i].answer);
+    }
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
+/* A client that hangs up within the first milliseconds of its run, before its socket is
+ * watched, still cancels the run. */
+START_TEST (test_brokerd_an_early_hang_up_still_cancels)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, NULL,
+               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 5000\n");
+  broker_start (&b);
+  int fd = connect_to (b.sock);
+  ck_assert_int_ge (fd, 0);
+  cleanup_error bx_error err = NULL;
+  json_t *req = request ("c1", "shell", "{\"command\": \"id\"}");
+  ck_assert_int_eq (bx_frame_write (fd, req, bx_deadline_in (5000), &err), 0);
+  json_decref (req);
+  sleep_ms (2);
+  int64_t t0 = bx_now_ms ();
+  close (fd);
+  cleanup_free char *log = NULL;
+  while (bx_now_ms () - t0 < 4000)
+    {
+      free (log);
+      log = read_text (b.audit);
+      if (log != NULL && strstr (log, "\"outcome\":\"cancelled\"") != NULL)
+        break;
+      sleep_ms (5);
+    }
+  int64_t took = bx_now_ms () - t0;
+  ck_assert_msg (log != NULL && strstr (log, "\"outcome\":\"cancelled\"") != NULL, "audit: %s",
+                 log ? log : "(none)");
+  ck_assert_msg (took < 1000, "the call ended %lld ms after its client left", (long long)took);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
 START_TEST (test_brokerd_cuts_off_a_client_that_does_not_read_its_answer)
 {
   SKIP_WITHOUT_FAKE ();
@@ -1558,6 +1663,8 @@ make_suite (void)
   tcase_add_test (tc, test_brokerd_deadline_covers_the_whole_frame_not_each_read);
   tcase_add_test (tc, test_brokerd_refuses_past_max_connections_at_once);
   tcase_add_test (tc, test_brokerd_cuts_off_a_client_that_does_not_read_its_answer);
+  tcase_add_test (tc, test_brokerd_silent_clients_do_not_delay_busy_for_others);
+  tcase_add_test (tc, test_brokerd_an_early_hang_up_still_cancels);
   tcase_add_test (tc, test_brokerd_replaces_a_stale_socket);
   tcase_add_test (tc, test_brokerd_refuses_a_socket_a_live_brokerd_holds);
   tcase_add_test (tc, test_brokerd_refuses_a_path_that_is_not_a_socket);
