@@ -899,6 +899,116 @@ START_TEST (test_brokerd_an_early_hang_up_still_cancels)
 }
 END_TEST
 
+/* Many clients at once, quick calls, runs that block, refusals and clients that leave
+ * early, against a small max_connections: every client that asks is answered, the thread
+ * count stays bounded, and brokerd still stops cleanly. */
+struct stress
+{
+  struct broker *b;
+  unsigned seed;
+  int64_t until;
+  int answered, odd;
+};
+
+static void *
+stress_main (void *arg)
+{
+  struct stress *st = arg;
+  while (bx_now_ms () < st->until)
+    {
+      int kind = (int)(rand_r (&st->seed) % 4);
+      int fd = connect_to (st->b->sock);
+      if (fd < 0)
+        {
+          st->odd++;
+          continue;
+        }
+      if (kind == 3)
+        {
+          /* Leaves early: half a header, or nothing at all. */
+          if (rand_r (&st->seed) % 2)
+            (void)!write (fd, "\x00\x00", 2);
+          close (fd);
+          continue;
+        }
+      json_t *f = kind == 0 ? request ("q", "read_file", "{\"path\": \"/etc/passwd\"}")
+                            : request ("s", "shell", "{\"command\": \"id\"}");
+      cleanup_error bx_error err = NULL;
+      json_t *answer = NULL;
+      if (bx_frame_write (fd, f, bx_deadline_in (5000), &err) == 0)
+        answer = read_answer (fd, 10000);
+      json_decref (f);
+      close (fd);
+      const char *t = answer ? msg_type (answer) : NULL;
+      const char *detail = answer ? msg_field (answer, "detail") : NULL;
+      if (t != NULL
+          && (strcmp (t, "denied") == 0 || strcmp (t, "result") == 0
+              || (strcmp (t, "error") == 0 && detail != NULL
+                  && strcmp (detail, "brokerd is busy") == 0)))
+        st->answered++;
+      else
+        st->odd++;
+      json_decref (answer);
+    }
+  return NULL;
+}
+
+static int
+threads_of (pid_t pid)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/status", (int)pid);
+  cleanup_free char *text = read_text (path);
+  const char *p = text ? strstr (text, "\nThreads:") : NULL;
+  return p ? atoi (p + 9) : -1;
+}
+
+START_TEST (test_brokerd_stays_sound_under_mixed_load)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "max_connections: 4\nmax_connections_per_uid: 4\ngrace_ms: 3000\n",
+               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 30\n");
+  broker_start (&b);
+  enum
+  {
+    N = 12
+  };
+  struct stress st[N];
+  pthread_t t[N];
+  int64_t until = bx_now_ms () + 3000;
+  for (int i = 0; i < N; i++)
+    {
+      st[i] = (struct stress){ .b = &b, .seed = (unsigned)i * 7919u + 1, .until = until };
+      pthread_create (&t[i], NULL, stress_main, &st[i]);
+    }
+  int most = 0;
+  while (bx_now_ms () < until)
+    {
+      int n = threads_of (b.pid);
+      if (n > most)
+        most = n;
+      sleep_ms (5);
+    }
+  int answered = 0, odd = 0;
+  for (int i = 0; i < N; i++)
+    {
+      pthread_join (t[i], NULL);
+      answered += st[i].answered;
+      odd += st[i].odd;
+    }
+  printf ("mixed load: %d answered, %d not, at most %d threads\n", answered, odd, most);
+  ck_assert_int_eq (odd, 0);
+  ck_assert_int_gt (answered, 100);
+  /* max_connections + 1 workers, the main thread, the watcher, the canceller, the drainer
+   * and a few of the modules' and libraries' own. */
+  ck_assert_msg (most <= 4 + 1 + 8, "%d threads", most);
+  int64_t t0 = bx_now_ms ();
+  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_lt (bx_now_ms () - t0, 2500);
+}
+END_TEST
+
 START_TEST (test_brokerd_cuts_off_a_client_that_does_not_read_its_answer)
 {
   SKIP_WITHOUT_FAKE ();
@@ -1665,6 +1775,7 @@ make_suite (void)
   tcase_add_test (tc, test_brokerd_cuts_off_a_client_that_does_not_read_its_answer);
   tcase_add_test (tc, test_brokerd_silent_clients_do_not_delay_busy_for_others);
   tcase_add_test (tc, test_brokerd_an_early_hang_up_still_cancels);
+  tcase_add_test (tc, test_brokerd_stays_sound_under_mixed_load);
   tcase_add_test (tc, test_brokerd_replaces_a_stale_socket);
   tcase_add_test (tc, test_brokerd_refuses_a_socket_a_live_brokerd_holds);
   tcase_add_test (tc, test_brokerd_refuses_a_path_that_is_not_a_socket);
