@@ -17,7 +17,7 @@
 
 /* How many refused connections wait at once; past that a refusal closes at once (its
  * client may then see EPIPE instead of the refusal, which is still a refusal). */
-#define DRAIN_MAX 512
+#define DRAIN_MAX 128
 /* The epoll data of the eventfd that wakes the thread (connections use their fd). */
 #define WAKE_KEY UINT64_MAX
 
