@@ -160,11 +160,6 @@ wake (struct bx_drainer *d)
 void
 bx_drainer_add (struct bx_drainer *d, int fd, int64_t ms, size_t max)
 {
-  if (d == NULL)
-    {
-      close (fd);
-      return;
-    }
   pthread_mutex_lock (&d->lock);
   unsigned i = 0;
   while (i < DRAIN_MAX && d->held[i].fd >= 0)

@@ -18,7 +18,7 @@ struct bx_drainer;
 int bx_drainer_start (bool journal, struct bx_drainer **out, bx_error *err);
 /* Takes FD, whose refusal is written and whose sending side is shut down: it is read until
  * the client closes, MAX bytes came, or MS passed, then closed.  Past the number of
- * connections it can hold (or with no drainer), FD is closed at once. */
+ * connections it can hold, FD is closed at once. */
 void bx_drainer_add (struct bx_drainer *d, int fd, int64_t ms, size_t max);
 /* Stops the thread and closes every connection it held; nothing may add any more. */
 void bx_drainer_stop (struct bx_drainer *d);

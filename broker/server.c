@@ -99,7 +99,7 @@ struct server
   bool watcher_asleep;  /* the watcher waits on `watch` with no deadline */
   pthread_t watcher;
   struct bx_peers peers;      /* connections being served, per peer uid */
-  struct bx_drainer *drainer; /* holds refused connections; NULL: the worker does */
+  struct bx_drainer *drainer; /* holds refused connections */
   bool stopping;
 };
 
@@ -530,25 +530,7 @@ refuse_busy (struct server *s, int fd, uid_t uid, pid_t pid)
   call_begin (&c, s, fd, uid, pid);
   refuse (&c, NULL, busy_detail);
   shutdown (fd, SHUT_WR);
-  if (s->drainer != NULL)
-    {
-      bx_drainer_add (s->drainer, fd, BUSY_DRAIN_MS, BX_FRAME_MAX + 4);
-      return;
-    }
-  int64_t deadline = bx_deadline_in (BUSY_DRAIN_MS);
-  char buf[4096];
-  size_t drained = 0;
-  while (drained < BX_FRAME_MAX + 4)
-    {
-      struct pollfd p = { .fd = fd, .events = POLLIN };
-      if (poll (&p, 1, bx_deadline_left (deadline)) <= 0)
-        break;
-      ssize_t n = recv (fd, buf, sizeof buf, MSG_DONTWAIT);
-      if (n <= 0)
-        break;
-      drained += (size_t)n;
-    }
-  close (fd);
+  bx_drainer_add (s->drainer, fd, BUSY_DRAIN_MS, BX_FRAME_MAX + 4);
 }
 
 static void *worker_main (void *arg);
@@ -782,16 +764,16 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   pthread_cond_init (&s->watch, &ca);
   pthread_condattr_destroy (&ca);
 
-  cleanup_error bx_error derr = NULL;
-  if (bx_drainer_start (ops->journal, &s->drainer, &derr) < 0)
-    bx_log (ops->journal, LOG_WARNING, NULL, "%s: the workers drain refusals themselves",
-            bx_error_msg (derr));
-  int r = pthread_create (&s->watcher, NULL, watcher_main, s);
-  if (r != 0)
+  cleanup_error bx_error err = NULL;
+  int r = bx_drainer_start (ops->journal, &s->drainer, &err);
+  if (r == 0 && (r = pthread_create (&s->watcher, NULL, watcher_main, s)) != 0)
     {
       bx_drainer_stop (s->drainer);
-      bx_log (ops->journal, LOG_CRIT, NULL, "cannot start the workers' watcher: %s; stopping",
-              strerror (r));
+      bx_error_set (&err, r, "cannot start the workers' watcher");
+    }
+  if (r != 0)
+    {
+      bx_log (ops->journal, LOG_CRIT, NULL, "%s; stopping", bx_error_msg (err));
       pthread_cond_destroy (&s->done);
       pthread_cond_destroy (&s->turn);
       pthread_cond_destroy (&s->watch);
