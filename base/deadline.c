@@ -25,6 +25,13 @@ bx_now_ms (void)
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+struct timespec
+bx_deadline_timespec (int64_t deadline)
+{
+  return (struct timespec){ .tv_sec = (time_t)(deadline / 1000),
+                            .tv_nsec = (long)(deadline % 1000) * 1000000 };
+}
+
 int64_t
 bx_now_ns (void)
 {

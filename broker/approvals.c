@@ -779,15 +779,7 @@ bx_approvals_answer (struct bx_approvals *a, const char *approval, bool approve,
 json_t *
 bx_approvals_events (struct bx_approvals *a, uint64_t *seq, int timeout_ms)
 {
-  struct timespec until;
-  clock_gettime (CLOCK_MONOTONIC, &until);
-  until.tv_sec += timeout_ms / 1000;
-  until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-  if (until.tv_nsec >= 1000000000)
-    {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000;
-    }
+  struct timespec until = bx_deadline_timespec (bx_deadline_in (timeout_ms));
   pthread_mutex_lock (&a->lock);
   while (!a->finished && a->seq == *seq)
     if (pthread_cond_timedwait (&a->changed, &a->lock, &until) == ETIMEDOUT)
@@ -871,29 +863,31 @@ bx_approvals_start (const struct bx_config *config, struct bx_module *module,
   return 0;
 }
 
+void
+bx_approvals_stop_waiting (struct bx_approvals *a)
+{
+  if (a == NULL)
+    return;
+  pthread_mutex_lock (&a->lock);
+  bool first = !a->stopping;
+  a->stopping = true;
+  pthread_cond_broadcast (&a->changed);
+  pthread_mutex_unlock (&a->lock);
+  if (!first)
+    return;
+  wake_waiter (a);
+  /* The waiter answers every waiting call, then leaves. */
+  pthread_join (a->waiter, NULL);
+}
+
 unsigned
 bx_approvals_stop (struct bx_approvals *a, int64_t deadline)
 {
   if (a == NULL)
     return 0;
-  pthread_mutex_lock (&a->lock);
-  a->stopping = true;
-  pthread_cond_broadcast (&a->changed);
-  pthread_mutex_unlock (&a->lock);
-  wake_waiter (a);
-  /* The waiter answers every waiting call, then leaves. */
-  pthread_join (a->waiter, NULL);
+  bx_approvals_stop_waiting (a);
 
-  struct timespec until;
-  clock_gettime (CLOCK_MONOTONIC, &until);
-  int left_ms = bx_deadline_left (deadline);
-  until.tv_sec += left_ms / 1000;
-  until.tv_nsec += (long)(left_ms % 1000) * 1000000;
-  if (until.tv_nsec >= 1000000000)
-    {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000;
-    }
+  struct timespec until = bx_deadline_timespec (deadline);
   pthread_mutex_lock (&a->lock);
   while (a->running > 0 || a->owners > 0)
     if (pthread_cond_timedwait (&a->changed, &a->lock, &until) == ETIMEDOUT)

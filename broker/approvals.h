@@ -67,11 +67,15 @@ int bx_approvals_answer (struct bx_approvals *a, const char *approval, bool appr
  * *SEQ moves past them.  NULL once brokerd stopped and every event was read. */
 json_t *bx_approvals_events (struct bx_approvals *a, uint64_t *seq, int timeout_ms);
 
-/* Stops: every waiting call gets its final answer ("brokerd stopped ..."), then waits until
- * DEADLINE (bx/deadline.h) for approved calls still running and owners' connections; approved
- * calls still running then are cancelled and get two more seconds to end.
- * Returns how many are left: while any is, A, the module, audit and config stay in use.
- * Calls taken after this are denied at once. */
+/* Starts stopping (the server calls it as it stops accepting): every waiting call gets its
+ * final answer ("brokerd stopped ...") now, and calls taken after this are denied at once.
+ * Once only; a later call does nothing. */
+void bx_approvals_stop_waiting (struct bx_approvals *a);
+/* Stops: bx_approvals_stop_waiting when that has not been done, then waits until DEADLINE
+ * (bx/deadline.h: the grace period that began with the signal) for approved calls still
+ * running and owners' connections; approved calls still running then are cancelled and get
+ * two more seconds to end.  Returns how many are left: while any is, A, the module, audit and
+ * config stay in use. */
 unsigned bx_approvals_stop (struct bx_approvals *a, int64_t deadline);
 /* Frees a stopped A; only when nothing can use it any more (no worker either). */
 void bx_approvals_free (struct bx_approvals *a);

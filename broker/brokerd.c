@@ -320,7 +320,8 @@ main (int argc, char **argv)
   bx_live_config_protect (ops->live, module);
   const struct bx_config *first = NULL;
   struct bx_config_hold *hold = bx_live_config_get (ops->live, &first);
-  int left = bx_server_run (first, module, audit, approvals, ops, listen_fd, sfd);
+  int64_t grace_end = bx_deadline_in (0);
+  int left = bx_server_run (first, module, audit, approvals, ops, listen_fd, sfd, &grace_end);
   bool failed = left < 0;
   if (failed)
     {
@@ -332,7 +333,7 @@ main (int argc, char **argv)
   close (sfd);
   /* Every call still waiting gets its final answer; approved ones running get the grace. */
   bx_admin_stop (admin);
-  left += (int)bx_approvals_stop (approvals, bx_deadline_in (cfg->grace_ms));
+  left += (int)bx_approvals_stop (approvals, grace_end);
   if (left == 0)
     {
       bx_admin_free (admin);

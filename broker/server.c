@@ -644,9 +644,7 @@ watcher_main (void *arg)
 static bool
 await_turn (struct server *s)
 {
-  struct timespec until;
-  clock_gettime (CLOCK_MONOTONIC, &until);
-  until.tv_sec += WORKER_IDLE_MS / 1000;
+  struct timespec until = bx_deadline_timespec (bx_deadline_in (WORKER_IDLE_MS));
   s->followers++;
   int r = 0;
   while (s->led && !s->stopping && r != ETIMEDOUT)
@@ -745,7 +743,8 @@ worker_main (void *arg)
 
 int
 bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_audit *audit,
-               struct bx_approvals *approvals, struct bx_ops *ops, int listen_fd, int signal_fd)
+               struct bx_approvals *approvals, struct bx_ops *ops, int listen_fd, int signal_fd,
+               int64_t *grace_end)
 {
   /* On the heap: when calls outlive the grace period, their threads still point at it. */
   struct server *s = bx_xzalloc (sizeof *s);
@@ -823,6 +822,9 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
    * socket.  shutdown() wakes the workers waiting in accept(); the descriptor itself is
    * closed only when no worker can be using it. */
   bx_notify_stopping ();
+  /* One grace period for every call, from now: approved calls share it (brokerd.c). */
+  int64_t deadline = bx_deadline_in (cfg->grace_ms);
+  *grace_end = deadline;
   pthread_mutex_lock (&s->lock);
   s->stopping = true;
   unsigned waiting = s->accepting;
@@ -843,16 +845,10 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
     }
   bx_log (ops->journal, signo ? LOG_NOTICE : LOG_CRIT, NULL, "%s: stopping",
           signo ? strsignal (signo) : "error");
+  /* Calls waiting for their owner are answered now; no call is taken for approval again. */
+  bx_approvals_stop_waiting (approvals);
 
-  struct timespec until;
-  clock_gettime (CLOCK_MONOTONIC, &until);
-  until.tv_sec += cfg->grace_ms / 1000;
-  until.tv_nsec += (cfg->grace_ms % 1000) * 1000000;
-  if (until.tv_nsec >= 1000000000)
-    {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000;
-    }
+  struct timespec until = bx_deadline_timespec (deadline);
   /* Running calls finish, the other workers leave; then nothing uses the server. */
   pthread_mutex_lock (&s->lock);
   while (s->active > 0 || s->workers > 0)

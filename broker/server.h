@@ -35,13 +35,15 @@ int bx_server_listen (const struct bx_config *config, int *fd, bx_error *err);
 /* The same for any socket path, with MODE (the admin socket too). */
 int bx_server_listen_at (const char *path, unsigned mode, int *fd, bx_error *err);
 
-/* Serves on LISTEN_FD until SIGNAL_FD says SIGTERM or SIGINT.  Returns 0 when every call
- * finished and every worker left (LISTEN_FD is then closed), or the number of calls still
- * running when the grace period ended (at least 1): then MODULE, AUDIT and CONFIG may still
- * be in use and must not be freed.  -1 when it could not start serving (logged). */
+/* Serves on LISTEN_FD until SIGNAL_FD says SIGTERM or SIGINT.  Then APPROVALS stop taking
+ * calls and answer the waiting ones (bx_approvals_stop_waiting), and *GRACE_END gets the end
+ * of the grace period (bx/deadline.h), which the approved calls share.  Returns 0 when every
+ * call finished and every worker left (LISTEN_FD is then closed), or the number of calls
+ * still running when the grace period ended (at least 1): then MODULE, AUDIT and CONFIG may
+ * still be in use and must not be freed.  -1 when it could not start serving (logged). */
 struct bx_ops;
 int bx_server_run (const struct bx_config *config, struct bx_module *module, struct bx_audit *audit,
-                   struct bx_approvals *approvals, struct bx_ops *ops, int listen_fd,
-                   int signal_fd);
+                   struct bx_approvals *approvals, struct bx_ops *ops, int listen_fd, int signal_fd,
+                   int64_t *grace_end);
 
 #endif

@@ -1103,6 +1103,40 @@ START_TEST (test_approvals_stopping_brokerd_cancels_approved_calls_past_the_grac
 }
 END_TEST
 
+/* SIGTERM starts one grace period for every call: a call still waiting for its owner is
+ * answered at once, not once the ordinary calls have ended. */
+START_TEST (test_approvals_stopping_brokerd_answers_a_waiting_call_at_once)
+{
+  SKIP_WITHOUT_FAKE ();
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL); /* grace_ms: 3000 */
+  add_runtime_options (&b, "    delay_ms: 2500\n");
+  broker_start (&b);
+  int ordinary = send_call (&b, "o1", "s1", "shell", "{\"command\":\"x\"}");
+  ck_assert (audit_has (&b, "\"outcome\":\"running\""));
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int waiting = send_call (&b, "w1", "s1", "read_file", args);
+  free (read_pending (waiting, "w1"));
+  int64_t t0 = bx_now_ms ();
+  kill (b.pid, SIGTERM);
+  json_t *f = read_final (waiting, 5000);
+  int64_t took = bx_now_ms () - t0;
+  printf ("approvals: a waiting call was denied %lld ms after SIGTERM\n", (long long)took);
+  ck_assert_str_eq (msg_type (f), "denied");
+  ck_assert_int_lt (took, 1000);
+  json_decref (f);
+  close (waiting);
+  /* The ordinary call ends within the grace period, with its result. */
+  f = read_final (ordinary, 5000);
+  ck_assert_str_eq (msg_type (f), "result");
+  json_decref (f);
+  close (ordinary);
+  int status;
+  ck_assert_int_eq (waitpid (b.pid, &status, 0), b.pid);
+  ck_assert (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+}
+END_TEST
+
 START_TEST (test_approvals_a_call_whose_pending_line_cannot_be_written_does_not_wait)
 {
   SKIP_WITHOUT_FAKE ();
@@ -1472,6 +1506,7 @@ suite (void)
   tcase_add_test (tc, test_approvals_an_approved_call_runs_exactly_the_stored_bytes);
   tcase_add_test (tc, test_approvals_calls_that_wait_are_counted_in_the_metrics);
   tcase_add_test (tc, test_approvals_an_approved_call_is_cancelled_when_its_client_leaves);
+  tcase_add_test (tc, test_approvals_stopping_brokerd_answers_a_waiting_call_at_once);
   tcase_add_test (tc, test_approvals_stopping_brokerd_cancels_approved_calls_past_the_grace_period);
   tcase_add_test (tc, test_approvals_a_call_whose_pending_line_cannot_be_written_does_not_wait);
   tcase_add_test (tc, test_approvals_a_declined_call_is_denied_with_the_reason_made_safe);

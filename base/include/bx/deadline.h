@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "bx/error.h"
 
@@ -22,6 +23,9 @@ int64_t bx_deadline_in (int64_t ms);
 /* What is left of DEADLINE in ms for poll(): 0 when passed, -1 for BX_NO_DEADLINE, capped
  * at INT32_MAX. */
 int bx_deadline_left (int64_t deadline);
+/* DEADLINE as the absolute CLOCK_MONOTONIC time pthread_cond_timedwait wants (with a
+ * condition variable set to that clock). */
+struct timespec bx_deadline_timespec (int64_t deadline);
 
 /* Reads exactly LEN bytes from FD (blocking or not) before DEADLINE.  Returns LEN, or the
  * number of bytes read before the peer closed (less than LEN), or -1 with *err set: code
