@@ -14,9 +14,9 @@
  * one table of the live placeholders, keyed by device and inode, with a count of the calls
  * holding each; the last call to let go removes it.
  *
- * Each placeholder is also recorded as a file in a folder of this brokerd's own in
- * HOME/placeholders while it lives, locked (flock) by brokerd, so that a brokerd killed in
- * the middle of a call leaves a list: the next brokerd to start removes those that are still
+ * Each placeholder is also recorded, a line when it is made and one when it goes, in a file
+ * in a folder of this brokerd's own in HOME/placeholders while any lives, locked (flock) by
+ * brokerd, so that a brokerd killed in the middle of a call leaves a list: the next brokerd to start removes those that are still
  * there, empty, its user's and the same inode (bx_placeholders_start), unless one is still
  * mounted in a sandbox of the dead brokerd that runs on (its record then stays for the next
  * start).  A folder whose lock is held is a live brokerd's sharing the home: nothing of it
