@@ -408,6 +408,41 @@ START_TEST (test_a_placeholder_still_mounted_is_left_for_the_next_start)
 }
 END_TEST
 
+/* A placeholder that lives on while others come and go: the record file stays short, and
+ * still names the one that lives. */
+START_TEST (test_the_record_file_stays_short_under_overlapping_calls)
+{
+  cleanup_free char *home = bx_xasprintf ("%s-home", root);
+  ck_assert_int_eq (mkdir (home, 0700), 0);
+  bx_placeholders_start (home, false);
+  const char *lasting[] = { ".bashrc" };
+  struct bx_placeholder_refs held = { 0 };
+  int rc;
+  cleanup_free char *detail = NULL;
+  free (protect_held (lasting, 1, &held, &rc, &detail));
+  ck_assert_int_eq (rc, 0);
+  const char *coming[] = { ".profile" };
+  for (int i = 0; i < 2000; i++)
+    {
+      struct bx_placeholder_refs refs = { 0 };
+      free (protect_held (coming, 1, &refs, &rc, &detail));
+      ck_assert_int_eq (rc, 0);
+      bx_placeholder_release (&refs);
+    }
+  /* 2,000 calls wrote about 300 kB of lines; the file was written again past 64 KiB. */
+  cleanup_free char *small
+      = bx_xasprintf ("test \"$(stat -c %%s '%s'/placeholders/*/log)\" -le 70000 && "
+                      "grep -q '^+ f [0-9]* [0-9]* [0-9]* %s/.bashrc$' '%s'/placeholders/*/log",
+                      home, root, home);
+  ck_assert_int_eq (system (small), 0);
+  bx_placeholder_release (&held);
+  cleanup_free char *records = bx_xasprintf ("%s/placeholders", home);
+  struct stat st;
+  ck_assert_int_eq (lstat (records, &st), -1);
+  ck_assert_int_eq (rmdir (home), 0);
+}
+END_TEST
+
 START_TEST (test_records_live_only_while_a_placeholder_does)
 {
   cleanup_free char *home = bx_xasprintf ("%s-home", root);
@@ -544,6 +579,7 @@ main (void)
   tcase_add_test (tc, test_a_placeholder_that_changed_is_left_in_place);
   tcase_add_test (tc, test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start);
   tcase_add_test (tc, test_records_live_only_while_a_placeholder_does);
+  tcase_add_test (tc, test_the_record_file_stays_short_under_overlapping_calls);
   tcase_add_test (tc, test_a_placeholder_still_mounted_is_left_for_the_next_start);
   tcase_add_test (tc, test_a_git_file_is_protected_instead_of_what_it_names);
   tcase_add_test (tc, test_a_symbolic_link_on_the_way_refuses_the_call);
