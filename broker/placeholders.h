@@ -16,11 +16,11 @@
  *
  * Each placeholder is also recorded, a line when it is made and one when it goes, in a file
  * in a folder of this brokerd's own in HOME/placeholders while any lives, locked (flock) by
- * brokerd, so that a brokerd killed in the middle of a call leaves a list: the next brokerd to start removes those that are still
- * there, empty, its user's and the same inode (bx_placeholders_start), unless one is still
- * mounted in a sandbox of the dead brokerd that runs on (its record then stays for the next
- * start).  A folder whose lock is held is a live brokerd's sharing the home: nothing of it
- * is touched. */
+ * brokerd, so that a brokerd killed in the middle of a call leaves a list: the next brokerd to
+ * start removes those that are still there, empty, its user's and the same inode
+ * (bx_placeholders_start), unless one is still mounted in a sandbox of the dead brokerd that runs
+ * on (its record then stays for the next start).  A folder whose lock is held is a live brokerd's
+ * sharing the home: nothing of it is touched. */
 #ifndef BX_BROKER_PLACEHOLDERS_H
 #define BX_BROKER_PLACEHOLDERS_H
 
