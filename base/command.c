@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* One way to run a child process: see bx/command.h. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -114,12 +115,34 @@ struct pump
   bool capped;
 };
 
+enum stream
+{
+  STREAM_OUTPUT,
+  STREAM_ERROR,
+  STREAM_STATUS,
+};
+
+/* Keeps what fits of CHUNK (N bytes) in TEXT, whose first KEEP bytes are kept. */
+static void
+keep_head (char *text, size_t *len, size_t keep, const char *chunk, size_t n)
+{
+  if (*len >= keep)
+    return;
+  size_t take = n;
+  if (take > keep - *len)
+    take = keep - *len;
+  memcpy (text + *len, chunk, take);
+  *len += take;
+  text[*len] = '\0';
+}
+
 /* Reads what FD has now.  Returns 1 while it stays open, 0 at EOF or on error. */
 static int
-read_some (struct pump *p, int fd, bool is_output)
+read_some (struct pump *p, int fd, enum stream which)
 {
   char chunk[READ_CHUNK];
   struct bx_command_result *r = p->r;
+  bool is_output = which == STREAM_OUTPUT;
   bool keep = is_output && p->cmd->keep_output && !p->cmd->stream_output;
   bool stream = is_output && p->cmd->stream_output;
   for (;;)
@@ -177,22 +200,23 @@ read_some (struct pump *p, int fd, bool is_output)
           if (p->capped)
             return 0;
         }
-      else if (!is_output && r->err_len < p->err_keep)
-        {
-          size_t take = (size_t)n;
-          if (take > p->err_keep - r->err_len)
-            take = p->err_keep - r->err_len;
-          memcpy (r->err + r->err_len, chunk, take);
-          r->err_len += take;
-          r->err[r->err_len] = '\0';
-        }
+      else if (which == STREAM_ERROR)
+        keep_head (r->err, &r->err_len, p->err_keep, chunk, (size_t)n);
+      else if (which == STREAM_STATUS)
+        keep_head (r->status, &r->status_len, p->cmd->status_keep, chunk, (size_t)n);
     }
 }
 
 static void
-record_status (struct bx_command_result *r, int status)
+record_status (struct bx_command_result *r, int status, bool hooked)
 {
-  if (WIFEXITED (status))
+  if (hooked)
+    {
+      /* Not the caller's child: it ended, but how is not ours to know. */
+      r->end = BX_COMMAND_EXITED;
+      r->exit_code = -1;
+    }
+  else if (WIFEXITED (status))
     {
       r->end = BX_COMMAND_EXITED;
       r->exit_code = WEXITSTATUS (status);
@@ -243,11 +267,22 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
   int sig_pipe[2] = { -1, -1 };
   struct sigaction old_chld;
 
+  /* A hook's process is not the caller's child: no waitpid can see it, nor its orphans. */
+  assert (cmd->spawn == NULL || !cmd->reap_orphans);
+  bool hooked = cmd->spawn != NULL;
   memset (r, 0, sizeof *r);
   r->pid = -1;
+  r->pidfd = -1;
   p.err_keep = cmd->error_keep ? cmd->error_keep : BX_COMMAND_ERROR_KEEP;
   r->err = bx_xmalloc (p.err_keep + 1);
   r->err[0] = '\0';
+  int status_fd = -1;
+  if (cmd->status_keep > 0)
+    {
+      r->status = bx_xmalloc (cmd->status_keep + 1);
+      r->status[0] = '\0';
+      status_fd = cmd->status_fd;
+    }
 
   /* Standard input is a socket rather than a pipe so that writing to a program that has
    * already exited is EPIPE from send(MSG_NOSIGNAL), not a SIGPIPE to the caller. */
@@ -273,12 +308,24 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
       sigaction (SIGCHLD, &sa, &old_chld);
     }
 
-  pid_t pid = spawn (cmd, in_pair[1], out_pipe[1], cmd->error_to_output ? out_pipe[1] : err_pipe[1],
-                     &r->failed_chdir);
-  if (pid < 0)
-    goto not_run;
-  if (cmd->started != NULL)
-    cmd->started (pid, cmd->started_data);
+  int err_child = cmd->error_to_output ? out_pipe[1] : err_pipe[1];
+  pid_t pid = -1;
+  int pidfd = -1;
+  if (hooked)
+    {
+      pidfd = cmd->spawn (cmd, in_pair[1], out_pipe[1], err_child, cmd->spawn_data);
+      if (pidfd < 0)
+        goto not_run;
+    }
+  else
+    {
+      pid = spawn (cmd, in_pair[1], out_pipe[1], err_child, &r->failed_chdir);
+      if (pid < 0)
+        goto not_run;
+      if (cmd->started != NULL)
+        cmd->started (pid, cmd->started_data);
+      pidfd = pidfd_for (pid);
+    }
   bx_fd_close (&in_pair[1]);
   bx_fd_close (&out_pipe[1]);
   bx_fd_close (&err_pipe[1]);
@@ -288,7 +335,8 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
   set_nonblocking (out_fd);
   if (err_fd >= 0)
     set_nonblocking (err_fd);
-  int pidfd = pidfd_for (pid);
+  if (status_fd >= 0)
+    set_nonblocking (status_fd);
   bool tick = pidfd < 0 || cmd->reap_orphans;
   size_t sent = 0;
   bool exited = false;
@@ -306,8 +354,9 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
       if (now >= cmd->deadline)
         break;
 
-      struct pollfd fds[6];
-      int idx_in = -1, idx_out = -1, idx_err = -1, idx_pid = -1, idx_sig = -1, idx_cancel = -1;
+      struct pollfd fds[7];
+      int idx_in = -1, idx_out = -1, idx_err = -1, idx_status = -1, idx_pid = -1, idx_sig = -1,
+          idx_cancel = -1;
       nfds_t n = 0;
       if (in_fd >= 0)
         {
@@ -323,6 +372,11 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
         {
           idx_err = (int)n;
           fds[n++] = (struct pollfd){ .fd = err_fd, .events = POLLIN };
+        }
+      if (status_fd >= 0)
+        {
+          idx_status = (int)n;
+          fds[n++] = (struct pollfd){ .fd = status_fd, .events = POLLIN };
         }
       if (pidfd >= 0)
         {
@@ -367,11 +421,14 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
             bx_fd_close (&in_fd);
         }
       if (ready > 0 && idx_out >= 0 && fds[idx_out].revents)
-        if (!read_some (&p, out_fd, true))
+        if (!read_some (&p, out_fd, STREAM_OUTPUT))
           bx_fd_close (&out_fd);
       if (ready > 0 && idx_err >= 0 && fds[idx_err].revents)
-        if (!read_some (&p, err_fd, false))
+        if (!read_some (&p, err_fd, STREAM_ERROR))
           bx_fd_close (&err_fd);
+      if (ready > 0 && idx_status >= 0 && fds[idx_status].revents)
+        if (!read_some (&p, status_fd, STREAM_STATUS))
+          status_fd = -1; /* the caller's to close */
       if (p.capped)
         break;
 
@@ -391,6 +448,11 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
           continue;
         }
       bool maybe_exited = pidfd < 0 || (idx_pid >= 0 && ready > 0 && fds[idx_pid].revents);
+      if (maybe_exited && hooked)
+        {
+          exited = true;
+          break;
+        }
       if (maybe_exited)
         {
           pid_t w = TEMP_FAILURE_RETRY (waitpid (pid, &status, pidfd < 0 ? WNOHANG : 0));
@@ -407,15 +469,22 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
       /* Whatever the program wrote before it exited is in the pipes; a grandchild that kept
        * them open must not make us wait, hence the non-blocking reads. */
       if (out_fd >= 0)
-        read_some (&p, out_fd, true);
+        read_some (&p, out_fd, STREAM_OUTPUT);
       if (err_fd >= 0)
-        read_some (&p, err_fd, false);
-      record_status (r, status);
+        read_some (&p, err_fd, STREAM_ERROR);
+      if (status_fd >= 0)
+        read_some (&p, status_fd, STREAM_STATUS);
+      record_status (r, status, hooked);
     }
   else
     {
       r->pid = pid;
       r->group = cmd->own_group;
+      if (hooked)
+        {
+          r->pidfd = pidfd; /* the hook's process is known by it alone */
+          pidfd = -1;
+        }
     }
   if (p.capped)
     r->end = BX_COMMAND_CAPPED;
@@ -449,9 +518,49 @@ out:
     }
 }
 
+/* Waits up to MS for PIDFD to become readable (its process ended); true when it did. */
+static bool
+pidfd_ended (int pidfd, int64_t ms)
+{
+  int64_t until = bx_now_ms () + ms;
+  for (;;)
+    {
+      struct pollfd p = { .fd = pidfd, .events = POLLIN };
+      int left = bx_deadline_left (until);
+      int n = poll (&p, 1, left);
+      if (n > 0)
+        return true;
+      if ((n < 0 && errno != EINTR) || (n == 0 && left == 0))
+        return n < 0; /* a pidfd that cannot be polled has nothing left to wait for */
+    }
+}
+
+/* How long a killed process may take to be gone before its pidfd is closed anyway. */
+#define KILLED_WAIT_MS 10000
+
+bool
+bx_command_reap_pidfd (int *pidfd, int64_t grace_ms)
+{
+  if (*pidfd < 0)
+    return false;
+  bool killed = false;
+  if (!pidfd_ended (*pidfd, grace_ms))
+    {
+#ifdef SYS_pidfd_send_signal
+      syscall (SYS_pidfd_send_signal, *pidfd, SIGKILL, NULL, 0);
+#endif
+      killed = true;
+      pidfd_ended (*pidfd, KILLED_WAIT_MS);
+    }
+  bx_fd_close (pidfd);
+  return killed;
+}
+
 bool
 bx_command_reap (struct bx_command_result *r, int64_t grace_ms)
 {
+  if (r->pidfd >= 0)
+    return bx_command_reap_pidfd (&r->pidfd, grace_ms);
   pid_t child = r->pid;
   if (child <= 0)
     return false;
@@ -487,4 +596,8 @@ bx_command_result_clear (struct bx_command_result *r)
   free (r->err);
   r->err = NULL;
   r->err_len = 0;
+  free (r->status);
+  r->status = NULL;
+  r->status_len = 0;
+  bx_fd_close (&r->pidfd);
 }

@@ -29,6 +29,8 @@
 #define WATCH_TICK_MS 1000
 /* A decline's reason: longer is refused (the model sees at most 200 bytes of it anyway). */
 #define REASON_MAX 1000
+/* The kernel's overflow uid when /proc does not say (kernel.overflowuid). */
+#define OVERFLOW_UID_DEFAULT 65534
 
 struct bx_admin
 {
@@ -37,8 +39,8 @@ struct bx_admin
   int fd;
   pthread_t acceptor;
   pthread_mutex_t lock;
-  unsigned open; /* connections being served */
-  bool journal;  /* where its log line goes (notify.h) */
+  unsigned open;      /* connections being served */
+  uid_t overflow_uid; /* never an owner: see peer_is_owner */
 };
 
 struct conn
@@ -64,17 +66,36 @@ send_error (int fd, const char *detail)
   send_json (fd, json_pack ("{s:s, s:s}", "type", "error", "detail", detail));
 }
 
-/* Whether the peer of FD may act as an owner: root, brokerd's own user, or a member of the
- * admin group (its primary group or one of its supplementary groups). */
+/* Whether UID is one a sandbox may run as, and so never an owner, whatever its groups:
+ * brokerd's own uid when brokerd is not root (an unprivileged brokerd's sandboxes run as it,
+ * bwrap.so's, or in user namespaces made from it, rootless podman's, and may keep its groups,
+ * the admin group included), and the overflow uid (bwrap.so's default sandbox uid, and what
+ * an unmapped uid shows as).  A file a sandbox left setuid runs as its uid: such a uid must
+ * not approve. */
 static bool
-peer_is_owner (int fd, gid_t admin_gid, uid_t *uid)
+sandbox_uid (const struct bx_admin *admin, uid_t uid)
 {
+  return (uid == geteuid () && uid != 0) || uid == admin->overflow_uid;
+}
+
+/* Whether the peer of FD may act as an owner: root, or a member of the admin group (its
+ * primary group or one of its supplementary groups) whose uid no sandbox may run as.  Other
+ * sandbox uids (bwrap.so's `uid` option, rootful podman's mapped ranges) are never to be
+ * given the admin group (docs/security.md). */
+static bool
+peer_is_owner (const struct bx_admin *admin, int fd, uid_t *uid)
+{
+  gid_t admin_gid = (gid_t)admin->config->admin_gid;
   struct ucred cred;
   socklen_t len = sizeof cred;
   if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
     return false;
   *uid = cred.uid;
-  if (cred.uid == 0 || cred.uid == geteuid () || cred.gid == admin_gid)
+  if (cred.uid == 0)
+    return true;
+  if (sandbox_uid (admin, cred.uid))
+    return false;
+  if (cred.gid == admin_gid)
     return true;
   gid_t groups[256];
   socklen_t glen = sizeof groups;
@@ -84,6 +105,17 @@ peer_is_owner (int fd, gid_t admin_gid, uid_t *uid)
     if (groups[i] == admin_gid)
       return true;
   return false;
+}
+
+/* The kernel's overflow uid. */
+static uid_t
+overflow_uid (void)
+{
+  cleanup_fclose FILE *f = fopen ("/proc/sys/kernel/overflowuid", "re");
+  unsigned long v;
+  if (f == NULL || fscanf (f, "%lu", &v) != 1)
+    return OVERFLOW_UID_DEFAULT;
+  return (uid_t)v;
 }
 
 /* The request's fields, strictly: an unknown field or a wrong type is refused. */
@@ -224,7 +256,7 @@ accept_main (void *arg)
       if (fd < 0)
         return NULL; /* shut down: brokerd is stopping */
       uid_t uid = (uid_t)-1;
-      if (!peer_is_owner (fd, (gid_t)admin->config->admin_gid, &uid))
+      if (!peer_is_owner (admin, fd, &uid))
         {
           send_error (fd, "not allowed: this socket is for the owners in the admin group");
           close (fd);
@@ -271,8 +303,8 @@ accept_main (void *arg)
 }
 
 int
-bx_admin_start (const struct bx_config *cfg, struct bx_approvals *approvals, bool journal,
-                struct bx_admin **out, bx_error *err)
+bx_admin_start (const struct bx_config *cfg, struct bx_approvals *approvals, struct bx_admin **out,
+                bx_error *err)
 {
   /* The agents reach the callers' socket through its group; that group must not approve. */
   struct stat st;
@@ -294,8 +326,8 @@ bx_admin_start (const struct bx_config *cfg, struct bx_approvals *approvals, boo
   struct bx_admin *admin = bx_xzalloc (sizeof *admin);
   admin->config = cfg;
   admin->approvals = approvals;
-  admin->journal = journal;
   admin->fd = fd;
+  admin->overflow_uid = overflow_uid ();
   pthread_mutex_init (&admin->lock, NULL);
   int r = pthread_create (&admin->acceptor, NULL, accept_main, admin);
   if (r != 0)
@@ -318,7 +350,7 @@ bx_admin_stop (struct bx_admin *admin)
   shutdown (admin->fd, SHUT_RDWR);
   pthread_join (admin->acceptor, NULL);
   if (unlink (admin->config->admin_socket) < 0 && errno != ENOENT)
-    bx_log (admin->journal, LOG_WARNING, NULL, "cannot remove %s: %s", admin->config->admin_socket,
+    bx_log (LOG_WARNING, NULL, "cannot remove %s: %s", admin->config->admin_socket,
             strerror (errno));
   close (admin->fd);
 }

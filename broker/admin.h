@@ -5,9 +5,10 @@
  * It is a socket of its own, with its own path and group (admin_socket, admin_group), so
  * that an agent that may reach brokerd's socket cannot approve its own calls.  brokerd
  * refuses to start when the callers' socket has the admin group, and refuses a connection
- * whose peer (SO_PEERCRED, SO_PEERGROUPS) is neither root, brokerd's own user, nor in the
- * admin group, whatever the socket file's mode says.  One request per connection; `watch`
- * keeps it open. */
+ * whose peer (SO_PEERCRED, SO_PEERGROUPS) is neither root nor in the admin group, whatever
+ * the socket file's mode says, and one whose uid a sandbox may run as (brokerd's own when
+ * it is not root, the overflow uid) even in the admin group.  One request per connection;
+ * `watch` keeps it open. */
 #ifndef BX_BROKER_ADMIN_H
 #define BX_BROKER_ADMIN_H
 
@@ -23,7 +24,7 @@ struct bx_admin;
 /* Binds CONFIG's admin_socket (mode 0660, group admin_group) and starts accepting.  Refuses
  * when the callers' socket (already bound) has the admin group.  JOURNAL: where its log
  * lines go (notify.h, bx_log). */
-int bx_admin_start (const struct bx_config *config, struct bx_approvals *approvals, bool journal,
+int bx_admin_start (const struct bx_config *config, struct bx_approvals *approvals,
                     struct bx_admin **out, bx_error *err);
 
 /* Stops accepting and removes the socket; connections still open end as approvals stop

@@ -20,8 +20,9 @@
 #include "bx/printable.h"
 
 #include "approvals.h"
+#include "call.h"
 #include "notify.h"
-#include "ops.h"
+#include "daemon.h"
 #include "runner.h"
 
 /* How long a pending frame or a refusal may take to write: the socket buffer of a fresh
@@ -31,58 +32,55 @@
 #define CANCEL_WAIT_MS 2000
 /* Events kept for the owners' `watch` connections; one that falls further behind skips. */
 #define EVENT_RING 256
-/* How much of each part a summary shows. */
+/* How many bytes each part of a summary takes once made safe, "..." included; and an
+ * owner's reason, as the model reads it. */
 #define SHOWN_FOLDER  120
 #define SHOWN_SUBJECT 200
 #define SHOWN_REASON  200
-
-enum state
-{
-  WAITING,
-  APPROVED,
-  DECLINED,
-  EXPIRED,
-  CANCELLED, /* the client left */
-  STOPPED,   /* brokerd stopped first */
-};
-
-static const char *const state_names[] = {
-  [WAITING] = "pending", [APPROVED] = "approved",   [DECLINED] = "declined",
-  [EXPIRED] = "expired", [CANCELLED] = "cancelled", [STOPPED] = "stopped",
-};
 
 struct entry
 {
   struct entry *next;
   struct bx_approvals *owner;
+  /* The call, parked: its connection, request, decision and audit record. */
+  struct bx_call *parked;
   char approval[BX_APPROVAL_ID_LEN + 1];
-  int fd;
-  char *id, *call, *session;
-  struct bx_decision decision;
   char *arguments; /* the canonical bytes: what the person approves is what runs */
   size_t arguments_len;
   char *summary;
-  int64_t uid, pid;  /* the caller's, from SO_PEERCRED; -1 unknown */
-  int64_t started;   /* the call's start, monotonic ms */
-  int64_t decide_ns; /* from the connection to the decision, for the metrics */
-  int64_t since;     /* when it began to wait, monotonic ms */
-  int64_t answered;  /* when its wait ended (any way), monotonic ms */
+  char *grant_text;    /* the grant's canonical text (bx_grant_canonical) */
+  uint64_t generation; /* the approvals' generation when it began to wait */
+  int64_t since;       /* when it began to wait, monotonic ms */
+  int64_t answered;    /* when its wait ended (any way), monotonic ms */
   int64_t since_unix, expires_unix;
   int64_t expires; /* monotonic ms */
-  ssize_t content_bytes;
-  enum state state;
+  enum bx_approval_state state;
   int64_t approver_uid;
   char *reason; /* the owner's, made safe; NULL for none */
   bool half_closed;
   bool announced; /* the pending frame is out: until then the waiter leaves it alone */
 };
 
+/* A once_per_session approval, kept until brokerd stops or a reload changes its grant. */
+struct remembered
+{
+  char *key;   /* remember_key: the caller's uid, the session, the tool, where, the grant */
+  char *grant; /* the grant's canonical text, to forget it when the grant changes */
+  char approval[BX_APPROVAL_ID_LEN + 1];
+  int64_t approver_uid;
+  int64_t approved_unix; /* ms */
+};
+
+/* Calls of one uid waiting (or being handed over to wait). */
+struct uid_waiting
+{
+  int64_t uid;
+  unsigned n;
+};
+
 struct bx_approvals
 {
-  const struct bx_config *config;
-  struct bx_module *module;
-  struct bx_audit *audit;
-  struct bx_ops *ops; /* the metrics, where log lines go, the canceller */
+  struct brokerd *brokerd; /* where log lines go, the canceller, the request timeout */
   pthread_mutex_t lock;
   pthread_cond_t changed; /* an event, a run or an owner's connection ended */
   int wake;               /* eventfd: the waiter polls it */
@@ -92,9 +90,14 @@ struct bx_approvals
   unsigned running;      /* approved calls running */
   unsigned owners;       /* owners' connections open */
   bool stopping;
-  bool finished;        /* stopping, and every waiting call answered: no more events */
-  char **approved_keys; /* once_per_session: "GRANT TOOL SESSION", until restart */
-  size_t n_approved_keys;
+  bool finished;                 /* stopping, and every waiting call answered: no more events */
+  struct remembered *remembered; /* once_per_session approvals */
+  size_t n_remembered;
+  /* Counts reloads that forgot approvals: a call that began to wait before one is not
+   * remembered when approved after it (its grant may be gone). */
+  uint64_t generation;
+  struct uid_waiting by_uid[BX_APPROVALS_MAX_PENDING]; /* the uids with calls counted in COUNT */
+  size_t n_uids;
   char *events[EVENT_RING]; /* JSON texts; event number n is events[n % EVENT_RING] */
   uint64_t seq;             /* the number of the last event */
 };
@@ -128,10 +131,25 @@ bx_approvals_timeout_text (int64_t ms)
   return bx_xasprintf ("%llds", (long long)s);
 }
 
+/* One part of a summary: printable ASCII only (a person must read exactly what runs: no
+ * bidirectional controls, invisible or look-alike characters), at most MAX bytes with its
+ * "..." when cut; *CUT is set when it was. */
 static char *
-shown (const char *s, size_t max)
+shown (const char *s, size_t max, bool *cut)
 {
-  return bx_printable (s, strlen (s), max);
+  bool this_cut = false;
+  char *t = bx_printable_fit (s, strlen (s), max, true, &this_cut);
+  *cut = *cut || this_cut;
+  return t;
+}
+
+/* The summary from its parts: the subject (path, command or URL) last, so that its cut is
+ * where the eye ends; when an earlier part was cut and the subject was not, "..." is added
+ * at the end all the same.  Newly allocated. */
+static char *
+summary_text (const char *head, bool head_cut, const char *subject, bool subject_cut)
+{
+  return bx_xasprintf ("%s: %s%s", head, subject, head_cut && !subject_cut ? "..." : "");
 }
 
 char *
@@ -139,35 +157,42 @@ bx_approvals_summary (const struct bx_decision *d)
 {
   const struct bx_tool_args *args = &d->args;
   const struct bx_grant *g = d->grant;
+  bool head_cut = false, subject_cut = false;
   cleanup_free char *where = NULL;
   cleanup_free char *what = NULL;
+  cleanup_free char *head = NULL;
   switch (args->tool)
     {
     case BX_TOOL_READ_FILE:
-      where = shown (d->folder ? d->folder : "?", SHOWN_FOLDER);
-      what = shown (args->path, SHOWN_SUBJECT);
-      return bx_xasprintf ("read_file in %s: %s", where, what);
+      where = shown (d->folder ? d->folder : "?", SHOWN_FOLDER, &head_cut);
+      what = shown (args->path, SHOWN_SUBJECT, &subject_cut);
+      head = bx_xasprintf ("read_file in %s", where);
+      break;
     case BX_TOOL_WRITE_FILE:
-      where = shown (d->folder ? d->folder : "?", SHOWN_FOLDER);
-      what = shown (args->path, SHOWN_SUBJECT);
-      return bx_xasprintf ("write_file in %s: %s (%zu bytes)", where, what,
+      where = shown (d->folder ? d->folder : "?", SHOWN_FOLDER, &head_cut);
+      what = shown (args->path, SHOWN_SUBJECT, &subject_cut);
+      head = bx_xasprintf ("write_file in %s (%zu bytes)", where,
                            args->content ? strlen (args->content) : 0);
+      break;
     case BX_TOOL_SHELL:
       {
-        where = shown (g && g->n_paths ? g->paths[0] : "?", SHOWN_FOLDER);
-        what = shown (args->command, SHOWN_SUBJECT);
+        where = shown (g && g->n_paths ? g->paths[0] : "?", SHOWN_FOLDER, &head_cut);
+        what = shown (args->command, SHOWN_SUBJECT, &subject_cut);
         cleanup_free char *more
             = g && g->n_paths > 1 ? bx_xasprintf (" (+%zu more)", g->n_paths - 1) : bx_xstrdup ("");
-        cleanup_free char *cwd = args->cwd ? shown (args->cwd, SHOWN_FOLDER) : NULL;
-        return bx_xasprintf ("shell in %s%s: %s%s%s%s", where, more, what, cwd ? " (cwd " : "",
-                             cwd ? cwd : "", cwd ? ")" : "");
+        cleanup_free char *cwd = args->cwd ? shown (args->cwd, SHOWN_FOLDER, &head_cut) : NULL;
+        head = bx_xasprintf ("shell in %s%s%s%s", where, more, cwd ? ", cwd " : "", cwd ? cwd : "");
       }
+      break;
     case BX_TOOL_HTTP_FETCH:
-      where = shown (d->host ? d->host : "?", SHOWN_FOLDER);
-      what = shown (args->url, SHOWN_SUBJECT);
-      return bx_xasprintf ("http_fetch from %s: %s", where, what);
+      where = shown (d->host ? d->host : "?", SHOWN_FOLDER, &head_cut);
+      what = shown (args->url, SHOWN_SUBJECT, &subject_cut);
+      head = bx_xasprintf ("http_fetch from %s", where);
+      break;
     }
-  return bx_xstrdup ("?");
+  if (head == NULL)
+    return bx_xstrdup ("?");
+  return summary_text (head, head_cut, what, subject_cut);
 }
 
 /* 128 bits from the kernel's generator, as 32 lowercase hex digits. */
@@ -204,31 +229,74 @@ same_id (const char *a, const char *b)
   return diff == 0;
 }
 
+/* What a once_per_session approval covers: the caller's UID (never a session id alone,
+ * which any client may send), the SESSION, the tool, the folder (read_file, write_file) or
+ * host and port (http_fetch) the owner saw, and the grant by its content GRANT_TEXT, not
+ * its place in the file.  NULL when the uid is unknown: such a call is always asked. */
 static char *
-session_key (const struct bx_decision *d, const char *session)
+remember_key (const struct bx_decision *d, int64_t uid, const char *session, const char *grant_text)
 {
-  return bx_xasprintf ("%zu %s %s", d->grant_index, bx_tool_name (d->args.tool), session);
+  if (uid < 0)
+    return NULL;
+  cleanup_free char *where
+      = d->args.tool == BX_TOOL_HTTP_FETCH && d->host
+            ? bx_xasprintf ("%s:%u", d->host, d->port)
+            : bx_xstrdup (d->args.tool != BX_TOOL_SHELL && d->folder ? d->folder : "");
+  /* Lengths before texts: no two keys read the same. */
+  return bx_xasprintf ("%lld %zu:%s %s %zu:%s %s", (long long)uid, strlen (session), session,
+                       bx_tool_name (d->args.tool), strlen (where), where, grant_text);
 }
 
 /* Lock held. */
-static bool
-session_approved (struct bx_approvals *a, const char *key)
+static const struct remembered *
+find_remembered (struct bx_approvals *a, const char *key)
 {
-  for (size_t i = 0; i < a->n_approved_keys; i++)
-    if (strcmp (a->approved_keys[i], key) == 0)
-      return true;
-  return false;
+  for (size_t i = 0; key != NULL && i < a->n_remembered; i++)
+    if (strcmp (a->remembered[i].key, key) == 0)
+      return &a->remembered[i];
+  return NULL;
+}
+
+/* Lock held: counts one more call of UID waiting, unless UID has its share already. */
+static bool
+uid_take (struct bx_approvals *a, int64_t uid)
+{
+  for (size_t i = 0; i < a->n_uids; i++)
+    if (a->by_uid[i].uid == uid)
+      {
+        if (a->by_uid[i].n >= BX_APPROVALS_MAX_PENDING_PER_UID)
+          return false;
+        a->by_uid[i].n++;
+        return true;
+      }
+  /* COUNT < BX_APPROVALS_MAX_PENDING was checked first: there is a free row. */
+  a->by_uid[a->n_uids++] = (struct uid_waiting){ .uid = uid, .n = 1 };
+  return true;
+}
+
+/* Lock held: one call of UID waits no more. */
+static void
+uid_give (struct bx_approvals *a, int64_t uid)
+{
+  for (size_t i = 0; i < a->n_uids; i++)
+    if (a->by_uid[i].uid == uid)
+      {
+        if (--a->by_uid[i].n == 0)
+          a->by_uid[i] = a->by_uid[--a->n_uids];
+        return;
+      }
 }
 
 static json_t *
 entry_json (const struct entry *e)
 {
+  const struct bx_call *c = e->parked;
   json_t *o = json_pack (
       "{s:s, s:s, s:s, s:s, s:I, s:s, s:s%, s:o, s:o, s:I, s:I}", "approval", e->approval,
-      "session", e->session, "call", e->call, "tool", bx_tool_name (e->decision.args.tool), "grant",
-      (json_int_t)e->decision.grant_index + 1, "summary", e->summary, "arguments", e->arguments,
-      e->arguments_len, "uid", e->uid >= 0 ? json_integer (e->uid) : json_null (), "pid",
-      e->pid >= 0 ? json_integer (e->pid) : json_null (), "since", (json_int_t)e->since_unix,
+      "session", c->rec.session, "call", c->rec.call, "tool", bx_tool_name (c->decision.args.tool),
+      "grant", (json_int_t)c->decision.grant_index + 1, "summary", e->summary, "arguments",
+      e->arguments, e->arguments_len, "uid", c->uid >= 0 ? json_integer (c->uid) : json_null (),
+      "pid", c->pid >= 0 ? json_integer (c->pid) : json_null (), "since", (json_int_t)e->since_unix,
       "expires", (json_int_t)e->expires_unix);
   if (o == NULL)
     abort ();
@@ -254,99 +322,37 @@ entry_free (struct entry *e)
 {
   if (e == NULL)
     return;
-  if (e->fd >= 0)
-    close (e->fd);
-  free (e->id);
-  free (e->call);
-  free (e->session);
-  bx_decision_clear (&e->decision);
+  bx_call_free (e->parked);
   free (e->arguments);
   free (e->summary);
+  free (e->grant_text);
   free (e->reason);
   free (e);
 }
 
-static struct bx_log_context
-entry_context (const struct entry *e)
-{
-  return (struct bx_log_context){ .call = e->call,
-                                  .session = e->session,
-                                  .tool = bx_tool_name (e->decision.args.tool),
-                                  .grant = (long)e->decision.grant_index + 1 };
-}
-
-/* An audit line that could not be written: counted and logged in the server's words (the
- * line before a call waits or runs: then it does not). */
+/* The approval ENTRY's call's audit lines carry, as it stands now.  The wait alone: a final
+ * line after the run must not count the run as waiting. */
 static void
-audit_failed (struct bx_approvals *a, const struct bx_log_context *ctx, const char *outcome)
+entry_approval (struct entry *e)
 {
-  int e = errno;
-  bx_metrics_audit_failed (a->ops->metrics);
-  bool before = strcmp (outcome, "pending") == 0 || strcmp (outcome, "running") == 0;
-  bx_log (a->ops->journal, LOG_CRIT, ctx, "call %s: cannot write the audit log%s: %s", ctx->call,
-          before ? ", not running it" : "", strerror (e));
-}
-
-/* Writes ENTRY's audit line with OUTCOME; FINAL: it is the call's last line, and the call's
- * end is counted in the metrics (RUN_NS: how long the module ran, -1 when nothing ran).
- * 0, or -1 when the line could not be written (audit.h: fail closed). */
-static int
-audit_entry (struct bx_approvals *a, const struct entry *e, const char *outcome, const char *reason,
-             const struct bx_run_report *report, bool final, int64_t run_ns)
-{
-  int64_t now = bx_now_ms ();
-  /* The wait alone: a final line after the run must not count the run as waiting. */
-  struct bx_audit_approval ap = {
+  struct bx_call *c = e->parked;
+  c->approval = (struct bx_audit_approval){
     .id = e->approval,
-    .state = state_names[e->state],
+    .state = e->state,
     .approver_uid = e->approver_uid,
-    .waited_ms = e->state == WAITING ? 0 : e->answered - e->since,
+    .waited_ms = e->state == BX_APPROVAL_PENDING ? 0 : e->answered - e->since,
   };
-  struct bx_audit_record rec = {
-    .session = e->session,
-    .call = e->call,
-    .tool = bx_tool_name (e->decision.args.tool),
-    .grant = (ssize_t)e->decision.grant_index + 1,
-    .decision = "allowed",
-    .reason = reason,
-    .outcome = outcome,
-    .duration_ms = now - e->started,
-    .output_bytes = report ? report->output_bytes : 0,
-    .truncated = report ? report->truncated : false,
-    .content_bytes = e->content_bytes,
-    .approval = &ap,
-    .uid = -1,
-    .pid = -1,
-    .egress = report ? report->egress : NULL,
-  };
-  if (e->fd >= 0)
-    bx_audit_set_peer (&rec, e->fd);
-  bx_audit_set_args (&rec, &e->decision.args);
-  int r = bx_audit_write (a->audit, &rec);
-  if (r < 0)
-    {
-      struct bx_log_context ctx = entry_context (e);
-      audit_failed (a, &ctx, outcome);
-    }
-  if (final)
-    bx_metrics_call_ended (a->ops->metrics, &rec, e->decide_ns, run_ns);
-  bx_audit_record_clear (&rec);
-  return r;
+  c->rec.approval = &c->approval;
 }
 
-/* Sends FRAME (taking it); an answer over the frame limit becomes `failed`. */
+/* Ends ENTRY's call without running it (call.h, bx_call_end) and frees ENTRY. */
 static void
-send_final (int fd, json_t *frame, const char *id, int64_t deadline)
+entry_end (struct entry *e, enum bx_outcome outcome, const char *reason)
 {
-  cleanup_error bx_error err = NULL;
-  if (bx_frame_write (fd, frame, deadline, &err) < 0 && bx_error_code (err) == BX_FRAME_TOO_LARGE)
-    {
-      json_t *failed = bx_msg_failed (id, "the tool's output is too large to send");
-      bx_error_free (&err);
-      bx_frame_write (fd, failed, deadline, &err);
-      json_decref (failed);
-    }
-  json_decref (frame);
+  entry_approval (e);
+  bx_call_end (e->parked, outcome, reason, SHORT_WRITE_MS);
+  bx_call_finish (e->parked);
+  entry_free (e);
 }
 
 /* ---- An approved call runs. ---------------------------------------------------------- */
@@ -356,41 +362,18 @@ run_main (void *arg)
 {
   struct entry *e = arg;
   struct bx_approvals *a = e->owner;
+  struct bx_call *c = e->parked;
   /* What runs is rebuilt from the decision; it must be the very bytes the person saw. */
   size_t len = 0;
-  cleanup_free char *now = bx_tool_args_to_json (&e->decision.args, &len);
-  struct bx_run_report report = { .outcome = "failed" };
-  int64_t run_ns = -1;
-  json_t *answer;
+  cleanup_free char *now = bx_decision_arguments (&c->decision, &len);
+  entry_approval (e);
   if (now == NULL || len != e->arguments_len || memcmp (now, e->arguments, len) != 0)
-    answer = bx_msg_failed (e->id, "brokerd could not run the approved call as approved");
-  /* Like any allowed call: a line before it runs, or it does not run. */
-  else if (audit_entry (a, e, "running", NULL, NULL, false, -1) < 0)
-    answer = bx_msg_failed (e->id, BX_AUDIT_NOT_RUN);
+    bx_call_end (c, BX_OUTCOME_FAILED, "brokerd could not run the approved call as approved",
+                 a->brokerd->config->request_timeout_ms);
   else
-    {
-      /* Cancelled like any call when its client hangs up, or when brokerd stops past its
-       * grace period. */
-      int64_t t0 = bx_now_ns ();
-      answer = bx_runner_respond (a->module, &e->decision, e->id, e->call, e->session,
-                                  a->ops->canceller, e->fd, &report);
-      run_ns = bx_now_ns () - t0;
-      if (report.problem != NULL)
-        {
-          struct bx_log_context ctx = entry_context (e);
-          bx_log (a->ops->journal, LOG_ERR, &ctx, "call %s: %s", e->call, report.problem);
-        }
-    }
-  if (audit_entry (a, e, report.outcome, NULL, &report, true, run_ns) < 0
-      && strcmp (report.outcome, "result") == 0)
-    {
-      /* Fail closed: a result whose line is not in the log is withheld. */
-      json_decref (answer);
-      answer = bx_msg_failed (e->id, BX_AUDIT_WITHHELD);
-    }
-  json_decref (report.egress);
-  free (report.problem);
-  send_final (e->fd, answer, e->id, bx_deadline_in (a->config->request_timeout_ms));
+    /* Like any allowed call: a line before it runs, or it does not run. */
+    bx_call_run (c);
+  bx_call_finish (c);
   entry_free (e);
   pthread_mutex_lock (&a->lock);
   a->running--;
@@ -405,7 +388,7 @@ run_main (void *arg)
 static void
 finish (struct bx_approvals *a, struct entry *e)
 {
-  if (e->state == APPROVED)
+  if (e->state == BX_APPROVAL_APPROVED)
     {
       pthread_attr_t attr;
       pthread_attr_init (&attr);
@@ -421,31 +404,31 @@ finish (struct bx_approvals *a, struct entry *e)
       pthread_mutex_lock (&a->lock);
       a->running--;
       pthread_mutex_unlock (&a->lock);
-      struct bx_log_context ctx = entry_context (e);
-      bx_log (a->ops->journal, LOG_ERR, &ctx, "cannot start a thread for an approved call: %s",
-              strerror (r));
-      const char *msg = "brokerd cannot run the approved call now";
-      audit_entry (a, e, "failed", msg, NULL, true, -1);
-      send_final (e->fd, bx_msg_failed (e->id, msg), e->id, bx_deadline_in (SHORT_WRITE_MS));
-      entry_free (e);
+      const struct bx_audit_record *rec = &e->parked->rec;
+      struct bx_log_context ctx = {
+        .call = rec->call, .session = rec->session, .tool = rec->tool, .grant = (long)rec->grant
+      };
+      bx_log (LOG_ERR, &ctx, "cannot start a thread for an approved call: %s", strerror (r));
+      entry_end (e, BX_OUTCOME_FAILED, "brokerd cannot run the approved call now");
       return;
     }
   cleanup_free char *reason = NULL;
   switch (e->state)
     {
-    case DECLINED:
+    case BX_APPROVAL_DECLINED:
       reason = e->reason ? bx_xasprintf ("the owner declined: %s", e->reason)
                          : bx_xstrdup ("the owner declined");
       break;
-    case EXPIRED:
+    case BX_APPROVAL_EXPIRED:
       {
-        cleanup_free char *t = bx_approvals_timeout_text (e->decision.grant->approval_timeout_ms);
+        cleanup_free char *t
+            = bx_approvals_timeout_text (e->parked->decision.grant->approval_timeout_ms);
         reason = bx_xasprintf ("the owner did not answer within the approval timeout (%s); "
                                "the call was not run",
                                t);
       }
       break;
-    case STOPPED:
+    case BX_APPROVAL_STOPPED:
       reason = bx_xstrdup ("brokerd stopped before the owner answered; the call was not run");
       break;
     default:
@@ -454,23 +437,20 @@ finish (struct bx_approvals *a, struct entry *e)
   if (reason == NULL)
     {
       /* The client left: nobody to answer. */
-      audit_entry (a, e, "cancelled", "the client left before the owner answered", NULL, true, -1);
-      entry_free (e);
+      entry_end (e, BX_OUTCOME_CANCELLED, "the client left before the owner answered");
       return;
     }
-  audit_entry (a, e, "denied", reason, NULL, true, -1);
-  send_final (e->fd, bx_msg_denied (e->id, reason), e->id, bx_deadline_in (SHORT_WRITE_MS));
-  entry_free (e);
+  entry_end (e, BX_OUTCOME_DENIED, reason);
 }
 
 /* Lock held: ENTRY's answer is settled; the watchers hear it. */
 static void
-settle (struct bx_approvals *a, struct entry *e, enum state state)
+settle (struct bx_approvals *a, struct entry *e, enum bx_approval_state state)
 {
   e->state = state;
   e->answered = bx_now_ms ();
   post_event (a, json_pack ("{s:s, s:s, s:s, s:o}", "type", "resolved", "approval", e->approval,
-                            "state", state_names[state], "approver_uid",
+                            "state", bx_approval_state_name (state), "approver_uid",
                             e->approver_uid >= 0 ? json_integer (e->approver_uid) : json_null ()));
 }
 
@@ -481,21 +461,21 @@ settle (struct bx_approvals *a, struct entry *e, enum state state)
 static void
 check_connection (struct bx_approvals *a, struct entry *e, short revents)
 {
-  if (e->state != WAITING)
+  if (e->state != BX_APPROVAL_PENDING)
     return;
   if (revents & (POLLHUP | POLLERR | POLLNVAL))
     {
-      settle (a, e, CANCELLED);
+      settle (a, e, BX_APPROVAL_CANCELLED);
       return;
     }
   if (revents & POLLIN)
     {
       char c;
-      ssize_t n = recv (e->fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
+      ssize_t n = recv (e->parked->fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
       if (n == 0)
         e->half_closed = true;
       else if (n > 0 || (errno != EAGAIN && errno != EINTR))
-        settle (a, e, CANCELLED);
+        settle (a, e, BX_APPROVAL_CANCELLED);
     }
 }
 
@@ -522,21 +502,22 @@ waiter_main (void *arg)
               link = &e->next;
               continue;
             }
-          if (e->state == WAITING && now >= e->expires)
-            settle (a, e, EXPIRED);
-          else if (e->state == WAITING && a->stopping)
-            settle (a, e, STOPPED);
-          if (e->state != WAITING)
+          if (e->state == BX_APPROVAL_PENDING && now >= e->expires)
+            settle (a, e, BX_APPROVAL_EXPIRED);
+          else if (e->state == BX_APPROVAL_PENDING && a->stopping)
+            settle (a, e, BX_APPROVAL_STOPPED);
+          if (e->state != BX_APPROVAL_PENDING)
             {
               *link = e->next;
               e->next = done;
               done = e;
               a->count--;
+              uid_give (a, e->parked->uid);
               continue;
             }
           if (e->expires < next)
             next = e->expires;
-          fds[n] = (struct pollfd){ .fd = e->fd, .events = e->half_closed ? 0 : POLLIN };
+          fds[n] = (struct pollfd){ .fd = e->parked->fd, .events = e->half_closed ? 0 : POLLIN };
           polled[n++] = e;
           link = &e->next;
         }
@@ -581,118 +562,99 @@ waiter_main (void *arg)
 
 /* ---- Taking a call. ------------------------------------------------------------------ */
 
-/* A call answered at once, before it waits: OUTCOME "denied" (a refusal, REASON) or
- * "failed" (REASON the message); its final audit line and its end in the metrics. */
+/* A call answered at once, before it waits: OUTCOME denied (a refusal, REASON) or failed
+ * (REASON the message). */
 static void
-answer_now (struct bx_approvals *a, int fd, const char *id, const char *outcome, const char *reason,
-            const struct bx_decision *d, const char *call, const char *session, int64_t started,
-            int64_t decide_ns, ssize_t content_bytes)
+answer_now (struct bx_call *c, enum bx_outcome outcome, const char *reason)
 {
-  struct bx_audit_record rec = {
-    .session = session,
-    .call = call,
-    .tool = bx_tool_name (d->args.tool),
-    .grant = (ssize_t)d->grant_index + 1,
-    .decision = "allowed",
-    .reason = reason,
-    .outcome = outcome,
-    .duration_ms = bx_now_ms () - started,
-    .content_bytes = content_bytes,
-    .uid = -1,
-    .pid = -1,
-  };
-  bx_audit_set_peer (&rec, fd);
-  bx_audit_set_args (&rec, &d->args);
-  if (bx_audit_write (a->audit, &rec) < 0)
-    {
-      struct bx_log_context ctx
-          = { .call = call, .session = session, .tool = rec.tool, .grant = (long)rec.grant };
-      audit_failed (a, &ctx, outcome);
-    }
-  bx_metrics_call_ended (a->ops->metrics, &rec, decide_ns, -1);
-  bx_audit_record_clear (&rec);
-  json_t *frame
-      = strcmp (outcome, "failed") == 0 ? bx_msg_failed (id, reason) : bx_msg_denied (id, reason);
-  send_final (fd, frame, id, bx_deadline_in (SHORT_WRITE_MS));
+  c->rec.approval = NULL;
+  bx_call_end (c, outcome, reason, SHORT_WRITE_MS);
+  bx_call_finish (c);
+  bx_call_free (c);
 }
 
 bool
-bx_approvals_take (struct bx_approvals *a, int fd, const char *id, const char *call,
-                   const char *session, struct bx_decision *d, int64_t started, int64_t decide_ns,
-                   ssize_t content_bytes)
+bx_approvals_take (struct bx_approvals *a, struct bx_call *c)
 {
+  struct bx_decision *d = &c->decision;
   if (a == NULL || d->verdict != BX_ALLOWED || d->grant == NULL
       || d->grant->approval == BX_APPROVAL_NEVER)
     return false;
-  cleanup_free char *key = session_key (d, session);
+  int64_t uid = c->uid;
+  char *grant_text = bx_grant_canonical (d->grant);
+  cleanup_free char *key = d->grant->approval == BX_APPROVAL_ONCE_PER_SESSION
+                               ? remember_key (d, uid, c->rec.session, grant_text)
+                               : NULL;
   const char *refusal = NULL;
   pthread_mutex_lock (&a->lock);
-  if (d->grant->approval == BX_APPROVAL_ONCE_PER_SESSION && session_approved (a, key))
+  const struct remembered *r = find_remembered (a, key);
+  if (r != NULL)
     {
+      /* The call runs as usual, on this approval: its audit lines say which. */
+      memcpy (c->approval_id, r->approval, sizeof c->approval_id);
+      c->approval = (struct bx_audit_approval){ .id = c->approval_id,
+                                                .state = BX_APPROVAL_REMEMBERED,
+                                                .approver_uid = r->approver_uid,
+                                                .approved_at_ms = r->approved_unix };
+      c->rec.approval = &c->approval;
       pthread_mutex_unlock (&a->lock);
+      free (grant_text);
       return false;
     }
   if (a->stopping)
     refusal = "brokerd is stopping; the call was not run";
   else if (a->count >= BX_APPROVALS_MAX_PENDING)
     refusal = "too many calls are waiting for the owner's approval; the call was not run";
+  else if (!uid_take (a, uid))
+    refusal = "too many of your calls are waiting for the owner's approval; the call was not "
+              "run";
   else
     a->count++;
+  uint64_t generation = a->generation;
   pthread_mutex_unlock (&a->lock);
   if (refusal != NULL)
     {
-      answer_now (a, fd, id, "denied", refusal, d, call, session, started, decide_ns,
-                  content_bytes);
-      bx_decision_clear (d);
+      answer_now (c, BX_OUTCOME_DENIED, refusal);
+      free (grant_text);
       return true;
     }
 
   struct entry *e = bx_xzalloc (sizeof *e);
   e->owner = a;
-  e->fd = fcntl (fd, F_DUPFD_CLOEXEC, 3);
-  e->id = bx_xstrdup (id);
-  e->call = bx_xstrdup (call);
-  e->session = bx_xstrdup (session);
-  e->decision = *d;
-  memset (d, 0, sizeof *d);
-  e->arguments = bx_tool_args_to_json (&e->decision.args, &e->arguments_len);
-  e->summary = bx_approvals_summary (&e->decision);
-  e->uid = e->pid = e->approver_uid = -1;
-  e->started = started;
-  e->decide_ns = decide_ns;
+  e->parked = c;
+  e->arguments = bx_decision_arguments (d, &e->arguments_len);
+  e->summary = bx_approvals_summary (d);
+  e->approver_uid = -1;
   e->since = bx_now_ms ();
   e->since_unix = unix_now_ms ();
-  e->expires = e->since + e->decision.grant->approval_timeout_ms;
-  e->expires_unix = e->since_unix + e->decision.grant->approval_timeout_ms;
-  e->content_bytes = content_bytes;
-  e->state = WAITING;
-  struct ucred cred;
-  socklen_t cl = sizeof cred;
-  if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0)
-    {
-      e->uid = cred.uid;
-      e->pid = cred.pid;
-    }
+  e->expires = e->since + d->grant->approval_timeout_ms;
+  e->expires_unix = e->since_unix + d->grant->approval_timeout_ms;
+  e->state = BX_APPROVAL_PENDING;
+  e->grant_text = grant_text;
+  e->generation = generation;
   const char *trouble = NULL;
-  if (e->fd < 0)
-    trouble = "brokerd is out of descriptors; the call was not run";
-  else if (e->arguments == NULL || new_approval_id (e->approval) < 0)
+  enum bx_outcome outcome = BX_OUTCOME_DENIED;
+  if (e->arguments == NULL || new_approval_id (e->approval) < 0)
     trouble = "brokerd cannot ask for approval now; the call was not run";
-  /* The line that says the call waits comes first; without it, it does not wait. */
-  const char *outcome = "denied";
-  if (trouble == NULL && audit_entry (a, e, "pending", NULL, NULL, false, -1) < 0)
+  else
     {
-      outcome = "failed";
-      trouble = BX_AUDIT_NOT_RUN;
+      /* The line that says the call waits comes first; without it, it does not wait. */
+      entry_approval (e);
+      if (bx_call_log (c, BX_OUTCOME_PENDING) < 0)
+        {
+          outcome = BX_OUTCOME_FAILED;
+          trouble = BX_AUDIT_NOT_RUN;
+        }
     }
   if (trouble != NULL)
     {
-      answer_now (a, fd, id, outcome, trouble, &e->decision, call, session, started, decide_ns,
-                  content_bytes);
-      entry_free (e);
+      e->parked = NULL;
+      answer_now (c, outcome, trouble);
       pthread_mutex_lock (&a->lock);
       a->count--;
+      uid_give (a, uid);
       pthread_mutex_unlock (&a->lock);
+      entry_free (e);
       wake_waiter (a);
       return true;
     }
@@ -708,15 +670,15 @@ bx_approvals_take (struct bx_approvals *a, int fd, const char *id, const char *c
   pthread_mutex_unlock (&a->lock);
 
   cleanup_free char *shown_text = bx_xasprintf ("%s: %s", e->approval, e->summary);
-  json_t *pending = bx_msg_pending_approval (id, shown_text, e->expires_unix);
+  json_t *pending = bx_msg_pending_approval (c->id, shown_text, e->expires_unix);
   cleanup_error bx_error err = NULL;
-  int w = bx_frame_write (e->fd, pending, bx_deadline_in (SHORT_WRITE_MS), &err);
+  int w = bx_frame_write (c->fd, pending, bx_deadline_in (SHORT_WRITE_MS), &err);
   json_decref (pending);
   pthread_mutex_lock (&a->lock);
   e->announced = true;
-  if (w < 0 && e->state == WAITING)
+  if (w < 0 && e->state == BX_APPROVAL_PENDING)
     /* The client is gone already (or does not read): logged as cancelled. */
-    settle (a, e, CANCELLED);
+    settle (a, e, BX_APPROVAL_CANCELLED);
   pthread_mutex_unlock (&a->lock);
   wake_waiter (a);
   return true;
@@ -731,7 +693,7 @@ bx_approvals_list (struct bx_approvals *a, uint64_t *seq)
   pthread_mutex_lock (&a->lock);
   int64_t now = bx_now_ms ();
   for (const struct entry *e = a->entries; e != NULL; e = e->next)
-    if (e->state == WAITING && now < e->expires)
+    if (e->state == BX_APPROVAL_PENDING && now < e->expires)
       json_array_append_new (list, entry_json (e));
   if (seq != NULL)
     *seq = a->seq;
@@ -749,7 +711,7 @@ bx_approvals_answer (struct bx_approvals *a, const char *approval, bool approve,
   for (struct entry *e = a->entries; e != NULL; e = e->next)
     if (same_id (e->approval, approval))
       found = e;
-  if (found == NULL || found->state != WAITING || now >= found->expires)
+  if (found == NULL || found->state != BX_APPROVAL_PENDING || now >= found->expires)
     {
       pthread_mutex_unlock (&a->lock);
       *why = "no call waits for approval with that id";
@@ -757,20 +719,27 @@ bx_approvals_answer (struct bx_approvals *a, const char *approval, bool approve,
     }
   found->approver_uid = approver;
   if (!approve && reason != NULL && *reason != '\0')
-    found->reason = bx_printable (reason, strlen (reason), SHOWN_REASON);
-  if (approve && found->decision.grant->approval == BX_APPROVAL_ONCE_PER_SESSION)
+    found->reason = bx_printable_fit (reason, strlen (reason), SHOWN_REASON, false, NULL);
+  const struct bx_call *c = found->parked;
+  if (approve && c->decision.grant->approval == BX_APPROVAL_ONCE_PER_SESSION
+      && found->generation == a->generation)
     {
-      char *key = session_key (&found->decision, found->session);
-      if (session_approved (a, key))
+      char *key = remember_key (&c->decision, c->uid, c->rec.session, found->grant_text);
+      if (key == NULL || find_remembered (a, key) != NULL)
         free (key);
       else
         {
-          a->approved_keys
-              = bx_xrealloc (a->approved_keys, (a->n_approved_keys + 1) * sizeof (char *));
-          a->approved_keys[a->n_approved_keys++] = key;
+          a->remembered
+              = bx_xrealloc (a->remembered, (a->n_remembered + 1) * sizeof *a->remembered);
+          struct remembered *r = &a->remembered[a->n_remembered++];
+          *r = (struct remembered){ .key = key,
+                                    .grant = bx_xstrdup (found->grant_text),
+                                    .approver_uid = approver,
+                                    .approved_unix = unix_now_ms () };
+          memcpy (r->approval, found->approval, sizeof r->approval);
         }
     }
-  settle (a, found, approve ? APPROVED : DECLINED);
+  settle (a, found, approve ? BX_APPROVAL_APPROVED : BX_APPROVAL_DECLINED);
   pthread_mutex_unlock (&a->lock);
   wake_waiter (a);
   return 0;
@@ -805,6 +774,38 @@ bx_approvals_events (struct bx_approvals *a, uint64_t *seq, int timeout_ms)
   return list;
 }
 
+void
+bx_approvals_forget_changed (struct bx_approvals *a, const struct bx_config *config)
+{
+  if (a == NULL)
+    return;
+  char **texts = bx_xzalloc ((config->n_grants + 1) * sizeof *texts);
+  for (size_t i = 0; i < config->n_grants; i++)
+    texts[i] = bx_grant_canonical (&config->grants[i]);
+  pthread_mutex_lock (&a->lock);
+  a->generation++;
+  size_t kept = 0;
+  for (size_t i = 0; i < a->n_remembered; i++)
+    {
+      struct remembered *r = &a->remembered[i];
+      bool still = false;
+      for (size_t k = 0; k < config->n_grants && !still; k++)
+        still = strcmp (r->grant, texts[k]) == 0;
+      if (still)
+        a->remembered[kept++] = *r;
+      else
+        {
+          free (r->key);
+          free (r->grant);
+        }
+    }
+  a->n_remembered = kept;
+  pthread_mutex_unlock (&a->lock);
+  for (size_t i = 0; i < config->n_grants; i++)
+    free (texts[i]);
+  free (texts);
+}
+
 bool
 bx_approvals_enter (struct bx_approvals *a)
 {
@@ -828,15 +829,10 @@ bx_approvals_leave (struct bx_approvals *a)
 /* ---- Life. --------------------------------------------------------------------------- */
 
 int
-bx_approvals_start (const struct bx_config *config, struct bx_module *module,
-                    struct bx_audit *audit, struct bx_ops *ops, struct bx_approvals **out,
-                    bx_error *err)
+bx_approvals_start (struct brokerd *brokerd, struct bx_approvals **out, bx_error *err)
 {
   struct bx_approvals *a = bx_xzalloc (sizeof *a);
-  a->config = config;
-  a->module = module;
-  a->audit = audit;
-  a->ops = ops;
+  a->brokerd = brokerd;
   a->wake = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (a->wake < 0)
     {
@@ -892,14 +888,13 @@ bx_approvals_stop (struct bx_approvals *a, int64_t deadline)
   while (a->running > 0 || a->owners > 0)
     if (pthread_cond_timedwait (&a->changed, &a->lock, &until) == ETIMEDOUT)
       break;
-  if (a->running > 0 && a->ops->canceller != NULL)
+  if (a->running > 0 && a->brokerd->canceller != NULL)
     {
       /* Past the deadline: approved calls still running are cancelled like the others, and
        * their modules get a moment to remove what they started. */
-      bx_log (a->ops->journal, LOG_WARNING, NULL,
-              "%u approved call(s) still running; cancelling them", a->running);
+      bx_log (LOG_WARNING, NULL, "%u approved call(s) still running; cancelling them", a->running);
       pthread_mutex_unlock (&a->lock);
-      bx_canceller_cancel_all (a->ops->canceller);
+      bx_canceller_cancel_all (a->brokerd->canceller);
       pthread_mutex_lock (&a->lock);
       until.tv_sec += CANCEL_WAIT_MS / 1000;
       while (a->running > 0)
@@ -917,9 +912,12 @@ bx_approvals_free (struct bx_approvals *a)
   if (a == NULL)
     return;
   close (a->wake);
-  for (size_t i = 0; i < a->n_approved_keys; i++)
-    free (a->approved_keys[i]);
-  free (a->approved_keys);
+  for (size_t i = 0; i < a->n_remembered; i++)
+    {
+      free (a->remembered[i].key);
+      free (a->remembered[i].grant);
+    }
+  free (a->remembered);
   for (size_t i = 0; i < EVENT_RING; i++)
     free (a->events[i]);
   pthread_cond_destroy (&a->changed);

@@ -2,13 +2,12 @@
 /* Approvals: a call whose grant says `approval: always` or `once_per_session` waits for a
  * person (docs/config.md, "Approvals"; docs/protocol.md, "The admin socket").
  *
- * The worker that read the call hands it over here and goes back to accept(): the call is a
- * stored request (a random 128-bit approval id, the session, call and tool, the grant, the
- * canonical argument bytes, the caller's uid and pid from SO_PEERCRED, the expiry) and its
- * connection.  One waiter thread watches every waiting connection and the expiries with one
- * poll(), so a thousand waiting calls cost descriptors, not threads, and never take a slot
- * from the calls that need no approval.  An approved call runs in a thread of its own,
- * exactly the bytes stored; every other end is a final `denied`, or nothing when the client
+ * The worker that read the call hands it over here and goes back to accept(): the call
+ * (call.h) is parked with what its wait adds (a random 128-bit approval id, the canonical
+ * argument bytes, the summary, the expiry).  One waiter thread watches every waiting connection and
+ * the expiries with one poll(), so a thousand waiting calls cost descriptors, not threads, and
+ * never take a slot from the calls that need no approval.  An approved call runs in a thread of its
+ * own, exactly the bytes stored; every other end is a final `denied`, or nothing when the client
  * left.  Every change is an audit line. */
 #ifndef BX_BROKER_APPROVALS_H
 #define BX_BROKER_APPROVALS_H
@@ -27,29 +26,38 @@
 
 /* At most this many calls wait at once; past it a call that needs approval is denied. */
 #define BX_APPROVALS_MAX_PENDING 256
+/* And at most this many of one caller's uid: one local user cannot take every place and
+ * keep another's calls from reaching the owner.  A fixed share, not a config key: an eighth
+ * of the places is more calls than a person reviews at once, and eight uids must work
+ * together to fill them. */
+#define BX_APPROVALS_MAX_PENDING_PER_UID 32
 /* The hex digits of an approval id (128 random bits). */
 #define BX_APPROVAL_ID_LEN 32
 
 struct bx_approvals;
-struct bx_ops;
+struct bx_call;
+struct brokerd;
 
-/* Starts the waiter thread.  CONFIG, MODULE, AUDIT and OPS (ops.h: its metrics count every
- * call taken here at its end, its canceller watches approved calls' clients, its journal
- * flag says where log lines go) must outlive it. */
-int bx_approvals_start (const struct bx_config *config, struct bx_module *module,
-                        struct bx_audit *audit, struct bx_ops *ops, struct bx_approvals **out,
-                        bx_error *err);
+/* Starts the waiter thread.  OPS (brokerd.h: the config, module and audit log the parked calls
+ * run with, the canceller that watches approved calls' clients, where log lines go) must
+ * outlive it. */
+int bx_approvals_start (struct brokerd *brokerd, struct bx_approvals **out, bx_error *err);
 
-/* The server's hook, after policy decided: false when the call needs no approval (A is NULL,
- * the call is denied, its grant says never, or once_per_session was already approved for
- * this session, grant and tool); the caller then runs it as usual.  True when the call was
- * taken: its pending_approval frame and its final answer are sent from here, on a copy of
- * FD (the caller still closes FD), and *DECISION is left empty.  From then on the call's
- * audit lines (pending, running when approved, final) and its end in the metrics (the
- * caller counted its start; DECIDE_NS is its time to the decision) are written here. */
-bool bx_approvals_take (struct bx_approvals *a, int fd, const char *id, const char *call,
-                        const char *session, struct bx_decision *decision, int64_t started,
-                        int64_t decide_ns, ssize_t content_bytes);
+/* The server's hook, after the call was decided: false when it needs no approval (A is NULL,
+ * the call is denied, or its grant says never) or runs on a remembered once_per_session
+ * approval (then its audit record carries that approval, state "remembered"); the caller
+ * then runs it as usual.  Such an approval covers the calls of the same caller uid, session
+ * and tool, in the same folder (read_file, write_file) or host (http_fetch), to a grant of
+ * the same content, wherever it stands in the file.  True when CALL was taken: it is parked
+ * here, and its pending_approval frame, its audit lines (pending, running when approved,
+ * final), its final answer and its end are all done from here.  The request's "peer" plays
+ * no part in the approval. */
+bool bx_approvals_take (struct bx_approvals *a, struct bx_call *call);
+
+/* After a reload to CONFIG: forgets every remembered approval whose grant CONFIG no longer
+ * has with the same content; a call waiting now is not remembered when approved later.
+ * Nothing when A is NULL. */
+void bx_approvals_forget_changed (struct bx_approvals *a, const struct bx_config *config);
 
 /* ---- The owners' side (broker/admin.c). ----------------------------------------------- */
 
@@ -89,8 +97,10 @@ void bx_approvals_leave (struct bx_approvals *a);
  * (for 60m).  Newly allocated. */
 char *bx_approvals_timeout_text (int64_t ms);
 
-/* The summary a person reads for DECISION: the tool, the folder or host, the path, command
- * or URL, shortened and made safe (printable ASCII).  Newly allocated. */
+/* The summary a person reads for DECISION: the tool, the folder or host, then the path,
+ * command or URL, each cut and made safe (printable ASCII only, every other byte as \xNN);
+ * every cut shows "...", and a summary with a cut anywhere ends in "...".  Newly
+ * allocated. */
 char *bx_approvals_summary (const struct bx_decision *decision);
 
 #endif

@@ -163,15 +163,22 @@ bx_audit_cut_command (const char *command)
 
 /* The line is written out directly (bx/json_text.h): building a jansson object for it and
  * dumping that cost about 3 us a line, twice per call. */
-char *
-bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
+/* TIME_MS (Unix time in ms) as RFC 3339 in UTC with milliseconds. */
+static void
+format_time (char when[64], int64_t time_ms)
 {
   time_t secs = (time_t)(time_ms / 1000);
   struct tm tm;
   gmtime_r (&secs, &tm);
+  snprintf (when, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+            tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(time_ms % 1000));
+}
+
+char *
+bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
+{
   char when[64];
-  snprintf (when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-            tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(time_ms % 1000));
+  format_time (when, time_ms);
 
   struct bx_json_text t;
   bx_json_text_open (&t);
@@ -181,6 +188,8 @@ bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
   bx_json_text_string (&t, "tool", r->tool);
   bx_json_text_int_or_null (&t, "uid", r->uid);
   bx_json_text_int_or_null (&t, "pid", r->pid);
+  if (r->peer != NULL)
+    bx_json_text_string (&t, "peer", r->peer);
   bx_json_text_begin (&t, "args");
   if (r->arg_path)
     bx_json_text_string (&t, "path", r->arg_path);
@@ -192,9 +201,9 @@ bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
     bx_json_text_string (&t, "host", r->arg_host);
   bx_json_text_end (&t);
   bx_json_text_int_or_null (&t, "grant", r->grant > 0 ? (long long)r->grant : -1);
-  bx_json_text_string (&t, "decision", r->decision);
+  bx_json_text_string (&t, "decision", bx_call_decision_name (r->decision));
   bx_json_text_string (&t, "reason", r->reason);
-  bx_json_text_string (&t, "outcome", r->outcome);
+  bx_json_text_string (&t, "outcome", bx_outcome_name (r->outcome));
   bx_json_text_int (&t, "duration_ms", r->duration_ms);
   bx_json_text_int (&t, "output_bytes", (long long)r->output_bytes);
   bx_json_text_bool (&t, "truncated", r->truncated);
@@ -204,9 +213,15 @@ bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
     {
       bx_json_text_begin (&t, "approval");
       bx_json_text_string (&t, "id", r->approval->id);
-      bx_json_text_string (&t, "state", r->approval->state);
+      bx_json_text_string (&t, "state", bx_approval_state_name (r->approval->state));
       bx_json_text_int_or_null (&t, "approver_uid", r->approval->approver_uid);
       bx_json_text_int (&t, "waited_ms", r->approval->waited_ms);
+      if (r->approval->approved_at_ms > 0)
+        {
+          char approved[64];
+          format_time (approved, r->approval->approved_at_ms);
+          bx_json_text_string (&t, "approved_at", approved);
+        }
       bx_json_text_end (&t);
     }
   if (r->egress != NULL)

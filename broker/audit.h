@@ -26,17 +26,19 @@
 
 #include "bx/error.h"
 
+#include "outcome.h"
+
 struct bx_audit;
 
 struct bx_audit_record
 {
-  const char *session;  /* NULL when the request could not be read */
-  const char *call;     /* NULL likewise */
-  const char *tool;     /* NULL likewise */
-  ssize_t grant;        /* the grant's place in the config, 1-based; 0 for none */
-  const char *decision; /* "allowed", "denied" or "error" */
-  const char *reason;   /* a denial's reason or an error's detail; NULL when allowed */
-  const char *outcome;  /* "result", "failed", "denied" or "error" */
+  const char *session; /* NULL when the request could not be read */
+  const char *call;    /* NULL likewise */
+  const char *tool;    /* NULL likewise */
+  ssize_t grant;       /* the grant's place in the config, 1-based; 0 for none */
+  enum bx_call_decision decision;
+  const char *reason; /* a denial's reason or an error's detail; NULL when allowed */
+  enum bx_outcome outcome;
   int64_t duration_ms;
   size_t output_bytes;
   bool truncated;
@@ -44,6 +46,9 @@ struct bx_audit_record
   /* The caller, from SO_PEERCRED; -1 when unknown. */
   long long uid;
   long long pid;
+  /* Whom the caller says it calls for (a tool_request's "peer": boxmaker mcp --http's own
+   * client), logged as "peer" only when set; the caller's word, unlike uid and pid. */
+  const char *peer;
   /* The argument summary; each NULL when absent.  COMMAND is already cut. */
   const char *arg_path;
   const char *arg_cwd;
@@ -55,8 +60,9 @@ struct bx_audit_record
   /* What the summary points to when it is not the arguments' own (bx_audit_record_clear). */
   char *owned_command;
   char *owned_host;
-  /* A call that waited for approval (broker/approvals.h); NULL otherwise.  Logged as
-   * "approval": {"id", "state", "approver_uid", "waited_ms"}. */
+  /* A call that waited for approval, or ran on a remembered one (broker/approvals.h); NULL
+   * otherwise.  Logged as "approval": {"id", "state", "approver_uid", "waited_ms"}, and
+   * "approved_at" when set. */
   const struct bx_audit_approval *approval;
   /* An allowed call whose egress may reach these private ranges (the grant's
    * allow_private); logged as "allow_private" only when there are some. */
@@ -72,9 +78,10 @@ struct bx_audit_record
 struct bx_audit_approval
 {
   const char *id;
-  const char *state;    /* "pending", "approved", "declined", "expired", "cancelled", "stopped" */
+  enum bx_approval_state state;
   int64_t approver_uid; /* -1: nobody answered */
   int64_t waited_ms;
+  int64_t approved_at_ms; /* "remembered": when the owner approved (Unix ms); 0: not logged */
 };
 
 struct bx_grant;

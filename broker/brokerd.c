@@ -17,25 +17,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "bx/cleanup.h"
 #include "bx/deadline.h"
 
-#include "admin.h"
-#include "approvals.h"
-#include "audit.h"
+#include "activation.h"
 #include "call_limits.h"
 #include "config.h"
+#include "daemon.h"
 #include "grant_root.h"
 #include "host_services.h"
-#include "metrics.h"
 #include "module_loader.h"
 #include "notify.h"
-#include "ops.h"
-#include "placeholders.h"
-#include "reload.h"
 #include "protect.h"
 #include "server.h"
 
@@ -61,35 +55,70 @@ usage (FILE *to)
          to);
 }
 
-struct log_settings
-{
-  bool debug;
-  bool journal;
-};
-
 /* A module's log line goes to the journal with its priority (and, logged while the thread
  * runs a call, that call's fields), or to standard error with its name, in one write so
  * lines from concurrent runs do not interleave. */
 static void
 log_line (void *ctx, const char *module, enum bx_log_level level, const char *line)
 {
-  const struct log_settings *ls = ctx;
-  if (level >= BX_LOG_DEBUG && !ls->debug)
+  const bool *debug = ctx;
+  if (level >= BX_LOG_DEBUG && !*debug)
     return;
   static const int priority[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
   int p = (unsigned)level < 4 ? priority[level] : LOG_DEBUG;
-  bx_log (ls->journal, p, bx_log_running (), "%s: %s: %s", module, bx_log_level_name (level), line);
+  bx_log (p, bx_log_running (), "%s: %s: %s", module, bx_log_level_name (level), line);
 }
 
 /* Config errors already start with FILE:LINE:COLUMN and go out as they are (BARE); the
  * others get the program's name. */
 static void
-print_error (const struct log_settings *ls, bool bare, bx_error err)
+print_error (bool bare, bx_error err)
 {
   if (bare)
-    bx_log_bare (ls->journal, LOG_ERR, bx_error_msg (err));
+    bx_log_bare (LOG_ERR, bx_error_msg (err));
   else
-    bx_log (ls->journal, LOG_ERR, NULL, "%s", bx_error_msg (err));
+    bx_log (LOG_ERR, NULL, "%s", bx_error_msg (err));
+}
+
+static inline void
+config_freep (struct bx_config **p)
+{
+  bx_config_free (*p);
+}
+#define cleanup_config __attribute__ ((cleanup (config_freep)))
+
+static inline void
+module_destroyp (struct bx_module **p)
+{
+  bx_module_destroy (*p);
+}
+#define cleanup_module __attribute__ ((cleanup (module_destroyp)))
+
+/* Loads CFG's runtime module and creates it with its options: 0, or -1 with ERR placed at
+ * the option or the module line at fault. */
+static int
+start_module (const struct bx_config *cfg, const char *runtimedir, bool *debug,
+              struct bx_module **out, bx_error *err)
+{
+  const char *name = cfg->runtime_module ? cfg->runtime_module : BX_REFUSING_MODULE;
+  if (bx_module_load (name, runtimedir, out, err) < 0)
+    return cfg->runtime_where != NULL ? bx_error_wrap (err, "%s", cfg->runtime_where) : -1;
+  return bx_module_create (*out, cfg->runtime_options, cfg->home, log_line, debug, err);
+}
+
+/* A config with errors whose runtime part was read still has its module tried, so that one
+ * run lists the module's refusal of its options too, after the config's errors. */
+static void
+print_config_errors (const struct bx_config *cfg, bool runtime_read, const char *runtimedir,
+                     bool *debug, bx_error err)
+{
+  print_error (true, err);
+  if (cfg == NULL || !runtime_read)
+    return;
+  cleanup_error bx_error module_err = NULL;
+  cleanup_module struct bx_module *module = NULL;
+  if (start_module (cfg, runtimedir, debug, &module, &module_err) < 0)
+    print_error (false, module_err);
 }
 
 static void
@@ -106,6 +135,8 @@ print_summary (const struct bx_config *cfg, struct bx_module *module)
     printf ("admin socket: %s (group %u)\n", cfg->admin_socket, cfg->admin_gid);
   printf ("limits: max_connections %u, request_timeout_ms %lld, grace_ms %lld\n",
           cfg->max_connections, (long long)cfg->request_timeout_ms, (long long)cfg->grace_ms);
+  printf ("runs: max_running %u, max_running_per_uid %u\n", cfg->max_running,
+          cfg->max_running_per_uid);
   if (cfg->n_grants == 0)
     printf ("no grants: every call is denied\n");
   for (size_t i = 0; i < cfg->n_grants; i++)
@@ -170,7 +201,9 @@ main (int argc, char **argv)
   const char *config_file = NULL;
   const char *runtimedir = BX_RUNTIMEDIR;
   bool check = false;
-  struct log_settings ls = { .journal = bx_journal_is_stderr () };
+  bool debug = false;
+  /* Where log lines go, once for all: every later line is brokerd's. */
+  bx_log_to_journal (bx_journal_is_stderr ());
   int opt;
   while ((opt = getopt_long (argc, argv, "", longopts, NULL)) != -1)
     switch (opt)
@@ -179,7 +212,7 @@ main (int argc, char **argv)
       case 'C':
         if (config_file != NULL)
           {
-            bx_log (ls.journal, LOG_ERR, NULL, "give one of --config and --check-config, once");
+            bx_log (LOG_ERR, NULL, "give one of --config and --check-config, once");
             return 2;
           }
         config_file = optarg;
@@ -189,7 +222,7 @@ main (int argc, char **argv)
         runtimedir = optarg;
         break;
       case 'd':
-        ls.debug = true;
+        debug = true;
         break;
       case 'h':
         usage (stdout);
@@ -204,14 +237,14 @@ main (int argc, char **argv)
   if (optind < argc || config_file == NULL)
     {
       if (optind < argc)
-        bx_log (ls.journal, LOG_ERR, NULL, "unexpected argument \"%s\"", argv[optind]);
+        bx_log (LOG_ERR, NULL, "unexpected argument \"%s\"", argv[optind]);
       usage (stderr);
       return 2;
     }
 
   /* Signals first, before any thread exists (a module's create() may start some): every
-   * thread inherits the mask, and the server reads the signals from a signalfd, so there is
-   * no handler and no global.  SIGHUP is a reload. */
+   * thread inherits the mask, and brokerd's loop reads the signals (sd-event, through a
+   * signalfd), so there is no handler and no global.  SIGHUP is a reload. */
   sigset_t mask;
   sigemptyset (&mask);
   sigaddset (&mask, SIGTERM);
@@ -222,128 +255,62 @@ main (int argc, char **argv)
   signal (SIGPIPE, SIG_IGN);
 
   cleanup_error bx_error err = NULL;
-  struct bx_config *cfg = NULL;
-  if (bx_config_load (config_file, &cfg, &err) < 0)
+  cleanup_config struct bx_config *cfg = NULL;
+  bool runtime_read = false;
+  if (bx_config_load_checked (config_file, &cfg, &runtime_read, &err) < 0)
     {
-      print_error (&ls, true, err);
+      print_config_errors (cfg, runtime_read, runtimedir, &debug, err);
       return 1;
     }
   /* The socket systemd passed, if any, before the module starts anything that could
    * inherit LISTEN_FDS. */
-  int listen_fd = -1;
+  cleanup_close int listen_fd = -1;
   int activated = check ? 0 : bx_notify_listen_fd (cfg, &listen_fd, &err);
+  char wake_path[32] = "";
+  if (activated > 0
+      && bx_activation_check (cfg->socket, listen_fd, wake_path, sizeof wake_path, &err) < 0)
+    activated = -1;
   if (activated < 0)
     {
-      print_error (&ls, false, err);
-      bx_config_free (cfg);
+      print_error (false, err);
       return 1;
     }
-  const char *name = cfg->runtime_module ? cfg->runtime_module : BX_REFUSING_MODULE;
-  struct bx_module *module = NULL;
-  if (bx_module_load (name, runtimedir, &module, &err) < 0 && cfg->runtime_where != NULL)
-    bx_error_wrap (&err, "%s", cfg->runtime_where);
-  if (err != NULL
-      || bx_module_create (module, cfg->runtime_options, cfg->home, log_line, &ls, &err) < 0
+  cleanup_module struct bx_module *module = NULL;
+  if (start_module (cfg, runtimedir, &debug, &module, &err) < 0
       || bx_protect_check (cfg, module, &err) < 0 || bx_grant_roots_check (cfg, module, &err) < 0)
     {
-      print_error (&ls, false, err);
-      bx_module_destroy (module);
-      bx_config_free (cfg);
+      print_error (false, err);
       return 1;
     }
   if (check)
     {
       print_summary (cfg, module);
-      bx_module_destroy (module);
-      bx_config_free (cfg);
       return 0;
     }
 
-  /* Placeholders a brokerd killed in the middle of a call left in granted folders. */
-  bx_placeholders_start (cfg->home, ls.journal);
-  struct bx_audit *audit = NULL;
-  struct bx_metrics *metrics = bx_metrics_new ();
-  sigset_t only;
-  sigemptyset (&only);
-  sigaddset (&only, SIGTERM);
-  sigaddset (&only, SIGINT);
-  sigaddset (&only, SIGHUP);
-  int sfd = signalfd (-1, &only, SFD_CLOEXEC);
-  if (sfd < 0)
-    bx_error_set (&err, errno, "signalfd");
-  if (sfd < 0 || bx_audit_open (cfg->audit, &audit, &err) < 0
-      || (cfg->metrics_socket != NULL && bx_metrics_serve (metrics, cfg->metrics_socket, &err) < 0)
-      || (!activated && bx_server_listen (cfg, &listen_fd, &err) < 0))
+  cleanup_brokerd struct brokerd *b = NULL;
+  if (bx_brokerd_new (steal_pointer (&cfg), steal_pointer (&module), steal_fd (&listen_fd),
+                      wake_path, &b, &err)
+      < 0)
     {
-      print_error (&ls, false, err);
-      if (sfd >= 0)
-        close (sfd);
-      bx_metrics_free (metrics);
-      bx_audit_close (audit);
-      bx_module_destroy (module);
-      bx_config_free (cfg);
+      print_error (false, err);
       return 1;
     }
-  /* On the heap, like the server: calls still running after the grace period use it while
-   * the process ends.  Its live config comes when the server starts. */
-  struct bx_ops *ops = bx_ops_new (metrics, activated > 0, ls.journal);
-  struct bx_approvals *approvals = NULL;
-  struct bx_admin *admin = NULL;
-  if (bx_config_wants_approvals (cfg)
-      && (bx_approvals_start (cfg, module, audit, ops, &approvals, &err) < 0
-          || bx_admin_start (cfg, approvals, ls.journal, &admin, &err) < 0))
-    {
-      print_error (&ls, false, err);
-      bx_approvals_stop (approvals, bx_deadline_in (0));
-      bx_approvals_free (approvals);
-      bx_ops_free (ops);
-      if (!activated)
-        unlink (cfg->socket);
-      close (listen_fd);
-      bx_metrics_free (metrics);
-      close (sfd);
-      bx_audit_close (audit);
-      bx_module_destroy (module);
-      bx_config_free (cfg);
-      return 1;
-    }
-  bx_log (ls.journal, LOG_INFO, NULL, "listening on %s%s with runtime %s, %zu grant(s)",
-          cfg->socket, activated ? " (passed by systemd)" : "", bx_module_name (module),
-          cfg->n_grants);
-  if (admin != NULL)
-    bx_log (ls.journal, LOG_INFO, NULL, "owners approve calls on %s (group %u)", cfg->admin_socket,
-            cfg->admin_gid);
-  bx_notify_ready (cfg, bx_module_name (module));
-  /* The live config owns CFG; the server keeps reading its start-only keys from it, so it
-   * is held for as long as the server runs. */
-  ops->live = bx_live_config_new (cfg);
-  bx_live_config_protect (ops->live, module);
-  const struct bx_config *first = NULL;
-  struct bx_config_hold *hold = bx_live_config_get (ops->live, &first);
+  bx_log (LOG_INFO, NULL, "listening on %s%s with runtime %s, %zu grant(s)", b->config->socket,
+          b->socket_activated ? " (passed by systemd)" : "", bx_module_name (b->module),
+          b->config->n_grants);
+  if (b->admin != NULL)
+    bx_log (LOG_INFO, NULL, "owners approve calls on %s (group %u)", b->config->admin_socket,
+            b->config->admin_gid);
+  bx_notify_ready (b->config, bx_module_name (b->module));
   int64_t grace_end = bx_deadline_in (0);
-  int left = bx_server_run (first, module, audit, approvals, ops, listen_fd, sfd, &grace_end);
+  int left = bx_server_run (b, &grace_end);
   bool failed = left < 0;
   if (failed)
-    {
-      if (!activated)
-        unlink (cfg->socket);
-      close (listen_fd);
-      left = 0;
-    }
-  close (sfd);
-  /* Every call still waiting gets its final answer; approved ones running get the grace. */
-  bx_admin_stop (admin);
-  left += (int)bx_approvals_stop (approvals, grace_end);
-  if (left == 0)
-    {
-      bx_admin_free (admin);
-      bx_approvals_free (approvals);
-      bx_metrics_free (metrics);
-      bx_module_destroy (module);
-      bx_audit_close (audit);
-      bx_live_config_put (ops->live, hold);
-      bx_live_config_free (ops->live);
-      bx_ops_free (ops);
-    }
+    left = 0;
+  left += (int)bx_brokerd_stop (b, grace_end);
+  if (left > 0)
+    /* Calls still run and use all of it: the process ends first. */
+    (void)steal_pointer (&b);
   return failed ? 1 : 0;
 }

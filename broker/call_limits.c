@@ -97,6 +97,8 @@ bx_limit_parse (int which, const char *text, uint64_t *out)
   switch (d->unit)
     {
     case UNIT_DURATION:
+      if (!bx_value_bare_ms_allowed (d->key) && bx_value_digits (text, strlen (text), &v) == 0)
+        return BX_LIMIT_NO_UNIT;
       r = bx_value_duration_ms (text, &v);
       break;
     case UNIT_SIZE:

@@ -17,7 +17,9 @@ const char *bx_limit_key (int which);
 /* What a value of limit WHICH must look like, for a config error. */
 const char *bx_limit_expected (int which);
 /* Reads TEXT as a value of limit WHICH, in the unit of enum bx_limit (ms, bytes, count,
- * thousandths of a CPU).  0 and *OUT set, or -1 when it is malformed or out of range. */
+ * thousandths of a CPU).  0 and *OUT set, -1 when it is malformed or out of range, or
+ * BX_LIMIT_NO_UNIT when a duration is a number without its unit (values.h). */
+#define BX_LIMIT_NO_UNIT (-2)
 int bx_limit_parse (int which, const char *text, uint64_t *out);
 
 /* The value a call gets: the grant's, else the config's default, else 0 (the output cap:

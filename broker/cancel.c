@@ -29,7 +29,6 @@ struct bx_canceller
   uint64_t next_id;
   bool waiting; /* the thread waits with no deadline: a new watch must wake it */
   bool stopping;
-  bool journal;
 };
 
 static void
@@ -92,7 +91,7 @@ register_due (struct bx_canceller *c)
       else
         {
           /* Not watchable (out of memory): the run goes on unwatched. */
-          bx_log (c->journal, LOG_ERR, NULL, "watching clients: %s", strerror (errno));
+          bx_log (LOG_ERR, NULL, "watching clients: %s", strerror (errno));
           *p = w->next;
           w->listed = false;
         }
@@ -132,7 +131,7 @@ watch_main (void *arg)
         {
           if (e == EINTR)
             continue;
-          bx_log (c->journal, LOG_ERR, NULL, "watching clients: %s", strerror (e));
+          bx_log (LOG_ERR, NULL, "watching clients: %s", strerror (e));
           break;
         }
       for (int i = 0; i < n; i++)
@@ -171,10 +170,9 @@ watch_main (void *arg)
 }
 
 int
-bx_canceller_start (bool journal, struct bx_canceller **out, bx_error *err)
+bx_canceller_start (struct bx_canceller **out, bx_error *err)
 {
   struct bx_canceller *c = bx_xzalloc (sizeof *c);
-  c->journal = journal;
   c->epoll_fd = epoll_create1 (EPOLL_CLOEXEC);
   c->wake_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   c->next_id = WAKE_ID + 1;

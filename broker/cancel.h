@@ -40,7 +40,7 @@ struct bx_cancel_watch
 };
 
 /* JOURNAL: where its one possible log line goes (notify.h, bx_log). */
-int bx_canceller_start (bool journal, struct bx_canceller **out, bx_error *err);
+int bx_canceller_start (struct bx_canceller **out, bx_error *err);
 /* Stops the thread and frees it; no watch may be registered. */
 void bx_canceller_stop (struct bx_canceller *canceller);
 

@@ -32,6 +32,7 @@ struct config_walk
 {
   const char *home;         /* the config's home, known before the grants are read */
   yaml_node_t *module_node; /* runtime.module when it is a path, for the check after grants */
+  bool runtime_read;        /* runtime and home read without a problem */
 };
 #define CONFIG_WALK(w) ((struct config_walk *)(w)->user)
 
@@ -141,6 +142,36 @@ is_localhost_pattern (const char *p)
          || (n > 10 && memcmp (p + n - 10, ".localhost", 10) == 0);
 }
 
+/* The lists of a config: what each holds and a real value of it, written where a problem
+ * says how the list is written (bx_walk_list) and how its items are (bx_walk_item). */
+enum list_key
+{
+  LIST_GRANTS,
+  LIST_TOOLS,
+  LIST_PATHS,
+  LIST_HOSTS,
+  LIST_PRIVATE,
+  LIST_READONLY,
+};
+static const struct
+{
+  const char *key, *what, *example;
+} list_keys[] = {
+  [LIST_GRANTS] = { "grants", "grants", "[{tools: [read_file], paths: [/home/me/project]}]" },
+  [LIST_TOOLS] = { "tools", "tools", "[read_file, shell]" },
+  [LIST_PATHS] = { "paths", "absolute folders", "[/home/me/project, /srv/data]" },
+  [LIST_HOSTS] = { "hosts", "host patterns", "[example.com, git.example.com:8443]" },
+  [LIST_PRIVATE] = { "allow_private", "address ranges", "[10.0.0.0/8, 192.168.1.5]" },
+  [LIST_READONLY] = { "readonly", "paths inside the granted folders", "[.git, .bashrc]" },
+};
+
+static bool
+walk_list (struct bx_walk *w, yaml_node_t *node, enum list_key which)
+{
+  return bx_walk_list (w, node, list_keys[which].key, list_keys[which].what,
+                       list_keys[which].example);
+}
+
 static void
 parse_approval (struct bx_walk *w, yaml_node_t *mode, yaml_node_t *timeout_key,
                 yaml_node_t *timeout, const char *what, struct bx_grant *g)
@@ -190,13 +221,13 @@ parse_protection (struct bx_walk *w, yaml_node_t *readonly, yaml_node_t *writabl
         g->readonly[g->n_readonly++] = bx_xstrdup (bx_protect_defaults[i]);
       return;
     }
-  if (!bx_walk_list (w, readonly, "readonly", "paths inside the granted folders"))
+  if (!walk_list (w, readonly, LIST_READONLY))
     return;
   size_t n = (size_t)(readonly->data.sequence.items.top - readonly->data.sequence.items.start);
   g->readonly = bx_xzalloc ((n + 1) * sizeof *g->readonly);
   BX_WALK_ITEMS (w, readonly, item)
   {
-    const char *sub = bx_walk_string (w, item, "readonly", "a path inside the granted folders");
+    const char *sub = bx_walk_item (w, item, "readonly", "a path inside the granted folders");
     if (sub == NULL)
       continue;
     const char *why = bx_protect_subpath_problem (sub);
@@ -241,7 +272,10 @@ parse_limits (struct bx_walk *w, yaml_node_t *node, const char *what, uint64_t *
       if (v[i] == NULL)
         continue;
       const char *s = bx_walk_string (w, v[i], known[i], bx_limit_expected (i));
-      if (s != NULL && bx_limit_parse (i, s, &limits[i]) < 0)
+      int r = s != NULL ? bx_limit_parse (i, s, &limits[i]) : 0;
+      if (r == BX_LIMIT_NO_UNIT)
+        bx_walk_problem_no_unit (w, v[i], known[i], s, bx_limit_expected (i));
+      else if (r < 0)
         bx_walk_problem (w, v[i], "\"%s\" is \"%s\": expected %s", known[i], s,
                          bx_limit_expected (i));
     }
@@ -281,27 +315,25 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant
   if (!bx_walk_mapping (w, node, what, known, keys, v))
     return;
   unsigned before = w->count;
+  char all[128], either[128];
+  bx_tool_names (", ", ", ", all, sizeof all);
+  bx_tool_names (", ", " or ", either, sizeof either);
 
   if (v[K_TOOLS] == NULL)
-    bx_walk_problem (
-        w, node, "%s has no \"tools\": expected a list of read_file, write_file, shell, http_fetch",
-        what);
-  else if (bx_walk_list (w, v[K_TOOLS], "tools", "tools"))
+    bx_walk_problem (w, node, "%s has no \"tools\": expected a list of %s", what, all);
+  else if (walk_list (w, v[K_TOOLS], LIST_TOOLS))
     {
       if (v[K_TOOLS]->data.sequence.items.start == v[K_TOOLS]->data.sequence.items.top)
-        bx_walk_problem (w, v[K_TOOLS],
-                         "\"tools\" is an empty list: expected at least one of read_file, "
-                         "write_file, shell, http_fetch");
+        bx_walk_problem (w, v[K_TOOLS], "\"tools\" is an empty list: expected at least one of %s",
+                         all);
       BX_WALK_ITEMS (w, v[K_TOOLS], item)
       {
-        const char *name = bx_walk_string (w, item, "tools", "a tool name");
+        const char *name = bx_walk_item (w, item, "tools", "a tool name");
         enum bx_tool tool;
         if (name == NULL)
           continue;
         if (bx_tool_from_name (name, &tool) < 0)
-          bx_walk_problem (
-              w, item, "unknown tool \"%s\": expected read_file, write_file, shell or http_fetch",
-              name);
+          bx_walk_problem (w, item, "unknown tool \"%s\": expected %s", name, either);
         else if (bx_grant_lists (g, tool))
           bx_walk_problem (w, item, "tool \"%s\" is listed twice", name);
         else
@@ -309,14 +341,15 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant
       }
     }
 
-  if (v[K_PATHS] != NULL && bx_walk_list (w, v[K_PATHS], "paths", "absolute folders"))
+  if (v[K_PATHS] != NULL && walk_list (w, v[K_PATHS], LIST_PATHS))
     {
       size_t n
           = (size_t)(v[K_PATHS]->data.sequence.items.top - v[K_PATHS]->data.sequence.items.start);
       g->paths = bx_xzalloc ((n + 1) * sizeof *g->paths);
+      g->path_places = bx_xzalloc ((n + 1) * sizeof *g->path_places);
       BX_WALK_ITEMS (w, v[K_PATHS], item)
       {
-        const char *path = bx_walk_string (w, item, "paths", "an absolute folder");
+        const char *path = bx_walk_item (w, item, "paths", "an absolute folder");
         if (path == NULL)
           continue;
         const char *why = folder_problem (path);
@@ -333,18 +366,22 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant
               "egress folders; expected a folder outside it",
               path, CONFIG_WALK (w)->home);
         else
-          g->paths[g->n_paths++] = bx_xstrdup (path);
+          {
+            g->path_places[g->n_paths][0] = (unsigned)item->start_mark.line + 1;
+            g->path_places[g->n_paths][1] = (unsigned)item->start_mark.column + 1;
+            g->paths[g->n_paths++] = bx_xstrdup (path);
+          }
       }
     }
 
-  if (v[K_HOSTS] != NULL && bx_walk_list (w, v[K_HOSTS], "hosts", "host patterns"))
+  if (v[K_HOSTS] != NULL && walk_list (w, v[K_HOSTS], LIST_HOSTS))
     {
       size_t n
           = (size_t)(v[K_HOSTS]->data.sequence.items.top - v[K_HOSTS]->data.sequence.items.start);
       g->hosts = bx_xzalloc ((n + 1) * sizeof *g->hosts);
       BX_WALK_ITEMS (w, v[K_HOSTS], item)
       {
-        const char *pattern = bx_walk_string (w, item, "hosts", "a host pattern");
+        const char *pattern = bx_walk_item (w, item, "hosts", "a host pattern");
         if (pattern == NULL)
           continue;
         char *lower = bx_xstrdup (pattern);
@@ -373,14 +410,14 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant
       }
     }
 
-  if (v[K_PRIVATE] != NULL && bx_walk_list (w, v[K_PRIVATE], "allow_private", "address ranges"))
+  if (v[K_PRIVATE] != NULL && walk_list (w, v[K_PRIVATE], LIST_PRIVATE))
     {
       size_t n = (size_t)(v[K_PRIVATE]->data.sequence.items.top
                           - v[K_PRIVATE]->data.sequence.items.start);
       g->private_ranges = bx_xzalloc ((n + 1) * sizeof *g->private_ranges);
       BX_WALK_ITEMS (w, v[K_PRIVATE], item)
       {
-        const char *range = bx_walk_string (w, item, "allow_private", "an address range");
+        const char *range = bx_walk_item (w, item, "allow_private", "an address range");
         struct bx_cidr cidr;
         const char *why = NULL;
         if (range == NULL)
@@ -591,7 +628,7 @@ check_nesting (struct bx_walk *w, yaml_node_t *list, struct bx_config *cfg)
 static void
 parse_grants (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
 {
-  if (!bx_walk_list (w, node, "grants", "grants"))
+  if (!walk_list (w, node, LIST_GRANTS))
     return;
   size_t n = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
   cfg->grants = bx_xzalloc ((n + 1) * sizeof *cfg->grants);
@@ -645,7 +682,7 @@ parse_options (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
         bool ok = true;
         BX_WALK_ITEMS (w, value, item)
         {
-          const char *s = bx_walk_string (w, item, name, "a string");
+          const char *s = bx_walk_item (w, item, name, "a string");
           if (s == NULL)
             ok = false;
           else
@@ -714,6 +751,48 @@ bx_config_wants_approvals (const struct bx_config *cfg)
     if (cfg->grants[i].approval != BX_APPROVAL_NEVER)
       return true;
   return false;
+}
+
+static void
+canonical_string (FILE *f, const char *name, const char *value)
+{
+  if (value == NULL)
+    fprintf (f, "%s -\n", name);
+  else
+    fprintf (f, "%s %zu:%s\n", name, strlen (value), value);
+}
+
+static void
+canonical_strings (FILE *f, const char *name, char *const *values, size_t n)
+{
+  fprintf (f, "%s %zu\n", name, n);
+  for (size_t i = 0; i < n; i++)
+    canonical_string (f, "-", values[i]);
+}
+
+char *
+bx_grant_canonical (const struct bx_grant *g)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&text, &len);
+  if (f == NULL)
+    bx_out_of_memory ();
+  fprintf (f, "tools %u\n", g->tools);
+  canonical_strings (f, "paths", g->paths, g->n_paths);
+  canonical_strings (f, "hosts", g->hosts, g->n_hosts);
+  canonical_strings (f, "allow_private", g->private_ranges, g->n_private);
+  canonical_strings (f, "readonly", g->readonly, g->n_readonly);
+  fprintf (f, "writable %d\n", g->writable);
+  canonical_string (f, "image", g->image);
+  canonical_string (f, "rootfs", g->rootfs);
+  fprintf (f, "class %d\nuntrusted %d\napproval %d %lld\nlimits", (int)g->class, g->untrusted,
+           (int)g->approval, (long long)g->approval_timeout_ms);
+  for (size_t i = 0; i < BX_LIMIT_COUNT; i++)
+    fprintf (f, " %llu", (unsigned long long)g->limits[i]);
+  if (fclose (f) != 0)
+    bx_out_of_memory ();
+  return text;
 }
 
 /* admin_group: a group name or number.  The owners who approve calls are in it; the agents
@@ -801,6 +880,46 @@ parse_admin (struct bx_walk *w, yaml_node_t *root, yaml_node_t *sock, yaml_node_
         }
 }
 
+/* bwrap.so's and podman.so's slots when their options name none. */
+#define BWRAP_DEFAULT_SLOTS  16
+#define PODMAN_DEFAULT_SLOTS 64
+
+/* The runtime's slots: the calls it runs at once, past which a call waits inside it, in
+ * its own order (bwrap.so's `slots`), or past which its sandboxes' shares would not hold
+ * (podman.so's `slots`); 0 for a runtime that runs every call at once. */
+static unsigned long
+runtime_slots (const struct bx_config *cfg)
+{
+  const char *text = bx_options_string (cfg->runtime_options, "slots");
+  if (text != NULL)
+    {
+      char *end = NULL;
+      unsigned long slots = strtoul (text, &end, 10);
+      return end != text && *end == '\0' ? slots : 0;
+    }
+  const char *module = cfg->runtime_module;
+  const char *base = module != NULL && strrchr (module, '/') ? strrchr (module, '/') + 1 : module;
+  if (base != NULL && (strcmp (base, "bwrap") == 0 || strcmp (base, "bwrap.so") == 0))
+    return BWRAP_DEFAULT_SLOTS;
+  if (base != NULL && (strcmp (base, "podman") == 0 || strcmp (base, "podman.so") == 0))
+    return PODMAN_DEFAULT_SLOTS;
+  return 0;
+}
+
+/* max_running is never more than the runtime's slots: a call past them would wait in the
+ * module, outside fair admission. */
+static void
+check_running (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
+{
+  unsigned long slots = runtime_slots (cfg);
+  if (cfg->max_running != 0 && slots != 0 && cfg->max_running > slots)
+    bx_walk_problem (w, node,
+                     "max_running %u is more than the runtime's %lu slots: expected at most "
+                     "%lu, or calls past the slots would wait in the module, outside fair "
+                     "admission",
+                     cfg->max_running, slots, slots);
+}
+
 static void
 parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
 {
@@ -818,6 +937,8 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
                                        "metrics_socket",
                                        "max_connections_per_uid",
                                        "limits",
+                                       "max_running",
+                                       "max_running_per_uid",
                                        NULL };
   enum
   {
@@ -835,6 +956,8 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
     K_METRICS,
     K_PER_UID,
     K_LIMITS,
+    K_RUNNING,
+    K_RUNNING_PER_UID,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
@@ -860,6 +983,7 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
     }
   if (v[K_MODE] != NULL && bx_walk_uint (w, v[K_MODE], "socket_mode", 8, 0600, 0777, &n) == 0)
     cfg->socket_mode = (unsigned)n;
+  unsigned before_home = w->count;
   if (v[K_HOME] != NULL)
     {
       const char *s = bx_walk_string (w, v[K_HOME], "home", "an absolute folder");
@@ -872,19 +996,29 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
           cfg->home = bx_xstrdup (s);
         }
     }
+  bool home_read = w->count == before_home;
   if (v[K_MAXCONN] != NULL
       && bx_walk_uint (w, v[K_MAXCONN], "max_connections", 10, 1, 4096, &n) == 0)
     cfg->max_connections = (unsigned)n;
   if (v[K_PER_UID] != NULL
       && bx_walk_uint (w, v[K_PER_UID], "max_connections_per_uid", 10, 1, 4096, &n) == 0)
     cfg->max_connections_per_uid = (unsigned)n;
+  if (v[K_RUNNING] != NULL && bx_walk_uint (w, v[K_RUNNING], "max_running", 10, 1, 4096, &n) == 0)
+    cfg->max_running = (unsigned)n;
+  if (v[K_RUNNING_PER_UID] != NULL
+      && bx_walk_uint (w, v[K_RUNNING_PER_UID], "max_running_per_uid", 10, 1, 4096, &n) == 0)
+    cfg->max_running_per_uid = (unsigned)n;
   if (v[K_GRACE] != NULL && bx_walk_duration (w, v[K_GRACE], "grace_ms", 0, 3600000, NULL, &n) == 0)
     cfg->grace_ms = (int64_t)n;
   if (v[K_TIMEOUT] != NULL
       && bx_walk_duration (w, v[K_TIMEOUT], "request_timeout_ms", 10, 3600000, NULL, &n) == 0)
     cfg->request_timeout_ms = (int64_t)n;
+  /* The module is created with the home, so a home in error keeps it from being tried. */
+  unsigned before_runtime = w->count;
   if (v[K_RUNTIME] != NULL)
     parse_runtime (w, v[K_RUNTIME], cfg);
+  CONFIG_WALK (w)->runtime_read = home_read && w->count == before_runtime;
+  check_running (w, v[K_RUNNING], cfg);
   if (v[K_LIMITS] != NULL)
     parse_limits (w, v[K_LIMITS], "limits", cfg->limits);
   CONFIG_WALK (w)->home = cfg->home;
@@ -985,6 +1119,7 @@ bx_config_free (struct bx_config *cfg)
   for (size_t i = 0; i < cfg->n_grants; i++)
     {
       free_strings (cfg->grants[i].paths, cfg->grants[i].n_paths);
+      free (cfg->grants[i].path_places);
       free_strings (cfg->grants[i].hosts, cfg->grants[i].n_hosts);
       free_strings (cfg->grants[i].private_ranges, cfg->grants[i].n_private);
       free_strings (cfg->grants[i].readonly, cfg->grants[i].n_readonly);
@@ -998,9 +1133,11 @@ bx_config_free (struct bx_config *cfg)
   free (cfg);
 }
 
-int
-bx_config_parse (const char *text, size_t len, const char *name, struct bx_config **out,
-                 bx_error *err)
+/* bx_config_parse; with RUNTIME_READ, a config with problems is given too (see
+ * bx_config_load_checked). */
+static int
+config_parse (const char *text, size_t len, const char *name, struct bx_config **out,
+              bool *runtime_read, bx_error *err)
 {
   struct config_walk cw = { 0 };
   struct bx_walk w = { .file = name, .user = &cw };
@@ -1035,18 +1172,42 @@ bx_config_parse (const char *text, size_t len, const char *name, struct bx_confi
   if (w.count > 0)
     {
       cleanup_free char *text = bx_walk_problems_text (&w);
-      bx_config_free (cfg);
+      if (runtime_read != NULL)
+        {
+          *runtime_read = cw.runtime_read;
+          *out = cfg;
+        }
+      else
+        bx_config_free (cfg);
       return bx_error_setc (err, EINVAL, "%s", text);
     }
   /* Unset: half of max_connections, so one caller (one uid) can never take them all. */
   if (cfg->max_connections_per_uid == 0)
     cfg->max_connections_per_uid = cfg->max_connections > 1 ? cfg->max_connections / 2 : 1;
+  /* Unset: the runtime's slots, and half of them for one uid, so another caller's call never
+   * waits for a run.  A runtime without slots runs every call at once: max_connections, all
+   * of them for one uid (max_connections_per_uid already holds it back). */
+  unsigned long slots = runtime_slots (cfg);
+  bool has_slots = slots != 0 && slots <= 4096;
+  if (cfg->max_running == 0)
+    cfg->max_running = has_slots ? (unsigned)slots : cfg->max_connections;
+  if (cfg->max_running_per_uid == 0)
+    cfg->max_running_per_uid = !has_slots             ? cfg->max_running
+                               : cfg->max_running > 1 ? cfg->max_running / 2
+                                                      : 1;
   *out = cfg;
   return 0;
 }
 
 int
-bx_config_load (const char *file, struct bx_config **out, bx_error *err)
+bx_config_parse (const char *text, size_t len, const char *name, struct bx_config **out,
+                 bx_error *err)
+{
+  return config_parse (text, len, name, out, NULL, err);
+}
+
+static int
+config_load (const char *file, struct bx_config **out, bool *runtime_read, bx_error *err)
 {
   cleanup_fclose FILE *f = fopen (file, "re");
   if (f == NULL)
@@ -1070,5 +1231,19 @@ bx_config_load (const char *file, struct bx_config **out, bx_error *err)
     }
   if (ferror (f))
     return bx_error_set (err, EIO, "cannot read %s", file);
-  return bx_config_parse (text, len, file, out, err);
+  return config_parse (text, len, file, out, runtime_read, err);
+}
+
+int
+bx_config_load (const char *file, struct bx_config **out, bx_error *err)
+{
+  return config_load (file, out, NULL, err);
+}
+
+int
+bx_config_load_checked (const char *file, struct bx_config **out, bool *runtime_read, bx_error *err)
+{
+  *out = NULL;
+  *runtime_read = false;
+  return config_load (file, out, runtime_read, err);
 }

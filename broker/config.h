@@ -43,11 +43,13 @@ enum bx_approval
   BX_APPROVAL_ONCE_PER_SESSION,
 };
 
+/* A grant's fields; every one but where it is written is part of bx_grant_canonical. */
 struct bx_grant
 {
   unsigned tools; /* bit (1u << enum bx_tool) per tool listed */
   char **paths;   /* absolute, clean folders, in file order */
   size_t n_paths;
+  unsigned (*path_places)[2]; /* where each of paths is written: line and column, 1-based */
   char **hosts; /* host patterns (bx_valid_host_port_pattern), lowercase, in file order */
   size_t n_hosts;
   char **private_ranges; /* allow_private: address ranges (bx_cidr_parse), in file order */
@@ -82,6 +84,8 @@ struct bx_config
   char *home;
   unsigned max_connections;
   unsigned max_connections_per_uid; /* connections one peer uid (SO_PEERCRED) may hold */
+  /* Calls the module runs at once, and of which one peer uid's (fair.h). */
+  unsigned max_running, max_running_per_uid;
   int64_t grace_ms;
   int64_t request_timeout_ms;  /* the whole request frame must arrive within this */
   char *runtime_module;        /* a name or an absolute path; NULL: the refusing runtime */
@@ -101,12 +105,22 @@ struct bx_config
 
 /* Whether some grant's calls wait for approval. */
 bool bx_config_wants_approvals (const struct bx_config *config);
+/* GRANT's content as one text, where it is written aside: two grants have the same text
+ * exactly when they grant the same.  What a remembered approval is bound to (approvals.h).
+ * Newly allocated. */
+char *bx_grant_canonical (const struct bx_grant *grant);
 
 /* The module used when the config names none: it runs nothing. */
 #define BX_REFUSING_MODULE "refusing"
 
 /* Reads and checks FILE. */
 int bx_config_load (const char *file, struct bx_config **out, bx_error *err);
+/* The same, but a config with problems is given too: -1 with ERR, *OUT what was read (a
+ * default where a key was wrong; the caller frees it) and *RUNTIME_READ whether its runtime
+ * and home were read without a problem, so that the module's own refusal of its options
+ * can be reported in the same run.  *OUT stays NULL when FILE cannot be read. */
+int bx_config_load_checked (const char *file, struct bx_config **out, bool *runtime_read,
+                            bx_error *err);
 /* The same from memory; NAME is used in messages. */
 int bx_config_parse (const char *text, size_t len, const char *name, struct bx_config **out,
                      bx_error *err);

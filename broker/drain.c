@@ -37,7 +37,6 @@ struct bx_drainer
   struct held held[DRAIN_MAX];
   unsigned n;
   bool stopping;
-  bool journal;
 };
 
 /* Closes slot I; the lock is held. */
@@ -93,7 +92,7 @@ drain_main (void *arg)
       pthread_mutex_lock (&d->lock);
       if (n < 0 && e != EINTR)
         {
-          bx_log (d->journal, LOG_ERR, NULL, "draining refused connections: %s", strerror (e));
+          bx_log (LOG_ERR, NULL, "draining refused connections: %s", strerror (e));
           break;
         }
       for (int k = 0; k < n; k++)
@@ -119,10 +118,9 @@ drain_main (void *arg)
 }
 
 int
-bx_drainer_start (bool journal, struct bx_drainer **out, bx_error *err)
+bx_drainer_start (struct bx_drainer **out, bx_error *err)
 {
   struct bx_drainer *d = bx_xzalloc (sizeof *d);
-  d->journal = journal;
   for (unsigned i = 0; i < DRAIN_MAX; i++)
     d->held[i].fd = -1;
   d->epoll_fd = epoll_create1 (EPOLL_CLOEXEC);

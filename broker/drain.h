@@ -15,7 +15,7 @@
 struct bx_drainer;
 
 /* Starts the thread.  JOURNAL: where its log lines go (notify.h, bx_log). */
-int bx_drainer_start (bool journal, struct bx_drainer **out, bx_error *err);
+int bx_drainer_start (struct bx_drainer **out, bx_error *err);
 /* Takes FD, whose refusal is written and whose sending side is shut down: it is read until
  * the client closes, MAX bytes came, or MS passed, then closed.  Past the number of
  * connections it can hold, FD is closed at once. */

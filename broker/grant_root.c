@@ -11,6 +11,7 @@
 #include "bx/printable.h"
 
 #include "grant_root.h"
+#include "protect.h"
 
 #define DIGEST_HEX 64
 
@@ -86,7 +87,7 @@ folder_meeting (const struct bx_config *cfg, const struct bx_grant *g)
     for (size_t k = 0; k < cfg->grants[i].n_paths; k++)
       {
         const char *folder = cfg->grants[i].paths[k];
-        if (bx_path_inside (folder, path) || bx_path_inside (path, folder))
+        if (bx_protect_meeting (folder, path) != BX_MEETING_NONE)
           return folder;
       }
   return NULL;

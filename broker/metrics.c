@@ -23,10 +23,6 @@
 static const char *const tools[]
     = { "read_file", "write_file", "shell", "http_fetch", "unknown", "none" };
 #define N_TOOLS 6
-static const char *const decisions[] = { "allowed", "denied", "error" };
-#define N_DECISIONS 3
-static const char *const outcomes[] = { "result", "failed", "denied", "error", "cancelled" };
-#define N_OUTCOMES 5
 
 /* Upper bounds in seconds, as Prometheus prints them. */
 static const double decide_bounds[]
@@ -47,7 +43,7 @@ struct histogram
 
 struct bx_metrics
 {
-  atomic_ullong calls[N_TOOLS][N_DECISIONS][N_OUTCOMES];
+  atomic_ullong calls[N_TOOLS][BX_DECISION_COUNT][BX_OUTCOME_FINAL_COUNT];
   struct histogram decide;
   struct histogram run;
   atomic_uint in_flight;
@@ -122,15 +118,16 @@ bx_metrics_call_ended (struct bx_metrics *m, const struct bx_audit_record *r, in
                        int64_t run_ns)
 {
   int t = r->tool == NULL ? 5 : index_of (tools, 4, r->tool, 4);
-  int d = index_of (decisions, N_DECISIONS, r->decision, 2);
-  int o = index_of (outcomes, N_OUTCOMES, r->outcome, 3);
+  unsigned d = (unsigned)r->decision < BX_DECISION_COUNT ? r->decision : BX_DECISION_ERROR;
+  /* A line before the end is never a call's last: counted as an error if it were. */
+  unsigned o = (unsigned)r->outcome < BX_OUTCOME_FINAL_COUNT ? r->outcome : BX_OUTCOME_ERROR;
   atomic_fetch_add_explicit (&m->calls[t][d][o], 1, memory_order_relaxed);
   if (decide_ns >= 0)
     observe (&m->decide, decide_ns);
   if (run_ns >= 0)
     {
       observe (&m->run, run_ns);
-      if (o == 1)
+      if (o == BX_OUTCOME_FAILED)
         atomic_fetch_add_explicit (&m->module_failures, 1, memory_order_relaxed);
     }
   const json_t *egress = r->egress;
@@ -205,13 +202,13 @@ bx_metrics_render (struct bx_metrics *m)
          "line).\n# TYPE boxmaker_calls_total counter\n",
          f);
   for (int t = 0; t < N_TOOLS; t++)
-    for (int d = 0; d < N_DECISIONS; d++)
-      for (int o = 0; o < N_OUTCOMES; o++)
+    for (int d = 0; d < BX_DECISION_COUNT; d++)
+      for (int o = 0; o < BX_OUTCOME_FINAL_COUNT; o++)
         {
           unsigned long long v = get (&m->calls[t][d][o]);
           if (v > 0)
             fprintf (f, "boxmaker_calls_total{tool=\"%s\",decision=\"%s\",outcome=\"%s\"} %llu\n",
-                     tools[t], decisions[d], outcomes[o], v);
+                     tools[t], bx_call_decision_name (d), bx_outcome_name (o), v);
         }
   render_histogram (f, "boxmaker_decision_seconds",
                     "Time from the connection to the decision (reading, parsing, policy).",

@@ -93,12 +93,20 @@ bx_journal_is_stderr (void)
          && access ("/run/systemd/journal/socket", W_OK) == 0;
 }
 
+/* Set once, before brokerd starts its threads: only read after that. */
+static bool to_journal;
+
+void
+bx_log_to_journal (bool journal)
+{
+  to_journal = journal;
+}
+
 /* One line: MSG to the journal, or PREFIX and MSG to standard error. */
 static void
-emit (bool journal, int priority, const struct bx_log_context *ctx, const char *prefix,
-      const char *msg)
+emit (int priority, const struct bx_log_context *ctx, const char *prefix, const char *msg)
 {
-  if (journal)
+  if (to_journal)
     {
       static const struct bx_log_context none = { 0 };
       if (ctx == NULL)
@@ -156,13 +164,13 @@ emit (bool journal, int priority, const struct bx_log_context *ctx, const char *
 }
 
 void
-bx_log (bool journal, int priority, const struct bx_log_context *ctx, const char *fmt, ...)
+bx_log (int priority, const struct bx_log_context *ctx, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
   cleanup_free char *msg = bx_xvasprintf (fmt, ap);
   va_end (ap);
-  emit (journal, priority, ctx, "brokerd: ", msg);
+  emit (priority, ctx, "brokerd: ", msg);
 }
 
 /* Per thread, not per process: each worker runs its own call. */
@@ -181,7 +189,7 @@ bx_log_running (void)
 }
 
 void
-bx_log_bare (bool journal, int priority, const char *text)
+bx_log_bare (int priority, const char *text)
 {
-  emit (journal, priority, NULL, "", text);
+  emit (priority, NULL, "", text);
 }

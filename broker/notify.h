@@ -42,11 +42,15 @@ struct bx_log_context
   long grant; /* 1-based; 0 for none */
 };
 
-/* One log line at syslog PRIORITY.  To the journal (JOURNAL true) with PRIORITY and the
- * context as fields BOXMAKER_CALL, BOXMAKER_SESSION, BOXMAKER_TOOL, BOXMAKER_GRANT;
- * otherwise "brokerd: MESSAGE" on standard error in one write. */
-void bx_log (bool journal, int priority, const struct bx_log_context *context, const char *fmt, ...)
-    __attribute__ ((format (printf, 4, 5)));
+/* Where log lines go from now on: the journal (JOURNAL true), or standard error (the
+ * default).  brokerd sets it once, before any thread starts. */
+void bx_log_to_journal (bool journal);
+
+/* One log line at syslog PRIORITY.  To the journal with PRIORITY and the context as fields
+ * BOXMAKER_CALL, BOXMAKER_SESSION, BOXMAKER_TOOL, BOXMAKER_GRANT; otherwise
+ * "brokerd: MESSAGE" on standard error in one write. */
+void bx_log (int priority, const struct bx_log_context *context, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
 /* The call the calling thread is running in the module, for the module's own log lines: set
  * (CONTEXT) around the module's run() and cleared (NULL) after it.  A module logs through
  * brokerd's callback, which knows no call; a line it logs from the thread that runs the call
@@ -57,6 +61,6 @@ const struct bx_log_context *bx_log_running (void);
 
 /* The same for a TEXT that goes out as it is, without "brokerd: " on standard error: a
  * config error, which starts with FILE:LINE:COLUMN. */
-void bx_log_bare (bool journal, int priority, const char *text);
+void bx_log_bare (int priority, const char *text);
 
 #endif

@@ -51,7 +51,6 @@ static int records_lock = -1; /* that folder, open and locked (flock) */
 static int records_log = -1;  /* RECORDS/log, appended to (RECORD_LOG) */
 static size_t records_size;   /* its length */
 static char token[32];        /* the folder's name */
-static bool journal;          /* brokerd logs to the journal (bx_log) */
 
 /* This brokerd's folder of records, made and locked when the first placeholder is: a lock
  * nobody holds is a dead brokerd's, which the next one to start sweeps (another brokerd
@@ -208,8 +207,8 @@ record_made (const struct bx_placeholder *p)
     record_compact ();
   if (open && record_append (line, strlen (line)) == 0)
     return true;
-  bx_log (journal, LOG_WARNING, NULL, "cannot record placeholder %s in %s: %s", p->path,
-          records_root, strerror (errno));
+  bx_log (LOG_WARNING, NULL, "cannot record placeholder %s in %s: %s", p->path, records_root,
+          strerror (errno));
   return false;
 }
 
@@ -307,9 +306,9 @@ remove_placeholder (const struct bx_placeholder *p, const char *who)
   else if (unlinkat (p->parent, p->name, p->folder ? AT_REMOVEDIR : 0) < 0)
     left = errno == ENOTEMPTY || errno == EEXIST ? "it is not empty" : strerror (errno);
   else if (who != NULL)
-    bx_log (journal, LOG_INFO, NULL, "removed placeholder %s left by %s", p->path, who);
+    bx_log (LOG_INFO, NULL, "removed placeholder %s left by %s", p->path, who);
   if (left != NULL)
-    bx_log (journal, LOG_WARNING, NULL, "placeholder %s left in place: %s", p->path, left);
+    bx_log (LOG_WARNING, NULL, "placeholder %s left in place: %s", p->path, left);
   if (p->recorded)
     record_removed (p);
 }
@@ -438,7 +437,7 @@ sweep_entry (char type, uintmax_t dev, uintmax_t ino, const char *path)
   p.path = (char *)path;
   bool keep = still_mounted (leaf, p.dev, p.ino);
   if (keep)
-    bx_log (journal, LOG_WARNING, NULL,
+    bx_log (LOG_WARNING, NULL,
             "placeholder %s left in place: still mounted in a sandbox of the earlier brokerd; "
             "the next brokerd to start removes it",
             path);
@@ -490,7 +489,7 @@ sweep_log (const char *text, size_t len)
           continue;
         }
       /* A line cut by a full disk, or not brokerd's: the rest cannot be trusted. */
-      bx_log (journal, LOG_WARNING, NULL, "ignoring the rest of a placeholder record at byte %zu",
+      bx_log (LOG_WARNING, NULL, "ignoring the rest of a placeholder record at byte %zu",
               (size_t)(p - text));
       break;
     }
@@ -613,13 +612,12 @@ sweep_instance (int root_fd, const char *dir)
 }
 
 void
-bx_placeholders_start (const char *home, bool to_journal)
+bx_placeholders_start (const char *home)
 {
   pthread_mutex_lock (&lock);
   free (records_home);
   free (records_root);
   records_home = records_root = NULL;
-  journal = to_journal;
   /* Records only in a home of brokerd's own (or none yet, made at the first placeholder):
    * a record names what brokerd, as root, removes. */
   struct stat st;

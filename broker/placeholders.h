@@ -55,8 +55,8 @@ void bx_placeholder_release (struct bx_placeholder_refs *refs);
 
 /* Records placeholders in HOME/placeholders from now on, and removes those a brokerd killed
  * in the middle of a call left (still there, empty, owned by brokerd's user, the same inode),
- * but never a live brokerd's; each one removed or left is logged (bx_log, to the journal
- * when JOURNAL).  Call once before the first call runs. */
-void bx_placeholders_start (const char *home, bool journal);
+ * but never a live brokerd's; each one removed or left is logged (bx_log).  Call once before
+ * the first call runs. */
+void bx_placeholders_start (const char *home);
 
 #endif

@@ -35,6 +35,7 @@ deny (struct bx_decision *d, const char *fmt, ...)
   d->verdict = BX_DENIED;
   d->grant = NULL;
   d->folder = NULL;
+  d->cwd = NULL;
   free (d->reason);
   d->reason = s;
 }
@@ -128,29 +129,35 @@ decide_file (const struct bx_config *cfg, struct bx_decision *d)
 static void
 decide_shell (const struct bx_config *cfg, struct bx_decision *d)
 {
+  const char *name = bx_tool_name (d->args.tool);
   const char *cwd = d->args.cwd;
-  if (cwd != NULL && refuse_unclean (d, "shell", "cwd", cwd))
+  if (cwd != NULL && refuse_unclean (d, name, "cwd", cwd))
     return;
   bool any = false;
   for (size_t i = 0; i < cfg->n_grants; i++)
     {
       const struct bx_grant *g = &cfg->grants[i];
-      if (!bx_grant_lists (g, BX_TOOL_SHELL))
+      if (!bx_grant_lists (g, d->args.tool))
         continue;
       any = true;
       if (cwd == NULL || folder_of (g, cwd) != NULL)
         {
           allow (d, cfg, i);
+          /* No cwd: the grant's first folder, the one place the model was told it may work
+           * (a grants_request lists it first), for every front end alike; /tmp only when the
+           * grant mounts no folder.  The arguments stay as sent: the audit line and an
+           * approval's summary say what the model asked. */
+          d->cwd = cwd != NULL ? cwd : g->n_paths > 0 ? g->paths[0] : NULL;
           return;
         }
     }
   if (!any)
     {
-      deny (d, "shell: no grant allows shell");
+      deny (d, "%s: no grant allows %s", name, name);
       return;
     }
   cleanup_free char *p = shown (cwd);
-  deny (d, "shell: cwd %s is outside every folder granted for shell", p);
+  deny (d, "%s: cwd %s is outside every folder granted for %s", name, p, name);
 }
 
 static bool
@@ -248,8 +255,8 @@ bx_fetch_url_host (const char *url, char **host, unsigned *port, const char **wh
       *why = "the URL's host is not a valid host name";
       return -1;
     }
-  /* curl reads [1-1000] and {a,b} as a pattern of many URLs (its argument list is fixed by
-   * seed 000 s6, without --globoff): one call must stay one fetch.  Outside an IPv6 literal
+  /* curl reads [1-1000] and {a,b} as a pattern of many URLs (toolkit's fixed argument list for
+   * it has no --globoff): one call must stay one fetch.  Outside an IPv6 literal
    * (refused above) a URL has no use for them unencoded. */
   if (strpbrk (auth + hlen, "[]{}") != NULL)
     {
@@ -264,17 +271,18 @@ bx_fetch_url_host (const char *url, char **host, unsigned *port, const char **wh
 static void
 decide_fetch (const struct bx_config *cfg, struct bx_decision *d)
 {
+  const char *name = bx_tool_name (d->args.tool);
   const char *why = NULL;
   cleanup_free char *u = shown (d->args.url);
   if (bx_fetch_url_host (d->args.url, &d->host, &d->port, &why) < 0)
     {
-      deny (d, "http_fetch: %s: %s", why, u);
+      deny (d, "%s: %s: %s", name, why, u);
       return;
     }
   for (size_t i = 0; i < cfg->n_grants; i++)
     {
       const struct bx_grant *g = &cfg->grants[i];
-      if (!bx_grant_lists (g, BX_TOOL_HTTP_FETCH))
+      if (!bx_grant_lists (g, d->args.tool))
         continue;
       for (size_t k = 0; k < g->n_hosts; k++)
         if (bx_host_port_matches (g->hosts[k], d->host, d->port))
@@ -284,9 +292,9 @@ decide_fetch (const struct bx_config *cfg, struct bx_decision *d)
           }
     }
   if (d->port == BX_HOST_DEFAULT_PORT)
-    deny (d, "http_fetch: %s is not a granted host", d->host);
+    deny (d, "%s: %s is not a granted host", name, d->host);
   else
-    deny (d, "http_fetch: %s:%u is not a granted host and port", d->host, d->port);
+    deny (d, "%s: %s:%u is not a granted host and port", name, d->host, d->port);
 }
 
 void
@@ -295,22 +303,34 @@ bx_policy_decide (const struct bx_config *cfg, struct bx_tool_args *args, struct
   memset (out, 0, sizeof *out);
   out->args = *args;
   memset (args, 0, sizeof *args);
-  switch (out->args.tool)
+  const struct bx_tool_def *def = bx_tool_def (out->args.tool);
+  if (def == NULL)
     {
-    case BX_TOOL_READ_FILE:
-    case BX_TOOL_WRITE_FILE:
+      deny (out, "unknown tool");
+      return;
+    }
+  /* The tool's row names its rule: a new tool with an existing rule needs nothing here. */
+  switch (def->rule)
+    {
+    case BX_RULE_FILE:
       decide_file (cfg, out);
       break;
-    case BX_TOOL_SHELL:
+    case BX_RULE_COMMAND:
       decide_shell (cfg, out);
       break;
-    case BX_TOOL_HTTP_FETCH:
+    case BX_RULE_FETCH:
       decide_fetch (cfg, out);
       break;
-    default:
-      deny (out, "unknown tool");
-      break;
     }
+}
+
+char *
+bx_decision_arguments (const struct bx_decision *d, size_t *len)
+{
+  struct bx_tool_args args = d->args;
+  if (args.cwd == NULL)
+    args.cwd = (char *)d->cwd;
+  return bx_tool_args_to_json (&args, len);
 }
 
 void

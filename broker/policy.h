@@ -2,7 +2,8 @@
 /* Policy: a tool call's arguments against the owner's grants -> a decision.
  *
  * The grants are tried in file order and the first that allows the call wins: its folder is
- * the one mounted, its class and trust label the result, its hosts are the egress list.
+ * the one mounted, its class and trust label the result, its hosts are the egress list; a
+ * shell call without a cwd runs in the grant's first folder.
  * Nothing here runs anything; broker/runner.c turns an allowed decision into a run spec. */
 #ifndef BX_BROKER_POLICY_H
 #define BX_BROKER_POLICY_H
@@ -28,6 +29,9 @@ struct bx_decision
   size_t grant_index;           /* its place in the config, 0-based */
   /* read_file, write_file: the grant's folder the path lies in (points into the config). */
   const char *folder;
+  /* shell: the folder the command runs in: args.cwd when given, else the grant's first folder
+   * (points into the args or the config); NULL when the grant has no folder (toolkit's /tmp). */
+  const char *cwd;
   /* http_fetch: the lowercase host of args.url.  Computed from args.url by the same parse
    * that checked it, so policy matched exactly the host the tool will fetch from. */
   char *host;
@@ -40,6 +44,10 @@ struct bx_decision
 void bx_policy_decide (const struct bx_config *config, struct bx_tool_args *args,
                        struct bx_decision *out);
 void bx_decision_clear (struct bx_decision *decision);
+/* The canonical JSON text toolkit reads for an allowed DECISION: the arguments as sent, with
+ * the cwd policy chose when the call gave none.  What runs and what an owner approves are
+ * both made here, so they are the same bytes.  As bx_tool_args_to_json. */
+char *bx_decision_arguments (const struct bx_decision *decision, size_t *len);
 
 /* The strict URL check http_fetch uses: https only, no user info, a port (when named) of 1 to
  * 65535 without a leading zero, a host

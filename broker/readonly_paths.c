@@ -12,10 +12,15 @@
 #include "placeholders.h"
 #include "readonly_paths.h"
 
+/* git's hooks and config in a repository; HEAD, without which git never takes the folder
+ * itself for a bare repository; what a shell, git or ssh reads in a home folder at the owner's
+ * next login or command (start-up files, git's own config, ssh's keys, rc and config, and the
+ * folder of programs Debian's .profile puts first on the PATH). */
 const char *const bx_protect_defaults[] = {
-  ".git/hooks", ".git/config", ".bashrc",   ".bash_profile", ".bash_login", ".bash_logout",
-  ".profile",   ".zshenv",     ".zprofile", ".zshrc",        ".zlogin",     ".zlogout",
-  ".cshrc",     ".tcshrc",     ".login",    ".kshrc",
+  ".git/hooks",   ".git/config", "HEAD",       ".bashrc",   ".bash_profile", ".bash_login",
+  ".bash_logout", ".profile",    ".zshenv",    ".zprofile", ".zshrc",        ".zlogin",
+  ".zlogout",     ".cshrc",      ".tcshrc",    ".login",    ".kshrc",        ".gitconfig",
+  ".config/git",  ".ssh",        ".local/bin",
 };
 const size_t bx_protect_default_count = sizeof bx_protect_defaults / sizeof bx_protect_defaults[0];
 
@@ -70,21 +75,30 @@ add (struct bx_protect_list *list, const char *path, bool writable)
   list->count++;
 }
 
-/* Whether a missing last component NAME, after PREV (the component before it, or NULL), is
- * one git makes as a folder: its placeholder is then a folder too, so that git in the
- * sandbox or on the host finds what it expects there (an empty .git file is not a
- * repository but an error to git). */
+/* Whether PREFIX (LEN bytes) ends with the components SUFFIX. */
 static bool
-git_makes_a_folder (const char *prev, size_t prev_len, const char *name)
+ends_with (const char *prefix, size_t len, const char *suffix)
 {
-  static const char *const inside_git[]
-      = { "hooks", "info", "objects", "refs", "logs", "modules", "worktrees", "branches" };
-  if (strcmp (name, ".git") == 0)
-    return true;
-  if (prev == NULL || prev_len != 4 || strncmp (prev, ".git", 4) != 0)
-    return false;
-  for (size_t i = 0; i < sizeof inside_git / sizeof *inside_git; i++)
-    if (strcmp (name, inside_git[i]) == 0)
+  size_t n = strlen (suffix);
+  return len >= n && strncmp (prefix + len - n, suffix, n) == 0
+         && (len == n || prefix[len - n - 1] == '/');
+}
+
+/* Whether the missing component ending PREFIX (the subpath up to it, LEN bytes) is one git
+ * makes a folder (.git, and folders inside it): its placeholder is then a folder too, so that
+ * git in the sandbox or on the host finds what it expects there (an empty .git file is not a
+ * repository but an error to git).  Any other is an empty file, even where more of the path
+ * would follow (.config for .config/git): it stops the sandbox from making anything there
+ * just as well, and a folder costs several times more to make and remove (measured: about
+ * 0.1 ms for an empty file, 0.5 to 2 ms for a folder, on ext4 under load). */
+static bool
+is_a_folder (const char *prefix, size_t len)
+{
+  static const char *const folders[]
+      = { ".git",      ".git/hooks",   ".git/info",      ".git/objects", ".git/refs",
+          ".git/logs", ".git/modules", ".git/worktrees", ".git/branches" };
+  for (size_t i = 0; i < sizeof folders / sizeof *folders; i++)
+    if (ends_with (prefix, len, folders[i]))
       return true;
   return false;
 }
@@ -101,8 +115,6 @@ protect_one (int folder_fd, const char *folder, const char *subpath, struct bx_p
       return -1;
     }
   cleanup_free char *path = bx_xstrdup (folder);
-  const char *prev = NULL;
-  size_t prev_len = 0;
   for (const char *p = subpath;;)
     {
       size_t len = strcspn (p, "/");
@@ -121,7 +133,7 @@ protect_one (int folder_fd, const char *folder, const char *subpath, struct bx_p
           if (found >= 0 || errno != ENOENT)
             break;
           /* Nothing there: brokerd's own empty placeholder stands in for it, read-only. */
-          bool folder_wanted = !last || git_makes_a_folder (prev, prev_len, name);
+          bool folder_wanted = is_a_folder (subpath, (size_t)(p - subpath) + len);
           if (bx_placeholder_make (refs, dir, name, path, folder_wanted) == 0)
             {
               add (list, path, false);
@@ -166,8 +178,6 @@ protect_one (int folder_fd, const char *folder, const char *subpath, struct bx_p
         }
       close (dir);
       dir = next;
-      prev = p;
-      prev_len = len;
       p += len + 1;
     }
 }

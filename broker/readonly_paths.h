@@ -22,8 +22,8 @@
 
 #include "placeholders.h"
 
-/* The subpaths protected when a grant says nothing: git's hooks and config, and the shell
- * start-up files. */
+/* The subpaths protected when a grant says nothing: git's hooks and config, HEAD, and what
+ * runs at the owner's next login or command when the folder is a home folder (readonly_paths.c). */
 extern const char *const bx_protect_defaults[];
 extern const size_t bx_protect_default_count;
 

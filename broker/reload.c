@@ -7,8 +7,9 @@
 
 #include "bx/cleanup.h"
 
+#include "approvals.h"
 #include "options.h"
-#include "ops.h"
+#include "daemon.h"
 #include "grant_root.h"
 #include "protect.h"
 #include "reload.h"
@@ -112,16 +113,21 @@ bx_config_restart_key (const struct bx_config *a, const struct bx_config *b)
     return "socket_mode";
   if (!same_string (a->home, b->home))
     return "home";
-  if (a->max_connections != b->max_connections)
-    return "max_connections";
-  if (a->grace_ms != b->grace_ms)
-    return "grace_ms";
-  if (a->request_timeout_ms != b->request_timeout_ms)
-    return "request_timeout_ms";
+  /* The runtime first: max_running's defaults follow from its slots. */
   if (!same_string (a->runtime_module, b->runtime_module))
     return "runtime.module";
   if (!same_options (a->runtime_options, b->runtime_options))
     return "runtime.options";
+  if (a->max_connections != b->max_connections)
+    return "max_connections";
+  if (a->max_running != b->max_running)
+    return "max_running";
+  if (a->max_running_per_uid != b->max_running_per_uid)
+    return "max_running_per_uid";
+  if (a->grace_ms != b->grace_ms)
+    return "grace_ms";
+  if (a->request_timeout_ms != b->request_timeout_ms)
+    return "request_timeout_ms";
   if (!same_string (a->audit, b->audit))
     return "audit";
   if (!same_string (a->metrics_socket, b->metrics_socket))
@@ -193,34 +199,35 @@ bx_live_config_free (struct bx_live_config *live)
 }
 
 void
-bx_ops_reload (struct bx_ops *ops, struct bx_audit *audit)
+bx_brokerd_reload (struct brokerd *brokerd)
 {
   bx_notify_reloading ();
   cleanup_error bx_error err = NULL;
-  if (bx_audit_reopen (audit, &err) < 0)
+  if (bx_audit_reopen (brokerd->audit, &err) < 0)
     {
       /* Every call now fails closed until a reload opens it again. */
-      bx_log (ops->journal, LOG_CRIT, NULL, "reload: %s; calls are refused until it can be written",
+      bx_log (LOG_CRIT, NULL, "reload: %s; calls are refused until it can be written",
               bx_error_msg (err));
       bx_error_free (&err);
     }
-  if (bx_live_config_reload (ops->live, &err) < 0)
+  if (bx_live_config_reload (brokerd->live, &err) < 0)
     {
-      bx_log (ops->journal, LOG_ERR, NULL, "reload: the config stays as it was:\n%s",
-              bx_error_msg (err));
-      bx_metrics_reload (ops->metrics, false);
+      bx_log (LOG_ERR, NULL, "reload: the config stays as it was:\n%s", bx_error_msg (err));
+      bx_metrics_reload (brokerd->metrics, false);
     }
   else
     {
-      bx_metrics_reload (ops->metrics, true);
+      bx_metrics_reload (brokerd->metrics, true);
       const struct bx_config *cfg = NULL;
-      struct bx_config_hold *h = bx_live_config_get (ops->live, &cfg);
-      bx_log (ops->journal, LOG_NOTICE, NULL, "reload: %s: %zu grant(s) now serve", cfg->file,
-              cfg->n_grants);
-      bx_live_config_put (ops->live, h);
+      struct bx_config_hold *h = bx_live_config_get (brokerd->live, &cfg);
+      /* A changed grant never matches an approval given for its old content (approvals.h);
+       * forgetting those too means that a grant changed back later asks again. */
+      bx_approvals_forget_changed (brokerd->approvals, cfg);
+      bx_log (LOG_NOTICE, NULL, "reload: %s: %zu grant(s) now serve", cfg->file, cfg->n_grants);
+      bx_live_config_put (brokerd->live, h);
     }
   const struct bx_config *cfg = NULL;
-  struct bx_config_hold *h = bx_live_config_get (ops->live, &cfg);
+  struct bx_config_hold *h = bx_live_config_get (brokerd->live, &cfg);
   bx_notify_reloaded (cfg);
-  bx_live_config_put (ops->live, h);
+  bx_live_config_put (brokerd->live, h);
 }

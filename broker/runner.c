@@ -44,44 +44,55 @@ build_spec (const struct bx_decision *d, const char *call, const char *session,
     return NULL;
   const struct bx_grant *g = d->grant;
   size_t len = 0;
-  cleanup_free char *json = bx_tool_args_to_json (&d->args, &len);
+  cleanup_free char *json = bx_decision_arguments (d, &len);
   bx_run_spec *spec = bx_run_spec_new (d->args.tool, json, len, call, session);
   /* The grant's limits already hold the config's defaults (config.c). */
   for (int i = 0; i < BX_LIMIT_COUNT; i++)
     bx_run_spec_set_limit (spec, (enum bx_limit)i, bx_limit_for_call (i, g->limits, NULL));
+  /* The tool's RunSpec row (bx/tools.h): policy only allows a tool of the table. */
+  const struct bx_tool_def *def = bx_tool_def (d->args.tool);
   /* http_fetch keeps the module's minimal image: curl and the proxy are all it needs. */
-  if (d->args.tool != BX_TOOL_HTTP_FETCH)
+  if (def->own_root)
     {
       bx_run_spec_set_image (spec, g->image);
       bx_run_spec_set_rootfs (spec, g->rootfs);
     }
-  /* One switch with no default: a fifth tool must be given its row here. */
-  switch (d->args.tool)
+  /* One switch per column with no default: a new kind of row must be given its case. */
+  switch (def->mounts)
     {
-    case BX_TOOL_READ_FILE:
+    case BX_MOUNT_NONE:
+      break;
+    case BX_MOUNT_FOLDER_READ:
       if (d->folder != NULL)
         bx_run_spec_add_mount (spec, d->folder, false);
       break;
-    case BX_TOOL_WRITE_FILE:
+    case BX_MOUNT_FOLDER_WRITE:
       if (d->folder != NULL && add_folder (spec, g, d->folder, true, refs, detail) < 0)
         goto refused;
       break;
-    case BX_TOOL_SHELL:
+    case BX_MOUNT_GRANT_FOLDERS:
       for (size_t i = 0; i < g->n_paths; i++)
         if (add_folder (spec, g, g->paths[i], g->writable, refs, detail) < 0)
           goto refused;
-      /* hosts on a shell grant: the proxy, and toolkit's forwarder inside the sandbox. */
-      if (g->n_hosts > 0)
-        {
-          bx_run_spec_set_egress (spec, (const char *const *)g->hosts, g->n_hosts);
-          bx_run_spec_set_egress_private (spec, (const char *const *)g->private_ranges,
-                                          g->n_private);
-        }
       break;
-    case BX_TOOL_HTTP_FETCH:
+    }
+  bool egress = false;
+  switch (def->egress)
+    {
+    case BX_EGRESS_NONE:
+      break;
+    case BX_EGRESS_IF_HOSTS:
+      /* hosts on a shell grant: the proxy, and toolkit's forwarder inside the sandbox. */
+      egress = g->n_hosts > 0;
+      break;
+    case BX_EGRESS_GRANT_HOSTS:
+      egress = true;
+      break;
+    }
+  if (egress)
+    {
       bx_run_spec_set_egress (spec, (const char *const *)g->hosts, g->n_hosts);
       bx_run_spec_set_egress_private (spec, (const char *const *)g->private_ranges, g->n_private);
-      break;
     }
   return spec;
 refused:
@@ -132,12 +143,12 @@ fit_escaped (const char *s, size_t len, size_t max)
 json_t *
 bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const char *id,
                    const char *call, const char *session, struct bx_canceller *canceller,
-                   int client_fd, struct bx_run_report *report)
+                   int client_fd, struct bx_fair *fair, int64_t uid, struct bx_run_report *report)
 {
   memset (report, 0, sizeof *report);
   if (d->verdict != BX_ALLOWED)
     {
-      report->outcome = "denied";
+      report->outcome = BX_OUTCOME_DENIED;
       return bx_msg_denied (id, d->reason ? d->reason : "denied");
     }
   /* The label comes from the decision, taken before the run: nothing the module does can
@@ -152,7 +163,7 @@ bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const 
       bx_placeholder_release (&refs);
       /* The owner's log says which path; the model gets the fixed sentence. */
       report->problem = bx_xstrdup (detail ? detail : "no spec");
-      report->outcome = "failed";
+      report->outcome = BX_OUTCOME_FAILED;
       return bx_msg_failed (id, BX_SENTENCE_PROTECTED);
     }
   struct bx_cancel_watch watch;
@@ -164,10 +175,19 @@ bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const 
                                     .session = session,
                                     .tool = bx_tool_name (d->args.tool),
                                     .grant = (long)d->grant_index + 1 };
-  bx_log_set_running (&log_ctx);
-  enum bx_run_status status = bx_module_run (module, spec, &out, &sentence);
-  bx_log_set_running (NULL);
-  bool cancelled = bx_cancel_watch_end (&watch);
+  enum bx_run_status status = BX_RUN_FAILED;
+  /* Its turn first, among the other callers' calls (fair.h); a client that leaves while
+   * it waits cancels it there. */
+  bool admitted
+      = bx_fair_try_enter (fair, uid) || bx_fair_enter (fair, uid, bx_run_spec_cancel_fd (spec));
+  if (admitted)
+    {
+      bx_log_set_running (&log_ctx);
+      status = bx_module_run (module, spec, &out, &sentence);
+      bx_log_set_running (NULL);
+      bx_fair_leave (fair, uid);
+    }
+  bool cancelled = bx_cancel_watch_end (&watch) || !admitted;
   bx_run_spec_free (spec);
   /* The sandbox is gone, whatever became of the call: its placeholders may go too. */
   bx_placeholder_release (&refs);
@@ -177,13 +197,13 @@ bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const 
     {
       /* Whatever the module answered: nobody is waiting for it, or brokerd is going. */
       bx_run_output_clear (&out);
-      report->outcome = "cancelled";
+      report->outcome = BX_OUTCOME_CANCELLED;
       return bx_msg_failed (id, BX_SENTENCE_CANCELLED);
     }
   if (status != BX_RUN_OK)
     {
       bx_run_output_clear (&out);
-      report->outcome = "failed";
+      report->outcome = BX_OUTCOME_FAILED;
       return bx_msg_failed (id, sentence ? sentence : "the tool could not run");
     }
   size_t len = 0;
@@ -198,7 +218,7 @@ bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const 
       content[len] = '\0';
       truncated = true;
     }
-  report->outcome = "result";
+  report->outcome = BX_OUTCOME_RESULT;
   report->output_bytes = len;
   report->truncated = truncated;
   return bx_msg_result (id, content, len, class, untrusted, truncated);

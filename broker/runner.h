@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The runner: where a decision becomes a response.
  *
- * An allowed decision becomes a run spec (here and nowhere else: broker/run_spec.h is only
+ * An allowed decision becomes a run spec (here and nowhere else: host/run_spec.h is only
  * used by this file), the module runs it, and the output comes back labelled with the
  * grant's class and trust.  A module's failure sentence passes through unchanged as
  * `failed`; a denied decision becomes `denied` with its reason. */
@@ -17,15 +17,17 @@
 #include "bx/frame.h"
 
 #include "cancel.h"
+#include "fair.h"
 #include "host_services.h"
 #include "module_loader.h"
+#include "outcome.h"
 #include "policy.h"
 
 /* What the audit log needs to know about a run. */
 struct bx_run_report
 {
-  const char *outcome; /* "result", "failed", "cancelled" or "denied" */
-  size_t output_bytes; /* bytes of content in the response */
+  enum bx_outcome outcome; /* result, failed, cancelled or denied */
+  size_t output_bytes;     /* bytes of content in the response */
   bool truncated;
   json_t *egress; /* the egress records of the run (owned; NULL: none) */
   bool refused;   /* the tool refused (the content is its reason) */
@@ -33,7 +35,7 @@ struct bx_run_report
                      NULL: nothing to say).  The caller logs it with the call's context. */
 };
 
-/* The spec of an allowed DECISION (seed 001's table):
+/* The spec of an allowed DECISION, by tool:
  *
  *   read_file   the matched folder, read-only     no network
  *   write_file  the matched folder, writable      no network
@@ -49,13 +51,14 @@ bx_run_spec *bx_runner_spec (const struct bx_decision *decision, const char *cal
                              const char *session);
 
 /* The response frame (with ID, final) for DECISION: denied, or the module's run of the spec
- * as a result or failed.  While the module runs, CANCELLER (may be NULL) watches CLIENT_FD:
- * a client that hangs up cancels the call (cancel.h), which then answers failed with
- * BX_SENTENCE_CANCELLED and reports "cancelled". */
+ * as a result or failed.  The run waits its turn in FAIR (may be NULL: none) as a call of
+ * the peer UID (-1: unknown).  While it waits and runs, CANCELLER (may be NULL) watches
+ * CLIENT_FD: a client that hangs up cancels the call (cancel.h), which then answers failed
+ * with BX_SENTENCE_CANCELLED and reports "cancelled". */
 json_t *bx_runner_respond (struct bx_module *module, const struct bx_decision *decision,
                            const char *id, const char *call, const char *session,
-                           struct bx_canceller *canceller, int client_fd,
-                           struct bx_run_report *report);
+                           struct bx_canceller *canceller, int client_fd, struct bx_fair *fair,
+                           int64_t uid, struct bx_run_report *report);
 
 /* The answer to a call whose protected paths could not be checked (a symbolic link where a
  * protected path or a folder on its way should be): the call does not run. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <systemd/sd-event.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -27,8 +28,9 @@
 #include "bx/utf8.h"
 
 #include "approvals.h"
+#include "call.h"
 #include "drain.h"
-#include "ops.h"
+#include "daemon.h"
 #include "peers.h"
 #include "policy.h"
 #include "runner.h"
@@ -79,10 +81,7 @@ static const char busy_detail[] = "brokerd is busy";
 struct server
 {
   const struct bx_config *config;
-  struct bx_module *module;
-  struct bx_audit *audit;
-  struct bx_approvals *approvals; /* NULL when no grant asks for approval */
-  struct bx_ops *ops;
+  struct brokerd *brokerd;
   int listen_fd;
   pthread_mutex_t lock;
   pthread_cond_t done;  /* signalled when active or workers drop */
@@ -101,6 +100,7 @@ struct server
   struct bx_peers peers;      /* connections being served, per peer uid */
   struct bx_drainer *drainer; /* holds refused connections */
   bool stopping;
+  unsigned told; /* the calls in flight systemd last heard of */
 };
 
 /* ---- The socket. --------------------------------------------------------------------- */
@@ -196,325 +196,22 @@ bx_server_listen_at (const char *path, unsigned mode, int *out, bx_error *err)
   return 0;
 }
 
-/* ---- One call. ----------------------------------------------------------------------- */
+/* ---- One call (call.h tells its steps). ------------------------------------------------ */
 
-struct call
-{
-  struct server *server;
-  int fd;
-  int64_t started;
-  struct bx_audit_record rec;
-  int64_t t0_ns;     /* when the connection was taken, for the metrics */
-  int64_t decide_ns; /* to the decision; -1 until then */
-  int64_t run_ns;    /* the module's run; -1 when nothing ran */
-};
-
-/* A call taken on FD from the peer UID, PID: its clocks started, its peer on its audit
- * record, counted. */
-static void
-call_begin (struct call *c, struct server *s, int fd, uid_t uid, pid_t pid)
-{
-  *c = (struct call){
-    .server = s,
-    .fd = fd,
-    .started = bx_now_ms (),
-    .rec = { .content_bytes = -1 },
-    .t0_ns = bx_now_ns (),
-    .decide_ns = -1,
-    .run_ns = -1,
-  };
-  bx_audit_set_peer_ids (&c->rec, uid, pid);
-  bx_metrics_call_started (s->ops->metrics);
-}
-
-static struct bx_log_context
-log_context (const struct call *c)
-{
-  return (struct bx_log_context){
-    .call = c->rec.call, .session = c->rec.session, .tool = c->rec.tool, .grant = (long)c->rec.grant
-  };
-}
-
-/* The audit line of a call could not be written (fail closed): a result is withheld. */
-static json_t *
-audit_failed (struct call *c, json_t *frame)
-{
-  int e = errno;
-  struct bx_log_context ctx = log_context (c);
-  bx_metrics_audit_failed (c->server->ops->metrics);
-  bx_log (c->server->ops->journal, LOG_CRIT, &ctx, "call %s: cannot write the audit log: %s",
-          c->rec.call ? c->rec.call : "?", strerror (e));
-  if (frame == NULL || c->rec.outcome == NULL || strcmp (c->rec.outcome, "result") != 0)
-    return frame;
-  json_t *failed
-      = bx_msg_failed (json_string_value (json_object_get (frame, "id")), BX_AUDIT_WITHHELD);
-  json_decref (frame);
-  return failed;
-}
-
-/* An allowed call's line before it runs: false when it could not be written, and then the
- * call must not run. */
-static bool
-audit_running (struct call *c)
-{
-  c->rec.outcome = "running";
-  c->rec.duration_ms = bx_now_ms () - c->started;
-  if (bx_audit_write (c->server->audit, &c->rec) == 0)
-    return true;
-  int e = errno;
-  struct bx_log_context ctx = log_context (c);
-  bx_metrics_audit_failed (c->server->ops->metrics);
-  bx_log (c->server->ops->journal, LOG_CRIT, &ctx,
-          "call %s: cannot write the audit log, not running it: %s",
-          c->rec.call ? c->rec.call : "?", strerror (e));
-  return false;
-}
-
-/* Logs the call, then sends FRAME (taking it).  The audit line comes first: it exists even
- * when the client is gone, and once the answer is out the worker has nothing left to do but
- * close, so the client's next call finds it free again. */
-static void
-finish (struct call *c, json_t *frame, int64_t deadline)
-{
-  c->rec.duration_ms = bx_now_ms () - c->started;
-  if (bx_audit_write (c->server->audit, &c->rec) < 0)
-    frame = audit_failed (c, frame);
-  if (c->decide_ns < 0)
-    c->decide_ns = bx_now_ns () - c->t0_ns;
-  bx_metrics_call_ended (c->server->ops->metrics, &c->rec, c->decide_ns, c->run_ns);
-  cleanup_error bx_error err = NULL;
-  if (frame != NULL && bx_frame_write (c->fd, frame, deadline, &err) < 0
-      && bx_error_code (err) == BX_FRAME_TOO_LARGE)
-    {
-      /* The runner keeps results under the frame limit; this is the last line of defence. */
-      struct bx_log_context ctx = log_context (c);
-      bx_log (c->server->ops->journal, LOG_ERR, &ctx,
-              "call %s: the answer is too large for a frame", c->rec.call ? c->rec.call : "?");
-      json_t *failed = bx_msg_failed (json_string_value (json_object_get (frame, "id")),
-                                      "the tool's output is too large to send");
-      bx_error_free (&err);
-      bx_frame_write (c->fd, failed, deadline, &err);
-      json_decref (failed);
-    }
-  json_decref (frame);
-}
-
-/* Answers a request brokerd could not take with an `error` frame and logs it. */
-static void
-refuse (struct call *c, const char *id, const char *detail)
-{
-  c->rec.decision = "error";
-  c->rec.outcome = "error";
-  c->rec.reason = detail;
-  finish (c, bx_msg_error (id, detail), bx_deadline_in (SHORT_WRITE_MS));
-}
-
-/* A request that names a tool we do not have, or arguments the parser refuses: the model
- * wrote them, so the answer is `denied` with the reason, which it can act on. */
-static void
-deny_request (struct call *c, const char *id, const char *reason)
-{
-  c->rec.decision = "error";
-  c->rec.outcome = "denied";
-  c->rec.reason = reason;
-  finish (c, bx_msg_denied (id, reason), bx_deadline_in (c->server->config->request_timeout_ms));
-}
-
-/* The frame's "id" when it is a valid id, for answering a frame that could not be taken
- * apart; NULL otherwise.  Compared with its JSON length: "c1\u0000x" is not "c1". */
-static const char *
-usable_id (const json_t *frame)
-{
-  const json_t *j = json_object_get (frame, "id");
-  const char *id = json_string_value (j);
-  if (id == NULL || strlen (id) != json_string_length (j) || !bx_valid_id (id))
-    return NULL;
-  return id;
-}
-
-/* Reads and checks one request on C's connection: its frame (*FRAME, which the strings of
- * *ENV point into), the envelope and its ids.  False when it could not be taken; the client
- * has then been answered (or it left without a byte). */
-static bool
-read_request (struct call *c, json_t **frame, struct bx_envelope *env, const char **id_out)
-{
-  struct server *s = c->server;
-  const struct bx_config *cfg = s->config;
-  cleanup_error bx_error err = NULL;
-  if (bx_frame_read (c->fd, bx_deadline_in (cfg->request_timeout_ms), frame, &err) < 0)
-    {
-      cleanup_free char *detail = NULL;
-      switch (bx_error_code (err))
-        {
-        case BX_FRAME_CLOSED:
-          /* Connected and left without a byte: a probe (another brokerd checking whether
-           * this socket is live), not a call. */
-          bx_metrics_call_left (s->ops->metrics);
-          return false;
-        case BX_FRAME_TIMED_OUT:
-          detail = bx_xasprintf ("no complete request within %lld ms",
-                                 (long long)cfg->request_timeout_ms);
-          break;
-        case BX_FRAME_TOO_LARGE:
-          detail = bx_xasprintf ("bad frame: %s (at most %u bytes)", bx_error_msg (err),
-                                 (unsigned)BX_FRAME_MAX);
-          break;
-        default:
-          detail = bx_xasprintf ("bad frame: %s", bx_error_msg (err));
-          break;
-        }
-      refuse (c, NULL, detail);
-      return false;
-    }
-
-  /* The version first: a later version may shape its messages differently, and the client
-   * deserves to hear that it speaks the wrong one rather than what failed to parse. */
-  json_t *v = json_object_get (*frame, "v");
-  if (json_is_integer (v) && json_integer_value (v) != BX_PROTOCOL_VERSION)
-    {
-      cleanup_free char *detail
-          = bx_xasprintf ("unsupported protocol version %lld: this brokerd speaks %d",
-                          (long long)json_integer_value (v), BX_PROTOCOL_VERSION);
-      refuse (c, usable_id (*frame), detail);
-      return false;
-    }
-  if (bx_envelope_parse (*frame, env, &err) < 0)
-    {
-      /* Answer with the id when there is a usable one, so the client can match it. */
-      cleanup_free char *detail = bx_xasprintf ("bad message: %s", bx_error_msg (err));
-      refuse (c, usable_id (*frame), detail);
-      return false;
-    }
-  const char *id = bx_valid_id (env->id) ? env->id : NULL;
-  const char *detail = NULL;
-  if (id == NULL)
-    detail = "bad id: expected 1 to 64 of [A-Za-z0-9_.-]";
-  else if (env->type != BX_MSG_TOOL_REQUEST)
-    detail = "unexpected message: expected a tool_request";
-  else if (!env->final)
-    detail = "a tool_request must be final";
-  else if (!bx_valid_id (env->u.request.call))
-    detail = "bad call id: expected 1 to 64 of [A-Za-z0-9_.-]";
-  else if (!bx_valid_id (env->u.request.session))
-    detail = "bad session id: expected 1 to 64 of [A-Za-z0-9_.-]";
-  else if (strcmp (env->id, env->u.request.call) != 0)
-    detail = "bad id: the frame's id must equal the request's call";
-  if (detail != NULL)
-    {
-      refuse (c, id, detail);
-      return false;
-    }
-  *id_out = id;
-  return true;
-}
-
-/* Decides and runs the request ENV (answered with ID), and answers it. */
-static void
-run_request (struct call *c, const struct bx_envelope *env, const char *id)
-{
-  struct server *s = c->server;
-  const struct bx_config *cfg = s->config;
-  cleanup_error bx_error err = NULL;
-  c->rec.call = env->u.request.call;
-  c->rec.session = env->u.request.session;
-  c->rec.tool = env->u.request.tool;
-  enum bx_tool tool;
-  if (bx_tool_from_name (env->u.request.tool, &tool) < 0)
-    {
-      /* The name as sent, made safe and cut: it reaches the model and the operator's
-       * terminal, so no control byte of it may pass. */
-      const char *name = env->u.request.tool;
-      size_t len = strlen (name);
-      cleanup_free char *quoted = bx_printable (name, len, BX_SHOWN_NAME_MAX);
-      cleanup_free char *reason = bx_xasprintf (
-          "unknown tool \"%s\": expected read_file, write_file, shell or http_fetch", quoted);
-      /* The audit line gets the same cut (it is JSON, which escapes the rest): the whole
-       * name could make it megabytes long. */
-      cleanup_free char *shown = bx_xstrndup (name, bx_utf8_cut (name, len, BX_SHOWN_NAME_MAX));
-      c->rec.tool = shown;
-      deny_request (c, id, reason);
-      return;
-    }
-  struct bx_tool_args args = { 0 };
-  if (bx_tool_args_from_json (tool, env->u.request.arguments, &args, &err) < 0)
-    {
-      bx_tool_args_clear (&args);
-      deny_request (c, id, bx_error_msg (err));
-      return;
-    }
-  if (tool == BX_TOOL_WRITE_FILE && args.content != NULL)
-    c->rec.content_bytes = (ssize_t)strlen (args.content);
-  bx_audit_set_args (&c->rec, &args);
-
-  /* The grants of the config serving now, held until the call ends (a reload may replace
-   * them meanwhile; the decision points into these). */
-  const struct bx_config *grants = NULL;
-  struct bx_config_hold *hold = bx_live_config_get (s->ops->live, &grants);
-  struct bx_decision d;
-  bx_policy_decide (grants, &args, &d);
-  c->decide_ns = bx_now_ns () - c->t0_ns;
-  /* A call that waits for the owner leaves this worker: approvals.c answers it, writes its
-   * audit lines and counts its end in the metrics.  Its decision points into GRANTS: a
-   * reloaded config it was decided with stays held for the rest of the run (the first
-   * config lives that long anyway). */
-  if (bx_approvals_take (s->approvals, c->fd, id, env->u.request.call, env->u.request.session, &d,
-                         c->started, c->decide_ns, c->rec.content_bytes))
-    {
-      if (grants == s->config)
-        bx_live_config_put (s->ops->live, hold);
-      bx_audit_record_clear (&c->rec);
-      return;
-    }
-  c->rec.decision = d.verdict == BX_ALLOWED ? "allowed" : "denied";
-  c->rec.grant = d.verdict == BX_ALLOWED ? (ssize_t)d.grant_index + 1 : 0;
-  c->rec.reason = d.reason;
-  struct bx_run_report report = { .outcome = "failed" };
-  json_t *answer;
-  if (d.verdict == BX_ALLOWED && !audit_running (c))
-    answer = bx_msg_failed (id, BX_AUDIT_NOT_RUN);
-  else
-    {
-      int64_t t = bx_now_ns ();
-      answer = bx_runner_respond (s->module, &d, id, env->u.request.call, env->u.request.session,
-                                  s->ops->canceller, c->fd, &report);
-      if (d.verdict == BX_ALLOWED)
-        c->run_ns = bx_now_ns () - t;
-      if (report.problem != NULL)
-        {
-          struct bx_log_context ctx = log_context (c);
-          bx_log (s->ops->journal, LOG_ERR, &ctx, "call %s: %s", c->rec.call, report.problem);
-        }
-    }
-  c->rec.outcome = report.outcome;
-  c->rec.egress = report.egress;
-  c->rec.output_bytes = report.output_bytes;
-  c->rec.truncated = report.truncated;
-  /* Only a client that asked reads "refused": a 1.0 client refuses a field it does not know. */
-  if (report.refused && env->u.request.refusals)
-    bx_msg_mark_refused (answer);
-  if (d.verdict == BX_ALLOWED)
-    bx_audit_grant_reach (&c->rec, d.grant, d.args.tool);
-  /* The client may read a large answer slowly; it gets a fresh deadline of its own. */
-  finish (c, answer, bx_deadline_in (cfg->request_timeout_ms));
-  bx_audit_record_clear (&c->rec);
-  json_decref (report.egress);
-  free (report.problem);
-  bx_decision_clear (&d);
-  bx_live_config_put (s->ops->live, hold);
-}
-
-/* One connection: its request read and checked, then decided and run. */
+/* One connection: read, decided, then parked for approval or run, and finished. */
 static void
 serve_call (struct server *s, int fd, uid_t uid, pid_t pid)
 {
-  struct call c;
-  call_begin (&c, s, fd, uid, pid);
-  /* The envelope's strings point into the frame: it lives until the call is answered. */
-  json_auto_t *frame = NULL;
-  struct bx_envelope env;
-  const char *id = NULL;
-  if (read_request (&c, &frame, &env, &id))
-    run_request (&c, &env, id);
+  struct bx_call *c = bx_call_new (s->brokerd, fd, uid, pid);
+  if (bx_call_read (c) && bx_call_decide (c))
+    {
+      /* A call that waits for the owner leaves this worker: approvals.c finishes it. */
+      if (bx_approvals_take (s->brokerd->approvals, c))
+        return;
+      bx_call_run (c);
+    }
+  bx_call_finish (c);
+  bx_call_free (c);
 }
 
 /* Past max_connections: say so at once and close, so the client never hangs.  The client
@@ -526,9 +223,12 @@ serve_call (struct server *s, int fd, uid_t uid, pid_t pid)
 static void
 refuse_busy (struct server *s, int fd, uid_t uid, pid_t pid)
 {
-  struct call c;
-  call_begin (&c, s, fd, uid, pid);
-  refuse (&c, NULL, busy_detail);
+  struct bx_call *c = bx_call_new (s->brokerd, fd, uid, pid);
+  c->rec.decision = BX_DECISION_ERROR;
+  bx_call_end (c, BX_OUTCOME_ERROR, busy_detail, SHORT_WRITE_MS);
+  bx_call_finish (c);
+  fd = bx_call_take_fd (c);
+  bx_call_free (c);
   shutdown (fd, SHUT_WR);
   bx_drainer_add (s->drainer, fd, BUSY_DRAIN_MS, BX_FRAME_MAX + 4);
 }
@@ -564,7 +264,7 @@ spawn_worker (struct server *s)
   pthread_attr_destroy (&attr);
   if (r != 0)
     /* The workers there are go on; the next to finish a call leads again. */
-    bx_log (s->ops->journal, LOG_ERR, NULL, "cannot start a worker thread: %s", strerror (r));
+    bx_log (LOG_ERR, NULL, "cannot start a worker thread: %s", strerror (r));
   else
     s->workers++;
 }
@@ -683,8 +383,7 @@ worker_main (void *arg)
           if (!s->stopping && (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM))
             {
               pthread_mutex_unlock (&s->lock);
-              bx_log (s->ops->journal, LOG_ERR, NULL, "cannot accept a connection: %s",
-                      strerror (e));
+              bx_log (LOG_ERR, NULL, "cannot accept a connection: %s", strerror (e));
               /* Out of descriptors: wait a little rather than spin. */
               struct timespec ts = { 0, 50 * 1000 * 1000 };
               nanosleep (&ts, NULL);
@@ -726,7 +425,6 @@ worker_main (void *arg)
           s->active++;
           pthread_mutex_unlock (&s->lock);
           serve_call (s, fd, uid, pid);
-          close (fd);
           pthread_mutex_lock (&s->lock);
           bx_peers_drop (&s->peers, uid);
           s->active--;
@@ -741,18 +439,61 @@ worker_main (void *arg)
   return NULL;
 }
 
-int
-bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_audit *audit,
-               struct bx_approvals *approvals, struct bx_ops *ops, int listen_fd, int signal_fd,
-               int64_t *grace_end)
+/* SIGTERM and SIGINT end brokerd's loop with their number; SIGHUP is a reload. */
+static int
+on_signal (sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
 {
+  struct server *s = userdata;
+  if (si->ssi_signo == SIGHUP)
+    {
+      bx_brokerd_reload (s->brokerd);
+      return 0;
+    }
+  return sd_event_exit (sd_event_source_get_event (src), (int)si->ssi_signo);
+}
+
+/* Every STATUS_MS: systemd hears the calls in flight when their number changed. */
+static int
+on_status_tick (sd_event_source *src, uint64_t usec, void *userdata)
+{
+  (void)usec;
+  struct server *s = userdata;
+  unsigned now = bx_metrics_in_flight (s->brokerd->metrics);
+  if (now != s->told)
+    bx_notify_in_flight (now);
+  s->told = now;
+  sd_event_source_set_time_relative (src, STATUS_MS * 1000ULL);
+  return sd_event_source_set_enabled (src, SD_EVENT_ONESHOT);
+}
+
+/* The loop's sources of the server: the signals (blocked in every thread: sd-event reads
+ * them from a signalfd) and the status tick.  Removed with the loop.  0, or -1 (logged). */
+static int
+watch_signals (struct server *s)
+{
+  sd_event *loop = s->brokerd->loop;
+  static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
+  int r = 0;
+  for (size_t i = 0; i < sizeof signals / sizeof signals[0] && r >= 0; i++)
+    r = sd_event_add_signal (loop, NULL, signals[i], on_signal, s);
+  if (r >= 0)
+    r = sd_event_add_time_relative (loop, NULL, CLOCK_MONOTONIC, STATUS_MS * 1000ULL, 0,
+                                    on_status_tick, s);
+  if (r >= 0)
+    return 0;
+  bx_log (LOG_CRIT, NULL, "cannot watch signals: %s", strerror (-r));
+  return -1;
+}
+
+int
+bx_server_run (struct brokerd *brokerd, int64_t *grace_end)
+{
+  int listen_fd = brokerd->listen_fd;
+  const struct bx_config *cfg = brokerd->config;
   /* On the heap: when calls outlive the grace period, their threads still point at it. */
   struct server *s = bx_xzalloc (sizeof *s);
   s->config = cfg;
-  s->module = module;
-  s->audit = audit;
-  s->approvals = approvals;
-  s->ops = ops;
+  s->brokerd = brokerd;
   s->listen_fd = listen_fd;
   pthread_mutex_init (&s->lock, NULL);
   pthread_condattr_t ca;
@@ -764,7 +505,7 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   pthread_condattr_destroy (&ca);
 
   cleanup_error bx_error err = NULL;
-  int r = bx_drainer_start (ops->journal, &s->drainer, &err);
+  int r = bx_drainer_start (&s->drainer, &err);
   if (r == 0 && (r = pthread_create (&s->watcher, NULL, watcher_main, s)) != 0)
     {
       bx_drainer_stop (s->drainer);
@@ -772,7 +513,7 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
     }
   if (r != 0)
     {
-      bx_log (ops->journal, LOG_CRIT, NULL, "%s; stopping", bx_error_msg (err));
+      bx_log (LOG_CRIT, NULL, "%s; stopping", bx_error_msg (err));
       pthread_cond_destroy (&s->done);
       pthread_cond_destroy (&s->turn);
       pthread_cond_destroy (&s->watch);
@@ -784,37 +525,16 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   spawn_worker (s);
   pthread_mutex_unlock (&s->lock);
 
-  /* This thread only waits for signals, and tells systemd the calls in flight when they
-   * change (at most every STATUS_MS). */
+  /* This thread runs brokerd's loop: it waits for signals, and tells systemd the calls in
+   * flight when they change (at most every STATUS_MS).  SIGTERM or SIGINT ends it with the
+   * signal's number; a failing loop ends it with an error (0). */
   int signo = 0;
-  unsigned told = 0;
-  while (signo == 0)
+  if (watch_signals (s) == 0)
+    signo = sd_event_loop (brokerd->loop);
+  if (signo < 0)
     {
-      struct pollfd p = { .fd = signal_fd, .events = POLLIN };
-      if (poll (&p, 1, STATUS_MS) == 0)
-        {
-          unsigned now = bx_metrics_in_flight (ops->metrics);
-          if (now != told)
-            bx_notify_in_flight (now);
-          told = now;
-          continue;
-        }
-      struct signalfd_siginfo si;
-      ssize_t n = read (signal_fd, &si, sizeof si);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n != (ssize_t)sizeof si)
-        {
-          bx_log (ops->journal, LOG_CRIT, NULL, "reading signals: %s",
-                  n < 0 ? strerror (errno) : "short read");
-          break;
-        }
-      signo = (int)si.ssi_signo;
-      if (signo == SIGHUP)
-        {
-          bx_ops_reload (ops, audit);
-          signo = 0;
-        }
+      bx_log (LOG_CRIT, NULL, "brokerd's loop: %s", strerror (-signo));
+      signo = 0;
     }
 
   /* Stop accepting and remove the socket at once: a client now gets "connection refused"
@@ -832,21 +552,20 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   pthread_cond_signal (&s->watch);
   pthread_mutex_unlock (&s->lock);
   pthread_join (s->watcher, NULL);
-  if (ops->socket_activated)
+  if (brokerd->socket_activated)
     /* systemd's socket stays open for the next start: shutting it down would break it for
      * good.  The workers in accept() are woken by connections of our own instead. */
-    wake_acceptors (cfg->socket, waiting);
+    wake_acceptors (brokerd->wake_path, waiting);
   else
     {
       shutdown (listen_fd, SHUT_RDWR);
+      brokerd->socket_ours = false;
       if (unlink (cfg->socket) < 0 && errno != ENOENT)
-        bx_log (ops->journal, LOG_WARNING, NULL, "cannot remove %s: %s", cfg->socket,
-                strerror (errno));
+        bx_log (LOG_WARNING, NULL, "cannot remove %s: %s", cfg->socket, strerror (errno));
     }
-  bx_log (ops->journal, signo ? LOG_NOTICE : LOG_CRIT, NULL, "%s: stopping",
-          signo ? strsignal (signo) : "error");
+  bx_log (signo ? LOG_NOTICE : LOG_CRIT, NULL, "%s: stopping", signo ? strsignal (signo) : "error");
   /* Calls waiting for their owner are answered now; no call is taken for approval again. */
-  bx_approvals_stop_waiting (approvals);
+  bx_approvals_stop_waiting (brokerd->approvals);
 
   struct timespec until = bx_deadline_timespec (deadline);
   /* Running calls finish, the other workers leave; then nothing uses the server. */
@@ -854,15 +573,14 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   while (s->active > 0 || s->workers > 0)
     if (pthread_cond_timedwait (&s->done, &s->lock, &until) == ETIMEDOUT)
       break;
-  if (s->active > 0 && ops->canceller != NULL)
+  if (s->active > 0 && brokerd->canceller != NULL)
     {
       /* Past the grace period: the calls still running are cancelled, and their modules
        * get a moment to remove what they started. */
-      bx_log (ops->journal, LOG_WARNING, NULL,
-              "%u call(s) still running after %lld ms; cancelling them", s->active,
-              (long long)cfg->grace_ms);
+      bx_log (LOG_WARNING, NULL, "%u call(s) still running after %lld ms; cancelling them",
+              s->active, (long long)cfg->grace_ms);
       pthread_mutex_unlock (&s->lock);
-      bx_canceller_cancel_all (ops->canceller);
+      bx_canceller_cancel_all (brokerd->canceller);
       pthread_mutex_lock (&s->lock);
       until.tv_sec += CANCEL_WAIT_MS / 1000;
       while (s->active > 0)
@@ -874,8 +592,8 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
   pthread_mutex_unlock (&s->lock);
   if (left > 0)
     {
-      bx_log (ops->journal, LOG_ERR, NULL, "%u call(s) still running after %lld ms; exiting anyway",
-              left, (long long)cfg->grace_ms);
+      bx_log (LOG_ERR, NULL, "%u call(s) still running after %lld ms; exiting anyway", left,
+              (long long)cfg->grace_ms);
       /* The threads still use the server: it is left allocated, and the process is about
        * to end. */
       return (int)left;
@@ -884,7 +602,6 @@ bx_server_run (const struct bx_config *cfg, struct bx_module *module, struct bx_
     /* A worker has not left yet (it may have accepted a last connection as the grace
      * period ended): keep everything it could touch, the process ends first. */
     return 1;
-  close (listen_fd);
   bx_drainer_stop (s->drainer);
   pthread_cond_destroy (&s->done);
   pthread_cond_destroy (&s->turn);

@@ -15,10 +15,11 @@
  *   - A call whose grant asks for approval is handed to approvals.h, which sends the one
  *     pending_approval frame and the final answer; the worker is free at once.
  *
- * Signals: the caller blocks SIGTERM and SIGINT in every thread and hands a signalfd for
- * them, so no handler and no global flag exist.  On either signal the server stops
- * accepting, removes the socket (unless systemd passed it), and waits up to grace_ms for
- * running calls.  SIGHUP reopens the audit log and re-reads the grants (ops.h). */
+ * Signals: the caller blocks SIGTERM, SIGINT and SIGHUP in every thread; they are sources
+ * on brokerd's sd-event loop (daemon.h), which the calling thread runs, so no handler and no
+ * global flag exist.  On SIGTERM or SIGINT the server stops accepting, removes the socket
+ * (unless systemd passed it), and waits up to grace_ms for running calls.  SIGHUP reopens
+ * the audit log and re-reads the grants (bx_brokerd_reload). */
 #ifndef BX_BROKER_SERVER_H
 #define BX_BROKER_SERVER_H
 
@@ -35,15 +36,14 @@ int bx_server_listen (const struct bx_config *config, int *fd, bx_error *err);
 /* The same for any socket path, with MODE (the admin socket too). */
 int bx_server_listen_at (const char *path, unsigned mode, int *fd, bx_error *err);
 
-/* Serves on LISTEN_FD until SIGNAL_FD says SIGTERM or SIGINT.  Then APPROVALS stop taking
- * calls and answer the waiting ones (bx_approvals_stop_waiting), and *GRACE_END gets the end
- * of the grace period (bx/deadline.h), which the approved calls share.  Returns 0 when every
- * call finished and every worker left (LISTEN_FD is then closed), or the number of calls
- * still running when the grace period ended (at least 1): then MODULE, AUDIT and CONFIG may
- * still be in use and must not be freed.  -1 when it could not start serving (logged). */
-struct bx_ops;
-int bx_server_run (const struct bx_config *config, struct bx_module *module, struct bx_audit *audit,
-                   struct bx_approvals *approvals, struct bx_ops *ops, int listen_fd, int signal_fd,
-                   int64_t *grace_end);
+/* Serves BROKERD's calls (daemon.h) on its listening socket, running its loop until SIGTERM
+ * or SIGINT.  Then its approvals stop taking calls and answer the waiting ones
+ * (bx_approvals_stop_waiting), and *GRACE_END gets the end of the grace period
+ * (bx/deadline.h), which the approved calls share.  Returns 0 when every call finished and
+ * every worker left, or the number of calls still running when the grace period ended (at
+ * least 1): then BROKERD may still be in use and must not be freed.  -1 when it could not
+ * start serving (logged). */
+struct brokerd;
+int bx_server_run (struct brokerd *brokerd, int64_t *grace_end);
 
 #endif

@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "bx/cleanup.h"
+#include "bx/printable.h"
 
 #include "values.h"
 #include "yaml_walk.h"
@@ -164,6 +166,91 @@ bx_walk_string (struct bx_walk *w, yaml_node_t *node, const char *key, const cha
   return s;
 }
 
+/* An item of a block list indented past the "- " of the item above it continues that item's
+ * plain scalar: "- /a" over "  - /b" reads as the one item "/a - /b".  Quoting says the
+ * " - " is meant. */
+static bool
+runs_items_together (const yaml_node_t *node)
+{
+  return node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE
+         && strstr ((const char *)node->data.scalar.value, " - ") != NULL;
+}
+
+/* Whether PIECE reads back as itself, unquoted, in a flow list: a lone "-" or "~" would be
+ * a list entry or a null, and so would "null". */
+static bool
+plain_in_flow (const char *piece, size_t n)
+{
+  static const char safe[]
+      = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/~+=-";
+  size_t i = 0;
+  while (i < n && strchr (safe, piece[i]) != NULL && piece[i] != '\0')
+    i++;
+  if (n == 1 && (piece[0] == '-' || piece[0] == '~'))
+    return false;
+  if (n == 4 && strncasecmp (piece, "null", 4) == 0)
+    return false;
+  return n > 0 && i == n;
+}
+
+/* S cut at each " - " into a flow list, "[/a, /b]": what the owner meant, for the problem
+ * to show; a piece that would not read back as itself is double-quoted, and the list stays
+ * one line. */
+static char *
+items_as_flow_list (const char *s)
+{
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&out, &len);
+  if (f == NULL)
+    bx_out_of_memory ();
+  fputc ('[', f);
+  const char *sep = "";
+  for (const char *p = s; p != NULL;)
+    {
+      const char *cut = strstr (p, " - ");
+      size_t n = cut != NULL ? (size_t)(cut - p) : strlen (p);
+      while (n > 0 && (*p == ' ' || *p == '\t'))
+        p++, n--;
+      while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+        n--;
+      if (n > 0)
+        {
+          fputs (sep, f);
+          sep = ", ";
+          if (plain_in_flow (p, n))
+            fwrite (p, 1, n, f);
+          else
+            {
+              /* bx_printable's \xNN escapes are YAML's too. */
+              cleanup_free char *shown = bx_printable (p, n, BX_SHOWN_TEXT_MAX);
+              fprintf (f, "\"%s\"", shown);
+            }
+        }
+      p = cut != NULL ? cut + 3 : NULL;
+    }
+  fputc (']', f);
+  if (fclose (f) != 0)
+    bx_out_of_memory ();
+  return out;
+}
+
+const char *
+bx_walk_item (struct bx_walk *w, yaml_node_t *node, const char *key, const char *what)
+{
+  const char *s = bx_walk_string (w, node, key, what);
+  if (s == NULL || !runs_items_together (node))
+    return s;
+  cleanup_free char *meant = items_as_flow_list (s);
+  cleanup_free char *shown = bx_printable (s, strlen (s), BX_SHOWN_TEXT_MAX);
+  bx_walk_problem (w, node,
+                   "\"%s\" item \"%s\" looks like list items run together (a \"- \" indented past "
+                   "the item above it): expected each \"- \" at the same indentation, one item "
+                   "each, such as \"%s: %s\"; quote an item that holds \" - \" itself",
+                   key, shown, key, meant);
+  return NULL;
+}
+
 int
 bx_walk_uint (struct bx_walk *w, yaml_node_t *node, const char *key, int base, uint64_t min,
               uint64_t max, uint64_t *out)
@@ -211,6 +298,11 @@ bx_walk_duration (struct bx_walk *w, yaml_node_t *node, const char *key, uint64_
   if (s == NULL)
     return -1;
   uint64_t v;
+  if (!bx_value_bare_ms_allowed (key) && bx_value_digits (s, strlen (s), &v) == 0)
+    {
+      bx_walk_problem_no_unit (w, node, key, s, expected);
+      return -1;
+    }
   if (bx_value_duration_ms (s, &v) < 0 || v < min || v > max)
     {
       bx_walk_problem (w, node, "\"%s\" is \"%s\": expected %s", key, s, expected);
@@ -218,6 +310,16 @@ bx_walk_duration (struct bx_walk *w, yaml_node_t *node, const char *key, uint64_
     }
   *out = v;
   return 0;
+}
+
+void
+bx_walk_problem_no_unit (struct bx_walk *w, yaml_node_t *node, const char *key, const char *value,
+                         const char *expected)
+{
+  bx_walk_problem (w, node,
+                   "\"%s\" is \"%s\", a number without a unit: expected %s; the unit is "
+                   "ms, s, m or h",
+                   key, value, expected);
 }
 
 int
@@ -301,14 +403,15 @@ bx_walk_mapping (struct bx_walk *w, yaml_node_t *node, const char *what, const c
 
 /* The items of a list; false (with a problem) when NODE is not one. */
 bool
-bx_walk_list (struct bx_walk *w, yaml_node_t *node, const char *key, const char *what)
+bx_walk_list (struct bx_walk *w, yaml_node_t *node, const char *key, const char *what,
+              const char *example)
 {
   if (!bx_walk_visit (w, node))
     return false;
   if (node->type != YAML_SEQUENCE_NODE)
     {
-      bx_walk_problem (w, node, "\"%s\" is %s: expected a list of %s, such as [%s]", key,
-                       bx_walk_is_null (node) ? "empty" : bx_walk_kind (node), what, what);
+      bx_walk_problem (w, node, "\"%s\" is %s: expected a list of %s, such as \"%s: %s\"", key,
+                       bx_walk_is_null (node) ? "empty" : bx_walk_kind (node), what, key, example);
       return false;
     }
   return true;

@@ -66,14 +66,24 @@ bool bx_walk_is_null (const yaml_node_t *node);
 const char *bx_walk_string (struct bx_walk *w, yaml_node_t *node, const char *key,
                             const char *what);
 
+/* A string item of a list (bx_walk_string), refused when it is a plain scalar holding " - ":
+ * block list items run together by an indentation slip.  The problem shows the items it
+ * holds as a list under KEY. */
+const char *bx_walk_item (struct bx_walk *w, yaml_node_t *node, const char *key, const char *what);
+
 /* An integer from MIN to MAX in BASE 8 or 10; -1 with a problem otherwise. */
 int bx_walk_uint (struct bx_walk *w, yaml_node_t *node, const char *key, int base, uint64_t min,
                   uint64_t max, uint64_t *out);
 
 /* A duration in the config's one grammar (values.h: 2500, 10s, 500ms, 2m, 1h) from MIN to
- * MAX ms; EXPECTED says what in a problem (NULL: the range in ms). */
+ * MAX ms; EXPECTED says what in a problem (NULL: the range in ms).  Plain digits only for a
+ * KEY that bx_value_bare_ms_allowed. */
 int bx_walk_duration (struct bx_walk *w, yaml_node_t *node, const char *key, uint64_t min,
                       uint64_t max, const char *expected, uint64_t *out);
+
+/* Notes that VALUE of KEY, a duration, is a number without the unit it needs. */
+void bx_walk_problem_no_unit (struct bx_walk *w, yaml_node_t *node, const char *key,
+                              const char *value, const char *expected);
 
 /* true or false (True, TRUE, False, FALSE); -1 with a problem otherwise. */
 int bx_walk_bool (struct bx_walk *w, yaml_node_t *node, const char *key, bool *out);
@@ -84,8 +94,10 @@ int bx_walk_bool (struct bx_walk *w, yaml_node_t *node, const char *key, bool *o
 bool bx_walk_mapping (struct bx_walk *w, yaml_node_t *node, const char *what,
                       const char *const *known, yaml_node_t **keys, yaml_node_t **values);
 
-/* The items of a list; false (with a problem) when NODE is not one. */
-bool bx_walk_list (struct bx_walk *w, yaml_node_t *node, const char *key, const char *what);
+/* The items of a list; false (with a problem naming KEY, WHAT the items are and EXAMPLE, a
+ * real value in YAML's flow form such as "[read_file, shell]") when NODE is not one. */
+bool bx_walk_list (struct bx_walk *w, yaml_node_t *node, const char *key, const char *what,
+                   const char *example);
 
 /* Notes libyaml's own complaint about the text (invalid YAML) where it found it. */
 void bx_walk_yaml_problem (struct bx_walk *w, yaml_parser_t *parser);

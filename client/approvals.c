@@ -16,6 +16,7 @@
 #include "bx/frame.h"
 
 #include "approvals.h"
+#include "env.h"
 
 enum
 {
@@ -27,8 +28,9 @@ enum
 
 /* A request and its answer must each take less than this. */
 #define IO_MS 10000
-/* How much of a text from brokerd is printed. */
-#define SHOWN_MAX 400
+/* How much of a text from brokerd is printed: more than any summary brokerd makes (its
+ * parts take at most 120 + 120 + 200 bytes), so the owner always sees a summary's end. */
+#define SHOWN_MAX 1024
 
 struct args
 {
@@ -56,7 +58,8 @@ usage (const char *command, const char *fmt, const char *arg)
 static int
 parse (const char *command, int argc, char **argv, struct args *out)
 {
-  *out = (struct args){ .socket = BX_CLIENT_DEFAULT_ADMIN_SOCKET };
+  *out = (struct args){ .socket
+                        = bx_cli_env_or (BX_ENV_ADMIN_SOCKET, BX_CLIENT_DEFAULT_ADMIN_SOCKET) };
   bool listing = strcmp (command, "approvals") == 0;
   bool declining = strcmp (command, "decline") == 0;
   for (int i = 0; i < argc; i++)
@@ -126,7 +129,7 @@ text_of (const json_t *o, const char *key)
 
 /* Text from brokerd, printed as one safe line.  brokerd's summaries are already printable
  * ASCII (with its own \xNN escapes, which pass unchanged); anything else that reaches a
- * terminal is escaped here, and the text is cut at SHOWN_MAX bytes. */
+ * terminal is escaped here, and the text is cut at SHOWN_MAX bytes, with "...". */
 static void
 put_safe (FILE *to, const char *s)
 {

@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include <boxmaker/client.h>
 
 #include "approvals.h"
+#include "env.h"
 #include "audit_verify.h"
 #include "stats.h"
 #include "mcp/mcp.h"
@@ -46,7 +48,7 @@ static const char usage_text[]
       "       boxmaker approve ID [--admin-socket PATH]\n"
       "       boxmaker decline ID [--reason TEXT] [--admin-socket PATH]\n"
       "       boxmaker audit verify [--prev HASH] FILE...\n"
-      "       boxmaker stats [--socket PATH]\n"
+      "       boxmaker stats [--metrics-socket PATH]\n"
       "       boxmaker mcp [OPTIONS]   (see boxmaker mcp --help)\n"
       "       boxmaker --help | --version\n"
       "\n"
@@ -54,7 +56,8 @@ static const char usage_text[]
       "  TOOL             read_file, write_file, shell or http_fetch\n"
       "  JSON             the tool's arguments, one JSON object; @FILE reads them from\n"
       "                   FILE, - from standard input\n"
-      "  --socket PATH    brokerd's socket (default " BX_CLIENT_DEFAULT_SOCKET ")\n"
+      "  --socket PATH    brokerd's socket (default $" BX_ENV_SOCKET ", else\n"
+      "                   " BX_CLIENT_DEFAULT_SOCKET ")\n"
       "  --timeout-ms N   deadline for the whole call (default 120000)\n"
       "  --session ID     session id (default " DEFAULT_SESSION ")\n"
       "  --call ID        call id (default: a new one)\n"
@@ -66,8 +69,8 @@ static const char usage_text[]
       "Exit status: 0 result, 1 denied or failed (or refused, with --refusals), 2 usage,\n"
       "3 broker unavailable.\n"
       "\n"
-      "The owners' commands use brokerd's admin socket (default " BX_CLIENT_DEFAULT_ADMIN_SOCKET
-      "):\n"
+      "The owners' commands use brokerd's admin socket (--admin-socket PATH; default\n"
+      "$" BX_ENV_ADMIN_SOCKET ", else " BX_CLIENT_DEFAULT_ADMIN_SOCKET "):\n"
       "  approvals        list the calls waiting for approval (--watch: and each new one)\n"
       "  approve ID       run the waiting call ID, exactly as it was asked\n"
       "  decline ID       refuse it; --reason TEXT is shown to the model\n"
@@ -76,9 +79,10 @@ static const char usage_text[]
       "audit verify checks the audit log's hash chain across FILEs, oldest first, and names\n"
       "the first line where it breaks.  Exit status: 0 intact, 1 broken, 2 usage or unreadable.\n"
       "\n"
-      "stats prints brokerd's metrics from its metrics socket (default " BX_DEFAULT_METRICS_SOCKET
-      ").\n"
-      "Exit status: 0 printed, 2 usage, 3 no answer.\n";
+      "stats prints brokerd's metrics from its metrics socket (--metrics-socket PATH; default\n"
+      "$" BX_ENV_METRICS_SOCKET ", else " BX_DEFAULT_METRICS_SOCKET ", served only when brokerd's\n"
+      "config sets metrics_socket).\n"
+      "Exit status: 0 printed, 2 usage, 3 no answer, or an answer that is not metrics.\n";
 
 static int usage_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 
@@ -240,7 +244,7 @@ static int
 cmd_call (int argc, char **argv)
 {
   struct bx_client_options opts = {
-    .socket = BX_CLIENT_DEFAULT_SOCKET,
+    .socket = bx_cli_env_or (BX_ENV_SOCKET, BX_CLIENT_DEFAULT_SOCKET),
     .timeout_ms = BX_CLIENT_DEFAULT_TIMEOUT_MS,
     .log = log_to_stderr,
     .on_pending = print_pending,
@@ -347,6 +351,29 @@ cmd_call (int argc, char **argv)
   return status;
 }
 
+/* Whether ARGV (what follows a command) holds --help or -h as a flag, not as the value of a
+ * flag that takes one (decline --reason -h). */
+static bool
+asks_for_help (int argc, char **argv)
+{
+  static const char *const with_value[]
+      = { "--admin-socket", "--reason", "--socket", "--metrics-socket", "--prev" };
+  for (int i = 0; i < argc; i++)
+    {
+      if (strcmp (argv[i], "--") == 0)
+        return false;
+      if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0)
+        return true;
+      for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+        if (strcmp (argv[i], with_value[k]) == 0)
+          {
+            i++;
+            break;
+          }
+    }
+  return false;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -368,6 +395,11 @@ main (int argc, char **argv)
     }
   if (strcmp (argv[1], "call") == 0)
     return cmd_call (argc - 1, argv + 1);
+  if (strcmp (argv[1], "mcp") != 0 && asks_for_help (argc - 2, argv + 2))
+    {
+      fputs (usage_text, stdout);
+      return 0;
+    }
   if (strcmp (argv[1], "approvals") == 0)
     return bx_cli_approvals (argc - 2, argv + 2);
   if (strcmp (argv[1], "approve") == 0)

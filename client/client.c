@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The client side of brokerd's protocol: see client.h and seed 002.
+/* The client side of brokerd's protocol: see client.h and docs/protocol.md.
  *
  * bx_client_call can end in eleven ways and no others; each is marked "exit N" where it
  * happens.  Exits 1-3 and 5-10 are "unavailable": the broker cannot be reached or did not
@@ -27,6 +27,7 @@
 #include <boxmaker/client.h>
 
 #include "cancel.h"
+#include "connect.h"
 
 /* Unix time in ms: a pending frame's expiry is wall-clock time from the broker's side. */
 static int64_t
@@ -108,11 +109,11 @@ unavailable (const struct bx_client_options *opts, struct bx_client_response *ou
   return 0;
 }
 
-/* Connects to PATH.  The socket is blocking during connect with SO_SNDTIMEO set to what is
+/* See connect.h.  The socket is blocking during connect with SO_SNDTIMEO set to what is
  * left of the deadline: a broker whose listen queue is full makes connect wait, and that wait
- * must end at the deadline too.  *stage tells which exit a failure belongs to. */
-static int
-connect_broker (const char *path, int64_t deadline, enum bx_client_exit *stage, bx_error *err)
+ * must end at the deadline too. */
+int
+bx_client_connect (const char *path, int64_t deadline, enum bx_client_exit *stage, bx_error *err)
 {
   struct sockaddr_un addr = { .sun_family = AF_UNIX };
   if (strlen (path) >= sizeof addr.sun_path)
@@ -224,15 +225,17 @@ bx_client_call (const struct bx_client_options *opts, const char *call, const ch
   const char *path = opts->socket ? opts->socket : BX_CLIENT_DEFAULT_SOCKET;
   cleanup_error bx_error e = NULL;
 
+  /* Zero is the default, as a NULL socket is: a zeroed options struct works. */
+  uint64_t timeout_ms = opts->timeout_ms ? opts->timeout_ms : BX_CLIENT_DEFAULT_TIMEOUT_MS;
   /* exit 1: the first deadline, taken before connecting, does not fit the clock. */
-  int64_t deadline = checked_deadline (bx_now_ms (), opts->timeout_ms);
+  int64_t deadline = checked_deadline (bx_now_ms (), timeout_ms);
   if (deadline < 0)
     return unavailable (opts, out, BX_CLIENT_EXIT_CLOCK, "the timeout is too large (%llu ms)",
-                        (unsigned long long)opts->timeout_ms);
+                        (unsigned long long)timeout_ms);
 
   enum bx_client_exit stage = BX_CLIENT_EXIT_CONNECT;
   __attribute__ ((cleanup (conn_close))) struct conn conn
-      = { connect_broker (path, deadline, &stage, &e), opts->cancel };
+      = { bx_client_connect (path, deadline, &stage, &e), opts->cancel };
   int fd = conn.fd;
   /* exit 2: the connection cannot be made (no socket, nobody listening, no permission, a
    * queue that stayed full until the deadline, a path too long). */
@@ -243,17 +246,14 @@ bx_client_call (const struct bx_client_options *opts, const char *call, const ch
   if (fd < 0)
     return unavailable (opts, out, BX_CLIENT_EXIT_TIMEOUT, "cannot set a timeout: %s",
                         bx_error_msg (e));
-  /* exit 3 too: a zero timeout cannot be set (seed 002: set_write_timeout refuses zero); the
-   * call would be over before it started. */
-  if (opts->timeout_ms == 0)
-    return unavailable (opts, out, BX_CLIENT_EXIT_TIMEOUT,
-                        "cannot set a timeout: the timeout is zero");
   /* Cancelled before the connection existed: the shut-down connection fails below. */
   bx_client_cancel_attach (opts->cancel, fd);
 
   json_auto_t *request = bx_msg_tool_request (call, session, tool, arguments);
   if (opts->refusals)
     bx_msg_ask_refusals (request);
+  if (opts->peer != NULL)
+    bx_msg_set_peer (request, opts->peer);
   if (bx_frame_write (fd, request, deadline, &e) < 0)
     {
       /* exit 4: the request does not fit in a frame.  The broker is fine: the caller gets a
@@ -323,7 +323,8 @@ bx_client_call (const struct bx_client_options *opts, const char *call, const ch
       if (env.type == BX_MSG_ERROR)
         return unavailable (opts, out, BX_CLIENT_EXIT_BROKER_ERROR,
                             "the broker reported an error: %s", env.u.error.text);
-      if (env.type == BX_MSG_TOOL_REQUEST)
+      if (env.type == BX_MSG_TOOL_REQUEST || env.type == BX_MSG_GRANTS_REQUEST
+          || env.type == BX_MSG_GRANTS)
         return unavailable (opts, out, BX_CLIENT_EXIT_BROKER_ERROR, "an unexpected message");
 
       if (env.type == BX_MSG_PENDING_APPROVAL)
@@ -342,7 +343,7 @@ bx_client_call (const struct bx_client_options *opts, const char *call, const ch
                               ? (uint64_t)env.u.pending.expires - (uint64_t)unix_now
                               : 0;
           int64_t waited = checked_deadline (bx_now_ms (), wait);
-          int64_t next = waited < 0 ? -1 : checked_deadline (waited, opts->timeout_ms);
+          int64_t next = waited < 0 ? -1 : checked_deadline (waited, timeout_ms);
           if (next < 0)
             return unavailable (opts, out, BX_CLIENT_EXIT_PENDING_AGAIN, "an expiry too far away");
           seen_pending = true;

@@ -1,16 +1,26 @@
 # SPDX-License-Identifier: Apache-2.0
-# bx_check_test(NAME SOURCES... [LIBS ...]): one Check executable, registered with CTest.
-# Check's fork mode stays on, so a crash fails one test and not the run.
+# bx_check_test(NAME SOURCES... [LIBS ...] [TIMEOUT S] [MAY_SKIP CASE...]): one Check
+# executable, registered with CTest.  Check's fork mode stays on, so a crash fails one test and
+# not the run.  A program that skips exits 77, which CTest reports as skipped.  Each TCase in
+# MAY_SKIP (made with bx_test_case_may_skip) is an entry of its own, NAME_CASE, so a test
+# that skips there does not hide the others' passes; the entry NAME runs the rest.
 function (bx_check_test name)
-  cmake_parse_arguments (arg "" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments (arg "" "TIMEOUT" "SOURCES;LIBS;MAY_SKIP" ${ARGN})
   add_executable (${name} ${arg_SOURCES})
   target_link_libraries (${name} PRIVATE ${arg_LIBS} bx_test_common PkgConfig::CHECK)
-  add_test (NAME ${name} COMMAND ${name})
-  if (arg_TIMEOUT)
-    set_tests_properties (${name} PROPERTIES TIMEOUT ${arg_TIMEOUT})
-  else ()
-    set_tests_properties (${name} PROPERTIES TIMEOUT 300)
+  if (NOT arg_TIMEOUT)
+    set (arg_TIMEOUT 300)
   endif ()
+  add_test (NAME ${name} COMMAND ${name})
+  set_tests_properties (${name} PROPERTIES TIMEOUT ${arg_TIMEOUT} SKIP_RETURN_CODE 77)
+  if (arg_MAY_SKIP)
+    set_tests_properties (${name} PROPERTIES ENVIRONMENT "CK_EXCLUDE_TAGS=may_skip")
+  endif ()
+  foreach (case ${arg_MAY_SKIP})
+    add_test (NAME ${name}_${case} COMMAND ${name})
+    set_tests_properties (${name}_${case} PROPERTIES TIMEOUT ${arg_TIMEOUT} SKIP_RETURN_CODE 77
+                          ENVIRONMENT "CK_RUN_CASE=${case}")
+  endforeach ()
 endfunction ()
 
 # bx_fuzz_target(NAME SOURCE LIBS... ): a libFuzzer harness.  With BX_FUZZ (clang) it is a real

@@ -7,9 +7,10 @@
 # boxmaker packages already installed first), and for the rootless check it gives the
 # service user subordinate ids and takes them back.
 #
-#   packaging/test-packages.sh [--keep]
+#   packaging/test-packages.sh [--keep] [--copy-to DIR]
 #
 # --keep leaves the built packages in the work folder (printed) instead of deleting it;
+# --copy-to DIR copies the built .deb files into DIR (made if missing) once they are built;
 # BX_VERBOSE=1 also prints what the passing checks printed.
 # Every check prints one PASS, FAIL or SKIP line (a SKIP says why); the exit status is 1 when
 # any check failed, 0 otherwise.
@@ -25,10 +26,13 @@ scdoc lintian man-db systemd procps"
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 KEEP=0
-for arg in "$@"; do
-  case "$arg" in
-    --keep) KEEP=1 ;;
-    *) echo "usage: $0 [--keep]" >&2; exit 2 ;;
+COPY_TO=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --keep) KEEP=1; shift ;;
+    --copy-to) [ $# -ge 2 ] || { echo "usage: $0 [--keep] [--copy-to DIR]" >&2; exit 2; }
+      COPY_TO=$2; shift 2 ;;
+    *) echo "usage: $0 [--keep] [--copy-to DIR]" >&2; exit 2 ;;
   esac
 done
 
@@ -78,7 +82,7 @@ fi
 ARCH=$(dpkg-architecture -qDEB_HOST_ARCH)
 TRIPLET=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 RUNTIMEDIR=/usr/lib/$TRIPLET/boxmaker/runtimes
-PACKAGES="boxmaker boxmaker-tools boxmaker-runtime-podman boxmaker-runtime-bwrap boxmaker-dev libboxmaker-client0 libboxmaker-client-dev"
+PACKAGES="boxmaker boxmaker-tools boxmaker-runtime-podman boxmaker-runtime-bwrap boxmaker-runtime-gvisor boxmaker-dev libboxmaker-client0 libboxmaker-client-dev"
 
 WORK=$(mktemp -d /tmp/boxmaker-packages.XXXXXX)
 chmod 755 "$WORK"
@@ -112,6 +116,10 @@ else
   finish
 fi
 
+if [ -n "$COPY_TO" ]; then
+  mkdir -p "$COPY_TO" && cp "$WORK"/*.deb "$COPY_TO"/ || fail "copy the packages to $COPY_TO"
+fi
+
 CHANGES=$(ls "$WORK"/boxmaker_*_"$ARCH".changes)
 DEBS=
 for p in $PACKAGES; do
@@ -137,6 +145,7 @@ DEB_DAEMON=$(ls "$WORK"/boxmaker_*_"$ARCH".deb)
 DEB_TOOLS=$(ls "$WORK"/boxmaker-tools_*_"$ARCH".deb)
 DEB_PODMAN=$(ls "$WORK"/boxmaker-runtime-podman_*_"$ARCH".deb)
 DEB_BWRAP=$(ls "$WORK"/boxmaker-runtime-bwrap_*_"$ARCH".deb)
+DEB_GVISOR=$(ls "$WORK"/boxmaker-runtime-gvisor_*_"$ARCH".deb)
 DEB_DEV=$(ls "$WORK"/boxmaker-dev_*_"$ARCH".deb)
 DEB_CLIENT=$(ls "$WORK"/libboxmaker-client0_*_"$ARCH".deb)
 DEB_CLIENT_DEV=$(ls "$WORK"/libboxmaker-client-dev_*_"$ARCH".deb)
@@ -151,8 +160,15 @@ check "boxmaker holds brokerd, the CLI, refusing.so, the config, the units, man 
 check "boxmaker-tools holds toolkit and the image build" \
   has_files "$DEB_TOOLS" /usr/libexec/boxmaker/toolkit /usr/share/boxmaker/image/build-image.sh
 check "boxmaker-runtime-podman holds podman.so and its seccomp profile" \
-  has_files "$DEB_PODMAN" "$RUNTIMEDIR/podman.so" "$RUNTIMEDIR/podman-seccomp.json"
-check "boxmaker-runtime-bwrap holds bwrap.so" has_files "$DEB_BWRAP" "$RUNTIMEDIR/bwrap.so"
+  has_files "$DEB_PODMAN" "$RUNTIMEDIR/podman.so" "$RUNTIMEDIR/podman-seccomp.json" \
+    "$RUNTIMEDIR/podman-ucounts"
+check "boxmaker-runtime-podman ships the rootful and rootless drop-ins as examples" \
+  has_files "$DEB_PODMAN" /usr/share/doc/boxmaker-runtime-podman/examples/brokerd-rootful.conf \
+  /usr/share/doc/boxmaker-runtime-podman/examples/brokerd-rootless.conf
+check "boxmaker-runtime-bwrap holds bwrap.so and ships its drop-in as an example" \
+  has_files "$DEB_BWRAP" "$RUNTIMEDIR/bwrap.so" /usr/share/doc/boxmaker-runtime-bwrap/examples/brokerd-bwrap.conf
+check "boxmaker-runtime-gvisor holds gvisor.so and ships its drop-in as an example" \
+  has_files "$DEB_GVISOR" "$RUNTIMEDIR/gvisor.so" /usr/share/doc/boxmaker-runtime-gvisor/examples/brokerd-gvisor.conf
 check "libboxmaker-client0 holds libboxmaker-client.so.0" \
   has_files "$DEB_CLIENT" "/usr/lib/$TRIPLET/libboxmaker-client.so.0" \
   "/usr/lib/$TRIPLET/libboxmaker-client.so.0.1.0"
@@ -333,8 +349,8 @@ else
     sh -c "grep -q '^BX_RUNTIME_DEFINE' '$MODULE/echo-runtime.c' && grep -q 'spec_limit' '$MODULE/echo-runtime.c' && grep -q 'spec_cancel_fd' '$MODULE/echo-runtime.c'"
   check "pkg-config --variable=runtimedir boxmaker-runtime is $RUNTIMEDIR" \
     test "$(pkg-config --variable=runtimedir boxmaker-runtime)" = "$RUNTIMEDIR"
-  check "pkg-config --variable=abi_version boxmaker-runtime is 1.1" \
-    test "$(pkg-config --variable=abi_version boxmaker-runtime)" = "1.1"
+  check "pkg-config --variable=abi_version boxmaker-runtime is 1.2" \
+    test "$(pkg-config --variable=abi_version boxmaker-runtime)" = "1.2"
   check "the installed Makefile builds echo.so with only pkg-config --cflags boxmaker-runtime" \
     make -s -C "$MODULE" echo.so
   check "the installed boxmaker-runtime-check reports echo.so as not a sandbox (make check)" \
@@ -361,8 +377,8 @@ grants:
     paths: [$MODULE/granted]
     limits: {time: 300ms}
 EOF
-    check "/usr/sbin/brokerd --check-config loads echo.so (ABI 1.1) from runtimedir by name" \
-      sh -c "/usr/sbin/brokerd --check-config '$MODULE/brokerd.yaml' | grep -F 'runtime: echo ($RUNTIMEDIR/echo.so, ABI 1.1)'"
+    check "/usr/sbin/brokerd --check-config loads echo.so (ABI 1.2) from runtimedir by name" \
+      sh -c "/usr/sbin/brokerd --check-config '$MODULE/brokerd.yaml' | grep -F 'runtime: echo ($RUNTIMEDIR/echo.so, ABI 1.2)'"
     echo_call () {
       /usr/sbin/brokerd --config "$MODULE/brokerd.yaml" >"$MODULE/brokerd.log" 2>&1 &
       local pid=$! i rc out rc2 out2 t0 t1
@@ -513,12 +529,20 @@ EOF
   podman rmi -f "$(podman image inspect --format '{{.Id}}' "$IMAGE")" >/dev/null 2>&1 || true
 
   # The unit's way: brokerd as the service user boxmaker, so rootless podman, inside the
-  # unit's hardening (ProtectSystem=full, PrivateTmp=yes), rebuilt with a mount namespace
-  # since systemd is not PID 1 here.  It proves that the hardening the unit sets leaves
+  # unit's hardening (ProtectSystem=full, PrivateTmp=yes) and the rootless drop-in's
+  # CapabilityBoundingSet, rebuilt with a mount namespace and setpriv since systemd is not
+  # PID 1 here.  It proves that the hardening the unit sets leaves
   # rootless podman working, with subordinate ids as README.Debian says, and the podman
   # options of the shipped config's example.
   unit_sandbox_rootless () {
     local unit=/lib/systemd/system/brokerd.service
+    # The rootless drop-in's bounding set: only newuidmap and newgidmap gain capabilities,
+    # and only these.
+    local rootless_caps
+    rootless_caps=-all,$(sed -n 's/^CapabilityBoundingSet=//p' \
+      /usr/share/doc/boxmaker-runtime-podman/examples/brokerd-rootless.conf \
+      | tr ' ' '\n' | grep . | sed 's/^CAP_//' | tr 'A-Z' 'a-z' | sed 's/^/+/' | paste -sd, -)
+    [ "$rootless_caps" != -all, ] || { echo "the rootless drop-in sets no bounding set"; return 1; }
     grep -qx 'User=boxmaker' $unit && grep -qx 'ProtectSystem=full' $unit \
       && grep -qx 'PrivateTmp=yes' $unit || { echo "the unit's settings changed: update this check"; return 1; }
     mkdir -p "$ROOTLESS/granted"
@@ -537,11 +561,18 @@ runtime:
     image: $image
     global_options: ["--runtime", "runc"]
     run_options: ["--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024", "--pull=never"]
+    # Rootless podman here (no user session; cgroup v1 on this kind of host) applies no
+    # memory, pids or CPU limit: podman.so refuses to start until they are turned off.
+    cgroup_limits: "off"
 grants:
   - tools: [read_file, shell]
     paths: [$ROOTLESS/granted]
 EOF
     chown -R boxmaker:boxmaker "$ROOTLESS"
+    # Sandboxes run as boxmaker's first subordinate id, never as boxmaker itself; brokerd
+    # (group boxmaker) makes the placeholders of missing protected paths there for a call.
+    chown 1000000:boxmaker "$ROOTLESS/granted"
+    chmod 2775 "$ROOTLESS/granted"
     unshare -m --propagation private sh -c '
       set -e
       for d in /usr /etc /boot; do
@@ -553,7 +584,7 @@ EOF
       if touch /etc/.bx-write-test 2>/dev/null; then echo "/etc is writable"; exit 1; fi
       cd /var/lib/boxmaker
       '"$as_boxmaker"' /usr/sbin/brokerd --check-config '"$ROOTLESS"'/brokerd.yaml >/dev/null 2>&1
-      '"$as_boxmaker"' /usr/sbin/brokerd --config '"$ROOTLESS"'/brokerd.yaml 2>'"$ROOTLESS"'/brokerd.log &
+      setpriv --bounding-set '"$rootless_caps"' '"$as_boxmaker"' /usr/sbin/brokerd --config '"$ROOTLESS"'/brokerd.yaml 2>'"$ROOTLESS"'/brokerd.log &
       pid=$!
       for i in $(seq 50); do [ -S '"$ROOTLESS"'/broker.sock ] && break; sleep 0.1; done
       rc=0
@@ -565,8 +596,8 @@ EOF
       exit $rc'
     local rc=$?
     cat "$ROOTLESS/brokerd.log"
-    if [ $rc -eq 0 ] && [ "$(stat -c %U "$ROOTLESS/granted/out.txt" 2>/dev/null)" != boxmaker ]; then
-      echo "shell did not write out.txt as boxmaker"; rc=1
+    if [ $rc -eq 0 ] && [ "$(stat -c %u "$ROOTLESS/granted/out.txt" 2>/dev/null)" != 1000000 ]; then
+      echo "shell did not write out.txt as boxmaker's first subordinate uid 1000000"; rc=1
     fi
     return $rc
   }
@@ -585,7 +616,7 @@ EOF
   }
   ROOTLESS=$(mktemp -d /srv/bx-rootless.XXXXXX) # not under /tmp: PrivateTmp hides it
   as_boxmaker="setpriv --reuid=boxmaker --regid=boxmaker --init-groups env -i HOME=/var/lib/boxmaker PATH=/usr/sbin:/usr/bin:/sbin:/bin"
-  check "as the unit runs it (user boxmaker, rootless podman, ProtectSystem=full, PrivateTmp) a call runs" \
+  check "as the unit and the rootless drop-in run it (user boxmaker, rootless podman, ProtectSystem=full, PrivateTmp, bounding set) a call runs" \
     unit_sandbox_rootless
   rootless_cleanup
 fi

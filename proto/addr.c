@@ -12,9 +12,10 @@ struct v4_range
   unsigned bits;
 };
 
-/* Seed 000 s5, then IANA's IPv4 special-purpose address registry (the entries not globally
- * reachable).  Globally reachable entries stay public: 192.31.196.0/24 and 192.175.48.0/24
- * (AS112 DNS sinks), 192.52.193.0/24 (AMT). */
+/* The local, private, documentation, multicast and reserved ranges, then IANA's IPv4
+ * special-purpose address registry (the entries not globally reachable); docs/hosts.md gives
+ * each range's source.  Globally reachable entries stay public: 192.31.196.0/24 and
+ * 192.175.48.0/24 (AS112 DNS sinks), 192.52.193.0/24 (AMT). */
 static const struct v4_range v4_not_public[] = {
   { 0x00000000, 8 },  /* 0.0.0.0/8 "this network" */
   { 0x0a000000, 8 },  /* 10.0.0.0/8 private */
@@ -23,7 +24,8 @@ static const struct v4_range v4_not_public[] = {
   { 0xa9fe0000, 16 }, /* 169.254.0.0/16 link local */
   { 0xac100000, 12 }, /* 172.16.0.0/12 private */
   /* 192.0.0.0/24 IETF protocol assignments.  IANA marks 192.0.0.9/32 and 192.0.0.10/32
-   * globally reachable; seed 000 s5 keeps the whole /24 out, and the seed wins. */
+   * globally reachable; the whole /24 stays out all the same: nothing an agent fetches over
+   * HTTPS lives there. */
   { 0xc0000000, 24 },
   { 0xc0000200, 24 }, /* 192.0.2.0/24 documentation (TEST-NET-1) */
   { 0xc0586300, 24 }, /* 192.88.99.0/24 deprecated 6to4 relay anycast */
@@ -41,18 +43,17 @@ struct v6_range
   unsigned bits;
 };
 
-/* IPv6 is public only inside 2000::/3, the global unicast space IANA allocates from, and
- * there only outside the ranges below.  Everything else is reserved or local, so the rule
- * alone keeps out seed 000 s5's ::/96 (::, ::1 and the deprecated IPv4-compatible form:
- * never judged by its IPv4 part), fc00::/7, fe80::/10 and ff00::/8, and IANA's 64:ff9b:1::/48
- * (local-use NAT64), 100::/64 (discard-only), 100:0:0:1::/64 (dummy prefix),
- * 5f00::/16 (segment routing SIDs, RFC 9602) and fec0::/10 (deprecated site local), as well as
- * ::ffff:0:0:0/96 (IPv4-translated) and any unallocated prefix a local network might have
- * borrowed.  ::ffff:0:0/96, 64:ff9b::/96 and 2002::/16 never reach this test: they are judged
- * by their IPv4 address first.
+/* IPv6 is public only inside 2000::/3, the global unicast space IANA allocates from, and there
+ * only outside the ranges below.  Everything else is reserved or local, so the rule alone keeps
+ * out ::/96 (::, ::1 and the deprecated IPv4-compatible form: never judged by its IPv4 part),
+ * fc00::/7, fe80::/10 and ff00::/8, and IANA's 64:ff9b:1::/48 (local-use NAT64), 100::/64
+ * (discard-only), 100:0:0:1::/64 (dummy prefix), 5f00::/16 (segment routing SIDs, RFC 9602) and
+ * fec0::/10 (deprecated site local), as well as ::ffff:0:0:0/96 (IPv4-translated) and any
+ * unallocated prefix a local network might have borrowed.  ::ffff:0:0/96, 64:ff9b::/96 and
+ * 2002::/16 never reach this test: they are judged by their IPv4 address first.
  *
- * Inside 2000::/3, seed 000 s5 and IANA's IPv6 special-purpose address registry (the entries
- * not globally reachable) give: */
+ * Inside 2000::/3, the documentation prefixes and IANA's IPv6 special-purpose address registry
+ * (the entries not globally reachable) give: */
 static const struct v6_range v6_not_public[] = {
   /* 2001::/23 IETF protocol assignments, Teredo (2001::/32) included.  A few sub-blocks are
    * globally reachable anycast or identifier space (PCP and TURN anycast, AMT, AS112,

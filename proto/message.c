@@ -19,6 +19,20 @@ bx_valid_id (const char *id)
   return len > 0 && len <= BX_ID_MAX && strspn (id, BX_ID_CHARS) == len;
 }
 
+bool
+bx_valid_peer (const char *peer)
+{
+  if (peer == NULL)
+    return false;
+  size_t len = strnlen (peer, BX_PEER_MAX + 1);
+  if (len == 0 || len > BX_PEER_MAX)
+    return false;
+  for (size_t i = 0; i < len; i++)
+    if ((unsigned char)peer[i] < 0x20 || (unsigned char)peer[i] > 0x7e)
+      return false;
+  return true;
+}
+
 enum kind
 {
   K_STRING,  /* a string without NUL, read as a C string */
@@ -26,6 +40,7 @@ enum kind
   K_BOOL,
   K_INTEGER,
   K_OBJECT,
+  K_ARRAY,
 };
 
 static const char *
@@ -42,6 +57,8 @@ kind_name (enum kind k)
       return "an integer";
     case K_OBJECT:
       return "an object";
+    case K_ARRAY:
+      return "an array";
     }
   return "?";
 }
@@ -56,18 +73,20 @@ struct spec
 static const struct
 {
   const char *type;
-  struct spec fields[5];
+  struct spec fields[6];
   size_t n_fields;
 } msg_types[] = {
   /* "refusals" (optional) and "refused" (sent only to a client that asked with it) tell a
-   * tool's own refusal from its content without changing what a 1.0 client sees. */
+   * tool's own refusal from its content without changing what a 1.0 client sees.  "peer"
+   * (optional) is what a front end says about whom it calls for, for the audit line. */
   [BX_MSG_TOOL_REQUEST] = { "tool_request",
                             { { "call", K_STRING, false },
                               { "session", K_STRING, false },
                               { "tool", K_STRING, false },
                               { "arguments", K_OBJECT, false },
-                              { "refusals", K_BOOL, true } },
-                            5 },
+                              { "refusals", K_BOOL, true },
+                              { "peer", K_STRING, true } },
+                            6 },
   [BX_MSG_RESULT] = { "result",
                       { { "content", K_CONTENT, false },
                         { "class", K_STRING, false },
@@ -80,6 +99,10 @@ static const struct
   [BX_MSG_PENDING_APPROVAL]
   = { "pending_approval", { { "approval", K_STRING, false }, { "expires", K_INTEGER, false } }, 2 },
   [BX_MSG_ERROR] = { "error", { { "detail", K_STRING, false } }, 1 },
+  /* What the asking peer was granted, so a front end can tell its model (docs/protocol.md,
+   * "What a peer was granted"); the request has no field of its own. */
+  [BX_MSG_GRANTS_REQUEST] = { "grants_request", { { 0 } }, 0 },
+  [BX_MSG_GRANTS] = { "grants", { { "grants", K_ARRAY, false } }, 1 },
 };
 #define N_MSG_TYPES (sizeof msg_types / sizeof msg_types[0])
 
@@ -134,6 +157,9 @@ get_field (const char *where, const json_t *obj, const struct spec *spec, json_t
       break;
     case K_OBJECT:
       ok = json_is_object (v);
+      break;
+    case K_ARRAY:
+      ok = json_is_array (v);
       break;
     }
   if (!ok)
@@ -192,7 +218,7 @@ bx_envelope_parse (const json_t *frame, struct bx_envelope *out, bx_error *err)
   const char *where = msg_types[t].type;
   if (check_keys (where, msg, msg_types[t].fields, msg_types[t].n_fields, "type", err) < 0)
     return -1;
-  json_t *f[5];
+  json_t *f[6];
   for (size_t i = 0; i < msg_types[t].n_fields; i++)
     if (get_field (where, msg, &msg_types[t].fields[i], &f[i], err) < 0)
       return -1;
@@ -206,6 +232,11 @@ bx_envelope_parse (const json_t *frame, struct bx_envelope *out, bx_error *err)
       env.u.request.tool = json_string_value (f[2]);
       env.u.request.arguments = f[3];
       env.u.request.refusals = json_is_true (f[4]);
+      env.u.request.peer = json_string_value (f[5]);
+      if (f[5] != NULL && !bx_valid_peer (env.u.request.peer))
+        return bx_error_setc (err, EBADMSG,
+                              "tool_request: \"peer\" must be 1 to %d printable ASCII characters",
+                              BX_PEER_MAX);
       break;
     case BX_MSG_RESULT:
       env.u.result.content = json_string_value (f[0]);
@@ -227,6 +258,11 @@ bx_envelope_parse (const json_t *frame, struct bx_envelope *out, bx_error *err)
     case BX_MSG_PENDING_APPROVAL:
       env.u.pending.approval = json_string_value (f[0]);
       env.u.pending.expires = json_integer_value (f[1]);
+      break;
+    case BX_MSG_GRANTS_REQUEST:
+      break;
+    case BX_MSG_GRANTS:
+      env.u.grants.list = f[0];
       break;
     }
   *out = env;
@@ -306,6 +342,12 @@ bx_msg_ask_refusals (json_t *request)
 }
 
 void
+bx_msg_set_peer (json_t *request, const char *peer)
+{
+  json_object_set_new (json_object_get (request, "msg"), "peer", text (peer));
+}
+
+void
 bx_msg_mark_refused (json_t *result)
 {
   json_object_set_new (json_object_get (result, "msg"), "refused", json_true ());
@@ -341,5 +383,19 @@ bx_msg_error (const char *id, const char *detail)
 {
   json_t *m = msg_of (BX_MSG_ERROR);
   json_object_set_new (m, "detail", text (detail));
+  return frame (id, true, m);
+}
+
+json_t *
+bx_msg_grants_request (const char *id)
+{
+  return frame (id, true, msg_of (BX_MSG_GRANTS_REQUEST));
+}
+
+json_t *
+bx_msg_grants (const char *id, json_t *grants)
+{
+  json_t *m = msg_of (BX_MSG_GRANTS);
+  json_object_set_new (m, "grants", grants ? grants : json_array ());
   return frame (id, true, m);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The arguments of the four tools: see bx/tool_args.h. */
+/* The tools' arguments, read and written from the tool table's fields: see bx/tool_args.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,51 +11,14 @@
 #include "bx/tool_args.h"
 #include "bx/utf8.h"
 
-/* The fields of each tool, in the order of the canonical JSON.  OFFSET places the value in
- * struct bx_tool_args; DESCRIPTION is what a model reads in the JSON Schema
- * (bx_tool_args_schema), so it says what to put there. */
-struct field
-{
-  const char *name;
-  size_t offset;
-  bool optional;
-  const char *description;
-};
-
-#define FIELD(n, opt, d)                                                                           \
-  {                                                                                                \
-#n, offsetof(struct bx_tool_args, n), opt, d                                                   \
-  }
-
-static const struct
-{
-  const char *name;
-  struct field fields[2];
-  size_t n_fields;
-} tools[BX_TOOL_COUNT] = {
-  [BX_TOOL_READ_FILE]
-  = { "read_file", { FIELD (path, false, "Absolute path of the file to read") }, 1 },
-  [BX_TOOL_WRITE_FILE] = { "write_file",
-                           { FIELD (path, false, "Absolute path of the file to write"),
-                             FIELD (content, false, "The file's whole new content, as text") },
-                           2 },
-  [BX_TOOL_SHELL]
-  = { "shell",
-      { FIELD (command, false, "The command line, run by /bin/sh -c"),
-        FIELD (cwd, true, "Absolute path of the working folder; /tmp when absent") },
-      2 },
-  [BX_TOOL_HTTP_FETCH]
-  = { "http_fetch", { FIELD (url, false, "The https:// URL to fetch with GET") }, 1 },
-};
-
 static char **
-slot (struct bx_tool_args *args, const struct field *f)
+slot (struct bx_tool_args *args, const struct bx_tool_field *f)
 {
   return (char **)((char *)args + f->offset);
 }
 
 static char *const *
-slot_const (const struct bx_tool_args *args, const struct field *f)
+slot_const (const struct bx_tool_args *args, const struct bx_tool_field *f)
 {
   return (char *const *)((const char *)args + f->offset);
 }
@@ -66,25 +29,13 @@ known_tool (enum bx_tool tool)
   return (unsigned)tool < BX_TOOL_COUNT;
 }
 
-const char *
-bx_tool_name (enum bx_tool tool)
-{
-  return known_tool (tool) ? tools[tool].name : "unknown tool";
-}
-
-int
-bx_tool_from_name (const char *name, enum bx_tool *out)
-{
-  return bx_tool_lookup (name, out);
-}
-
 int
 bx_tool_args_from_json (enum bx_tool tool, const json_t *obj, struct bx_tool_args *out,
                         bx_error *err)
 {
   if (!known_tool (tool))
     return bx_error_setc (err, EINVAL, "unknown tool %d", (int)tool);
-  const char *tname = tools[tool].name;
+  const char *tname = bx_tool_def (tool)->name;
   if (!json_is_object (obj))
     return bx_error_setc (err, EINVAL, "%s: the arguments must be a JSON object", tname);
 
@@ -96,9 +47,9 @@ bx_tool_args_from_json (enum bx_tool tool, const json_t *obj, struct bx_tool_arg
   json_object_keylen_foreach ((json_t *)obj, key, key_len, value)
   {
     bool known = false;
-    for (size_t f = 0; f < tools[tool].n_fields; f++)
+    for (size_t f = 0; f < bx_tool_def (tool)->n_fields; f++)
       {
-        const char *fname = tools[tool].fields[f].name;
+        const char *fname = bx_tool_def (tool)->fields[f].name;
         if (strlen (fname) == key_len && memcmp (fname, key, key_len) == 0)
           known = true;
       }
@@ -110,9 +61,9 @@ bx_tool_args_from_json (enum bx_tool tool, const json_t *obj, struct bx_tool_arg
   }
 
   struct bx_tool_args args = { .tool = tool };
-  for (size_t f = 0; f < tools[tool].n_fields; f++)
+  for (size_t f = 0; f < bx_tool_def (tool)->n_fields; f++)
     {
-      const struct field *field = &tools[tool].fields[f];
+      const struct bx_tool_field *field = &bx_tool_def (tool)->fields[f];
       json_t *v = json_object_get (obj, field->name);
       if (v == NULL)
         {
@@ -181,7 +132,7 @@ bx_tool_args_parse (enum bx_tool tool, const char *json, size_t len, struct bx_t
 {
   if (!known_tool (tool))
     return bx_error_setc (err, EINVAL, "unknown tool %d", (int)tool);
-  const char *tname = tools[tool].name;
+  const char *tname = bx_tool_def (tool)->name;
   if (len > BX_TOOL_ARGS_MAX)
     return bx_error_setc (err, EMSGSIZE, "%s: the arguments are larger than %u bytes", tname,
                           BX_TOOL_ARGS_MAX);
@@ -214,9 +165,9 @@ bx_tool_args_to_object (const struct bx_tool_args *args)
   json_t *obj = json_object ();
   if (obj == NULL)
     return NULL;
-  for (size_t f = 0; f < tools[args->tool].n_fields; f++)
+  for (size_t f = 0; f < bx_tool_def (args->tool)->n_fields; f++)
     {
-      const struct field *field = &tools[args->tool].fields[f];
+      const struct bx_tool_field *field = &bx_tool_def (args->tool)->fields[f];
       const char *v = *slot_const (args, field);
       if (v == NULL && field->optional)
         continue;
@@ -239,9 +190,9 @@ bx_tool_args_to_json (const struct bx_tool_args *args, size_t *len)
 {
   if (args == NULL || !known_tool (args->tool))
     return NULL;
-  for (size_t f = 0; f < tools[args->tool].n_fields; f++)
+  for (size_t f = 0; f < bx_tool_def (args->tool)->n_fields; f++)
     {
-      const struct field *field = &tools[args->tool].fields[f];
+      const struct bx_tool_field *field = &bx_tool_def (args->tool)->fields[f];
       const char *v = *slot_const (args, field);
       /* No JSON is better than JSON toolkit would refuse or misread. */
       if (v == NULL ? !field->optional : !bx_utf8_valid (v, strlen (v)))
@@ -249,9 +200,9 @@ bx_tool_args_to_json (const struct bx_tool_args *args, size_t *len)
     }
   struct bx_json_text t;
   bx_json_text_open (&t);
-  for (size_t f = 0; f < tools[args->tool].n_fields; f++)
+  for (size_t f = 0; f < bx_tool_def (args->tool)->n_fields; f++)
     {
-      const struct field *field = &tools[args->tool].fields[f];
+      const struct bx_tool_field *field = &bx_tool_def (args->tool)->fields[f];
       const char *v = *slot_const (args, field);
       if (v != NULL)
         bx_json_text_string (&t, field->name, v);
@@ -266,9 +217,9 @@ bx_tool_args_schema (enum bx_tool tool)
     return NULL;
   json_t *properties = json_object ();
   json_t *required = json_array ();
-  for (size_t f = 0; f < tools[tool].n_fields; f++)
+  for (size_t f = 0; f < bx_tool_def (tool)->n_fields; f++)
     {
-      const struct field *field = &tools[tool].fields[f];
+      const struct bx_tool_field *field = &bx_tool_def (tool)->fields[f];
       json_object_set_new (
           properties, field->name,
           json_pack ("{s:s, s:s}", "type", "string", "description", field->description));

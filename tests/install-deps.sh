@@ -1,19 +1,22 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Installs, on Debian 12 as root, every package the build, the tests, the benchmarks and the
-# package build need.  Quiet when everything is already there.
+# Installs, on Debian 12 as root, every package the build, the tests, the benchmarks, the
+# package build and the VM lane (tests/vm: debootstrap, qemu) need.  Quiet when everything
+# is already there.
 set -eu
 
 packages="
   build-essential cmake pkg-config git file binutils procps
   check libsubunit-dev libjansson-dev libyaml-dev nettle-dev libsystemd-dev libmicrohttpd-dev
-  python3 python3-prometheus-client
+  python3 python3-prometheus-client python3-yaml acl
   clang libclang-rt-14-dev clang-format clang-tools
   curl openssl ca-certificates python3
-  podman runc slirp4netns uidmap fuse-overlayfs busybox-static iproute2
+  podman runc slirp4netns uidmap fuse-overlayfs busybox-static iproute2 catatonit
   bubblewrap libseccomp-dev
+  runsc
   microsocks
   debhelper dpkg-dev fakeroot lintian man-db scdoc systemd
+  debootstrap qemu-system-x86 qemu-utils e2fsprogs
 "
 
 missing=""

@@ -458,7 +458,7 @@ read_exact (int fd, void *buf, size_t len, int64_t deadline)
   return bx_read_full (fd, buf, len, deadline, &err) == (ssize_t)len;
 }
 
-/* The handshake, seed 003's steps 1 to 11.  Returns the connected server socket, or -1
+/* The handshake, in the numbered steps below.  Returns the connected server socket, or -1
  * when the connection must close (after a refusal, or silently). */
 static int
 handshake (struct bx_egress *proxy, int client, struct bx_egress_conn *conn)

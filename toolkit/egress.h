@@ -2,8 +2,8 @@
 /* The egress proxy: the part of SOCKS5 (RFC 1928) that `curl --proxy socks5h://` speaks,
  * over a Unix socket.  It lets a connection through only to a granted name, on a granted port
  * (443 unless the pattern names others), at a public address, and then copies bytes both ways
- * without looking at them (TLS runs end to end between curl and the server).  Seed 003 is the
- * step-by-step contract. */
+ * without looking at them (TLS runs end to end between curl and the server).  handshake() in
+ * egress.c takes it step by step, each exit marked. */
 #ifndef BX_TOOLKIT_EGRESS_H
 #define BX_TOOLKIT_EGRESS_H
 

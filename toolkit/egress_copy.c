@@ -3,7 +3,7 @@
  * ended, each end passed on as a half-close (shutdown of the write side).
  *
  * Two shapes, each with splice(2) through a pipe or a 64 KiB buffer:
- *   - one thread per direction, blocking calls (the seed's shape);
+ *   - one thread per direction, blocking calls (the simplest shape);
  *   - one thread for both, poll(2) and non-blocking calls: no second thread to start and
  *     join per connection.
  * bench/egress/run.sh measures all four; egress.c's default (poll and splice) is the fastest

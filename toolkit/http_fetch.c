@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* http_fetch: curl with a fixed argument list (seed 000 s6) and the URL as one argument of its
- * own, never through a shell.  The body and curl's --write-out trailer go to the model as
- * they are; a failure is one line, the first of what curl said on standard error. */
+/* http_fetch: curl with a fixed argument list (bx_toolkit_curl_argv) and the URL as one
+ * argument of its own, never through a shell.  The body and curl's --write-out trailer go to the
+ * model as they are; a failure is one line, the first of what curl said on standard error. */
 #include <string.h>
 
 #include "bx/cleanup.h"
@@ -59,8 +59,10 @@ refuse (int out_fd, const char *url, const char *reason)
 }
 
 int
-bx_toolkit_http_fetch (const struct bx_tool_args *args, const char *curl, int out_fd)
+bx_toolkit_http_fetch (const struct bx_tool_args *args, const struct bx_toolkit_env *env,
+                       int out_fd)
 {
+  const char *curl = env->curl;
   const char *url = args->url;
   cleanup_error bx_error err = NULL;
   const char *argv[BX_TOOLKIT_CURL_ARGC + 1];

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* toolkit: the one program a sandbox runs (seed 000 s4).
+/* toolkit: the one program a sandbox runs, one subcommand per tool and one for the proxy.
  *
  *   toolkit read_file | write_file | shell | http_fetch    arguments as JSON on standard input
  *   toolkit egress-proxy --socket <path> --allow <pattern>[,<pattern>...]
@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bx/cleanup.h"
+#include "bx/tools.h"
 #include "tools.h"
 
 #include "egress_local.h"
@@ -61,9 +62,18 @@ open_standard_fds (void)
 static int
 usage (void)
 {
-  return bx_toolkit_misused ("usage: toolkit read_file|write_file|shell|http_fetch "
-                             "(the arguments as JSON on standard input)");
+  char names[128];
+  return bx_toolkit_misused ("usage: toolkit %s (the arguments as JSON on standard input)",
+                             bx_tool_names ("|", "|", names, sizeof names));
 }
+
+/* Each tool of the tool table (bx/tools.h), by its number. */
+static bx_toolkit_tool_fn *const tool_runs[BX_TOOL_COUNT] = {
+  [BX_TOOL_READ_FILE] = bx_toolkit_read_file,
+  [BX_TOOL_WRITE_FILE] = bx_toolkit_write_file,
+  [BX_TOOL_SHELL] = bx_toolkit_shell,
+  [BX_TOOL_HTTP_FETCH] = bx_toolkit_http_fetch,
+};
 
 static int
 run_tool (enum bx_tool tool)
@@ -79,22 +89,8 @@ run_tool (enum bx_tool tool)
   if (bx_toolkit_parse_input (tool, input, len, &args, &err) < 0)
     return bx_toolkit_misused ("%s", bx_error_msg (err));
 
-  int status = BX_TOOLKIT_MISUSED;
-  switch (tool)
-    {
-    case BX_TOOL_READ_FILE:
-      status = bx_toolkit_read_file (&args, STDOUT_FILENO);
-      break;
-    case BX_TOOL_WRITE_FILE:
-      status = bx_toolkit_write_file (&args, STDOUT_FILENO);
-      break;
-    case BX_TOOL_SHELL:
-      status = bx_toolkit_shell (&args, egress_socket_path (), STDOUT_FILENO);
-      break;
-    case BX_TOOL_HTTP_FETCH:
-      status = bx_toolkit_http_fetch (&args, curl_path (), STDOUT_FILENO);
-      break;
-    }
+  struct bx_toolkit_env env = { .curl = curl_path (), .egress_socket = egress_socket_path () };
+  int status = tool_runs[tool](&args, &env, STDOUT_FILENO);
   bx_tool_args_clear (&args);
   return status;
 }
@@ -112,7 +108,7 @@ main (int argc, char **argv)
     }
 
   enum bx_tool tool;
-  if (bx_tool_from_name (argv[1], &tool) < 0)
+  if (bx_tool_from_name (argv[1], &tool) < 0 || tool_runs[tool] == NULL)
     {
       bx_toolkit_misused ("unknown tool \"%s\"", argv[1]);
       return usage ();

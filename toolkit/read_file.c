@@ -24,8 +24,9 @@ refuse_errno (int out_fd, const char *path, int errnum)
 }
 
 int
-bx_toolkit_read_file (const struct bx_tool_args *args, int out_fd)
+bx_toolkit_read_file (const struct bx_tool_args *args, const struct bx_toolkit_env *env, int out_fd)
 {
+  (void)env;
   const char *path = args->path;
   /* O_NONBLOCK: opening a FIFO nobody writes to would otherwise wait for ever.  Only
    * regular files are read (below), where the flag changes nothing. */

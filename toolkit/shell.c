@@ -78,8 +78,11 @@ started (pid_t pid, void *data)
 }
 
 int
-bx_toolkit_shell (const struct bx_tool_args *args, const char *egress_socket, int out_fd)
+bx_toolkit_shell (const struct bx_tool_args *args, const struct bx_toolkit_env *env, int out_fd)
 {
+  const char *egress_socket = env->egress_socket;
+  /* brokerd names the grant's first folder when the model gave no cwd; none only for a grant
+   * that mounts no folder. */
   const char *cwd = args->cwd != NULL ? args->cwd : "/tmp";
   cleanup_error bx_error err = NULL;
 

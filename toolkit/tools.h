@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* toolkit's four tools, as seed 000 s4 gives them.  Each tool writes what the model should see
+/* toolkit's four tools, one function each.  Each tool writes what the model should see
  * to OUT_FD and returns toolkit's exit status:
  *
  *   0  the tool did its work
@@ -40,17 +40,29 @@ int bx_toolkit_read_input (int fd, char **out, size_t *len, bx_error *err);
 int bx_toolkit_parse_input (enum bx_tool tool, const char *buf, size_t len,
                             struct bx_tool_args *out, bx_error *err);
 
-int bx_toolkit_read_file (const struct bx_tool_args *args, int out_fd);
-int bx_toolkit_write_file (const struct bx_tool_args *args, int out_fd);
-/* EGRESS_SOCKET: where the egress proxy's socket is when the grant gave the shell hosts
- * (BX_EGRESS_SOCKET_PATH); when a socket is there the command gets the local forwarder and
- * its proxy variables (egress_local.h).  NULL: never. */
-int bx_toolkit_shell (const struct bx_tool_args *args, const char *egress_socket, int out_fd);
-/* CURL is the program to run: BX_TOOLKIT_CURL, except in a test build. */
-int bx_toolkit_http_fetch (const struct bx_tool_args *args, const char *curl, int out_fd);
+/* What a tool may need of the sandbox beyond its arguments. */
+struct bx_toolkit_env
+{
+  /* http_fetch: the program to run, BX_TOOLKIT_CURL except in a test build. */
+  const char *curl;
+  /* shell: where the egress proxy's socket is when the grant gave the shell hosts
+   * (BX_EGRESS_SOCKET_PATH); when a socket is there the command gets the local forwarder
+   * and its proxy variables (egress_local.h).  NULL: never. */
+  const char *egress_socket;
+};
 
-/* curl's argument list for URL (seed 000 s6), argv[0] being CURL, NULL-terminated.  A pure
- * function so tests can compare it with a golden file.  Returns the number of arguments. */
+/* Every tool has this form, so that toolkit runs each through one table indexed by the
+ * tool table's numbers (main.c). */
+typedef int bx_toolkit_tool_fn (const struct bx_tool_args *args, const struct bx_toolkit_env *env,
+                                int out_fd);
+bx_toolkit_tool_fn bx_toolkit_read_file;
+bx_toolkit_tool_fn bx_toolkit_write_file;
+bx_toolkit_tool_fn bx_toolkit_shell;
+bx_toolkit_tool_fn bx_toolkit_http_fetch;
+
+/* curl's fixed argument list for URL (HTTPS only, through the egress proxy), argv[0] being
+ * CURL, NULL-terminated.  A pure function so tests can compare it with a golden file.  Returns
+ * the number of arguments. */
 #define BX_TOOLKIT_CURL_ARGC 22
 size_t bx_toolkit_curl_argv (const char *curl, const char *url,
                              const char *argv[BX_TOOLKIT_CURL_ARGC + 1]);

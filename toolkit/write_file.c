@@ -20,8 +20,10 @@ refuse_errno (int out_fd, const char *path, int errnum)
 }
 
 int
-bx_toolkit_write_file (const struct bx_tool_args *args, int out_fd)
+bx_toolkit_write_file (const struct bx_tool_args *args, const struct bx_toolkit_env *env,
+                       int out_fd)
 {
+  (void)env;
   const char *path = args->path;
   /* The parser refuses a NUL in a string, so strlen is the content's length. */
   size_t len = strlen (args->content);
@@ -47,7 +49,8 @@ bx_toolkit_write_file (const struct bx_tool_args *args, int out_fd)
   if (close (steal_fd (&fd)) < 0)
     return refuse_errno (out_fd, path, errno);
 
-  cleanup_free char *line = bx_xasprintf ("wrote %zu bytes to %s", len, path);
+  cleanup_free char *line
+      = bx_xasprintf ("wrote %zu %s to %s", len, len == 1 ? "byte" : "bytes", path);
   if (bx_toolkit_write (out_fd, line, strlen (line), &err) < 0)
     return bx_toolkit_misused ("%s", bx_error_msg (err));
   return BX_TOOLKIT_DONE;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* What bwrap.so's non-recursive mount sources (runtimes/bwrap/alone.c) cost: the same bare
+/* What bwrap.so's non-recursive mount sources (runtimes/bwrap/bwrap_alone.c) cost: the same bare
  * bubblewrap sandbox with one --bind-fd grant, started as bwrap.so starts it (a child that
  * drops to uid 65534 and runs bubblewrap), with and without bx_bwrap_bind_alone first,
  * alternating round by round; prints the medians and their ratio.

@@ -1,14 +1,17 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # run.sh: a read_file call end to end through brokerd with bwrap.so, through brokerd with
-# podman.so, and a bare `bwrap` of the same sandbox, alternating in one run, all limits on;
-# prints medians and ratios, warm (back to back) and cold (each after 1 s idle), and
-# brokerd's resident memory with bwrap.so and 8 callers at once.
-# Goals: bwrap.so p50 <= 10 ms, >= 15x faster than podman.so, <= 1.5x bare bwrap.
+# podman.so, through brokerd with gvisor.so, a bare `bwrap` of the same sandbox and a bare
+# `runsc do` of the same command, alternating in one run, all limits on; prints medians and
+# ratios, warm (back to back) and cold (each after 1 s idle), and brokerd's resident memory
+# with bwrap.so and 8 callers at once.
+# Goals: bwrap.so p50 <= 10 ms, >= 15x faster than podman.so, <= 1.5x bare bwrap;
+# gvisor.so <= 1.2x bare runsc do, >= 1.5x faster than podman.so.
 #
 #   bench/runtimes/run.sh BUILD_DIR [WARM_ROUNDS] [COLD_ROUNDS]
 #
-# BUILD_DIR holds a build of this tree (brokerd, boxmaker, toolkit, bwrap.so, podman.so).
+# BUILD_DIR holds a build of this tree (brokerd, boxmaker, toolkit, bwrap.so, podman.so,
+# gvisor.so); runsc from Debian's package runsc.
 # As root on this kind of host (cgroup v1, runc).  Builds a read-only root and the tools
 # image (localhost/boxmaker-tools-bench-rt), both removed afterwards.
 set -eu
@@ -30,6 +33,10 @@ cleanup () {
     podman rmi "$ref" >/dev/null 2>&1 || true
   done
   for c in $cgroups; do rmdir "$c" 2>/dev/null || true; done
+  # The parent runsc made for gvisor.so's sandboxes (each removed with its sandbox).
+  for c in /sys/fs/cgroup/*/boxmaker-bench-gvisor-$$ /sys/fs/cgroup/boxmaker-bench-gvisor-$$; do
+    rmdir "$c" 2>/dev/null || true
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -82,6 +89,18 @@ start_brokerd podman "  module: podman
     output_cap: 256k
     global_options: [--runtime, runc]
     run_options: [--ulimit, nofile=1024:1024, --ulimit, nproc=1024:1024, --pull=never, --cpus=1]"
+start_brokerd gvisor "  module: gvisor
+  options:
+    rootfs: $work/rootfs
+    state_dir: $work/gvisor-state
+    cgroup_path: /boxmaker-bench-gvisor-$$
+    memory: 512m
+    pids: 128
+    cpu_percent: 100
+    read_file_ms: 30000
+    output_cap: 256k
+    file_size: 64m
+    tmp_size: 64m"
 
 # The bare side: the argument list bwrap.so builds (tests/bwrap/golden/read_file.argv, with
 # the same seccomp filter left out: building it needs the module), run as the same uid from
@@ -122,6 +141,15 @@ exec 7> "$work/bare.in" 8< "$work/bare.ack"
 
 now () { date +%s%N; }
 bare () { echo go >&7; read -r _ <&8; cat "$work/bare.last"; }
+# The bare gVisor side: `runsc do` of the same toolkit reading the same file, on the same
+# platform with no network (runsc do's own root: the host's, read-only under an overlay).
+runsc_do () {
+  t0=$(now)
+  printf '%s' "$args" | runsc --root "$work/runsc-do" --platform=ptrace --network=none do \
+    -quiet -cwd / "$build/toolkit/toolkit" read_file > "$work/runscdo.out" 2>/dev/null
+  t1=$(now)
+  echo $(( (t1 - t0) / 1000 ))
+}
 through () { # brokerd name, call id
   t0=$(now)
   "$build/client/boxmaker" call read_file "$args" --socket "$work/$1.sock" --session bench \
@@ -131,22 +159,27 @@ through () { # brokerd name, call id
 }
 
 bare > /dev/null; through bwrap w1 > /dev/null; through podman w1 > /dev/null
-cmp -s "$work/bare.out" "$work/bwrap.out" && cmp -s "$work/bare.out" "$work/podman.out" \
-  || { echo "the three sides differ"; exit 1; }
+through gvisor w1 > /dev/null; runsc_do > /dev/null
+for o in bwrap podman gvisor runscdo; do
+  cmp -s "$work/bare.out" "$work/$o.out" || { echo "the sides differ ($o)"; exit 1; }
+done
 
-# round KIND ROUNDS IDLE: alternates the three sides ROUNDS times, the order rotating, with
+# round KIND ROUNDS IDLE: alternates the five sides ROUNDS times, the order rotating, with
 # IDLE seconds of sleep before each measurement.
 round () {
   : > "$work/$1.bare"; : > "$work/$1.bwrap"; : > "$work/$1.podman"
+  : > "$work/$1.gvisor"; : > "$work/$1.runscdo"
   r=0
   while [ $r -lt "$2" ]; do
-    for k in 0 1 2; do
-      side=$(( (r + k) % 3 ))
+    for k in 0 1 2 3 4; do
+      side=$(( (r + k) % 5 ))
       [ "$3" = 0 ] || sleep "$3"
       case $side in
         0) bare >> "$work/$1.bare" ;;
         1) through bwrap "$1$r" >> "$work/$1.bwrap" ;;
         2) through podman "$1$r" >> "$work/$1.podman" ;;
+        3) through gvisor "$1$r" >> "$work/$1.gvisor" ;;
+        4) runsc_do >> "$work/$1.runscdo" ;;
       esac
     done
     r=$((r + 1))
@@ -179,9 +212,10 @@ after=$(rss "$bwrap_pid" VmRSS)
 
 echo "read_file end to end, all limits on; medians in ms ($warm_rounds warm rounds, $cold_rounds cold rounds after 1 s idle)"
 printf '%-28s %10s %10s\n' side warm cold
-for side in bare bwrap podman; do
+for side in bare bwrap podman runscdo gvisor; do
   case $side in
     bare) label="bare bwrap" ;; bwrap) label="brokerd + bwrap.so" ;; podman) label="brokerd + podman.so" ;;
+    runscdo) label="bare runsc do" ;; gvisor) label="brokerd + gvisor.so" ;;
   esac
   printf '%-28s %10s %10s\n' "$label" "$(median "$work/warm.$side")" "$(median "$work/cold.$side")"
 done
@@ -189,5 +223,8 @@ for kind in warm cold; do
   b=$(median "$work/$kind.bwrap") p=$(median "$work/$kind.podman") r=$(median "$work/$kind.bare")
   awk -v b="$b" -v p="$p" -v r="$r" -v k="$kind" 'BEGIN {
     printf "%s: podman.so / bwrap.so = %.1fx (goal >= 15x); bwrap.so / bare bwrap = %.2fx (goal <= 1.5x); bwrap.so p50 %.1f ms (goal <= 10)\n", k, p / b, b / r, b }'
+  g=$(median "$work/$kind.gvisor") d=$(median "$work/$kind.runscdo")
+  awk -v g="$g" -v p="$p" -v d="$d" -v k="$kind" 'BEGIN {
+    printf "%s: gvisor.so / bare runsc do = %.2fx (goal <= 1.2x); podman.so / gvisor.so = %.2fx (goal >= 1.5x)\n", k, g / d, p / g }'
 done
 echo "brokerd with bwrap.so: VmRSS ${rest} kB at rest, peak ${peak} kB with 8 callers at once (200 calls, $failed failed), ${after} kB after"

@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The streamable HTTP transport (MCP 2025-06-18 and 2025-11-25, "Streamable HTTP"): one
- * endpoint, /mcp.  A POST carries one JSON-RPC message; a request is answered with one
- * application/json response (or, while a tools/call runs and the client accepts it, an SSE
- * stream of its progress notifications and then its response); a notification or a response
- * with 202 Accepted.  The server opens no stream of its own: GET (and DELETE: there are no
- * sessions) is 405.
+/* The streamable HTTP transport (MCP 2025-03-26 on, "Streamable HTTP"): one endpoint,
+ * /mcp.  A POST carries one JSON-RPC message (under 2025-03-26, or a batch answered as one
+ * array); a request is answered with one application/json response (or, while a tools/call
+ * runs and the client accepts it, an SSE stream of its progress notifications and then its
+ * response); a notification or a response with 202 Accepted.  The server opens no stream of
+ * its own: GET (and DELETE: there are no sessions) is 405.
  *
- * Before anything is read: an Origin that is not this host's is 403 (the spec's defence
- * against DNS rebinding), a missing or wrong bearer token is 401, an MCP-Protocol-Version
- * that is not spoken here is 400.  A TCP address that is not loopback is refused at start
- * unless a token is set. */
+ * Once the headers are in, before any body is read: an Origin that is not this host's is 403
+ * (the spec's defence against DNS rebinding), a missing or wrong bearer token is 401, an
+ * MCP-Protocol-Version that is not spoken over HTTP is 400; without one, the request is read
+ * as 2025-03-26 (versions.c says why).  Every TCP listener, loopback included, needs a token:
+ * without one any local user could call tools as this user.  A Unix socket without a token is
+ * made 0600, its owner's alone.
+ *
+ * Nobody locks the server out before authenticating: a connection that has not yet sent a
+ * request through the gate may hold at most UNTRUSTED_MAX of the CONNECTIONS_MAX places (a
+ * newer one closes the oldest), and only for HEADERS_MS. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,20 +27,47 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bx/cleanup.h"
+#include "bx/contract.h"
+#include "bx/printable.h"
 
 #include "mcp.h"
 #include "mhd.h"
 
-#define TOKEN_MAX 4096
+#define TOKEN_MAX       4096
+#define CONNECTIONS_MAX 64
+#define UNTRUSTED_MAX   16
+/* From a connection's accept to the headers of a request that passes the gate.  A client
+ * sends its headers at once; a connection that has not, after this long, is closed. */
+#define HEADERS_MS 30000
+/* A trusted connection's idle time (a tools/call that waits for approval sends nothing). */
+#define IDLE_S 600
+
+/* One connection, from MHD's NOTIFY_STARTED to NOTIFY_CLOSED (which MHD calls before it
+ * closes the descriptor, so shutting FD down under the lock never reaches another socket). */
+struct conn
+{
+  struct conn *prev, *next;
+  int fd;
+  int64_t since; /* accepted, monotonic ms */
+  bool trusted;  /* a request of it passed the gate (the token, when there is one) */
+  bool cut;      /* shut down here: it no longer counts */
+  char peer[BX_PEER_MAX + 1];
+};
 
 struct http
 {
   struct bx_mcp_server *srv;
-  char *token; /* NULL: none asked */
+  char *token; /* NULL: none asked (a Unix socket only) */
   const char **origins;
+  pthread_mutex_t lock;
+  pthread_cond_t wake;      /* the sweeper's: a new untrusted connection, or stop */
+  struct conn *head, *tail; /* oldest first */
+  unsigned untrusted;       /* neither trusted nor cut */
+  bool stopping;
 };
 
 /* libmicrohttpd's functions, loaded when the server starts. */
@@ -219,6 +252,197 @@ loopback_origin (const char *origin)
   return false;
 }
 
+static int64_t
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Closes C's connection: its thread reads the end and MHD lets it go.  Under h->lock. */
+static void
+cut (struct http *h, struct conn *c)
+{
+  shutdown (c->fd, SHUT_RDWR);
+  c->cut = true;
+  h->untrusted--;
+}
+
+/* An address as /proc/net/tcp and tcp6 write it: the address's 32-bit words as the kernel
+ * holds them, in hex, then the port. */
+static void
+proc_address (const struct sockaddr *sa, char out[64])
+{
+  uint32_t w[4];
+  if (sa->sa_family == AF_INET)
+    {
+      const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+      memcpy (w, &in->sin_addr, 4);
+      snprintf (out, 64, "%08X:%04X", w[0], ntohs (in->sin_port));
+      return;
+    }
+  const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+  memcpy (w, &in6->sin6_addr, 16);
+  snprintf (out, 64, "%08X%08X%08X%08X:%04X", w[0], w[1], w[2], w[3], ntohs (in6->sin6_port));
+}
+
+/* The uid that opened a TCP connection from a socket of this host (its own side's entry in
+ * /proc/net/tcp: local address CLIENT, remote address SERVER), or -1 when it is not on this
+ * host, or gone. */
+static long
+local_uid (const struct sockaddr *client, int fd)
+{
+  struct sockaddr_storage server = { 0 };
+  socklen_t len = sizeof server;
+  if (getsockname (fd, (struct sockaddr *)&server, &len) < 0 || len < sizeof (sa_family_t)
+      || server.ss_family != client->sa_family)
+    return -1;
+  char want_local[64], want_remote[64];
+  proc_address (client, want_local);
+  proc_address ((struct sockaddr *)&server, want_remote);
+  FILE *f = fopen (client->sa_family == AF_INET ? "/proc/net/tcp" : "/proc/net/tcp6", "re");
+  if (f == NULL)
+    return -1;
+  char line[512], local[64], remote[64];
+  unsigned long uid;
+  long found = -1;
+  while (found < 0 && fgets (line, sizeof line, f) != NULL)
+    if (sscanf (line, " %*s %63s %63s %*s %*s %*s %*s %lu", local, remote, &uid) == 3
+        && strcmp (local, want_local) == 0 && strcmp (remote, want_remote) == 0)
+      found = (long)uid;
+  fclose (f);
+  return found;
+}
+
+/* Who is on the other end, for brokerd's audit line: "http 127.0.0.1:54321 uid 1000" (the
+ * uid when the client's socket is on this host), "http [::1]:54321",
+ * "http unix uid 1000 pid 4242". */
+static void
+describe (int fd, const struct sockaddr *sa, char out[BX_PEER_MAX + 1])
+{
+  char addr[INET6_ADDRSTRLEN] = "?";
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+  if (sa != NULL && sa->sa_family == AF_INET)
+    {
+      const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+      inet_ntop (AF_INET, &in->sin_addr, addr, sizeof addr);
+      snprintf (out, BX_PEER_MAX + 1, "http %s:%u", addr, ntohs (in->sin_port));
+    }
+  else if (sa != NULL && sa->sa_family == AF_INET6)
+    {
+      const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+      inet_ntop (AF_INET6, &in6->sin6_addr, addr, sizeof addr);
+      snprintf (out, BX_PEER_MAX + 1, "http [%s]:%u", addr, ntohs (in6->sin6_port));
+    }
+  else if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+    snprintf (out, BX_PEER_MAX + 1, "http unix uid %u pid %ld", (unsigned)cred.uid, (long)cred.pid);
+  else
+    snprintf (out, BX_PEER_MAX + 1, "http unix");
+  long uid = sa != NULL && (sa->sa_family == AF_INET || sa->sa_family == AF_INET6)
+                 ? local_uid (sa, fd)
+                 : -1;
+  if (uid >= 0)
+    {
+      size_t n = strlen (out);
+      snprintf (out + n, BX_PEER_MAX + 1 - n, " uid %ld", uid);
+    }
+}
+
+static void
+notify_connection (void *cls, struct MHD_Connection *conn, void **socket_context,
+                   enum MHD_ConnectionNotificationCode toe)
+{
+  struct http *h = cls;
+  if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+    {
+      const union MHD_ConnectionInfo *fd
+          = mhd->get_connection_info (conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+      const union MHD_ConnectionInfo *sa
+          = mhd->get_connection_info (conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+      if (fd == NULL)
+        return; /* not tracked: MHD's own limit and idle time still hold */
+      struct conn *c = bx_xmalloc (sizeof *c);
+      memset (c, 0, sizeof *c);
+      c->fd = fd->connect_fd;
+      c->since = now_ms ();
+      describe (c->fd, sa ? sa->client_addr : NULL, c->peer);
+      pthread_mutex_lock (&h->lock);
+      c->prev = h->tail;
+      if (h->tail != NULL)
+        h->tail->next = c;
+      else
+        h->head = c;
+      h->tail = c;
+      h->untrusted++;
+      /* Full: the oldest untrusted connection goes, so a client that sends its request at
+       * once always gets in, however many connections others hold half-open. */
+      for (struct conn *o = h->head; o != NULL && h->untrusted > UNTRUSTED_MAX; o = o->next)
+        if (!o->trusted && !o->cut)
+          cut (h, o);
+      pthread_cond_signal (&h->wake);
+      pthread_mutex_unlock (&h->lock);
+      *socket_context = c;
+      return;
+    }
+  struct conn *c = *socket_context;
+  if (c == NULL)
+    return;
+  pthread_mutex_lock (&h->lock);
+  if (c->prev != NULL)
+    c->prev->next = c->next;
+  else
+    h->head = c->next;
+  if (c->next != NULL)
+    c->next->prev = c->prev;
+  else
+    h->tail = c->prev;
+  if (!c->trusted && !c->cut)
+    h->untrusted--;
+  pthread_mutex_unlock (&h->lock);
+  free (c);
+  *socket_context = NULL;
+}
+
+/* Closes each untrusted connection HEADERS_MS after it was accepted. */
+static void *
+sweeper (void *arg)
+{
+  struct http *h = arg;
+  pthread_mutex_lock (&h->lock);
+  while (!h->stopping)
+    {
+      int64_t now = now_ms (), next = -1;
+      for (struct conn *c = h->head; c != NULL; c = c->next)
+        if (!c->trusted && !c->cut)
+          {
+            if (now - c->since >= HEADERS_MS)
+              cut (h, c);
+            else if (next < 0 || c->since + HEADERS_MS < next)
+              next = c->since + HEADERS_MS;
+          }
+      if (next < 0)
+        {
+          pthread_cond_wait (&h->wake, &h->lock);
+          continue;
+        }
+      struct timespec ts
+          = { .tv_sec = (time_t)(next / 1000), .tv_nsec = (long)(next % 1000) * 1000000 };
+      pthread_cond_timedwait (&h->wake, &h->lock, &ts);
+    }
+  pthread_mutex_unlock (&h->lock);
+  return NULL;
+}
+
+static struct conn *
+conn_of (struct MHD_Connection *conn)
+{
+  const union MHD_ConnectionInfo *i
+      = mhd->get_connection_info (conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return i ? i->socket_context : NULL;
+}
+
 static bool
 origin_allowed (const struct http *h, const char *origin)
 {
@@ -232,10 +456,11 @@ origin_allowed (const struct http *h, const char *origin)
   return false;
 }
 
-/* The checks made before the body is read; MHD_YES with *refused set when one answered. */
+/* The checks made once the headers are in, before the body is read; MHD_YES with *refused
+ * set when one answered.  A request that has the token makes its connection trusted. */
 static enum MHD_Result
-gate (const struct http *h, struct MHD_Connection *conn, const char *url, const char *method,
-      bool *refused)
+gate (struct http *h, struct MHD_Connection *conn, const char *url, const char *method,
+      const struct bx_mcp_version **v, bool *refused)
 {
   *refused = true;
   if (strcmp (url, "/mcp") != 0)
@@ -250,15 +475,36 @@ gate (const struct http *h, struct MHD_Connection *conn, const char *url, const 
       if (auth == NULL || strncmp (auth, "Bearer ", 7) != 0 || !same_secret (auth + 7, h->token))
         return refuse (conn, MHD_HTTP_UNAUTHORIZED, "Unauthorized: a valid bearer token is needed");
     }
+  struct conn *c = conn_of (conn);
+  if (c != NULL)
+    {
+      pthread_mutex_lock (&h->lock);
+      if (!c->trusted && !c->cut)
+        h->untrusted--;
+      c->trusted = true;
+      pthread_mutex_unlock (&h->lock);
+    }
   if (strcmp (method, "POST") != 0)
     return refuse (conn, MHD_HTTP_METHOD_NOT_ALLOWED,
                    "Method Not Allowed: this server opens no SSE stream; send POST");
   const char *version
       = mhd->lookup_connection_value (conn, MHD_HEADER_KIND, "MCP-Protocol-Version");
-  if (version != NULL && !bx_mcp_server_speaks (version))
-    return refuse (conn, MHD_HTTP_BAD_REQUEST,
-                   "Bad Request: unsupported MCP-Protocol-Version (this server speaks 2025-11-25 "
-                   "and 2025-06-18)");
+  if (version == NULL)
+    {
+      *v = bx_mcp_version_http_default ();
+      *refused = false;
+      return MHD_YES;
+    }
+  *v = bx_mcp_version_find (version, BX_MCP_HTTP);
+  if (*v == NULL)
+    {
+      cleanup_free char *shown = bx_printable (version, strlen (version), 64);
+      cleanup_free char *spoken = bx_mcp_versions_spoken (BX_MCP_HTTP);
+      cleanup_free char *text = bx_xasprintf ("Bad Request: unsupported MCP-Protocol-Version %s "
+                                              "(this server speaks %s over HTTP)",
+                                              shown, spoken);
+      return refuse (conn, MHD_HTTP_BAD_REQUEST, text);
+    }
   *refused = false;
   return MHD_YES;
 }
@@ -272,12 +518,18 @@ handler (void *cls, struct MHD_Connection *conn, const char *url, const char *me
   if (p == NULL)
     {
       bool refused;
-      enum MHD_Result r = gate (h, conn, url, method, &refused);
+      const struct bx_mcp_version *v = NULL;
+      enum MHD_Result r = gate (h, conn, url, method, &v, &refused);
       if (refused)
         return r;
       p = bx_xmalloc (sizeof *p);
       memset (p, 0, sizeof *p);
-      p->sink = (struct bx_mcp_sink){ post_send, post_done };
+      struct conn *c = conn_of (conn);
+      p->sink = (struct bx_mcp_sink){ .send = post_send,
+                                      .done = post_done,
+                                      .peer = c != NULL ? c->peer : NULL,
+                                      .transport = BX_MCP_HTTP,
+                                      .version = v };
       pthread_mutex_init (&p->lock, NULL);
       pthread_cond_init (&p->cond, NULL);
       p->refs = 1; /* the connection's */
@@ -359,10 +611,26 @@ completed (void *cls, struct MHD_Connection *conn, void **state,
 static char *
 read_token (const char *path)
 {
-  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0)
+  /* O_NONBLOCK: a FIFO in its place must not hold the start up; it is refused below. */
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0)
     {
       fprintf (stderr, "boxmaker mcp: cannot read the token file %s: %s\n", path, strerror (errno));
+      return NULL;
+    }
+  if (!S_ISREG (st.st_mode))
+    {
+      fprintf (stderr, "boxmaker mcp: the token file %s is not a regular file\n", path);
+      return NULL;
+    }
+  /* A token every local user can read keeps nobody out. */
+  if ((st.st_mode & (S_IROTH | S_IWOTH)) != 0)
+    {
+      fprintf (stderr,
+               "boxmaker mcp: the token file %s can be read or written by other users: make it "
+               "its owner's alone (chmod 0600)\n",
+               path);
       return NULL;
     }
   char buf[TOKEN_MAX + 2];
@@ -389,18 +657,9 @@ read_token (const char *path)
   return bx_xstrdup (buf);
 }
 
-static bool
-is_loopback (const struct sockaddr *sa)
-{
-  if (sa->sa_family == AF_INET)
-    return (ntohl (((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
-  if (sa->sa_family == AF_INET6)
-    return IN6_IS_ADDR_LOOPBACK (&((const struct sockaddr_in6 *)sa)->sin6_addr);
-  return false;
-}
-
-/* A listening socket for ADDRESS: a Unix socket path, or HOST:PORT ([V6]:PORT).  Refuses a
- * TCP address that is not loopback when there is no token. */
+/* A listening socket for ADDRESS: a Unix socket path, or HOST:PORT ([V6]:PORT).  Without a
+ * token (a Unix socket only), the socket is made 0600: only this user (and root) can connect,
+ * and they could run boxmaker mcp themselves. */
 static int
 listen_on (const char *address, bool have_token)
 {
@@ -414,7 +673,14 @@ listen_on (const char *address, bool have_token)
         }
       strcpy (un.sun_path, address);
       int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      if (fd < 0 || bind (fd, (struct sockaddr *)&un, sizeof un) < 0 || listen (fd, 64) < 0)
+      /* The mode is set as bind creates the socket: no moment when others could connect.
+       * No other thread runs yet to see this umask. */
+      mode_t old = umask (have_token ? 0 : 0177);
+      if (have_token)
+        umask (old);
+      int bound = fd < 0 ? -1 : bind (fd, (struct sockaddr *)&un, sizeof un);
+      umask (old);
+      if (fd < 0 || bound < 0 || listen (fd, 64) < 0)
         {
           fprintf (stderr, "boxmaker mcp: cannot listen on %s: %s\n", address, strerror (errno));
           if (fd >= 0)
@@ -449,15 +715,6 @@ listen_on (const char *address, bool have_token)
       fprintf (stderr, "boxmaker mcp: cannot resolve %s: %s\n", address, gai_strerror (e));
       return -1;
     }
-  if (!is_loopback (ai->ai_addr) && !have_token)
-    {
-      fprintf (stderr,
-               "boxmaker mcp: refusing to listen on %s without --token-file: it is not a "
-               "loopback address\n",
-               address);
-      freeaddrinfo (ai);
-      return -1;
-    }
   int fd = socket (ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   int one = 1;
   if (fd >= 0)
@@ -477,6 +734,12 @@ listen_on (const char *address, bool have_token)
 int
 bx_mcp_http (struct bx_mcp_server *srv, const struct bx_mcp_http_options *opts)
 {
+  if (opts->address[0] != '/' && opts->token_file == NULL)
+    {
+      fprintf (stderr, "boxmaker mcp: --http on a TCP address needs --token-file: any local user "
+                       "could call tools as this user without one\n");
+      return 2;
+    }
   if ((mhd = bx_mhd_load ()) == NULL)
     return 1;
   struct http h = { .srv = srv, .origins = opts->origins };
@@ -488,35 +751,60 @@ bx_mcp_http (struct bx_mcp_server *srv, const struct bx_mcp_http_options *opts)
       free (h.token);
       return 2;
     }
+  pthread_mutex_init (&h.lock, NULL);
+  pthread_condattr_t attr;
+  pthread_condattr_init (&attr);
+  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
+  pthread_cond_init (&h.wake, &attr);
+  pthread_condattr_destroy (&attr);
 
-  /* SIGTERM and SIGINT end the server; blocked before MHD's threads start, so they inherit
-   * the mask and the signal comes to sigwait below. */
+  /* SIGTERM and SIGINT end the server; blocked before MHD's threads and the sweeper start, so
+   * they inherit the mask and the signal comes to sigwait below. */
   sigset_t set;
   sigemptyset (&set);
   sigaddset (&set, SIGTERM);
   sigaddset (&set, SIGINT);
   pthread_sigmask (SIG_BLOCK, &set, NULL);
 
-  struct MHD_Daemon *d = mhd->start_daemon (
-      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0, NULL,
-      NULL, handler, &h, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-      MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600,
-      MHD_OPTION_END);
+  int status = 0;
+  pthread_t sweep;
+  bool sweeping = pthread_create (&sweep, NULL, sweeper, &h) == 0;
+  struct MHD_Daemon *d
+      = sweeping ? mhd->start_daemon (
+            MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0,
+            NULL, NULL, handler, &h, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED,
+            completed, NULL, MHD_OPTION_NOTIFY_CONNECTION, notify_connection, &h,
+            MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTIONS_MAX, MHD_OPTION_CONNECTION_TIMEOUT,
+            (unsigned)IDLE_S, MHD_OPTION_END)
+                 : NULL;
   if (d == NULL)
     {
       fprintf (stderr, "boxmaker mcp: cannot start the HTTP server on %s\n", opts->address);
       close (fd);
-      free (h.token);
-      return 1;
+      status = 1;
     }
-  fprintf (stderr, "boxmaker mcp: listening on %s\n", opts->address);
-  int sig;
-  sigwait (&set, &sig);
-  /* Calls in flight are cancelled first, so the connections waiting for them can end. */
-  bx_mcp_server_shutdown (srv);
-  mhd->stop_daemon (d);
+  else
+    {
+      fprintf (stderr, "boxmaker mcp: listening on %s\n", opts->address);
+      int sig;
+      sigwait (&set, &sig);
+      /* Calls in flight are cancelled first, so the connections waiting for them can end. */
+      bx_mcp_server_shutdown (srv);
+    }
+  if (sweeping)
+    {
+      pthread_mutex_lock (&h.lock);
+      h.stopping = true;
+      pthread_cond_signal (&h.wake);
+      pthread_mutex_unlock (&h.lock);
+      pthread_join (sweep, NULL);
+    }
+  if (d != NULL)
+    mhd->stop_daemon (d);
   if (opts->address[0] == '/')
     unlink (opts->address);
+  pthread_cond_destroy (&h.wake);
+  pthread_mutex_destroy (&h.lock);
   free (h.token);
-  return 0;
+  return status;
 }

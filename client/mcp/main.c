@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "bx/message.h"
 #include "bx/number.h"
 
+#include "../env.h"
 #include "mcp.h"
 
 static const char usage_text[]
@@ -20,14 +22,17 @@ static const char usage_text[]
       "\n"
       "Serves the four tools to an MCP client: over standard input and output by default,\n"
       "over streamable HTTP with --http.  Each tools/call is one brokerd call.\n"
-      "  --socket PATH        brokerd's socket (default " BX_CLIENT_DEFAULT_SOCKET ")\n"
+      "  --socket PATH        brokerd's socket (default $" BX_ENV_SOCKET ", else\n"
+      "                       " BX_CLIENT_DEFAULT_SOCKET ")\n"
       "  --timeout-ms N       deadline of each call (default 120000)\n"
-      "  --session ID         session id sent with every call (default mcp)\n"
+      "  --session ID         session id sent with every call (default: one of this\n"
+      "                       process's own, mcp-PID-RANDOM)\n"
       "  --max-calls N        tools/call in flight at once (default 16)\n"
       "  --progress-ms N      while a call waits for approval, a progress notification\n"
       "                       every N ms (default 10000)\n"
       "  --http ADDRESS       listen on HOST:PORT or on a Unix socket path (starting with /)\n"
-      "  --token-file FILE    HTTP clients must send 'Authorization: Bearer <the file's text>'\n"
+      "  --token-file FILE    HTTP clients must send 'Authorization: Bearer <the file's text>';\n"
+      "                       needed with HOST:PORT; other users must not read the file\n"
       "  --allow-origin ORIGIN  also accept this Origin header (repeatable)\n"
       "  -h, --help           this text\n";
 
@@ -37,6 +42,27 @@ usage_error (const char *what, const char *value)
   fprintf (stderr, "boxmaker mcp: %s%s%s%s\nTry 'boxmaker mcp --help'.\n", what, value ? " '" : "",
            value ? value : "", value ? "'" : "");
   return 2;
+}
+
+/* A session id of this process's own, "mcp-PID-" and 64 random bits in hex: two servers
+ * never share a session (and with it a once_per_session approval) unless told to. */
+static void
+own_session (char out[64])
+{
+  unsigned char raw[8] = { 0 };
+  size_t got = 0;
+  while (got < sizeof raw)
+    {
+      ssize_t n = getrandom (raw + got, sizeof raw - got, 0);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break; /* the pid still tells this process's session from a running one's */
+      got += (size_t)n;
+    }
+  int len = snprintf (out, 64, "mcp-%ld-", (long)getpid ());
+  for (size_t i = 0; i < sizeof raw; i++)
+    len += snprintf (out + len, (size_t)(64 - len), "%02x", raw[i]);
 }
 
 int
@@ -54,10 +80,12 @@ bx_mcp_main (int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
+  char session[64];
+  own_session (session);
   struct bx_mcp_options opts = {
-    .socket = BX_CLIENT_DEFAULT_SOCKET,
+    .socket = bx_cli_env_or (BX_ENV_SOCKET, BX_CLIENT_DEFAULT_SOCKET),
     .timeout_ms = BX_CLIENT_DEFAULT_TIMEOUT_MS,
-    .session = "mcp",
+    .session = session,
     .max_calls = 16,
     .progress_ms = 10000,
   };

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* boxmaker mcp: a Model Context Protocol server in front of brokerd.  docs/mcp.md.
  *
- *   rpc.c     one JSON-RPC 2.0 message read and checked; responses and errors built
- *   tools.c   the four tools as MCP tools (schemas from proto's table) and one tools/call
- *   server.c  the session: initialize, ping, tools/list, tools/call on threads, cancellation
- *   stdio.c   the stdio transport (newline-delimited)
- *   http.c    the streamable HTTP transport (libmicrohttpd)
- *   main.c    `boxmaker mcp` options */
+ *   versions.c  the revisions spoken, and what each defines of what this server sends
+ *   rpc.c       one JSON-RPC 2.0 message or batch read and checked; responses and errors built
+ *   tools.c     the four tools as MCP tools (schemas from proto's table) and one tools/call
+ *   grants.c    what the model is told of its grants (brokerd's grants_request answer)
+ *   server.c    the session: initialize, ping, tools/list, tools/call on threads,
+ *               cancellation, batches
+ *   stdio.c     the stdio transport (newline-delimited)
+ *   http.c      the streamable HTTP transport (libmicrohttpd)
+ *   main.c      `boxmaker mcp` options */
 #ifndef BX_MCP_H
 #define BX_MCP_H
 
@@ -17,6 +20,8 @@
 #include <stdint.h>
 
 #include <boxmaker/client.h>
+
+#include "bx/tools.h"
 
 /* JSON-RPC 2.0's error codes, as the MCP specification uses them. */
 #define BX_MCP_PARSE_ERROR      -32700
@@ -29,8 +34,35 @@
  * canonical JSON, which escaping can grow; more cannot fit in a brokerd frame anyway. */
 #define BX_MCP_MESSAGE_MAX (8u * 1024 * 1024)
 
-/* The revisions spoken, newest first: the answer to an initialize asking for another. */
-extern const char *const bx_mcp_versions[];
+enum bx_mcp_transport
+{
+  BX_MCP_STDIO, /* every revision */
+  BX_MCP_HTTP,  /* streamable HTTP: the revisions that define it */
+};
+
+/* One MCP revision spoken here, and what it defines of what this server sends or accepts.
+ * Nothing a revision does not define is sent to its client. */
+struct bx_mcp_version
+{
+  const char *name;      /* "2025-11-25" */
+  bool http;             /* streamable HTTP exists (2025-03-26 on) */
+  bool batches;          /* a JSON-RPC batch (an array of messages) is accepted */
+  bool annotations;      /* tools carry annotations (2025-03-26 on) */
+  bool titles;           /* tools and serverInfo carry a title (2025-06-18 on) */
+  bool content_meta;     /* a content block may carry _meta (2025-06-18 on) */
+  bool progress_message; /* notifications/progress may carry a message (2025-03-26 on) */
+};
+
+/* The row of NAME when it is spoken over TRANSPORT, else NULL. */
+const struct bx_mcp_version *bx_mcp_version_find (const char *name,
+                                                  enum bx_mcp_transport transport);
+/* The newest revision: the answer to an initialize asking for one not spoken. */
+const struct bx_mcp_version *bx_mcp_version_latest (void);
+/* What an HTTP request without MCP-Protocol-Version is read as. */
+const struct bx_mcp_version *bx_mcp_version_http_default (void);
+/* "2025-11-25, 2025-06-18 and 2025-03-26": the revisions spoken over TRANSPORT, for messages.
+ * Free it. */
+char *bx_mcp_versions_spoken (enum bx_mcp_transport transport);
 
 /* The prefix of every _meta key boxmaker sets. */
 #define BX_MCP_META "boxmaker/"
@@ -41,6 +73,7 @@ enum bx_mcp_kind
   BX_MCP_NOTIFICATION, /* method, no id */
   BX_MCP_RESPONSE,     /* result or error: a client's answer; this server asks nothing */
   BX_MCP_INVALID,      /* error_code and error_text say why; id when it could be read */
+  BX_MCP_BATCH,        /* a non-empty array: each member is read with bx_mcp_check */
 };
 
 struct bx_mcp_message
@@ -57,6 +90,9 @@ struct bx_mcp_message
 /* Reads one message of LEN bytes (need not be NUL-terminated).  Always fills *out; free it
  * with bx_mcp_message_clear. */
 void bx_mcp_parse (const char *text, size_t len, struct bx_mcp_message *out);
+/* Reads one batch member, or the whole of a message: ROOT is borrowed (*out takes a
+ * reference). */
+void bx_mcp_check (json_t *root, struct bx_mcp_message *out);
 void bx_mcp_message_clear (struct bx_mcp_message *m);
 
 /* Whole responses (new references).  ID may be NULL (sent as null).  RESULT is stolen. */
@@ -65,11 +101,21 @@ json_t *bx_mcp_error (json_t *id, int code, const char *message);
 json_t *bx_mcp_notification (const char *method, json_t *params);
 
 /* Where a request's response and notifications go.  send steals MSG and may be called from
- * any thread; done is called once after the response (or instead of it, when none is sent). */
+ * any thread; done is called once after the response (or instead of it, when none is sent).
+ * PEER, when not NULL, says who sent the request (the HTTP transport's client, as
+ * "http 127.0.0.1:54321 uid 1000"); a tools/call sends it to brokerd for its audit line
+ * (bx_valid_peer holds).  It need only live during bx_mcp_server_handle.
+ *
+ * VERSION is the revision the request is read and answered under when the transport says so
+ * with each request (HTTP: its MCP-Protocol-Version header, or the default); NULL (stdio):
+ * the session's, which its initialize set. */
 struct bx_mcp_sink
 {
   void (*send) (struct bx_mcp_sink *sink, json_t *msg);
   void (*done) (struct bx_mcp_sink *sink);
+  const char *peer;
+  enum bx_mcp_transport transport;
+  const struct bx_mcp_version *version;
 };
 
 struct bx_mcp_options
@@ -94,17 +140,24 @@ void bx_mcp_server_handle (struct bx_mcp_server *srv, const char *text, size_t l
 /* Cancels every call in flight and waits until their threads are done. */
 void bx_mcp_server_shutdown (struct bx_mcp_server *srv);
 void bx_mcp_server_free (struct bx_mcp_server *srv);
-/* True when VERSION is one of bx_mcp_versions. */
-bool bx_mcp_server_speaks (const char *version);
 
-/* tools.c */
-json_t *bx_mcp_tools_list (void);
+/* tools.c: GRANTS is brokerd's answer to a grants_request, or NULL when it is not known (then
+ * every tool is listed, as written in the table). */
+json_t *bx_mcp_tools_list (const struct bx_mcp_version *v, const json_t *grants);
 /* True when NAME is one of the four tools. */
 bool bx_mcp_tool_known (const char *name);
 /* The tool's arguments as brokerd takes them: a copy with null optional fields removed. */
 json_t *bx_mcp_tool_arguments (const char *name, const json_t *arguments);
 /* The tools/call result for brokerd's answer. */
-json_t *bx_mcp_tool_result (const struct bx_client_response *r);
+json_t *bx_mcp_tool_result (const struct bx_client_response *r, const struct bx_mcp_version *v);
+
+/* grants.c.  GRANTS as for bx_mcp_tools_list (its types checked by bx_client_grants).  What
+ * the grants give TOOL, one or more sentences ("Granted: the folder /srv/notes."), or NULL
+ * when no grant lists it.  Free it. */
+char *bx_mcp_grants_text (const json_t *grants, enum bx_tool tool);
+/* The session's instructions: the grants per tool, or, when GRANTS is NULL, that the tool
+ * broker could not be reached and WHY_NOT.  Free it. */
+char *bx_mcp_instructions (const json_t *grants, const char *why_not);
 
 /* Transports: return the exit status of `boxmaker mcp`. */
 int bx_mcp_stdio (struct bx_mcp_server *srv, int in_fd, int out_fd);
@@ -112,7 +165,7 @@ int bx_mcp_stdio (struct bx_mcp_server *srv, int in_fd, int out_fd);
 struct bx_mcp_http_options
 {
   const char *address;    /* host:port, [v6]:port, or a Unix socket path (starts with /) */
-  const char *token_file; /* NULL: no bearer token */
+  const char *token_file; /* NULL: no bearer token (a Unix socket only) */
   const char **origins;   /* NULL-terminated extra allowed origins */
 };
 int bx_mcp_http (struct bx_mcp_server *srv, const struct bx_mcp_http_options *opts);

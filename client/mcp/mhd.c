@@ -37,5 +37,6 @@ bx_mhd_load (void)
   LOAD (queue_response, MHD_queue_response);
   LOAD (destroy_response, MHD_destroy_response);
   LOAD (lookup_connection_value, MHD_lookup_connection_value);
+  LOAD (get_connection_info, MHD_get_connection_info);
   return &table;
 }

@@ -18,6 +18,7 @@ struct bx_mhd
   __typeof__ (&MHD_queue_response) queue_response;
   __typeof__ (&MHD_destroy_response) destroy_response;
   __typeof__ (&MHD_lookup_connection_value) lookup_connection_value;
+  __typeof__ (&MHD_get_connection_info) get_connection_info;
 };
 
 /* The table, loaded once (BX_MHD_SONAME, which the build checked); NULL with a message on

@@ -27,12 +27,31 @@ bx_mcp_parse (const char *text, size_t len, struct bx_mcp_message *m)
   json_error_t jerr;
   /* Duplicate keys refused, as in brokerd's frames: two readers that keep the first or the
    * last "name" would disagree about which tool was called. */
-  m->root = json_loadb (text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
-  if (m->root == NULL)
+  json_auto_t *root = json_loadb (text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+  if (root == NULL)
     return invalid (m, BX_MCP_PARSE_ERROR, "Parse error: the message is not valid JSON");
+  if (json_is_array (root) && json_array_size (root) > 0)
+    {
+      /* Whether the session's revision takes a batch is the server's to say. */
+      m->kind = BX_MCP_BATCH;
+      m->root = json_incref (root);
+      return;
+    }
+  bx_mcp_check (root, m);
+}
+
+void
+bx_mcp_check (json_t *root, struct bx_mcp_message *m)
+{
+  memset (m, 0, sizeof *m);
+  m->root = json_incref (root);
+  /* JSON-RPC 2.0: an empty batch is one Invalid Request, and so is a member that is not an
+   * object (each answered on its own, id null). */
   if (json_is_array (m->root))
     return invalid (m, BX_MCP_INVALID_REQUEST,
-                    "Invalid Request: batches are not part of this protocol revision");
+                    json_array_size (m->root) == 0
+                        ? "Invalid Request: an empty batch"
+                        : "Invalid Request: a batch member must be one message, not a batch");
   if (!json_is_object (m->root))
     return invalid (m, BX_MCP_INVALID_REQUEST, "Invalid Request: the message must be an object");
 

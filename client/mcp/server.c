@@ -14,7 +14,9 @@
 
 #include "mcp.h"
 
-const char *const bx_mcp_versions[] = { "2025-11-25", "2025-06-18", NULL };
+/* The most members a batch may have.  Bytes are bounded by the transport; this bounds the
+ * work one message can ask for (each tools/call beyond max_calls is answered "busy"). */
+#define BATCH_MAX 1024
 
 struct call
 {
@@ -24,9 +26,11 @@ struct call
   json_t *progress_token; /* NULL: the client asked for no progress */
   char *tool;
   json_t *arguments;
+  char *peer; /* the sink's, for brokerd's audit line; NULL for none */
   char call_id[64];
   struct bx_client_cancel *cancel;
   struct bx_mcp_sink *sink;
+  const struct bx_mcp_version *version; /* the request's: what its answers may carry */
   char *pending; /* what a person is asked to approve, once brokerd said so (under lock) */
   int progress;  /* the last progress value sent (under lock) */
 };
@@ -44,16 +48,18 @@ struct bx_mcp_server
   bool ticking;
   bool stopping;
   pthread_cond_t wake;
+  /* The stdio session's revision, set by its initialize (the latest until then).  Only the
+   * reader's thread uses it: a call keeps its own. */
+  const struct bx_mcp_version *version;
+  /* What brokerd said at the last initialize that it grants (under lock): the array, or NULL
+   * and why it could not be asked.  brokerd's config is the one place grants are written. */
+  json_t *grants;
+  char *grants_error;
 };
 
-bool
-bx_mcp_server_speaks (const char *version)
-{
-  for (int i = 0; version != NULL && bx_mcp_versions[i] != NULL; i++)
-    if (strcmp (version, bx_mcp_versions[i]) == 0)
-      return true;
-  return false;
-}
+/* How long initialize waits for brokerd's grants: a client waits for the answer, and without
+ * them the session still works as it did before brokerd could say. */
+#define GRANTS_TIMEOUT_MS 5000
 
 struct bx_mcp_server *
 bx_mcp_server_new (const struct bx_mcp_options *opts)
@@ -61,6 +67,7 @@ bx_mcp_server_new (const struct bx_mcp_options *opts)
   struct bx_mcp_server *srv = bx_xmalloc (sizeof *srv);
   memset (srv, 0, sizeof *srv);
   srv->opts = *opts;
+  srv->version = bx_mcp_version_latest ();
   pthread_mutex_init (&srv->lock, NULL);
   pthread_cond_init (&srv->idle, NULL);
   pthread_condattr_t attr;
@@ -100,6 +107,8 @@ bx_mcp_server_free (struct bx_mcp_server *srv)
   pthread_mutex_destroy (&srv->lock);
   pthread_cond_destroy (&srv->idle);
   pthread_cond_destroy (&srv->wake);
+  json_decref (srv->grants);
+  free (srv->grants_error);
   free (srv);
 }
 
@@ -111,19 +120,63 @@ reply (struct bx_mcp_sink *sink, json_t *msg)
   sink->done (sink);
 }
 
-static json_t *
-initialize (const json_t *params)
+/* Asks brokerd what it grants, keeping the answer (or why there is none) for tools/list and
+ * the instructions of this and later sessions. */
+static void
+fetch_grants (struct bx_mcp_server *srv)
 {
-  /* The spec: answer with the client's revision when it is spoken here, otherwise with the
-   * latest spoken here (the client then decides whether it can go on). */
+  struct bx_client_options copts
+      = { .socket = srv->opts.socket,
+          .timeout_ms
+          = srv->opts.timeout_ms < GRANTS_TIMEOUT_MS ? srv->opts.timeout_ms : GRANTS_TIMEOUT_MS };
+  json_t *grants = NULL;
+  cleanup_error bx_error err = NULL;
+  char *why = NULL;
+  if (bx_client_grants (&copts, &grants, &err) < 0)
+    {
+      why = bx_xstrdup (bx_error_msg (err));
+      bx_one_line (why, 512, '?');
+      fprintf (stderr, "boxmaker mcp: cannot learn the grants: %s\n", why);
+    }
+  pthread_mutex_lock (&srv->lock);
+  json_decref (srv->grants);
+  free (srv->grants_error);
+  srv->grants = grants;
+  srv->grants_error = why;
+  pthread_mutex_unlock (&srv->lock);
+}
+
+/* The spec: answer with the client's revision when it is spoken here (over this transport),
+ * otherwise with the latest spoken here (the client then decides whether it can go on).  A
+ * stdio session keeps the answer; over HTTP each request names its own revision. */
+static json_t *
+initialize (struct bx_mcp_server *srv, const json_t *params, const struct bx_mcp_sink *sink)
+{
   const char *asked = json_string_value (json_object_get (params, "protocolVersion"));
-  const char *version = bx_mcp_server_speaks (asked) ? asked : bx_mcp_versions[0];
-  return json_pack ("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", version,
-                    "capabilities", "tools", "listChanged", false, "serverInfo", "name", "boxmaker",
-                    "title", "boxmaker tool broker", "version", BX_VERSION, "instructions",
-                    "Every tool call runs in a fresh sandbox that sees only what its owner "
-                    "granted. A denied or failed call says why; correct the call rather than "
-                    "retrying it unchanged.");
+  const struct bx_mcp_version *v = bx_mcp_version_find (asked, sink->transport);
+  if (v == NULL)
+    v = bx_mcp_version_latest ();
+  if (sink->version == NULL)
+    srv->version = v;
+  json_t *info = json_pack ("{s:s, s:s}", "name", "boxmaker", "version", BX_VERSION);
+  if (v->titles)
+    json_object_set_new (info, "title", json_string ("boxmaker tool broker"));
+  fetch_grants (srv);
+  pthread_mutex_lock (&srv->lock);
+  cleanup_free char *instructions = bx_mcp_instructions (srv->grants, srv->grants_error);
+  pthread_mutex_unlock (&srv->lock);
+  return json_pack ("{s:s, s:{s:{s:b}}, s:o, s:s}", "protocolVersion", v->name, "capabilities",
+                    "tools", "listChanged", false, "serverInfo", info, "instructions",
+                    instructions);
+}
+
+static json_t *
+tools_list (struct bx_mcp_server *srv, const struct bx_mcp_version *v)
+{
+  pthread_mutex_lock (&srv->lock);
+  json_t *list = bx_mcp_tools_list (v, srv->grants);
+  pthread_mutex_unlock (&srv->lock);
+  return list;
 }
 
 static void
@@ -138,10 +191,11 @@ static void
 send_progress (struct call *c)
 {
   c->progress++;
-  c->sink->send (c->sink, bx_mcp_notification ("notifications/progress",
-                                               json_pack ("{s:O, s:i, s:s}", "progressToken",
-                                                          c->progress_token, "progress",
-                                                          c->progress, "message", c->pending)));
+  json_t *params
+      = json_pack ("{s:O, s:i}", "progressToken", c->progress_token, "progress", c->progress);
+  if (c->version->progress_message)
+    json_object_set_new (params, "message", json_string (c->pending));
+  c->sink->send (c->sink, bx_mcp_notification ("notifications/progress", params));
 }
 
 /* Every progress_ms, a progress notification for each call still waiting for approval. */
@@ -196,6 +250,7 @@ call_free (struct call *c)
   json_decref (c->progress_token);
   json_decref (c->arguments);
   free (c->tool);
+  free (c->peer);
   free (c->pending);
   bx_client_cancel_free (c->cancel);
   free (c);
@@ -214,6 +269,7 @@ call_thread (void *arg)
     .data = c,
     .cancel = c->cancel,
     .refusals = true,
+    .peer = c->peer,
   };
   struct bx_client_response r;
   cleanup_error bx_error err = NULL;
@@ -223,7 +279,7 @@ call_thread (void *arg)
   else
     {
       /* The spec: no response to a request the client cancelled. */
-      msg = r.cancelled ? NULL : bx_mcp_result (c->id, bx_mcp_tool_result (&r));
+      msg = r.cancelled ? NULL : bx_mcp_result (c->id, bx_mcp_tool_result (&r, c->version));
       bx_client_response_free (&r);
     }
 
@@ -249,7 +305,8 @@ call_thread (void *arg)
 /* A tools/call: checked here, then run on its own thread.  Every mistake the model made in
  * the arguments is left to brokerd, whose strict parser names the field. */
 static void
-tools_call (struct bx_mcp_server *srv, const struct bx_mcp_message *m, struct bx_mcp_sink *sink)
+tools_call (struct bx_mcp_server *srv, const struct bx_mcp_message *m,
+            const struct bx_mcp_version *v, struct bx_mcp_sink *sink)
 {
   const char *name = json_string_value (json_object_get (m->params, "name"));
   json_t *arguments = json_object_get (m->params, "arguments");
@@ -276,10 +333,12 @@ tools_call (struct bx_mcp_server *srv, const struct bx_mcp_message *m, struct bx
   c->id = json_incref (m->id);
   c->progress_token = json_incref (token);
   c->tool = bx_xstrdup (name);
+  c->peer = sink->peer ? bx_xstrdup (sink->peer) : NULL;
   json_auto_t *empty = json_object ();
   c->arguments = bx_mcp_tool_arguments (name, json_is_object (arguments) ? arguments : empty);
   c->cancel = bx_client_cancel_new ();
   c->sink = sink;
+  c->version = v;
 
   pthread_mutex_lock (&srv->lock);
   if (srv->in_flight >= srv->opts.max_calls)
@@ -292,7 +351,7 @@ tools_call (struct bx_mcp_server *srv, const struct bx_mcp_message *m, struct bx
                                  "end",
                                  srv->opts.max_calls),
       };
-      json_t *msg = bx_mcp_result (m->id, bx_mcp_tool_result (&busy));
+      json_t *msg = bx_mcp_result (m->id, bx_mcp_tool_result (&busy, v));
       bx_client_response_free (&busy);
       return reply (sink, msg);
     }
@@ -338,46 +397,139 @@ cancelled (struct bx_mcp_server *srv, const json_t *params)
   pthread_mutex_unlock (&srv->lock);
 }
 
+/* One message that is not a batch: answered through SINK (sink->done called once). */
+static void
+dispatch (struct bx_mcp_server *srv, struct bx_mcp_message *m, const struct bx_mcp_version *v,
+          struct bx_mcp_sink *sink, bool in_batch)
+{
+  json_t *msg = NULL;
+  switch (m->kind)
+    {
+    case BX_MCP_INVALID:
+      msg = bx_mcp_error (m->id, m->error_code, m->error_text);
+      break;
+    case BX_MCP_BATCH: /* bx_mcp_check never says so; a batch is handled before */
+    case BX_MCP_RESPONSE:
+      break; /* this server sends no requests: nothing was asked */
+    case BX_MCP_NOTIFICATION:
+      if (strcmp (m->method, "notifications/cancelled") == 0)
+        cancelled (srv, m->params);
+      /* notifications/initialized and any other notification: nothing to do. */
+      break;
+    case BX_MCP_REQUEST:
+      if (strcmp (m->method, "initialize") == 0)
+        /* 2025-03-26: "The initialize request MUST NOT be part of a JSON-RPC batch". */
+        msg = in_batch ? bx_mcp_error (m->id, BX_MCP_INVALID_REQUEST,
+                                       "Invalid Request: initialize must not be part of a batch")
+                       : bx_mcp_result (m->id, initialize (srv, m->params, sink));
+      else if (strcmp (m->method, "ping") == 0)
+        msg = bx_mcp_result (m->id, json_object ());
+      else if (strcmp (m->method, "tools/list") == 0)
+        msg = bx_mcp_result (m->id, tools_list (srv, v));
+      else if (strcmp (m->method, "tools/call") == 0)
+        return tools_call (srv, m, v, sink);
+      else
+        {
+          cleanup_free char *shown = bx_printable (m->method, strlen (m->method), 64);
+          cleanup_free char *t = bx_xasprintf ("Method not found: %s", shown);
+          msg = bx_mcp_error (m->id, BX_MCP_METHOD_NOT_FOUND, t);
+        }
+      break;
+    }
+  reply (sink, msg);
+}
+
+/* A batch's members answer into one of these; when the last is done, their responses go out
+ * as one array (none at all when every member was a notification or a response, as JSON-RPC
+ * 2.0 says).  A member's notifications (progress) go out at once. */
+struct batch
+{
+  struct bx_mcp_sink sink;
+  struct bx_mcp_sink *outer;
+  pthread_mutex_t lock;
+  json_t *responses;
+  size_t open; /* members not yet done, and one for the loop that hands them out */
+};
+
+static void
+batch_send (struct bx_mcp_sink *sink, json_t *msg)
+{
+  struct batch *b = (struct batch *)sink;
+  if (json_object_get (msg, "method") != NULL)
+    return b->outer->send (b->outer, msg);
+  pthread_mutex_lock (&b->lock);
+  json_array_append_new (b->responses, msg);
+  pthread_mutex_unlock (&b->lock);
+}
+
+static void
+batch_done (struct bx_mcp_sink *sink)
+{
+  struct batch *b = (struct batch *)sink;
+  pthread_mutex_lock (&b->lock);
+  bool last = --b->open == 0;
+  pthread_mutex_unlock (&b->lock);
+  if (!last)
+    return;
+  struct bx_mcp_sink *outer = b->outer;
+  if (json_array_size (b->responses) > 0)
+    outer->send (outer, json_incref (b->responses));
+  json_decref (b->responses);
+  pthread_mutex_destroy (&b->lock);
+  free (b);
+  outer->done (outer);
+}
+
+static void
+batch (struct bx_mcp_server *srv, json_t *members, const struct bx_mcp_version *v,
+       struct bx_mcp_sink *sink)
+{
+  if (!v->batches)
+    {
+      cleanup_free char *text
+          = bx_xasprintf ("Invalid Request: batches are not part of MCP %s", v->name);
+      return reply (sink, bx_mcp_error (NULL, BX_MCP_INVALID_REQUEST, text));
+    }
+  if (json_array_size (members) > BATCH_MAX)
+    {
+      cleanup_free char *text
+          = bx_xasprintf ("Invalid Request: a batch holds at most %d messages", BATCH_MAX);
+      return reply (sink, bx_mcp_error (NULL, BX_MCP_INVALID_REQUEST, text));
+    }
+  struct batch *b = bx_xmalloc (sizeof *b);
+  *b = (struct batch){
+    .sink = { .send = batch_send,
+              .done = batch_done,
+              .peer = sink->peer,
+              .transport = sink->transport,
+              .version = sink->version },
+    .outer = sink,
+    .responses = json_array (),
+    .open = json_array_size (members) + 1,
+  };
+  pthread_mutex_init (&b->lock, NULL);
+  size_t i;
+  json_t *member;
+  json_array_foreach (members, i, member)
+  {
+    struct bx_mcp_message m;
+    bx_mcp_check (member, &m);
+    dispatch (srv, &m, v, &b->sink, true);
+    bx_mcp_message_clear (&m);
+  }
+  batch_done (&b->sink);
+}
+
 void
 bx_mcp_server_handle (struct bx_mcp_server *srv, const char *text, size_t len,
                       struct bx_mcp_sink *sink)
 {
+  const struct bx_mcp_version *v = sink->version != NULL ? sink->version : srv->version;
   struct bx_mcp_message m;
   bx_mcp_parse (text, len, &m);
-  json_t *msg = NULL;
-  switch (m.kind)
-    {
-    case BX_MCP_INVALID:
-      msg = bx_mcp_error (m.id, m.error_code, m.error_text);
-      break;
-    case BX_MCP_RESPONSE:
-      break; /* this server sends no requests: nothing was asked */
-    case BX_MCP_NOTIFICATION:
-      if (strcmp (m.method, "notifications/cancelled") == 0)
-        cancelled (srv, m.params);
-      /* notifications/initialized and any other notification: nothing to do. */
-      break;
-    case BX_MCP_REQUEST:
-      if (strcmp (m.method, "initialize") == 0)
-        msg = bx_mcp_result (m.id, initialize (m.params));
-      else if (strcmp (m.method, "ping") == 0)
-        msg = bx_mcp_result (m.id, json_object ());
-      else if (strcmp (m.method, "tools/list") == 0)
-        msg = bx_mcp_result (m.id, bx_mcp_tools_list ());
-      else if (strcmp (m.method, "tools/call") == 0)
-        {
-          tools_call (srv, &m, sink);
-          bx_mcp_message_clear (&m);
-          return;
-        }
-      else
-        {
-          cleanup_free char *shown = bx_printable (m.method, strlen (m.method), 64);
-          cleanup_free char *t = bx_xasprintf ("Method not found: %s", shown);
-          msg = bx_mcp_error (m.id, BX_MCP_METHOD_NOT_FOUND, t);
-        }
-      break;
-    }
+  if (m.kind == BX_MCP_BATCH)
+    batch (srv, m.root, v, sink);
+  else
+    dispatch (srv, &m, v, sink, false);
   bx_mcp_message_clear (&m);
-  reply (sink, msg);
 }

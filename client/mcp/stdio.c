@@ -63,7 +63,7 @@ out_done (struct bx_mcp_sink *sink)
 int
 bx_mcp_stdio (struct bx_mcp_server *srv, int in_fd, int out_fd)
 {
-  struct stdio_out out = { .sink = { out_send, out_done }, .fd = out_fd };
+  struct stdio_out out = { .sink = { .send = out_send, .done = out_done }, .fd = out_fd };
   pthread_mutex_init (&out.lock, NULL);
 
   size_t cap = 64 * 1024, len = 0;

@@ -73,7 +73,7 @@ static int
 wait_for_sandbox (struct echo *e, const bx_run_spec *spec, const char **sentence)
 {
   const struct bx_host *host = e->host;
-  uint64_t ms = strcmp (host->spec_tool (spec), "shell") == 0 ? e->wait_ms : 0;
+  uint64_t ms = host->spec_tool_id (spec) == BX_RUNTIME_TOOL_SHELL ? e->wait_ms : 0;
   uint64_t time_limit = host->spec_limit (spec, BX_LIMIT_TIME); /* 0: not set */
   int past_limit = time_limit > 0 && ms > time_limit;
   if (past_limit)

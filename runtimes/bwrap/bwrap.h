@@ -11,15 +11,7 @@
 
 #include <boxmaker/runtime.h>
 
-/* The four tools, in the order of the time-limit options. */
-enum bx_bwrap_tool
-{
-  BX_BWRAP_READ_FILE,
-  BX_BWRAP_WRITE_FILE,
-  BX_BWRAP_SHELL,
-  BX_BWRAP_HTTP_FETCH,
-};
-#define BX_BWRAP_TOOL_COUNT 4
+#include "bx/command.h"
 
 /* The limits a cgroup enforces. */
 struct bx_bwrap_limits
@@ -37,12 +29,12 @@ struct bx_bwrap_config
   const char *rootfs_digest;
   const char *const *rootfs_dirs; /* its top-level folders and links, bound one by one */
   size_t rootfs_dir_count;
-  const char *cgroup_root; /* where the cgroup v1 controllers are mounted */
+  const char *cgroup_root; /* v1: where the controllers are; v2: the subtree; NULL: found */
   uint64_t output_cap;
   uint64_t tmp_size;
   uint64_t file_size;
   struct bx_bwrap_limits limits;
-  uint64_t limit_ms[BX_BWRAP_TOOL_COUNT];
+  uint64_t limit_ms[BX_RUNTIME_TOOL_COUNT]; /* by spec_tool_id */
   int64_t uid, gid; /* the sandbox's, inside and outside its user namespace */
   int64_t slots;
   const char *egress_helper; /* slirp4netns */
@@ -96,24 +88,19 @@ struct bx_bwrap_call
   size_t root_count;
 };
 
-/* ---- argv.c: the argument list, a pure function of its inputs. ---------------------------
+/* ---- bwrap_argv.c: the argument list, a pure function of its inputs. ---------------------------
  * A NULL-terminated array whose first element is cfg->bwrap; free with bx_bwrap_argv_free. */
 char **bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *call);
 void bx_bwrap_argv_free (char **argv);
 
-/* ---- path.c ------------------------------------------------------------------------------ */
-/* Opens PATH (absolute) with O_PATH without following a symbolic link in any component.
- * A descriptor, or -1 with errno (ELOOP when a component is a link). */
-int bx_bwrap_open_nofollow (const char *path);
-
-/* ---- digest.c ---------------------------------------------------------------------------- */
+/* ---- bwrap_digest.c ---------------------------------------------------------------------- */
 #define BX_BWRAP_DIGEST_LEN 71 /* "sha256:" and 64 hex digits */
-/* The content digest of the root ROOT (see digest.c); 0, or -1 with a message.  OWNED: also
+/* The content digest of the root ROOT (see bwrap_digest.c); 0, or -1 with a message.  OWNED: also
  * refuse an entry anyone but root could change. */
 int bx_bwrap_rootfs_digest (const char *root, bool owned, char digest[BX_BWRAP_DIGEST_LEN + 1],
                             char **why);
 
-/* ---- grant_root.c: a grant's own root (config key rootfs, host spec_rootfs). ----------- */
+/* ---- bwrap_grant_root.c: a grant's own root (config key rootfs, host spec_rootfs). ----------- */
 /* The roots check_root accepted, so a call runs only in one whose digest was checked. */
 struct bx_bwrap_roots;
 struct bx_bwrap_roots *bx_bwrap_roots_new (void);
@@ -132,30 +119,29 @@ int bx_bwrap_root_steps (const char *root, const struct bx_bwrap_mount *mounts, 
                          struct bx_bwrap_root_step **steps, size_t *step_count, char **why);
 void bx_bwrap_root_steps_free (struct bx_bwrap_root_step *steps, size_t count);
 
-/* ---- seccomp.c --------------------------------------------------------------------------- */
+/* ---- bwrap_seccomp.c --------------------------------------------------------------------- */
 /* The filter as BPF bytes (malloc'd), or -1 with a message. */
 int bx_bwrap_seccomp_build (void **bpf, size_t *len, char **why);
 /* A fresh readable descriptor holding BPF, at offset 0; -1 with errno. */
 int bx_bwrap_seccomp_fd (const void *bpf, size_t len);
 
-/* ---- cgroup.c: per-call cgroups, behind this small interface. ----------------------------
- * A pool of slots made at start, each a cgroup in every controller with the limits set, so
- * a call only moves its process in (no mkdir on the call path) and the slot is emptied
- * (every task killed) when the call ends. */
+/* ---- bwrap_cgroup.c: per-call cgroups, behind this small interface. ----------------------------
+ * A pool of slots made at start, each a cgroup (in every controller, on cgroup v1) with the
+ * limits set, so a call only starts its process in it (no mkdir on the call path) and the
+ * slot is emptied (every task killed) when the call ends. */
 struct bx_bwrap_cgroups;
-/* NAME identifies this instance (it holds brokerd's pid and start time, so the sweep can
- * tell a dead brokerd's leftovers from a live one's).  0, or -1 with a message. */
+/* ROOT: the cgroup_root option, or NULL for the host's own (see bwrap_cgroup.c).  NAME
+ * identifies this instance (it holds brokerd's pid and start time, so the sweep can tell a
+ * dead brokerd's leftovers from a live one's).  0, or -1 with a message. */
 int bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
                            const struct bx_bwrap_limits *limits, struct bx_bwrap_cgroups **out,
                            char **why);
-/* This brokerd's NAME: "<pid>-<start time>", newly allocated. */
-char *bx_bwrap_cgroups_own_name (void);
-/* Is NAME, "<pid>-<start time>", a process that still runs?  (true for a name not of that
- * form: what is not ours is never removed) */
-bool bx_bwrap_instance_alive (const char *name);
-/* Removes the leftovers of instances whose brokerd is gone (never a live one's); returns how
- * many it removed. */
-int bx_bwrap_cgroups_sweep (const char *root);
+/* "cgroup v1" or "cgroup v2", and the folder the slots of CG are in, for the log. */
+const char *bx_bwrap_cgroups_what (const struct bx_bwrap_cgroups *cg);
+const char *bx_bwrap_cgroups_where (const struct bx_bwrap_cgroups *cg);
+/* Removes the leftovers of instances whose brokerd is gone (never a live one's), beside
+ * CG's; returns how many it removed. */
+int bx_bwrap_cgroups_sweep (struct bx_bwrap_cgroups *cg);
 /* Sets SLOT's limits to LIMITS (before a call starts in it; unchanged files are not
  * written again).  0, or -1 with errno. */
 int bx_bwrap_cgroups_limit (struct bx_bwrap_cgroups *cg, size_t slot,
@@ -163,11 +149,14 @@ int bx_bwrap_cgroups_limit (struct bx_bwrap_cgroups *cg, size_t slot,
 /* Waits for a free slot and takes it; SIZE_MAX, taking none, once STOP (ARG) is true. */
 size_t bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg, bool (*stop) (const void *),
                                  const void *arg);
-/* The socket of SLOT's keeper, which forks the slot's sandboxes (keeper.c). */
+/* The socket of SLOT's keeper, which forks the slot's sandboxes (bwrap_keeper.c). */
 int bx_bwrap_cgroups_keeper (struct bx_bwrap_cgroups *cg, size_t slot);
 /* Starts SLOT's keeper again (after it died); only the slot's holder calls it.  0 or -1. */
 int bx_bwrap_cgroups_revive (struct bx_bwrap_cgroups *cg, size_t slot);
 /* How many times the slot's memory limit has killed a task so far. */
+/* The "oom_kill" count of a cgroup file of "KEY VALUE" lines (v1's memory.oom_control, v2's
+ * memory.events); 0 when it cannot be read. */
+uint64_t bx_bwrap_cgroup_oom_kill_count (const char *path);
 uint64_t bx_bwrap_cgroups_oom_kills (struct bx_bwrap_cgroups *cg, size_t slot);
 /* Kills every task in SLOT until it is empty. */
 void bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot);
@@ -176,29 +165,70 @@ void bx_bwrap_cgroups_release (struct bx_bwrap_cgroups *cg, size_t slot);
 /* Kills everything, removes every slot and frees the pool. */
 void bx_bwrap_cgroups_close (struct bx_bwrap_cgroups *cg);
 
-/* ---- run.c: one sandbox process. ---------------------------------------------------------- */
+/* ---- bwrap_cgroup_v1.c, bwrap_cgroup_v2.c: what differs between the kinds of hierarchy. --
+ * bwrap_cgroup.c keeps the pool; a backend says where the slots' folders go and what their
+ * files are.  A slot is DIRS folders (one per controller on v1, one on v2), each
+ * <top>/<instance>/<slot>; the slot's folders below are in that order. */
+#define BX_BWRAP_CGROUP_DIRS 3
+struct bx_bwrap_cgroup_backend
+{
+  const char *what; /* "cgroup v1", "cgroup v2" */
+  size_t dirs;      /* folders per slot */
+  size_t tasks;     /* the one whose cgroup.procs lists every task of a slot */
+  bool born_in;     /* a keeper can be born in its slot (clone3 CLONE_INTO_CGROUP) */
+  /* Finds the folders the instances go in (ROOT: the option, or NULL) and makes them ready:
+   * TOPS[0..dirs) malloc'd.  0, or -1 with a message. */
+  int (*locate) (const char *root, char **tops, char **why);
+  /* Makes the new folder DIR ready to hold cgroups of its own.  0, or -1 with a message. */
+  int (*ready) (const char *dir, char **why);
+  /* Writes LIMITS into the SLOT's files (FORCE: every file; else those that differ from
+   * WAS).  0, or -1 with a message and errno. */
+  int (*write_limits) (char *const *slot, const struct bx_bwrap_limits *was,
+                       const struct bx_bwrap_limits *limits, bool force, char **why);
+  /* How many tasks of SLOT the memory limit has killed. */
+  uint64_t (*oom_kills) (char *const *slot);
+  /* After the last instance's folders in TOPS are gone: gives back what locate took
+   * (NULL: nothing to give back). */
+  void (*leave) (char *const *tops);
+};
+extern const struct bx_bwrap_cgroup_backend bx_bwrap_cgroup_v1;
+extern const struct bx_bwrap_cgroup_backend bx_bwrap_cgroup_v2;
+/* Is PATH on a cgroup v2 file system? */
+bool bx_bwrap_cgroup_is_v2 (const char *path);
+/* Writes TEXT to the file PATH in one write.  0, or -1 with errno. */
+int bx_bwrap_cgroup_write (const char *path, const char *text);
+/* Writes VALUE to FILE of the folder DIR; on failure a message naming both.  0 or -1. */
+int bx_bwrap_cgroup_set (const char *dir, const char *file, const char *value, char **why);
+/* The CPU quota and period (microseconds) that give CPU_MILLIS thousandths of a CPU. */
+void bx_bwrap_cgroup_cpu_quota (int64_t cpu_millis, long long *quota, long long *period);
+
+/* ---- bwrap_run.c: one sandbox process. ---------------------------------------------------- */
 #define BX_BWRAP_STDERR_KEEP 4096
 
-enum bx_bwrap_end
+/* ---- bwrap_ucounts.c: each sandbox's share of its uid's kernel counters. ---------------- */
+#define BX_BWRAP_UCOUNT_SYSCTLS 12
+#define BX_BWRAP_UCOUNT_RLIMITS 3
+struct bx_bwrap_ucounts
 {
-  BX_BWRAP_EXITED,    /* bwrap ended: see started and tool_exit */
-  BX_BWRAP_NOT_RUN,   /* could not be started (spawn_errno) */
-  BX_BWRAP_TIMED_OUT, /* the deadline passed first */
-  BX_BWRAP_CAPPED,    /* standard output went past the cap first */
-  BX_BWRAP_CANCELLED, /* the call's cancel descriptor became readable first */
+  uint64_t sysctl[BX_BWRAP_UCOUNT_SYSCTLS]; /* /proc/sys/user limits; 0: left as they are */
+  uint64_t rlimit[BX_BWRAP_UCOUNT_RLIMITS]; /* message queue bytes, queued signals, locked
+                                               memory; 0: left as they are */
+  bool set;
 };
+/* The shares of SLOTS sandboxes at once, from this host's limits (read once, at start). */
+void bx_bwrap_ucounts_shares (size_t slots, struct bx_bwrap_ucounts *u);
+/* In the child, as the sandbox's uid, just before it runs bubblewrap: moves into a user
+ * namespace of its own whose limits are U's.  0, or -1 with errno.  Async-signal-safe. */
+int bx_bwrap_ucounts_enter (const struct bx_bwrap_ucounts *u);
+/* Tries it at start, in a child that takes UID and GID as a sandbox's would: 0, or -1 with
+ * a message (a host whose security module forbids it, say). */
+int bx_bwrap_ucounts_check (const struct bx_bwrap_ucounts *u, int64_t uid, int64_t gid, char **why);
 
-struct bx_bwrap_outcome
-{
-  enum bx_bwrap_end end;
-  int spawn_errno;
-  bool started;  /* bwrap reported the sandbox's process (json status "child-pid") */
-  int tool_exit; /* bwrap reported the sandbox's exit code ("exit-code"), or -1 */
-  char *out;     /* standard output, at most the cap (malloc'd, may be NULL) */
-  size_t out_len;
-  char err[BX_BWRAP_STDERR_KEEP + 1];
-  size_t err_len;
-};
+/* The most descriptors a child gets (fd_count below): with its three standard streams, the
+ * kernel's cap on descriptors in one message to the keeper (SCM_MAX_FD, 253).  Each mount
+ * of a call is one, and a grant of a few writable folders with the default protected paths
+ * has dozens. */
+#define BX_BWRAP_MAX_FDS 250
 
 /* What the child does between fork and exec. */
 struct bx_bwrap_child
@@ -210,29 +240,36 @@ struct bx_bwrap_child
   const int *fds;     /* descriptors the child gets as 3, 4, ... in this order */
   size_t fd_count;
   /* fds[mount_first] and the mount_count after it are mount sources: each is bound in
-   * alone, without the mounts below it (alone.c). */
+   * alone, without the mounts below it (bwrap_alone.c). */
   size_t mount_first, mount_count;
+  /* A sandbox's shares of its uid's counters (NULL for a helper such as slirp4netns, which
+   * must stay in the host's user namespace to join the sandbox's). */
+  const struct bx_bwrap_ucounts *ucounts;
 };
 
-/* Runs ARGV as set up by CHILD, feeding INPUT, keeping standard output up to CAP bytes,
- * until it exits, DEADLINE_MS passes or CANCEL_FD (-1: none) becomes readable.  *pidfd is
- * the pidfd of the child still running after TIMED_OUT, CAPPED or CANCELLED, -1 otherwise.
- * STATUS_READ is the read end of the json status pipe (its write end is among CHILD's
- * fds), or -1. */
+/* Runs ARGV as set up by CHILD (bx_command with the keeper as its spawn hook), feeding
+ * INPUT, keeping standard output up to CAP bytes, until it exits, DEADLINE_MS passes or
+ * CANCEL_FD (-1: none) becomes readable.  R->pidfd is the child still running after
+ * TIMED_OUT, CAPPED or CANCELLED.  STATUS_READ is the read end of the json status pipe (its
+ * write end is among CHILD's fds), or -1; R->status holds what it said. */
 void bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *child, const char *input,
                    size_t input_len, uint64_t cap, int64_t deadline_ms, int status_read,
-                   int cancel_fd, struct bx_bwrap_outcome *o, int *pidfd);
+                   int cancel_fd, struct bx_command_result *r);
 /* Only starts it, with IN, OUT and ERR as its standard streams: a pidfd, or -1 with errno. */
 int bx_bwrap_spawn (char *const argv[], const struct bx_bwrap_child *child, int in, int out,
                     int err);
-/* Kills the process of PIDFD, waits for its end and closes PIDFD (a no-op for -1). */
-void bx_bwrap_reap (int pidfd);
+/* From bubblewrap's json status STATUS (or NULL): the sandbox's exit code, or -1; *started
+ * when bubblewrap reported the sandbox's process. */
+int bx_bwrap_status (const char *status, bool *started);
+/* In a child: no signal blocked, every one at its default but IGNORED, which is ignored.
+ * Async-signal-safe. */
+void bx_bwrap_signals_default (int ignored);
 /* In the child: sets up what CHILD says, with IN, OUT and ERR as standard streams, and
  * runs ARGV; on failure writes errno to REPORT and exits 127.  Async-signal-safe. */
 void bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *child, int in, int out,
                           int err, int report) __attribute__ ((noreturn));
 
-/* ---- alone.c ----------------------------------------------------------------------------- */
+/* ---- bwrap_alone.c ----------------------------------------------------------------------- */
 /* In the child, as root: moves it into a mount namespace of its own and there mounts each
  * of the COUNT mount sources FDS on top of itself without the mounts below it, each
  * descriptor now naming that copy.  0, or -1 with errno: ESTALE when a source was removed,
@@ -240,16 +277,17 @@ void bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *child
  * source changed, not the runtime).  Async-signal-safe. */
 int bx_bwrap_bind_alone (const int *fds, size_t count);
 
-/* ---- keeper.c: the process that forks a slot's sandboxes inside the slot's cgroups. ----- */
-/* Forks a keeper that first moves itself into the cgroups whose cgroup.procs descriptors
- * are PROCS; returns the socket to it (and *pid), or -1 with errno. */
-int bx_bwrap_keeper_start (const int *procs, size_t procs_count, pid_t *pid);
+/* ---- bwrap_keeper.c: the process that forks a slot's sandboxes inside the slot's cgroups. */
+/* Starts a keeper in the slot's cgroups: born in the cgroup v2 folder CGROUP (clone3 with
+ * CLONE_INTO_CGROUP) where it is not -1 and the kernel can, else forked and moved in
+ * through PROCS, the slot's cgroup.procs descriptors.  Returns the socket to it (and
+ * *pid), or -1 with errno. */
+int bx_bwrap_keeper_start (int cgroup, const int *procs, size_t procs_count, pid_t *pid);
 /* Asks the keeper on SOCK to start ARGV as CHILD says: a pidfd, or -1 with errno. */
 int bx_bwrap_keeper_spawn (int sock, char *const argv[], const struct bx_bwrap_child *child, int in,
                            int out, int err);
-void bx_bwrap_outcome_clear (struct bx_bwrap_outcome *o);
 
-/* ---- module.c / call.c: one instance and one call. ---------------------------------------- */
+/* ---- bwrap_module.c / bwrap_call.c: one instance and one call. ---------------------------- */
 struct bx_bwrap_instance
 {
   const struct bx_host *host;
@@ -259,31 +297,30 @@ struct bx_bwrap_instance
   size_t bpf_len;
   char **rootfs_dirs;
   char *name; /* "<pid>-<start time>": names this instance's cgroups and egress folders */
-  const char *protected[5];     /* protected_paths: rootfs, bwrap, slirp4netns, egress_dir */
-  struct bx_bwrap_roots *roots; /* grants' own roots that check_root accepted */
+  const char *protected[5];        /* protected_paths: rootfs, bwrap, slirp4netns, egress_dir */
+  struct bx_bwrap_roots *roots;    /* grants' own roots that check_root accepted */
+  struct bx_bwrap_ucounts ucounts; /* each sandbox's shares (bwrap_ucounts.c) */
   uint64_t _Atomic counter;
 };
 
-/* call.c: the argument list for CALL run with EXTRA_FDS, its mount sources (bwrap sees them
+/* bwrap_call.c: the argument list for CALL run with EXTRA_FDS, its mount sources (bwrap sees them
  * from 5 up, after the seccomp filter at 3 and the json status at 4) in cgroup SLOT. */
 #define BX_BWRAP_FD_FIRST_EXTRA 5
 void bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call,
                        const int *extra_fds, size_t extra_count, size_t slot, const char *input,
                        size_t input_len, uint64_t cap, uint64_t file_size, int64_t deadline,
-                       int cancel_fd, struct bx_bwrap_outcome *o, int *running);
+                       int cancel_fd, struct bx_command_result *r);
 /* The tool's sandbox in SLOT, with the egress folder EGRESS_FD (or -1) at /run/egress. */
 enum bx_run_status bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec,
                                       const char *name, int tool, size_t slot, int egress_fd,
                                       bx_run_result *result, const char **sentence);
-/* egress.c: the proxy's sandbox, slirp4netns, then the tool's sandbox, all in SLOT. */
+/* bwrap_egress.c: the proxy's sandbox, slirp4netns, then the tool's sandbox, all in SLOT. */
 enum bx_run_status bx_bwrap_egress_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec,
                                         const char *name, int tool, size_t slot,
                                         bx_run_result *result, const char **sentence);
-/* Makes the folder of the egress folders (0711, brokerd's, writable by no one else). */
-int bx_bwrap_egress_prepare (const char *root, char **why);
 /* Removes the egress folders of brokerds that are gone; returns how many. */
 int bx_bwrap_egress_sweep (const char *root);
-/* The fixed sentences egress.c answers with (call.c has them all). */
+/* The fixed sentences bwrap_egress.c answers with (bwrap_call.c has them all). */
 extern const char bx_bwrap_sentence_unavailable[];
 extern const char bx_bwrap_sentence_could_not_run[];
 extern const char bx_bwrap_sentence_cancelled[];

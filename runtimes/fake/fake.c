@@ -200,6 +200,9 @@ echo_spec (struct fake *f, const bx_run_spec *spec, int in_flight)
   const char *rootfs = BX_HOST_HAS (h, spec_rootfs) ? h->spec_rootfs (spec) : NULL;
   if (o != NULL && rootfs != NULL)
     json_object_set_new (o, "rootfs", json_string (rootfs));
+  /* The number modules branch on: tests compare it with the name above. */
+  if (o != NULL)
+    json_object_set_new (o, "tool_id", json_integer (h->spec_tool_id (spec)));
   return o;
 }
 

@@ -498,6 +498,12 @@ START_TEST (test_host_table_is_complete_and_versioned)
   ck_assert_ptr_nonnull (host->spec_limit);
   ck_assert_ptr_nonnull (host->spec_cancel_fd);
   ck_assert_ptr_nonnull (host->spec_cancelled);
+  /* ABI 1.2. */
+  ck_assert_ptr_nonnull (host->spec_egress_private_count);
+  ck_assert_ptr_nonnull (host->spec_egress_private);
+  ck_assert_ptr_nonnull (host->spec_image);
+  ck_assert_ptr_nonnull (host->spec_rootfs);
+  ck_assert_ptr_nonnull (host->spec_tool_id);
 }
 END_TEST
 
@@ -548,6 +554,7 @@ START_TEST (test_spec_readers_cover_every_field_and_refuse_out_of_range)
   bx_run_spec *spec = bx_run_spec_new (BX_TOOL_WRITE_FILE, args, strlen (args), "c1", "s1");
   bx_run_spec_add_mount (spec, "/a", true);
   ck_assert_str_eq (host->spec_tool (spec), "write_file");
+  ck_assert_int_eq (host->spec_tool_id (spec), BX_RUNTIME_TOOL_WRITE_FILE);
   size_t len = 0;
   ck_assert_str_eq (host->spec_arguments (spec, &len), args);
   ck_assert_uint_eq (len, strlen (args));

@@ -29,55 +29,25 @@
 #include "bx/tool_args.h"
 
 #include "approvals.h"
+#include "brokerd.h"
 #include "config.h"
 #include "policy.h"
 #include "test_main.h"
 #include "tree.h"
 
-#define SKIP_WITHOUT_FAKE()                                                                        \
-  do                                                                                               \
-    {                                                                                              \
-      if (!BX_HAVE_FAKE)                                                                           \
-        {                                                                                          \
-          puts ("skipped: fake.so is built only with BX_TEST_HOOKS");                              \
-          return;                                                                                  \
-        }                                                                                          \
-    }                                                                                              \
-  while (0)
-
 /* The admin group of the tests: a number no user of the machine needs to have. */
 #define ADMIN_GID 4242
 /* A uid and gid outside the admin group, for the refusal test. */
 #define OUTSIDER 65534
+/* Another caller, and the first of the callers that fill the places for waiting calls. */
+#define OTHER_UID 4321
 
+/* The test's brokerd, and the folder its grants name. */
 struct broker
 {
-  char dir[64];
-  char config[128];
-  char sock[128];
-  char admin[128];
-  char audit[128];
-  char out[128];
+  struct bx_test_brokerd d;
   char notes[128];
-  pid_t pid;
 };
-
-static char made[4][64];
-static int n_made;
-
-static int
-remove_one (const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-  remove (path);
-  return 0;
-}
-
-static void
-remove_made (void)
-{
-  for (int i = 0; i < n_made; i++)
-    nftw (made[i], remove_one, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 static void
 sleep_ms (int ms)
@@ -92,20 +62,8 @@ static void
 broker_init (struct broker *b, const char *approval, const char *extra)
 {
   memset (b, 0, sizeof *b);
-  strcpy (b->dir, "/tmp/bxapprovals-XXXXXX");
-  ck_assert_ptr_nonnull (mkdtemp (b->dir));
-  /* The outsider of the group test must reach the socket file to be refused by it. */
-  chmod (b->dir, 0755);
-  if (n_made == 0)
-    atexit (remove_made);
-  if (n_made < 4)
-    strcpy (made[n_made++], b->dir);
-  snprintf (b->config, sizeof b->config, "%s/brokerd.yaml", b->dir);
-  snprintf (b->sock, sizeof b->sock, "%s/b.sock", b->dir);
-  snprintf (b->admin, sizeof b->admin, "%s/admin.sock", b->dir);
-  snprintf (b->audit, sizeof b->audit, "%s/audit.log", b->dir);
-  snprintf (b->out, sizeof b->out, "%s/out", b->dir);
-  snprintf (b->notes, sizeof b->notes, "%s/notes", b->dir);
+  bx_test_brokerd_init (&b->d);
+  snprintf (b->notes, sizeof b->notes, "%s/notes", b->d.dir);
   mkdir (b->notes, 0755);
   cleanup_free char *text = bx_xasprintf ("socket: %s\n"
                                           "admin_socket: %s\n"
@@ -121,70 +79,30 @@ broker_init (struct broker *b, const char *approval, const char *extra)
                                           "%s"
                                           "  - tools: [shell]\n"
                                           "    paths: [%s]\n",
-                                          b->sock, b->admin, ADMIN_GID, b->dir, b->audit,
+                                          b->d.sock, b->d.admin, ADMIN_GID, b->d.dir, b->d.audit,
                                           extra ? extra : "", b->notes, approval, b->notes);
-  write_text (b->config, text);
+  write_text (b->d.config, text);
 }
 
+/* -1 with connect's errno when nobody may connect. */
 static int
 connect_to (const char *path)
 {
-  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ck_assert_int_ge (fd, 0);
-  struct sockaddr_un addr = { .sun_family = AF_UNIX };
-  strcpy (addr.sun_path, path);
-  if (connect (fd, (struct sockaddr *)&addr, sizeof addr) < 0)
-    {
-      int e = errno;
-      close (fd);
-      errno = e;
-      return -1;
-    }
-  return fd;
+  return bx_test_connect (path);
 }
 
+/* Starts brokerd and waits until both its sockets listen. */
 static void
 broker_start (struct broker *b)
 {
-  b->pid = fork ();
-  ck_assert_int_ge (b->pid, 0);
-  if (b->pid == 0)
-    {
-      prctl (PR_SET_PDEATHSIG, SIGKILL);
-      int fd = open (b->out, O_WRONLY | O_CREAT | O_APPEND, 0600);
-      dup2 (fd, 1);
-      dup2 (fd, 2);
-      execl (BROKERD_PATH, "brokerd", "--config", b->config, "--runtimedir", BX_TEST_RUNTIMEDIR,
-             (char *)NULL);
-      _exit (127);
-    }
-  for (int i = 0; i < 1000; i++)
-    {
-      int status;
-      if (waitpid (b->pid, &status, WNOHANG) == b->pid)
-        {
-          cleanup_free char *out = read_text (b->out);
-          ck_abort_msg ("brokerd exited (status %d) before listening:\n%s", status, out);
-        }
-      int fd = connect_to (b->admin);
-      if (fd >= 0)
-        {
-          close (fd);
-          return;
-        }
-      sleep_ms (10);
-    }
-  ck_abort_msg ("brokerd did not listen on %s within 10 s", b->admin);
+  bx_test_brokerd_start (&b->d);
+  bx_test_daemon_wait_listening (b->d.pid, b->d.admin, b->d.out);
 }
 
 static int
 broker_stop (struct broker *b)
 {
-  kill (b->pid, SIGTERM);
-  int status;
-  ck_assert_int_eq (waitpid (b->pid, &status, 0), b->pid);
-  b->pid = 0;
-  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+  return bx_test_brokerd_stop (&b->d);
 }
 
 /* ---- Callers. ------------------------------------------------------------------------------ */
@@ -216,7 +134,7 @@ static int
 send_call (struct broker *b, const char *id, const char *session, const char *tool,
            const char *args)
 {
-  int fd = connect_to (b->sock);
+  int fd = connect_to (b->d.sock);
   ck_assert_int_ge (fd, 0);
   json_t *a = json_loads (args, 0, NULL);
   ck_assert_ptr_nonnull (a);
@@ -281,7 +199,7 @@ ordinary_call_us (struct broker *b)
 static json_t *
 admin (struct broker *b, const char *request)
 {
-  int fd = connect_to (b->admin);
+  int fd = connect_to (b->d.admin);
   ck_assert_msg (fd >= 0, "admin connect: %s", strerror (errno));
   json_t *req = json_loads (request, 0, NULL);
   ck_assert_ptr_nonnull (req);
@@ -310,7 +228,7 @@ boxmaker (struct broker *b, char **out, const char *a1, const char *a2, const ch
           const char *a4)
 {
   char path[160];
-  snprintf (path, sizeof path, "%s/cli.out", b->dir);
+  snprintf (path, sizeof path, "%s/cli.out", b->d.dir);
   pid_t pid = fork ();
   ck_assert_int_ge (pid, 0);
   if (pid == 0)
@@ -318,7 +236,7 @@ boxmaker (struct broker *b, char **out, const char *a1, const char *a2, const ch
       int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
       dup2 (fd, 1);
       dup2 (fd, 2);
-      execl (BOXMAKER_PATH, "boxmaker", a1, "--admin-socket", b->admin, a2, a3, a4, (char *)NULL);
+      execl (BOXMAKER_PATH, "boxmaker", a1, "--admin-socket", b->d.admin, a2, a3, a4, (char *)NULL);
       _exit (127);
     }
   int status;
@@ -331,7 +249,7 @@ boxmaker (struct broker *b, char **out, const char *a1, const char *a2, const ch
 static json_t *
 audit_lines_of (struct broker *b, const char *approval)
 {
-  cleanup_free char *text = read_text (b->audit);
+  cleanup_free char *text = read_text (b->d.audit);
   json_t *lines = json_array ();
   for (char *line = strtok (text, "\n"); line; line = strtok (NULL, "\n"))
     {
@@ -351,11 +269,69 @@ approval_state (const json_t *line)
   return json_string_value (json_object_get (json_object_get (line, "approval"), "state"));
 }
 
+/* In a child as uid and gid UID: sends N read_file calls of ARGS in SESSION and reads a
+ * pending frame for each, then (HOLD) keeps them waiting until killed.  Exit status 0 when
+ * every call waited (not holding), 1 otherwise.  When holding, returns once all wait. */
+static pid_t
+calls_as_holding (struct broker *b, uid_t uid, int n, const char *session, const char *args,
+                  bool hold)
+{
+  int ready[2];
+  ck_assert_int_eq (pipe (ready), 0);
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    {
+      prctl (PR_SET_PDEATHSIG, SIGKILL);
+      close (ready[0]);
+      gid_t g[1] = { (gid_t)uid };
+      if (setgroups (1, g) < 0 || setgid ((gid_t)uid) < 0 || setuid (uid) < 0)
+        _exit (2);
+      int *fds = calloc ((size_t)n, sizeof *fds);
+      for (int i = 0; i < n; i++)
+        {
+          char id[32];
+          snprintf (id, sizeof id, "u%u-%d", (unsigned)uid, i);
+          fds[i] = send_call (b, id, session, "read_file", args);
+          json_t *f = read_frame (fds[i], 10000);
+          if (f == NULL || strcmp (msg_type (f), "pending_approval") != 0)
+            _exit (1);
+          json_decref (f);
+        }
+      if (!hold)
+        _exit (0);
+      if (write (ready[1], "r", 1) != 1)
+        _exit (3);
+      for (;;)
+        pause ();
+    }
+  close (ready[1]);
+  if (hold)
+    {
+      char c;
+      ck_assert_int_eq (read (ready[0], &c, 1), 1);
+    }
+  close (ready[0]);
+  return pid;
+}
+
+static pid_t
+calls_as (struct broker *b, uid_t uid, int n, const char *session, const char *args)
+{
+  return calls_as_holding (b, uid, n, session, args, false);
+}
+
+static void
+stop_holding (pid_t pid)
+{
+  kill (pid, SIGKILL);
+  waitpid (pid, NULL, 0);
+}
+
 /* ---- The tests. ---------------------------------------------------------------------------- */
 
 START_TEST (test_approvals_an_approved_call_runs_exactly_the_stored_bytes)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
   broker_init (&b, "    approval: always\n", NULL);
   broker_start (&b);
@@ -379,7 +355,7 @@ START_TEST (test_approvals_an_approved_call_runs_exactly_the_stored_bytes)
       = bx_xasprintf ("{\"path\":\"%s/x.txt\",\"content\":\"caf\xc3\xa9 \\u0001\"}", b.notes);
   ck_assert_str_eq (json_string_value (json_object_get (p, "arguments")), canonical);
   cleanup_free char *summary
-      = bx_xasprintf ("write_file in %s: %s/x.txt (7 bytes)", b.notes, b.notes);
+      = bx_xasprintf ("write_file in %s (7 bytes): %s/x.txt", b.notes, b.notes);
   ck_assert_str_eq (json_string_value (json_object_get (p, "summary")), summary);
   json_decref (l);
 
@@ -429,9 +405,44 @@ START_TEST (test_approvals_an_approved_call_runs_exactly_the_stored_bytes)
 }
 END_TEST
 
+START_TEST (test_approvals_a_shell_call_without_cwd_is_shown_with_the_cwd_it_runs_in)
+{
+  struct broker b;
+  broker_init (&b, "", NULL);
+  /* The shell grant, the config's last, asks for approval too. */
+  cleanup_free char *config = read_text (b.d.config);
+  cleanup_free char *more = bx_xasprintf ("%s    approval: always\n", config);
+  write_text (b.d.config, more);
+  broker_start (&b);
+  int fd = send_call (&b, "c1", "s1", "shell", "{\"command\":\"pwd\"}");
+  cleanup_free char *approval = read_pending (fd, "c1");
+
+  /* The owner approves what runs: the cwd brokerd chose is in the arguments; the summary
+   * says what the model asked. */
+  json_t *l = admin (&b, "{\"v\":1,\"op\":\"list\"}");
+  json_t *p = json_array_get (json_object_get (l, "pending"), 0);
+  ck_assert_ptr_nonnull (p);
+  cleanup_free char *canonical = bx_xasprintf ("{\"command\":\"pwd\",\"cwd\":\"%s\"}", b.notes);
+  ck_assert_str_eq (json_string_value (json_object_get (p, "arguments")), canonical);
+  cleanup_free char *summary = bx_xasprintf ("shell in %s: pwd", b.notes);
+  ck_assert_str_eq (json_string_value (json_object_get (p, "summary")), summary);
+  json_decref (l);
+
+  cleanup_free char *out = NULL;
+  ck_assert_int_eq (boxmaker (&b, &out, "approve", approval, NULL, NULL), 0);
+  json_t *f = read_final (fd, 10000);
+  ck_assert_str_eq (msg_type (f), "result");
+  json_t *echo = json_loads (msg_field (f, "content"), 0, NULL);
+  ck_assert_str_eq (json_string_value (json_object_get (echo, "arguments_text")), canonical);
+  json_decref (echo);
+  json_decref (f);
+  close (fd);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
 START_TEST (test_approvals_a_declined_call_is_denied_with_the_reason_made_safe)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
   broker_init (&b, "    approval: always\n", NULL);
   broker_start (&b);
@@ -458,6 +469,23 @@ START_TEST (test_approvals_a_declined_call_is_denied_with_the_reason_made_safe)
   ck_assert_str_eq (msg_field (f, "reason"), "the owner declined");
   json_decref (f);
   close (fd);
+
+  /* A reason that grows fourfold once escaped: the model sees at most 200 bytes of it, the
+   * cut marked. */
+  char quotes[151];
+  memset (quotes, '"', 150);
+  quotes[150] = '\0';
+  fd = send_call (&b, "c3", "s1", "read_file", args);
+  cleanup_free char *third = read_pending (fd, "c3");
+  free (out);
+  ck_assert_int_eq (boxmaker (&b, &out, "decline", third, "--reason", quotes), 0);
+  f = read_final (fd, 10000);
+  const char *said = msg_field (f, "reason");
+  ck_assert_str_eq (said + strlen (said) - 7, "\\x22...");
+  ck_assert_uint_le (strlen (said) - strlen ("the owner declined: "), 200);
+  ck_assert_uint_ge (strlen (said) - strlen ("the owner declined: "), 197);
+  json_decref (f);
+  close (fd);
   ck_assert_int_eq (broker_stop (&b), 0);
   json_t *lines = audit_lines_of (&b, approval);
   ck_assert_str_eq (approval_state (json_array_get (lines, 1)), "declined");
@@ -469,7 +497,6 @@ END_TEST
 
 START_TEST (test_approvals_an_unanswered_call_expires_naming_the_timeout)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
   broker_init (&b, "    approval: always\n    approval_timeout: 1s\n", NULL);
   broker_start (&b);
@@ -477,14 +504,15 @@ START_TEST (test_approvals_an_unanswered_call_expires_naming_the_timeout)
   int64_t t0 = bx_now_ms ();
   int fd = send_call (&b, "c1", "s1", "read_file", args);
   cleanup_free char *approval = read_pending (fd, "c1");
-  json_t *f = read_final (fd, 10000);
+  json_t *f = read_final (fd, 30000);
   int64_t waited = bx_now_ms () - t0;
   ck_assert_str_eq (msg_type (f), "denied");
   ck_assert_str_eq (msg_field (f, "reason"),
                     "the owner did not answer within the approval timeout (1s); the call was "
                     "not run");
+  /* Never early; late only by what a loaded machine adds, far below ten timeouts. */
   ck_assert_int_ge (waited, 1000);
-  ck_assert_int_lt (waited, 3000);
+  ck_assert_int_lt (waited, 10000);
   json_decref (f);
   close (fd);
   cleanup_free char *out = NULL;
@@ -498,7 +526,6 @@ END_TEST
 
 START_TEST (test_approvals_a_client_that_leaves_cancels_its_request)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
   broker_init (&b, "    approval: always\n", NULL);
   broker_start (&b);
@@ -539,7 +566,7 @@ START_TEST (test_approvals_a_client_that_leaves_cancels_its_request)
   json_decref (f);
   close (fd);
   ck_assert_int_eq (broker_stop (&b), 0);
-  cleanup_free char *audit = read_text (b.audit);
+  cleanup_free char *audit = read_text (b.d.audit);
   ck_assert_ptr_nonnull (strstr (audit, "\"outcome\":\"cancelled\""));
   ck_assert_ptr_nonnull (strstr (audit, "\"state\":\"cancelled\""));
 }
@@ -547,7 +574,6 @@ END_TEST
 
 START_TEST (test_approvals_a_wrong_or_foreign_id_changes_nothing)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
   broker_init (&b, "    approval: always\n", NULL);
   broker_start (&b);
@@ -585,7 +611,7 @@ START_TEST (test_approvals_a_wrong_or_foreign_id_changes_nothing)
   const char *ids[] = { ida, idb };
   for (int i = 0; i < 2; i++)
     {
-      int fd = connect_to (b.sock);
+      int fd = connect_to (b.d.sock);
       cleanup_free char *req
           = bx_xasprintf ("{\"v\":1,\"op\":\"approve\",\"approval\":\"%s\"}", ids[i]);
       json_t *o = json_loads (req, 0, NULL);
@@ -644,7 +670,7 @@ boxmaker_as_outsider (struct broker *b)
       dup2 (fd, 2);
       if (setgroups (1, none) < 0 || setgid (OUTSIDER) < 0 || setuid (OUTSIDER) < 0)
         _exit (126);
-      execl (BOXMAKER_PATH, "boxmaker", "approvals", "--admin-socket", b->admin, (char *)NULL);
+      execl (BOXMAKER_PATH, "boxmaker", "approvals", "--admin-socket", b->d.admin, (char *)NULL);
       _exit (127);
     }
   int status;
@@ -652,18 +678,18 @@ boxmaker_as_outsider (struct broker *b)
   return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
 }
 
-/* In a child: drops to uid OUTSIDER with GROUPS, then lists on the admin socket.  Exit 0:
- * listed; 1: connect refused (errno EACCES); 2: brokerd answered an error; 3: other. */
+/* In a child: drops to UID with GROUPS, then lists on the admin socket.  Exit 0: listed; 1:
+ * connect refused (errno EACCES); 2: brokerd answered an error; 3: other. */
 static int
-list_as (struct broker *b, gid_t gid, const gid_t *groups, size_t n_groups)
+list_as (struct broker *b, uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups)
 {
   pid_t pid = fork ();
   ck_assert_int_ge (pid, 0);
   if (pid == 0)
     {
-      if (setgroups (n_groups, groups) < 0 || setgid (gid) < 0 || setuid (OUTSIDER) < 0)
+      if (setgroups (n_groups, groups) < 0 || setgid (gid) < 0 || setuid (uid) < 0)
         _exit (4);
-      int fd = connect_to (b->admin);
+      int fd = connect_to (b->d.admin);
       if (fd < 0)
         _exit (errno == EACCES ? 1 : 3);
       json_t *req = json_pack ("{s:i, s:s}", "v", 1, "op", "list");
@@ -690,17 +716,13 @@ list_as (struct broker *b, gid_t gid, const gid_t *groups, size_t n_groups)
 
 START_TEST (test_approvals_the_admin_socket_is_refused_outside_its_group)
 {
-  SKIP_WITHOUT_FAKE ();
   if (geteuid () != 0)
-    {
-      puts ("skipped: changing to another uid and group needs root");
-      return;
-    }
+    BX_TEST_SKIP ("changing to another uid and group needs root");
   struct broker b;
   broker_init (&b, "    approval: always\n", NULL);
   broker_start (&b);
   struct stat st;
-  ck_assert_int_eq (stat (b.admin, &st), 0);
+  ck_assert_int_eq (stat (b.d.admin, &st), 0);
   ck_assert_uint_eq (st.st_gid, ADMIN_GID);
   ck_assert_uint_eq (st.st_mode & 07777, 0660);
   cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
@@ -710,13 +732,15 @@ START_TEST (test_approvals_the_admin_socket_is_refused_outside_its_group)
   gid_t none[1] = { OUTSIDER };
   gid_t admins[1] = { ADMIN_GID };
   /* Outside the group: the socket's mode refuses the connection. */
-  ck_assert_int_eq (list_as (&b, OUTSIDER, none, 1), 1);
+  ck_assert_int_eq (list_as (&b, OUTSIDER, OUTSIDER, none, 1), 1);
   ck_assert_int_eq (boxmaker_as_outsider (&b), 3);
   /* In the group (as a supplementary group): allowed. */
-  ck_assert_int_eq (list_as (&b, OUTSIDER, admins, 1), 0);
+  ck_assert_int_eq (list_as (&b, OTHER_UID, OTHER_UID, admins, 1), 0);
+  /* But never the overflow uid, a sandbox's (bwrap.so's default), even in the group. */
+  ck_assert_int_eq (list_as (&b, OUTSIDER, OUTSIDER, admins, 1), 2);
   /* A socket whose mode was loosened by hand: brokerd's own check still refuses. */
-  ck_assert_int_eq (chmod (b.admin, 0666), 0);
-  ck_assert_int_eq (list_as (&b, OUTSIDER, none, 1), 2);
+  ck_assert_int_eq (chmod (b.d.admin, 0666), 0);
+  ck_assert_int_eq (list_as (&b, OUTSIDER, OUTSIDER, none, 1), 2);
   ck_assert_int_eq (boxmaker_as_outsider (&b), 1);
   /* Nothing the outsider did touched the call: an owner still answers it. */
   ck_assert_uint_eq (pending_count (&b), 1);
@@ -732,25 +756,13 @@ END_TEST
 
 START_TEST (test_approvals_check_config_shows_the_approvals)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
   broker_init (&b, "    approval: once_per_session\n    approval_timeout: 60m\n", NULL);
-  pid_t pid = fork ();
-  if (pid == 0)
-    {
-      int fd = open (b.out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      dup2 (fd, 1);
-      dup2 (fd, 2);
-      execl (BROKERD_PATH, "brokerd", "--check-config", b.config, "--runtimedir",
-             BX_TEST_RUNTIMEDIR, (char *)NULL);
-      _exit (127);
-    }
-  int status;
-  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
-  cleanup_free char *out = read_text (b.out);
-  ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0, "%s", out);
+  int status = bx_test_brokerd_run (&b.d, "--check-config");
+  cleanup_free char *out = read_text (b.d.out);
+  ck_assert_msg (status == 0, "%s", out);
   cleanup_free char *admin_line
-      = bx_xasprintf ("\nadmin socket: %s (group 4242)\nlimits: ", b.admin);
+      = bx_xasprintf ("\nadmin socket: %s (group 4242)\nlimits: ", b.d.admin);
   ck_assert_msg (strstr (out, admin_line) != NULL, "%s", out);
   cleanup_free char *grant_line = bx_xasprintf (
       "grant 1 (line 12): read_file, write_file in %s; class private, trusted; approval "
@@ -759,13 +771,12 @@ START_TEST (test_approvals_check_config_shows_the_approvals)
   ck_assert_msg (strstr (out, grant_line) != NULL, "%s", out);
   /* It never opens the admin socket. */
   struct stat st;
-  ck_assert_int_ne (stat (b.admin, &st), 0);
+  ck_assert_int_ne (stat (b.d.admin, &st), 0);
 }
 END_TEST
 
 START_TEST (test_approvals_an_expiry_names_the_timeout_in_its_largest_unit)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
   broker_init (&b, "    approval: always\n    approval_timeout: 2s\n", NULL);
   broker_start (&b);
@@ -796,75 +807,58 @@ END_TEST
 
 START_TEST (test_approvals_brokerd_refuses_an_admin_group_the_callers_share)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
   broker_init (&b, "    approval: always\n", NULL);
   /* The callers' socket gets brokerd's group; the same as admin group is refused. */
-  cleanup_free char *text = read_text (b.config);
+  cleanup_free char *text = read_text (b.d.config);
   char *at = strstr (text, "admin_group: 4242");
   ck_assert_ptr_nonnull (at);
   cleanup_free char *fixed = bx_xasprintf ("%.*sadmin_group: %u%s", (int)(at - text), text,
                                            (unsigned)getegid (), at + strlen ("admin_group: 4242"));
-  write_text (b.config, fixed);
-  pid_t pid = fork ();
-  if (pid == 0)
-    {
-      int fd = open (b.out, O_WRONLY | O_CREAT | O_APPEND, 0600);
-      dup2 (fd, 2);
-      execl (BROKERD_PATH, "brokerd", "--config", b.config, "--runtimedir", BX_TEST_RUNTIMEDIR,
-             (char *)NULL);
-      _exit (127);
-    }
-  int status;
-  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
-  ck_assert (WIFEXITED (status) && WEXITSTATUS (status) == 1);
-  cleanup_free char *out = read_text (b.out);
+  write_text (b.d.config, fixed);
+  ck_assert_int_eq (bx_test_brokerd_run (&b.d, "--config"), 1);
+  cleanup_free char *out = read_text (b.d.out);
   ck_assert_msg (strstr (out, "is also the group of the callers' socket") != NULL, "%s", out);
   struct stat st;
-  ck_assert_int_ne (stat (b.sock, &st), 0);
-  ck_assert_int_ne (stat (b.admin, &st), 0);
+  ck_assert_int_ne (stat (b.d.sock, &st), 0);
+  ck_assert_int_ne (stat (b.d.admin, &st), 0);
 }
 END_TEST
 
 START_TEST (test_approvals_brokerd_refuses_an_admin_group_it_cannot_give)
 {
-  SKIP_WITHOUT_FAKE ();
   if (geteuid () != 0)
-    {
-      puts ("skipped: starting brokerd as another user needs root");
-      return;
-    }
+    BX_TEST_SKIP ("starting brokerd as another user needs root");
   struct broker b;
   broker_init (&b, "    approval: always\n", NULL);
-  ck_assert_int_eq (chown (b.dir, OUTSIDER, OUTSIDER), 0);
+  ck_assert_int_eq (chown (b.d.dir, OUTSIDER, OUTSIDER), 0);
   pid_t pid = fork ();
   if (pid == 0)
     {
-      int fd = open (b.out, O_WRONLY | O_CREAT | O_APPEND, 0600);
+      int fd = open (b.d.out, O_WRONLY | O_CREAT | O_APPEND, 0600);
       dup2 (fd, 2);
       gid_t none[1] = { OUTSIDER };
       if (setgroups (1, none) < 0 || setgid (OUTSIDER) < 0 || setuid (OUTSIDER) < 0)
         _exit (126);
-      execl (BROKERD_PATH, "brokerd", "--config", b.config, "--runtimedir", BX_TEST_RUNTIMEDIR,
+      execl (b.d.program, "brokerd", "--config", b.d.config, "--runtimedir", b.d.runtimedir,
              (char *)NULL);
       _exit (127);
     }
   int status;
   ck_assert_int_eq (waitpid (pid, &status, 0), pid);
-  cleanup_free char *out = read_text (b.out);
+  cleanup_free char *out = read_text (b.d.out);
   ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 1, "status %d: %s", status, out);
   cleanup_free char *expected
-      = bx_xasprintf ("admin socket %s: cannot give it the group 4242", b.admin);
+      = bx_xasprintf ("admin socket %s: cannot give it the group 4242", b.d.admin);
   ck_assert_msg (strstr (out, expected) != NULL, "%s", out);
   struct stat st;
-  ck_assert_int_ne (stat (b.admin, &st), 0);
-  ck_assert_int_ne (stat (b.sock, &st), 0);
+  ck_assert_int_ne (stat (b.d.admin, &st), 0);
+  ck_assert_int_ne (stat (b.d.sock, &st), 0);
 }
 END_TEST
 
 START_TEST (test_approvals_stopping_brokerd_answers_every_waiting_call)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
   broker_init (&b, "    approval: always\n", NULL);
   broker_start (&b);
@@ -878,7 +872,7 @@ START_TEST (test_approvals_stopping_brokerd_answers_every_waiting_call)
       free (read_pending (fds[i], id));
     }
   /* An owner watching too: the watch ends with brokerd. */
-  int w = connect_to (b.admin);
+  int w = connect_to (b.d.admin);
   json_t *req = json_pack ("{s:i, s:s}", "v", 1, "op", "watch");
   cleanup_error bx_error err = NULL;
   ck_assert (bx_frame_write (w, req, bx_deadline_in (5000), &err) == 0);
@@ -909,8 +903,8 @@ START_TEST (test_approvals_stopping_brokerd_answers_every_waiting_call)
   ck_assert_int_eq (stopped, 5);
   close (w);
   struct stat st;
-  ck_assert_int_ne (stat (b.admin, &st), 0);
-  cleanup_free char *audit = read_text (b.audit);
+  ck_assert_int_ne (stat (b.d.admin, &st), 0);
+  cleanup_free char *audit = read_text (b.d.audit);
   int lines = 0;
   for (const char *p = audit; (p = strstr (p, "\"state\":\"stopped\"")) != NULL; p++)
     lines++;
@@ -922,12 +916,12 @@ END_TEST
 static void
 add_runtime_options (struct broker *b, const char *options)
 {
-  cleanup_free char *text = read_text (b->config);
+  cleanup_free char *text = read_text (b->d.config);
   const char *at = strstr (text, "    mode: echo\n");
   ck_assert_ptr_nonnull (at);
   size_t head = (size_t)(at - text) + strlen ("    mode: echo\n");
   cleanup_free char *changed = bx_xasprintf ("%.*s%s%s", (int)head, text, options, text + head);
-  write_text (b->config, changed);
+  write_text (b->d.config, changed);
 }
 
 /* The text of B's metrics socket (the bare exposition). */
@@ -935,7 +929,7 @@ static char *
 metrics_text (struct broker *b)
 {
   char path[160];
-  snprintf (path, sizeof path, "%s/m.sock", b->dir);
+  snprintf (path, sizeof path, "%s/m.sock", b->d.dir);
   int fd = connect_to (path);
   ck_assert_msg (fd >= 0, "metrics connect: %s", strerror (errno));
   char *buf = NULL;
@@ -961,12 +955,13 @@ sample (const char *text, const char *name)
 }
 
 /* Waits until B's audit log holds LINE_PART; false after 10 s. */
+/* Whether PART comes into the audit log within 30 s (a bound that only ends a hang). */
 static bool
 audit_has (struct broker *b, const char *part)
 {
-  for (int i = 0; i < 1000; i++)
+  for (int i = 0; i < 3000; i++)
     {
-      cleanup_free char *audit = read_text (b->audit);
+      cleanup_free char *audit = read_text (b->d.audit);
       if (strstr (audit, part) != NULL)
         return true;
       sleep_ms (10);
@@ -976,12 +971,11 @@ audit_has (struct broker *b, const char *part)
 
 START_TEST (test_approvals_calls_that_wait_are_counted_in_the_metrics)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
   broker_init (&b, "    approval: always\n    approval_timeout: 1s\n", NULL);
-  cleanup_free char *text = read_text (b.config);
-  cleanup_free char *changed = bx_xasprintf ("metrics_socket: %s/m.sock\n%s", b.dir, text);
-  write_text (b.config, changed);
+  cleanup_free char *text = read_text (b.d.config);
+  cleanup_free char *changed = bx_xasprintf ("metrics_socket: %s/m.sock\n%s", b.d.dir, text);
+  write_text (b.d.config, changed);
   broker_start (&b);
   cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
 
@@ -1044,7 +1038,6 @@ END_TEST
 
 START_TEST (test_approvals_an_approved_call_is_cancelled_when_its_client_leaves)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
   broker_init (&b, "    approval: always\n", NULL);
   add_runtime_options (&b, "    delay_ms: 20000\n");
@@ -1060,8 +1053,9 @@ START_TEST (test_approvals_an_approved_call_is_cancelled_when_its_client_leaves)
   ck_assert (audit_has (&b, "\"outcome\":\"cancelled\""));
   int64_t took = bx_now_ms () - t0;
   printf ("approvals: an approved call ended %lld ms after its client left\n", (long long)took);
-  /* The run would take 20 s; cancelled, it ends within a second or so. */
-  ck_assert_int_lt (took, 5000);
+  /* The run would take 20 s; cancelled, it ends within a second or so, and under load well
+   * within half the run. */
+  ck_assert_int_lt (took, 10000);
   ck_assert_int_eq (broker_stop (&b), 0);
   json_t *lines = audit_lines_of (&b, approval);
   ck_assert_uint_eq (json_array_size (lines), 3);
@@ -1074,7 +1068,6 @@ END_TEST
 
 START_TEST (test_approvals_stopping_brokerd_cancels_approved_calls_past_the_grace_period)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
   broker_init (&b, "    approval: always\n", NULL); /* grace_ms: 3000 */
   add_runtime_options (&b, "    delay_ms: 30000\n");
@@ -1088,7 +1081,8 @@ START_TEST (test_approvals_stopping_brokerd_cancels_approved_calls_past_the_grac
   int64_t t0 = bx_now_ms ();
   ck_assert_int_eq (broker_stop (&b), 0);
   int64_t took = bx_now_ms () - t0;
-  ck_assert_int_lt (took, 12000);
+  /* The grace (3 s), then the cancellation: not the run's 30 s. */
+  ck_assert_int_lt (took, 20000);
   json_t *f = read_final (fd, 1000);
   ck_assert_str_eq (msg_type (f), "failed");
   json_decref (f);
@@ -1097,7 +1091,7 @@ START_TEST (test_approvals_stopping_brokerd_cancels_approved_calls_past_the_grac
   ck_assert_str_eq (json_string_value (json_object_get (json_array_get (lines, 2), "outcome")),
                     "cancelled");
   json_decref (lines);
-  cleanup_free char *log = read_text (b.out);
+  cleanup_free char *log = read_text (b.d.out);
   ck_assert_ptr_nonnull (
       strstr (log, "brokerd: 1 approved call(s) still running; cancelling them\n"));
 }
@@ -1107,10 +1101,16 @@ END_TEST
  * answered at once, not once the ordinary calls have ended. */
 START_TEST (test_approvals_stopping_brokerd_answers_a_waiting_call_at_once)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
-  broker_init (&b, "    approval: always\n", NULL); /* grace_ms: 3000 */
-  add_runtime_options (&b, "    delay_ms: 2500\n");
+  broker_init (&b, "    approval: always\n", NULL);
+  /* A grace longer than the ordinary run, which is long beside a loaded machine's delays. */
+  cleanup_free char *text = read_text (b.d.config);
+  char *grace = strstr (text, "grace_ms: 3000\n");
+  ck_assert_ptr_nonnull (grace);
+  cleanup_free char *longer = bx_xasprintf ("%.*sgrace_ms: 30000\n%s", (int)(grace - text), text,
+                                            grace + strlen ("grace_ms: 3000\n"));
+  write_text (b.d.config, longer);
+  add_runtime_options (&b, "    delay_ms: 8000\n");
   broker_start (&b);
   int ordinary = send_call (&b, "o1", "s1", "shell", "{\"command\":\"x\"}");
   ck_assert (audit_has (&b, "\"outcome\":\"running\""));
@@ -1118,38 +1118,42 @@ START_TEST (test_approvals_stopping_brokerd_answers_a_waiting_call_at_once)
   int waiting = send_call (&b, "w1", "s1", "read_file", args);
   free (read_pending (waiting, "w1"));
   int64_t t0 = bx_now_ms ();
-  kill (b.pid, SIGTERM);
-  json_t *f = read_final (waiting, 5000);
+  kill (b.d.pid, SIGTERM);
+  json_t *f = read_final (waiting, 30000);
   int64_t took = bx_now_ms () - t0;
   printf ("approvals: a waiting call was denied %lld ms after SIGTERM\n", (long long)took);
   ck_assert_str_eq (msg_type (f), "denied");
-  ck_assert_int_lt (took, 1000);
+  /* Before the ordinary call ended, not once it had. */
+  struct pollfd p = { .fd = ordinary, .events = POLLIN };
+  ck_assert_msg (poll (&p, 1, 0) == 0,
+                 "the waiting call was denied %lld ms after SIGTERM, "
+                 "after the ordinary call ended",
+                 (long long)took);
   json_decref (f);
   close (waiting);
   /* The ordinary call ends within the grace period, with its result. */
-  f = read_final (ordinary, 5000);
+  f = read_final (ordinary, 30000);
   ck_assert_str_eq (msg_type (f), "result");
   json_decref (f);
   close (ordinary);
   int status;
-  ck_assert_int_eq (waitpid (b.pid, &status, 0), b.pid);
+  ck_assert_int_eq (waitpid (b.d.pid, &status, 0), b.d.pid);
   ck_assert (WIFEXITED (status) && WEXITSTATUS (status) == 0);
 }
 END_TEST
 
 START_TEST (test_approvals_a_call_whose_pending_line_cannot_be_written_does_not_wait)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
   broker_init (&b, "    approval: always\n", NULL);
   /* Every audit write fails: fail closed, at once, and nothing waits. */
-  cleanup_free char *text = read_text (b.config);
-  cleanup_free char *from = bx_xasprintf ("audit: %s\n", b.audit);
+  cleanup_free char *text = read_text (b.d.config);
+  cleanup_free char *from = bx_xasprintf ("audit: %s\n", b.d.audit);
   char *at = strstr (text, from);
   ck_assert_ptr_nonnull (at);
   cleanup_free char *changed
       = bx_xasprintf ("%.*saudit: /dev/full\n%s", (int)(at - text), text, at + strlen (from));
-  write_text (b.config, changed);
+  write_text (b.d.config, changed);
   broker_start (&b);
   cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
   int fd = send_call (&b, "c1", "s1", "read_file", args);
@@ -1160,7 +1164,7 @@ START_TEST (test_approvals_a_call_whose_pending_line_cannot_be_written_does_not_
   close (fd);
   ck_assert_uint_eq (pending_count (&b), 0);
   ck_assert_int_eq (broker_stop (&b), 0);
-  cleanup_free char *log = read_text (b.out);
+  cleanup_free char *log = read_text (b.d.out);
   ck_assert_ptr_nonnull (
       strstr (log, "brokerd: call c1: cannot write the audit log, not running it: No space "
                    "left on device\n"));
@@ -1169,9 +1173,8 @@ END_TEST
 
 START_TEST (test_approvals_once_per_session_covers_one_session_grant_and_tool_until_restart)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
-  broker_init (&b, "    approval: once_per_session\n", NULL);
+  broker_init (&b, "    approval: once_per_session\n", "socket_mode: 0666\n");
   broker_start (&b);
   cleanup_free char *rargs = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
   cleanup_free char *wargs = bx_xasprintf ("{\"path\":\"%s/a\",\"content\":\"x\"}", b.notes);
@@ -1184,12 +1187,22 @@ START_TEST (test_approvals_once_per_session_covers_one_session_grant_and_tool_un
   json_decref (f);
   close (fd);
 
-  /* The same session, grant and tool: no question. */
+  /* The same caller, session, grant and tool: no question. */
   fd = send_call (&b, "c2", "s1", "read_file", rargs);
   f = read_final (fd, 10000);
   ck_assert_str_eq (msg_type (f), "result");
   json_decref (f);
   close (fd);
+
+  /* Another uid with the same session: asked again. */
+  if (geteuid () == 0)
+    {
+      int status = 0;
+      pid_t other = calls_as (&b, OTHER_UID, 1, "s1", rargs);
+      ck_assert_int_eq (waitpid (other, &status, 0), other);
+      ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+                     "another uid was not asked (status %d)", status);
+    }
 
   /* Another session, or another tool of the same grant: asked again. */
   fd = send_call (&b, "c3", "s2", "read_file", rargs);
@@ -1199,6 +1212,24 @@ START_TEST (test_approvals_once_per_session_covers_one_session_grant_and_tool_un
   free (read_pending (fd, "c4"));
   close (fd);
   ck_assert_int_eq (broker_stop (&b), 0);
+
+  /* The call that ran unasked has both its lines name the approval it ran on. */
+  json_t *lines = audit_lines_of (&b, approval);
+  size_t remembered = 0;
+  for (size_t i = 0; i < json_array_size (lines); i++)
+    {
+      json_t *line = json_array_get (lines, i);
+      if (strcmp (json_string_value (json_object_get (line, "call")), "c2") != 0)
+        continue;
+      remembered++;
+      json_t *ap = json_object_get (line, "approval");
+      ck_assert_str_eq (approval_state (line), "remembered");
+      ck_assert_int_eq (json_integer_value (json_object_get (ap, "approver_uid")), getuid ());
+      ck_assert_int_eq (json_integer_value (json_object_get (ap, "waited_ms")), 0);
+      ck_assert_uint_eq (strlen (json_string_value (json_object_get (ap, "approved_at"))), 24);
+    }
+  ck_assert_uint_eq (remembered, 2);
+  json_decref (lines);
 
   /* A restart forgets it. */
   broker_start (&b);
@@ -1211,7 +1242,6 @@ END_TEST
 
 START_TEST (test_approvals_the_admin_socket_refuses_malformed_requests)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
   broker_init (&b, "    approval: always\n", NULL);
   broker_start (&b);
@@ -1264,21 +1294,21 @@ END_TEST
 
 START_TEST (test_approvals_an_admin_request_must_arrive_within_10_s)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
   broker_init (&b, "    approval: always\n", NULL);
   broker_start (&b);
-  int fd = connect_to (b.admin);
+  int fd = connect_to (b.d.admin);
   ck_assert_int_ge (fd, 0);
   ck_assert_int_eq (write (fd, "\0\0", 2), 2); /* half a header, then nothing */
   int64_t t0 = bx_now_ms ();
-  json_t *r = read_frame (fd, 20000);
+  json_t *r = read_frame (fd, 40000);
   int64_t took = bx_now_ms () - t0;
   ck_assert_ptr_nonnull (r);
   ck_assert_str_eq (json_string_value (json_object_get (r, "type")), "error");
   ck_assert_ptr_nonnull (strstr (json_string_value (json_object_get (r, "detail")), "bad frame: "));
+  /* Not before its 10 s; after them only by what a loaded machine adds. */
   ck_assert_int_ge (took, 9500);
-  ck_assert_int_lt (took, 13000);
+  ck_assert_int_lt (took, 30000);
   json_decref (r);
   close (fd);
   ck_assert_int_eq (broker_stop (&b), 0);
@@ -1287,19 +1317,18 @@ END_TEST
 
 START_TEST (test_approvals_past_256_waiting_a_call_is_denied_at_once)
 {
-  SKIP_WITHOUT_FAKE ();
+  if (geteuid () != 0)
+    BX_TEST_SKIP ("eight callers of their own uids need root");
   struct broker b;
-  broker_init (&b, "    approval: always\n", NULL);
+  broker_init (&b, "    approval: always\n", "socket_mode: 0666\n");
   broker_start (&b);
   cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
-  int fds[256];
-  char id[16];
-  for (int i = 0; i < 256; i++)
-    {
-      snprintf (id, sizeof id, "w%d", i);
-      fds[i] = send_call (&b, id, "s1", "read_file", args);
-      free (read_pending (fds[i], id));
-    }
+  /* Eight uids, each with its share of 32. */
+  pid_t holders[8];
+  for (int i = 0; i < 8; i++)
+    holders[i] = calls_as_holding (&b, OTHER_UID + (uid_t)i, BX_APPROVALS_MAX_PENDING_PER_UID, "s1",
+                                   args, true);
+  ck_assert_uint_eq (pending_count (&b), 256);
   int fd = send_call (&b, "over", "s1", "read_file", args);
   json_t *f = read_final (fd, 5000);
   ck_assert_str_eq (msg_type (f), "denied");
@@ -1307,15 +1336,59 @@ START_TEST (test_approvals_past_256_waiting_a_call_is_denied_at_once)
                     "too many calls are waiting for the owner's approval; the call was not run");
   json_decref (f);
   close (fd);
-  /* One leaves: there is room again. */
-  close (fds[0]);
+  /* One uid leaves: there is room again. */
+  stop_holding (holders[0]);
   int i;
-  for (i = 0; i < 500 && pending_count (&b) != 255; i++)
+  for (i = 0; i < 500 && pending_count (&b) != 256 - BX_APPROVALS_MAX_PENDING_PER_UID; i++)
     sleep_ms (10);
   fd = send_call (&b, "again", "s1", "read_file", args);
   free (read_pending (fd, "again"));
   close (fd);
-  for (i = 1; i < 256; i++)
+  for (i = 1; i < 8; i++)
+    stop_holding (holders[i]);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
+START_TEST (test_approvals_one_uid_waits_with_32_calls_at_most)
+{
+  struct broker b;
+  broker_init (&b, "    approval: always\n", "socket_mode: 0666\n");
+  broker_start (&b);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int fds[BX_APPROVALS_MAX_PENDING_PER_UID];
+  char id[16];
+  for (int i = 0; i < BX_APPROVALS_MAX_PENDING_PER_UID; i++)
+    {
+      snprintf (id, sizeof id, "w%d", i);
+      fds[i] = send_call (&b, id, "s1", "read_file", args);
+      free (read_pending (fds[i], id));
+    }
+  int fd = send_call (&b, "over", "s2", "read_file", args);
+  json_t *f = read_final (fd, 5000);
+  ck_assert_str_eq (msg_type (f), "denied");
+  ck_assert_str_eq (msg_field (f, "reason"), "too many of your calls are waiting for the owner's "
+                                             "approval; the call was not run");
+  json_decref (f);
+  close (fd);
+  /* Another uid still reaches the owner. */
+  if (geteuid () == 0)
+    {
+      int status = 0;
+      pid_t other = calls_as (&b, OTHER_UID, 1, "s1", args);
+      ck_assert_int_eq (waitpid (other, &status, 0), other);
+      ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+                     "another uid's call did not wait (status %d)", status);
+    }
+  /* One of its own leaves: it has room again. */
+  close (fds[0]);
+  int i;
+  for (i = 0; i < 500 && pending_count (&b) != BX_APPROVALS_MAX_PENDING_PER_UID - 1; i++)
+    sleep_ms (10);
+  fd = send_call (&b, "again", "s1", "read_file", args);
+  free (read_pending (fd, "again"));
+  close (fd);
+  for (i = 1; i < BX_APPROVALS_MAX_PENDING_PER_UID; i++)
     close (fds[i]);
   ck_assert_int_eq (broker_stop (&b), 0);
 }
@@ -1352,27 +1425,33 @@ threads_of (pid_t pid)
 
 START_TEST (test_approvals_fifty_waiting_calls_leave_ordinary_calls_their_latency)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
   /* max_connections 8: fifty waiting calls would take every slot if they held one. */
-  broker_init (&b, "    approval: always\n", "max_connections: 8\n");
+  broker_init (&b, "    approval: always\n", "max_connections: 8\nsocket_mode: 0666\n");
   broker_start (&b);
   /* Warm up the workers, then measure without and with fifty calls waiting. */
   median_of_ordinary_calls (&b, 20);
   long before = median_of_ordinary_calls (&b, 200);
-  int threads_before = threads_of (b.pid);
+  int threads_before = threads_of (b.d.pid);
   cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
-  int fds[50];
+  /* One uid waits with 32 at most: the rest are another's. */
+  int fds[BX_APPROVALS_MAX_PENDING_PER_UID];
   char id[8];
-  for (int i = 0; i < 50; i++)
+  for (int i = 0; i < BX_APPROVALS_MAX_PENDING_PER_UID; i++)
     {
       snprintf (id, sizeof id, "w%d", i);
       fds[i] = send_call (&b, id, "s-wait", "read_file", args);
       free (read_pending (fds[i], id));
     }
-  ck_assert_uint_eq (pending_count (&b), 50);
+  pid_t other = -1;
+  if (geteuid () == 0)
+    other = calls_as_holding (&b, OTHER_UID, 50 - BX_APPROVALS_MAX_PENDING_PER_UID, "s-wait", args,
+                              true);
+  else
+    puts ("approvals: not root, so 32 calls wait, not 50");
+  ck_assert_uint_eq (pending_count (&b), geteuid () == 0 ? 50 : BX_APPROVALS_MAX_PENDING_PER_UID);
   long during = median_of_ordinary_calls (&b, 200);
-  int threads_during = threads_of (b.pid);
+  int threads_during = threads_of (b.d.pid);
   printf ("approvals: ordinary call median %ld us alone, %ld us with 50 calls waiting "
           "(ratio %.2f); brokerd threads %d -> %d\n",
           before, during, (double)during / (double)before, threads_before, threads_during);
@@ -1381,15 +1460,16 @@ START_TEST (test_approvals_fifty_waiting_calls_leave_ordinary_calls_their_latenc
   ck_assert_int_le (threads_during, threads_before + 2);
   ck_assert_msg (during <= before * 3 + 2000, "median %ld us with 50 waiting, %ld us without",
                  during, before);
-  for (int i = 0; i < 50; i++)
+  for (int i = 0; i < BX_APPROVALS_MAX_PENDING_PER_UID; i++)
     close (fds[i]);
+  if (other > 0)
+    stop_holding (other);
   ck_assert_int_eq (broker_stop (&b), 0);
 }
 END_TEST
 
 START_TEST (test_approvals_boxmaker_lists_and_watches)
 {
-  SKIP_WITHOUT_FAKE ();
   struct broker b;
   broker_init (&b, "    approval: always\n", NULL);
   broker_start (&b);
@@ -1399,13 +1479,13 @@ START_TEST (test_approvals_boxmaker_lists_and_watches)
 
   /* A watcher started before the call sees it arrive and end. */
   char wpath[160];
-  snprintf (wpath, sizeof wpath, "%s/watch.out", b.dir);
+  snprintf (wpath, sizeof wpath, "%s/watch.out", b.d.dir);
   pid_t watcher = fork ();
   if (watcher == 0)
     {
       int fd = open (wpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
       dup2 (fd, 1);
-      execl (BOXMAKER_PATH, "boxmaker", "approvals", "--watch", "--admin-socket", b.admin,
+      execl (BOXMAKER_PATH, "boxmaker", "approvals", "--watch", "--admin-socket", b.d.admin,
              (char *)NULL);
       _exit (127);
     }
@@ -1478,22 +1558,129 @@ START_TEST (test_approvals_summary_is_short_and_printable)
   ck_assert_str_eq (sh, "shell in /srv/work (+1 more): make test");
   cleanup_free char *cwd
       = summary_of (BX_TOOL_SHELL, "{\"command\":\"ls\",\"cwd\":\"/srv/more/a\"}");
-  ck_assert_str_eq (cwd, "shell in /srv/work (+1 more): ls (cwd /srv/more/a)");
+  ck_assert_str_eq (cwd, "shell in /srv/work (+1 more), cwd /srv/more/a: ls");
   cleanup_free char *fetch
       = summary_of (BX_TOOL_HTTP_FETCH, "{\"url\":\"https://Example.com/a?b=c\"}");
   ck_assert_str_eq (fetch, "http_fetch from example.com: https://Example.com/a?b=c");
-  /* Control bytes and quotes are escaped, UTF-8 stays; a long command is cut with "...". */
-  cleanup_free char *odd
-      = summary_of (BX_TOOL_SHELL, "{\"command\":\"echo \\\"caf\u00e9\\\"\\u001b[2J\\nrm\"}");
-  ck_assert_str_eq (odd, "shell in /srv/work (+1 more): echo \\x22caf\xc3\xa9\\x22\\x1b[2J\\x0arm");
-  char long_cmd[1200] = "{\"command\":\"";
-  for (int i = 0; i < 1000; i++)
-    strcat (long_cmd, "a");
-  strcat (long_cmd, "; rm -rf /\"}");
-  cleanup_free char *cut = summary_of (BX_TOOL_SHELL, long_cmd);
-  ck_assert_uint_lt (strlen (cut), 260);
-  ck_assert_ptr_nonnull (strstr (cut, "..."));
-  ck_assert_ptr_null (strstr (cut, "rm -rf"));
+  /* Printable ASCII only: control bytes, quotes and UTF-8 alike are escaped, so that no
+   * right-to-left override (U+202E) or look-alike letter changes what the owner reads. */
+  cleanup_free char *odd = summary_of (
+      BX_TOOL_SHELL, "{\"command\":\"echo \\\"caf\u00e9\\\"\\u001b[2J\\nrm \u202e1.txt\"}");
+  ck_assert_str_eq (odd,
+                    "shell in /srv/work (+1 more): echo \\x22caf\\xc3\\xa9\\x22\\x1b[2J\\x0arm "
+                    "\\xe2\\x80\\xae1.txt");
+}
+END_TEST
+
+/* A command of 1000 "a" and a hidden end, as JSON text, with CWD (or none). */
+static char *
+long_command (const char *cwd)
+{
+  char as[1001];
+  memset (as, 'a', 1000);
+  as[1000] = '\0';
+  return cwd ? bx_xasprintf ("{\"command\":\"%s; curl x | sh\",\"cwd\":\"%s\"}", as, cwd)
+             : bx_xasprintf ("{\"command\":\"%s; curl x | sh\"}", as);
+}
+
+START_TEST (test_approvals_every_cut_of_a_summary_shows_where_the_eye_ends)
+{
+  /* A long command is cut to 200 bytes with "...", at the end. */
+  cleanup_free char *args = long_command (NULL);
+  cleanup_free char *cut = summary_of (BX_TOOL_SHELL, args);
+  ck_assert_uint_eq (strlen (cut), strlen ("shell in /srv/work (+1 more): ") + 200);
+  ck_assert_str_eq (cut + strlen (cut) - 4, "a...");
+  ck_assert_ptr_null (strstr (cut, "curl"));
+  /* With a cwd too: the command still comes last, its cut where the summary ends. */
+  cleanup_free char *args_cwd = long_command ("/srv/more/a");
+  cleanup_free char *cut_cwd = summary_of (BX_TOOL_SHELL, args_cwd);
+  ck_assert_uint_eq (strlen (cut_cwd),
+                     strlen ("shell in /srv/work (+1 more), cwd /srv/more/a: ") + 200);
+  ck_assert_str_eq (cut_cwd + strlen (cut_cwd) - 4, "a...");
+  /* A cut cwd before a whole command: the summary ends in "..." all the same. */
+  char long_cwd[400] = "{\"command\":\"ls\",\"cwd\":\"/srv/more/";
+  for (int i = 0; i < 300; i++)
+    strcat (long_cwd, "d");
+  strcat (long_cwd, "\"}");
+  cleanup_free char *cwd_cut = summary_of (BX_TOOL_SHELL, long_cwd);
+  ck_assert_str_eq (cwd_cut + strlen (cwd_cut) - 13, "ddd...: ls...");
+  /* Escapes count: a part of 200 bytes once escaped, never cut inside an escape. */
+  char quotes[400] = "{\"command\":\"";
+  for (int i = 0; i < 80; i++)
+    strcat (quotes, "\\\"");
+  strcat (quotes, "\"}");
+  cleanup_free char *escaped = summary_of (BX_TOOL_SHELL, quotes);
+  const char *what = strstr (escaped, ": ") + 2;
+  ck_assert_uint_eq (strlen (what), 49 * 4 + 3);
+  ck_assert_str_eq (what + strlen (what) - 7, "\\x22...");
+}
+END_TEST
+
+START_TEST (test_approvals_a_grant_is_known_by_its_content_not_its_place)
+{
+  static const char yaml[] = "admin_group: 0\n"
+                             "grants:\n"
+                             "  - tools: [shell]\n"
+                             "    paths: [/srv/b]\n"
+                             "    approval: once_per_session\n"
+                             "  - tools: [shell]\n"
+                             "    paths: [/srv/a]\n"
+                             "    approval: once_per_session\n"
+                             "\n"
+                             "  - tools: [shell]\n"
+                             "    paths: [/srv/a]\n"
+                             "    approval: once_per_session\n"
+                             "  - tools: [shell]\n"
+                             "    paths: [/srv/a]\n"
+                             "    approval: once_per_session\n"
+                             "    untrusted: true\n"
+                             "  - tools: [shell]\n"
+                             "    paths: [/srv/a]\n"
+                             "    approval: once_per_session\n"
+                             "    limits: {time: 5s}\n";
+  struct bx_config *cfg = NULL;
+  cleanup_error bx_error err = NULL;
+  ck_assert_msg (bx_config_parse (yaml, strlen (yaml), "t.yaml", &cfg, &err) == 0, "%s",
+                 bx_error_msg (err));
+  char *text[5];
+  for (int i = 0; i < 5; i++)
+    text[i] = bx_grant_canonical (&cfg->grants[i]);
+  /* The same keys at another line: the same grant. */
+  ck_assert_str_eq (text[1], text[2]);
+  /* Another folder, trust or limit: another grant. */
+  ck_assert_str_ne (text[0], text[1]);
+  ck_assert_str_ne (text[1], text[3]);
+  ck_assert_str_ne (text[1], text[4]);
+  for (int i = 0; i < 5; i++)
+    free (text[i]);
+  bx_config_free (cfg);
+}
+END_TEST
+
+START_TEST (test_approvals_a_write_file_summary_ends_with_its_path)
+{
+  static const char yaml[] = "admin_group: 0\n"
+                             "grants:\n"
+                             "  - tools: [write_file]\n"
+                             "    paths: [/srv/work]\n"
+                             "    approval: always\n";
+  struct bx_config *cfg = NULL;
+  cleanup_error bx_error err = NULL;
+  ck_assert_int_eq (bx_config_parse (yaml, strlen (yaml), "t.yaml", &cfg, &err), 0);
+  char args[600] = "{\"path\":\"/srv/work/";
+  for (int i = 0; i < 300; i++)
+    strcat (args, "p");
+  strcat (args, "\",\"content\":\"abc\"}");
+  struct bx_tool_args a = { 0 };
+  ck_assert_int_eq (bx_tool_args_parse (BX_TOOL_WRITE_FILE, args, strlen (args), &a, &err), 0);
+  struct bx_decision d;
+  bx_policy_decide (cfg, &a, &d);
+  ck_assert_int_eq (d.verdict, BX_ALLOWED);
+  cleanup_free char *s = bx_approvals_summary (&d);
+  ck_assert_str_eq (s + strlen (s) - 4, "p...");
+  ck_assert_ptr_nonnull (strstr (s, "write_file in /srv/work (3 bytes): /srv/work/ppp"));
+  bx_decision_clear (&d);
+  bx_config_free (cfg);
 }
 END_TEST
 
@@ -1504,6 +1691,7 @@ suite (void)
   TCase *tc = tcase_create ("brokerd");
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_approvals_an_approved_call_runs_exactly_the_stored_bytes);
+  tcase_add_test (tc, test_approvals_a_shell_call_without_cwd_is_shown_with_the_cwd_it_runs_in);
   tcase_add_test (tc, test_approvals_calls_that_wait_are_counted_in_the_metrics);
   tcase_add_test (tc, test_approvals_an_approved_call_is_cancelled_when_its_client_leaves);
   tcase_add_test (tc, test_approvals_stopping_brokerd_answers_a_waiting_call_at_once);
@@ -1513,22 +1701,29 @@ suite (void)
   tcase_add_test (tc, test_approvals_an_unanswered_call_expires_naming_the_timeout);
   tcase_add_test (tc, test_approvals_a_client_that_leaves_cancels_its_request);
   tcase_add_test (tc, test_approvals_a_wrong_or_foreign_id_changes_nothing);
-  tcase_add_test (tc, test_approvals_the_admin_socket_is_refused_outside_its_group);
   tcase_add_test (tc, test_approvals_brokerd_refuses_an_admin_group_the_callers_share);
   tcase_add_test (tc, test_approvals_check_config_shows_the_approvals);
   tcase_add_test (tc, test_approvals_an_expiry_names_the_timeout_in_its_largest_unit);
-  tcase_add_test (tc, test_approvals_brokerd_refuses_an_admin_group_it_cannot_give);
   tcase_add_test (tc, test_approvals_stopping_brokerd_answers_every_waiting_call);
   tcase_add_test (tc,
                   test_approvals_once_per_session_covers_one_session_grant_and_tool_until_restart);
   tcase_add_test (tc, test_approvals_fifty_waiting_calls_leave_ordinary_calls_their_latency);
   tcase_add_test (tc, test_approvals_boxmaker_lists_and_watches);
   tcase_add_test (tc, test_approvals_summary_is_short_and_printable);
+  tcase_add_test (tc, test_approvals_every_cut_of_a_summary_shows_where_the_eye_ends);
+  tcase_add_test (tc, test_approvals_a_write_file_summary_ends_with_its_path);
+  tcase_add_test (tc, test_approvals_a_grant_is_known_by_its_content_not_its_place);
   tcase_add_test (tc, test_approvals_the_admin_socket_refuses_malformed_requests);
-  tcase_add_test (tc, test_approvals_past_256_waiting_a_call_is_denied_at_once);
+  tcase_add_test (tc, test_approvals_one_uid_waits_with_32_calls_at_most);
   tcase_add_test (tc, test_approvals_an_admin_request_must_arrive_within_10_s);
   suite_add_tcase (s, tc);
+  /* Other uids and groups: only root can take them. */
+  TCase *root = bx_test_case_may_skip (s, "as_root");
+  tcase_set_timeout (root, 60);
+  tcase_add_test (root, test_approvals_the_admin_socket_is_refused_outside_its_group);
+  tcase_add_test (root, test_approvals_brokerd_refuses_an_admin_group_it_cannot_give);
+  tcase_add_test (root, test_approvals_past_256_waiting_a_call_is_denied_at_once);
   return s;
 }
 
-BX_TEST_MAIN (suite)
+BX_TEST_MAIN_UNLESS (BX_HAVE_FAKE ? NULL : "fake.so is built only with BX_TEST_HOOKS", suite)

@@ -56,9 +56,9 @@ record (const char *call)
   return (struct bx_audit_record){ .session = "s",
                                    .call = call,
                                    .tool = "read_file",
-                                   .decision = "denied",
+                                   .decision = BX_DECISION_DENIED,
                                    .reason = "no",
-                                   .outcome = "denied",
+                                   .outcome = BX_OUTCOME_DENIED,
                                    .content_bytes = -1,
                                    .uid = 1000,
                                    .pid = 42 };
@@ -276,9 +276,9 @@ jansson_line (const struct bx_audit_record *r, const char *when)
       json_object_set_new (args, keys[i], json_string (values[i]));
   json_object_set_new (o, "args", args);
   json_object_set_new (o, "grant", r->grant > 0 ? json_integer (r->grant) : json_null ());
-  json_object_set_new (o, "decision", json_pack ("s?", r->decision));
+  json_object_set_new (o, "decision", json_string (bx_call_decision_name (r->decision)));
   json_object_set_new (o, "reason", json_pack ("s?", r->reason));
-  json_object_set_new (o, "outcome", json_pack ("s?", r->outcome));
+  json_object_set_new (o, "outcome", json_string (bx_outcome_name (r->outcome)));
   json_object_set_new (o, "duration_ms", json_integer (r->duration_ms));
   json_object_set_new (o, "output_bytes", json_integer ((json_int_t)r->output_bytes));
   json_object_set_new (o, "truncated", json_boolean (r->truncated));
@@ -287,7 +287,7 @@ jansson_line (const struct bx_audit_record *r, const char *when)
   if (r->approval != NULL)
     json_object_set_new (o, "approval",
                          json_pack ("{s:s, s:s, s:o, s:I}", "id", r->approval->id, "state",
-                                    r->approval->state, "approver_uid",
+                                    bx_approval_state_name (r->approval->state), "approver_uid",
                                     r->approval->approver_uid >= 0
                                         ? json_integer (r->approval->approver_uid)
                                         : json_null (),
@@ -320,7 +320,7 @@ START_TEST (test_audit_line_is_what_jansson_makes_of_it)
   strcpy (controls + 31, "\"\\/\x7f");
   const char *odd = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \"q\" a\\b </x>";
   struct bx_audit_approval approval
-      = { .id = "a\"1", .state = "approved", .approver_uid = -1, .waited_ms = 1234 };
+      = { .id = "a\"1", .state = BX_APPROVAL_APPROVED, .approver_uid = -1, .waited_ms = 1234 };
   const char *ranges[] = { "10.0.0.0/8", "fd00::/8" };
   json_t *egress = json_pack ("[{s:s, s:i, s:i, s:s}]", "host", "example.com", "port", 443, "reply",
                               0, "address", "93.184.216.34");
@@ -336,9 +336,9 @@ START_TEST (test_audit_line_is_what_jansson_makes_of_it)
       .arg_command = "printf '%s\\n' \"$HOME\"",
       .arg_host = "h",
       .grant = 3,
-      .decision = "allowed",
+      .decision = BX_DECISION_ALLOWED,
       .reason = NULL,
-      .outcome = "running",
+      .outcome = BX_OUTCOME_RUNNING,
       .duration_ms = 1234567890123LL,
       .output_bytes = 4128768,
       .truncated = true,

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,64 +34,14 @@
 
 #include <boxmaker/runtime.h>
 
-#define SKIP_WITHOUT_FAKE()                                                                        \
-  do                                                                                               \
-    {                                                                                              \
-      if (!BX_HAVE_FAKE)                                                                           \
-        {                                                                                          \
-          puts ("skipped: fake.so is built only with BX_TEST_HOOKS");                              \
-          return;                                                                                  \
-        }                                                                                          \
-    }                                                                                              \
-  while (0)
-
 /* ---- A brokerd of the test's own. ---------------------------------------------------------- */
-
-struct broker
-{
-  char dir[64];
-  char config[128];
-  char sock[128];
-  char audit[128];
-  char out[128]; /* its standard output and error */
-  pid_t pid;
-};
-
-/* The folders a test made, removed when its process exits (Check runs each test in a
- * process of its own). */
-static char made[8][64];
-static int n_made;
-
-static int
-remove_one (const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-  remove (path);
-  return 0;
-}
-
-static void
-remove_made (void)
-{
-  for (int i = 0; i < n_made; i++)
-    nftw (made[i], remove_one, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 /* A config in a fresh folder: TOP is extra top-level keys, RUNTIME the runtime section
  * (NULL: fake in echo mode). */
 static void
-broker_init (struct broker *b, const char *top, const char *runtime)
+broker_init (struct bx_test_brokerd *b, const char *top, const char *runtime)
 {
-  memset (b, 0, sizeof *b);
-  strcpy (b->dir, "/tmp/bxbrokerd-XXXXXX");
-  ck_assert_ptr_nonnull (mkdtemp (b->dir));
-  if (n_made == 0)
-    atexit (remove_made);
-  if (n_made < 8)
-    strcpy (made[n_made++], b->dir);
-  snprintf (b->config, sizeof b->config, "%s/brokerd.yaml", b->dir);
-  snprintf (b->sock, sizeof b->sock, "%s/b.sock", b->dir);
-  snprintf (b->audit, sizeof b->audit, "%s/audit.log", b->dir);
-  snprintf (b->out, sizeof b->out, "%s/out", b->dir);
+  bx_test_brokerd_init (b);
   cleanup_free char *text
       = bx_xasprintf ("socket: %s\n"
                       "home: %s/home\n"
@@ -112,14 +63,6 @@ broker_init (struct broker *b, const char *top, const char *runtime)
   write_text (b->config, text);
 }
 
-/* Runs brokerd MODE on the test's config and returns its pid; output to b->out. */
-static pid_t
-spawn (struct broker *b, const char *mode)
-{
-  const char *argv[] = { BROKERD_PATH, mode, b->config, "--runtimedir", BX_TEST_RUNTIMEDIR, NULL };
-  return bx_test_daemon_spawn (argv, b->out);
-}
-
 static int
 connect_to (const char *path)
 {
@@ -133,34 +76,35 @@ sleep_ms (int ms)
   nanosleep (&ts, NULL);
 }
 
-/* Starts brokerd and waits until it answers on its socket. */
+/* How often PART occurs in TEXT. */
+static int
+count_of (const char *text, const char *part)
+{
+  int n = 0;
+  for (const char *p = text; p != NULL && (p = strstr (p, part)) != NULL; p += strlen (part))
+    n++;
+  return n;
+}
+
+/* Waits until the audit log holds PART at least N times: an event, where a sleep would only
+ * guess how long a loaded machine needs.  The bound only ends a test that would hang. */
 static void
-broker_start (struct broker *b)
+wait_audit (const struct bx_test_brokerd *b, const char *part, int n)
 {
-  b->pid = spawn (b, "--config");
-  bx_test_daemon_wait_listening (b->pid, b->sock, b->out);
+  int64_t deadline = bx_deadline_in (30000);
+  for (;;)
+    {
+      cleanup_free char *log = read_text (b->audit);
+      if (count_of (log, part) >= n)
+        return;
+      ck_assert_msg (bx_now_ms () < deadline, "no %d x %s in the audit log within 30 s: %s", n,
+                     part, log);
+      sleep_ms (5);
+    }
 }
 
-/* SIGTERM, then its exit status (-1 when it did not exit normally). */
-static int
-broker_stop (struct broker *b)
-{
-  kill (b->pid, SIGTERM);
-  int status;
-  ck_assert_int_eq (waitpid (b->pid, &status, 0), b->pid);
-  b->pid = 0;
-  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
-}
-
-/* Runs brokerd MODE to completion: its exit status. */
-static int
-broker_run (struct broker *b, const char *mode)
-{
-  pid_t pid = spawn (b, mode);
-  int status;
-  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
-  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
-}
+#define RUNNING   "\"outcome\":\"running\""
+#define CANCELLED "\"outcome\":\"cancelled\""
 
 /* ---- Talking to it. ------------------------------------------------------------------------ */
 
@@ -181,7 +125,10 @@ read_answer (int fd, int ms)
   json_t *f = NULL;
   cleanup_error bx_error err = NULL;
   if (bx_frame_read (fd, bx_deadline_in (ms), &f, &err) < 0)
-    return NULL;
+    {
+      printf ("no answer: %s\n", bx_error_msg (err));
+      return NULL;
+    }
   return f;
 }
 
@@ -206,15 +153,19 @@ exchange (const char *sock, json_t *frame)
   ck_assert_msg (bx_frame_write (fd, frame, bx_deadline_in (5000), &err) == 0, "%s",
                  bx_error_msg (err));
   json_decref (frame);
-  json_t *answer = read_answer (fd, 20000);
-  ck_assert_msg (answer != NULL, "no answer");
+  json_t *answer = NULL;
+  cleanup_error bx_error rerr = NULL;
+  int64_t t0 = bx_now_ms ();
+  ck_assert_msg (bx_frame_read (fd, bx_deadline_in (60000), &answer, &rerr) == 0,
+                 "no answer after %lld ms: %s", (long long)(bx_now_ms () - t0),
+                 bx_error_msg (rerr));
   assert_closed (fd);
   close (fd);
   return answer;
 }
 
 static json_t *
-call (struct broker *b, const char *tool, const char *args)
+call (struct bx_test_brokerd *b, const char *tool, const char *args)
 {
   return exchange (b->sock, request ("c1", tool, args));
 }
@@ -251,10 +202,9 @@ dump (const json_t *j)
 
 START_TEST (test_brokerd_decision_table_end_to_end)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, NULL);
-  broker_start (&b);
+  bx_test_brokerd_start (&b);
 
   /* read_file inside: the folder read-only, labelled by its grant. */
   cleanup_free char *args = bx_xasprintf ("{\"path\": \"%s/notes/a.txt\"}", b.dir);
@@ -389,16 +339,15 @@ START_TEST (test_brokerd_decision_table_end_to_end)
         ck_assert_ptr_nonnull (msg_field (r, "reason")); /* valid UTF-8, or no frame at all */
       json_decref (r);
     }
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 }
 END_TEST
 
 START_TEST (test_brokerd_denies_arguments_over_the_limit)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, NULL);
-  broker_start (&b);
+  bx_test_brokerd_start (&b);
   /* 3 MiB of content: within a frame, over the arguments' 2 MiB. */
   size_t n = 3u << 20;
   char *content = bx_xmalloc (n + 1);
@@ -414,36 +363,34 @@ START_TEST (test_brokerd_denies_arguments_over_the_limit)
   ck_assert_str_eq (msg_field (r, "reason"),
                     "write_file: the arguments are larger than 2097152 bytes");
   json_decref (r);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 }
 END_TEST
 
 START_TEST (test_brokerd_passes_a_runtime_failure_as_failed)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, "runtime:\n  module: fake\n  options:\n    mode: unavailable\n");
-  broker_start (&b);
+  bx_test_brokerd_start (&b);
   json_t *r = call (&b, "http_fetch", "{\"url\": \"https://example.com/\"}");
   ck_assert_str_eq (msg_type (r), "failed");
   ck_assert_str_eq (msg_field (r, "message"), "the fake runtime was told to be unavailable");
   json_decref (r);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 }
 END_TEST
 
 START_TEST (test_brokerd_without_a_runtime_refuses_every_call)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, "");
-  broker_start (&b);
+  bx_test_brokerd_start (&b);
   json_t *r = call (&b, "http_fetch", "{\"url\": \"https://example.com/\"}");
   ck_assert_str_eq (msg_type (r), "failed");
   ck_assert_str_eq (msg_field (r, "message"),
                     "no tool runtime is configured: every call is refused");
   json_decref (r);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 }
 END_TEST
 
@@ -451,7 +398,7 @@ END_TEST
 
 /* Sends LEN raw bytes (then half-closes when SHUT), reads the answer: an error frame. */
 static json_t *
-raw (struct broker *b, const void *bytes, size_t len, bool shut)
+raw (struct bx_test_brokerd *b, const void *bytes, size_t len, bool shut)
 {
   int fd = connect_to (b->sock);
   ck_assert_int_ge (fd, 0);
@@ -470,7 +417,7 @@ raw (struct broker *b, const void *bytes, size_t len, bool shut)
 
 /* A frame holding TEXT as its JSON. */
 static json_t *
-raw_json (struct broker *b, const char *text)
+raw_json (struct bx_test_brokerd *b, const char *text)
 {
   size_t n = strlen (text);
   cleanup_free unsigned char *buf = bx_xmalloc (n + 4);
@@ -497,10 +444,9 @@ expect_error (json_t *answer, const char *id, const char *detail_prefix)
 
 START_TEST (test_brokerd_answers_every_malformed_frame_with_an_error)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, NULL);
-  broker_start (&b);
+  bx_test_brokerd_start (&b);
 
   /* A header announcing more than a frame may hold, and one announcing nothing. */
   expect_error (raw (&b, "\xff\xff\xff\xff{}", 6, false), "", "bad frame");
@@ -552,7 +498,88 @@ START_TEST (test_brokerd_answers_every_malformed_frame_with_an_error)
   json_t *r = call (&b, "read_file", "{\"path\": \"/etc/passwd\"}");
   ck_assert_str_eq (msg_type (r), "denied");
   json_decref (r);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
+}
+END_TEST
+
+/* ---- What a peer was granted. -------------------------------------------------------------- */
+
+#define GRANTS_REQ(v, id, final, extra)                                                            \
+  "{\"v\":" v ",\"id\":\"" id "\",\"final\":" final ",\"msg\":{\"type\":\"grants_request\"" extra  \
+  "}}"
+
+START_TEST (test_brokerd_answers_a_grants_request_with_what_a_model_may_know)
+{
+  struct bx_test_brokerd b;
+  broker_init (&b, NULL, NULL);
+  bx_test_brokerd_start (&b);
+
+  json_t *r = exchange (b.sock, bx_msg_grants_request ("g1"));
+  ck_assert_str_eq (msg_type (r), "grants");
+  ck_assert_str_eq (json_string_value (json_object_get (r, "id")), "g1");
+  ck_assert (json_is_true (json_object_get (r, "final")));
+  cleanup_free char *got = dump (json_object_get (json_object_get (r, "msg"), "grants"));
+  cleanup_free char *want = bx_xasprintf (
+      "[{\"grant\":1,\"tools\":[\"read_file\",\"write_file\"],"
+      "\"folders\":[{\"path\":\"%s/notes\",\"writable\":true}],\"hosts\":[],"
+      "\"class\":\"internal\",\"untrusted\":false,\"approval\":false},"
+      "{\"grant\":2,\"tools\":[\"shell\"],\"folders\":[{\"path\":\"%s/work\",\"writable\":true},"
+      "{\"path\":\"%s/notes\",\"writable\":true}],\"hosts\":[],\"class\":\"private\","
+      "\"untrusted\":false,\"approval\":false},"
+      "{\"grant\":3,\"tools\":[\"http_fetch\"],\"folders\":[],"
+      "\"hosts\":[\"example.com\",\"*.wikipedia.org\"],\"class\":\"public\",\"untrusted\":true,"
+      "\"approval\":false}]",
+      b.dir, b.dir, b.dir);
+  ck_assert_str_eq (got, want);
+  /* Nothing of the runtime's options reaches a peer. */
+  cleanup_free char *all = dump (r);
+  ck_assert_ptr_null (strstr (all, "echo"));
+  json_decref (r);
+
+  /* No audit line: it is not a call.  The next call's line is the log's only one. */
+  r = call (&b, "read_file", "{\"path\": \"/etc/passwd\"}");
+  json_decref (r);
+  wait_audit (&b, "\"call\":\"c1\"", 1);
+  cleanup_free char *log = read_text (b.audit);
+  ck_assert_int_eq (count_of (log, "\n"), 1);
+
+  /* Malformed: an error naming what is wrong (and, as any refused request, an audit line),
+   * then the connection closes. */
+  expect_error (raw_json (&b, GRANTS_REQ ("1", "g2", "false", "")), "g2",
+                "a grants_request must be final");
+  expect_error (raw_json (&b, GRANTS_REQ ("1", "g3", "true", ",\"uid\":0")), "g3",
+                "bad message: grants_request: unknown field \"uid\"");
+  expect_error (raw_json (&b, GRANTS_REQ ("2", "g4", "true", "")), "g4",
+                "unsupported protocol version 2");
+  expect_error (raw_json (&b, GRANTS_REQ ("1", "g 5", "true", "")), "", "bad id");
+  expect_error (raw_json (&b, "{\"v\":1,\"id\":\"g6\",\"final\":true,\"msg\":{\"type\":\"grants\","
+                              "\"grants\":[]}}"),
+                "g6", "unexpected message: expected a tool_request or a grants_request");
+
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
+}
+END_TEST
+
+START_TEST (test_brokerd_runs_shell_without_cwd_in_the_grants_first_folder)
+{
+  struct bx_test_brokerd b;
+  broker_init (&b, NULL, NULL);
+  bx_test_brokerd_start (&b);
+  json_t *r = call (&b, "shell", "{\"command\": \"pwd\"}");
+  json_t *echo = echo_of (r);
+  cleanup_free char *want = bx_xasprintf ("{\"command\":\"pwd\",\"cwd\":\"%s/work\"}", b.dir);
+  ck_assert_str_eq (json_string_value (json_object_get (echo, "arguments_text")), want);
+  json_decref (echo);
+  json_decref (r);
+  /* A cwd the model gives is kept as given. */
+  cleanup_free char *args = bx_xasprintf ("{\"command\": \"pwd\", \"cwd\": \"%s/notes\"}", b.dir);
+  r = call (&b, "shell", args);
+  echo = echo_of (r);
+  cleanup_free char *given = bx_xasprintf ("{\"command\":\"pwd\",\"cwd\":\"%s/notes\"}", b.dir);
+  ck_assert_str_eq (json_string_value (json_object_get (echo, "arguments_text")), given);
+  json_decref (echo);
+  json_decref (r);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 }
 END_TEST
 
@@ -560,41 +587,69 @@ END_TEST
 
 struct client
 {
-  struct broker *b;
+  struct bx_test_brokerd *b;
   char args[256];
+  bool until_taken; /* asks again while brokerd answers "busy" */
   json_t *answer;
   int64_t ms;
+  _Atomic bool done; /* the answer is in */
 };
+
+static bool
+is_busy (const json_t *answer)
+{
+  const char *detail = msg_field (answer, "detail");
+  return strcmp (msg_type (answer), "error") == 0 && detail != NULL
+         && strcmp (detail, "brokerd is busy") == 0;
+}
+
+/* One call: the request, then whatever brokerd answers.  A write that fails because brokerd
+ * closed still leaves its answer (a refusal) to read. */
+static json_t *
+one_call (const char *sock, json_t *f)
+{
+  int fd = connect_to (sock);
+  if (fd < 0)
+    return NULL;
+  cleanup_error bx_error err = NULL;
+  int w = bx_frame_write (fd, f, bx_deadline_in (20000), &err);
+  json_t *answer = w == 0 || bx_error_code (err) == EPIPE || bx_error_code (err) == ECONNRESET
+                       ? read_answer (fd, 60000)
+                       : NULL;
+  close (fd);
+  return answer;
+}
 
 static void *
 client_main (void *arg)
 {
   struct client *c = arg;
   int64_t t0 = bx_now_ms ();
-  int fd = connect_to (c->b->sock);
-  if (fd >= 0)
+  json_t *f = request ("c1", "shell", c->args);
+  for (;;)
     {
-      json_t *f = request ("c1", "shell", c->args);
-      cleanup_error bx_error err = NULL;
-      if (bx_frame_write (fd, f, bx_deadline_in (5000), &err) == 0)
-        c->answer = read_answer (fd, 20000);
-      json_decref (f);
-      close (fd);
+      c->answer = one_call (c->b->sock, f);
+      if (!c->until_taken || c->answer == NULL || !is_busy (c->answer))
+        break;
+      json_decref (c->answer);
+      sleep_ms (20);
     }
+  json_decref (f);
   c->ms = bx_now_ms () - t0;
+  c->done = true;
   return NULL;
 }
 
 START_TEST (test_brokerd_runs_many_calls_at_once)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL,
-               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 500\n");
-  broker_start (&b);
+               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 1500\n");
+  bx_test_brokerd_start (&b);
   enum
   {
-    N = 8
+    N = 8,
+    DELAY_MS = 1500
   };
   struct client c[N];
   pthread_t t[N];
@@ -618,12 +673,14 @@ START_TEST (test_brokerd_runs_many_calls_at_once)
       json_decref (c[i].answer);
     }
   int64_t total = bx_now_ms () - t0;
-  /* One after another would take 8 x 500 ms; the margin is for a loaded machine. */
-  ck_assert_msg (total < 3000, "8 calls of 500 ms took %lld ms: not concurrent", (long long)total);
+  /* One after another would take N x DELAY_MS; half of that leaves a loaded machine seconds
+   * of slack and still catches calls run one at a time. */
+  ck_assert_msg (total < N * DELAY_MS / 2, "%d calls of %d ms took %lld ms: not concurrent", N,
+                 DELAY_MS, (long long)total);
   ck_assert_msg (max_in_flight >= 2, "no two runs overlapped");
-  printf ("8 concurrent calls of 500 ms: %lld ms, up to %d in flight\n", (long long)total,
-          max_in_flight);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  printf ("%d concurrent calls of %d ms: %lld ms, up to %d in flight\n", N, DELAY_MS,
+          (long long)total, max_in_flight);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
   /* Eight whole final audit lines and eight "running" ones, however the calls overlapped. */
   cleanup_free char *log = read_text (b.audit);
   int lines = 0, running = 0;
@@ -648,10 +705,9 @@ END_TEST
 
 START_TEST (test_brokerd_cuts_off_a_stalled_client_at_the_deadline)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
-  broker_init (&b, "request_timeout_ms: 1000\n", NULL);
-  broker_start (&b);
+  struct bx_test_brokerd b;
+  broker_init (&b, "request_timeout_ms: 3000\n", NULL);
+  bx_test_brokerd_start (&b);
 
   /* A: two bytes of a header, then nothing. */
   int64_t t0 = bx_now_ms ();
@@ -659,23 +715,25 @@ START_TEST (test_brokerd_cuts_off_a_stalled_client_at_the_deadline)
   ck_assert_int_ge (stalled, 0);
   ck_assert_int_eq (write (stalled, "\x00\x00", 2), 2);
 
-  /* B is served meanwhile, at once. */
-  int64_t t1 = bx_now_ms ();
+  /* B is served meanwhile: before A is cut off, not after. */
   json_t *r = call (&b, "read_file", "{\"path\": \"/etc/passwd\"}");
   ck_assert_str_eq (msg_type (r), "denied");
   json_decref (r);
-  ck_assert_int_lt (bx_now_ms () - t1, 800);
+  struct pollfd p = { .fd = stalled, .events = POLLIN };
+  ck_assert_msg (poll (&p, 1, 0) == 0, "B was answered only after A was cut off (%lld ms)",
+                 (long long)(bx_now_ms () - t0));
 
-  json_t *answer = read_answer (stalled, 5000);
+  json_t *answer = read_answer (stalled, 30000);
   int64_t waited = bx_now_ms () - t0;
   ck_assert_ptr_nonnull (answer);
   ck_assert_str_eq (msg_type (answer), "error");
-  ck_assert_str_eq (msg_field (answer, "detail"), "no complete request within 1000 ms");
-  ck_assert_msg (waited >= 950 && waited < 5000, "cut off after %lld ms", (long long)waited);
+  ck_assert_str_eq (msg_field (answer, "detail"), "no complete request within 3000 ms");
+  /* Not before its deadline (a loaded machine is only ever later). */
+  ck_assert_msg (waited >= 2950, "cut off after %lld ms", (long long)waited);
   assert_closed (stalled);
   close (stalled);
   json_decref (answer);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 }
 END_TEST
 
@@ -684,16 +742,15 @@ END_TEST
  * held up, and the blocked one is still answered. */
 START_TEST (test_brokerd_a_blocked_run_does_not_hold_up_the_next_call)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL,
-               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 1500\n");
-  broker_start (&b);
+               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 8000\n");
+  bx_test_brokerd_start (&b);
   struct client slow = { .b = &b };
   strcpy (slow.args, "{\"command\": \"sleep\"}");
   pthread_t t;
   pthread_create (&t, NULL, client_main, &slow);
-  sleep_ms (200); /* the slow call is in its run */
+  wait_audit (&b, RUNNING, 1); /* the slow call is in its run */
   int64_t t0 = bx_now_ms ();
   for (int i = 0; i < 20; i++)
     {
@@ -703,65 +760,66 @@ START_TEST (test_brokerd_a_blocked_run_does_not_hold_up_the_next_call)
     }
   int64_t quick = bx_now_ms () - t0;
   printf ("20 quick calls behind a blocked run: %lld ms\n", (long long)quick);
-  ck_assert_msg (quick < 1000, "20 quick calls took %lld ms behind a blocked run",
+  /* Held up, they would all wait for the run's 8 s. */
+  ck_assert_msg (!slow.done, "20 quick calls took %lld ms: the blocked run ended first",
                  (long long)quick);
   pthread_join (t, NULL);
   ck_assert_ptr_nonnull (slow.answer);
   ck_assert_str_eq (msg_type (slow.answer), "result");
   json_decref (slow.answer);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 }
 END_TEST
 
 START_TEST (test_brokerd_deadline_covers_the_whole_frame_not_each_read)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, "request_timeout_ms: 500\n", NULL);
-  broker_start (&b);
-  /* A client trickling one byte every 100 ms never lets a single read wait 500 ms. */
+  bx_test_brokerd_start (&b);
+  /* A client trickling one byte every 100 ms never lets a single read wait 500 ms, and its
+   * frame of 4 KiB needs minutes of it.  An answer while it still trickles is the cut. */
   int fd = connect_to (b.sock);
   ck_assert_int_ge (fd, 0);
   int64_t t0 = bx_now_ms ();
-  ck_assert_int_eq (write (fd, "\x00\x00\x00\x40", 4), 4);
+  ck_assert_int_eq (write (fd, "\x00\x00\x10\x00", 4), 4);
   json_t *answer = NULL;
-  for (int i = 0; i < 60 && answer == NULL; i++)
+  int sent = 0;
+  for (; sent < 400 && answer == NULL; sent++)
     {
       struct pollfd p = { .fd = fd, .events = POLLIN };
       if (poll (&p, 1, 100) == 1)
-        answer = read_answer (fd, 1000);
+        answer = read_answer (fd, 10000);
       else if (send (fd, " ", 1, MSG_NOSIGNAL) != 1)
         break;
     }
   int64_t waited = bx_now_ms () - t0;
-  ck_assert_ptr_nonnull (answer);
-  ck_assert_str_eq (msg_field (answer, "detail"), "no complete request within 500 ms");
-  ck_assert_msg (waited < 3000, "a trickling client held its connection %lld ms",
+  printf ("a trickling client cut off after %lld ms and %d bytes\n", (long long)waited, sent);
+  ck_assert_msg (answer != NULL, "a trickling client held its connection %lld ms",
                  (long long)waited);
+  ck_assert_str_eq (msg_field (answer, "detail"), "no complete request within 500 ms");
   json_decref (answer);
   close (fd);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 }
 END_TEST
 
 START_TEST (test_brokerd_refuses_past_max_connections_at_once)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, "max_connections: 2\nmax_connections_per_uid: 2\n",
-               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 1500\n");
-  broker_start (&b);
-  /* broker_start's own probe connection is counted until its thread sees it close. */
-  sleep_ms (200);
+               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 8000\n");
+  bx_test_brokerd_start (&b);
+  /* broker_start's own probe connection is counted until its thread sees it close: the two
+   * ask again while they hear "busy". */
   struct client c[2];
   pthread_t t[2];
   for (int i = 0; i < 2; i++)
     {
-      c[i] = (struct client){ .b = &b };
+      c[i] = (struct client){ .b = &b, .until_taken = true };
       strcpy (c[i].args, "{\"command\": \"sleep\"}");
       pthread_create (&t[i], NULL, client_main, &c[i]);
     }
-  sleep_ms (500); /* both are now running */
+  wait_audit (&b, RUNNING, 2); /* both are now running */
   int64_t t0 = bx_now_ms ();
   int fd = connect_to (b.sock);
   ck_assert_int_ge (fd, 0);
@@ -775,8 +833,10 @@ START_TEST (test_brokerd_refuses_past_max_connections_at_once)
   cleanup_free char *text = dump (answer);
   ck_assert_msg (strcmp (msg_type (answer), "error") == 0, "expected busy, got %s", text);
   ck_assert_str_eq (msg_field (answer, "detail"), "brokerd is busy");
-  /* At once, not after the running calls' 1500 ms. */
-  ck_assert_msg (waited < 1000, "the refusal took %lld ms", (long long)waited);
+  /* At once, not after the running calls' 8 s. */
+  printf ("busy at max_connections: %lld ms\n", (long long)waited);
+  ck_assert_msg (!c[0].done && !c[1].done, "the refusal took %lld ms: a running call ended first",
+                 (long long)waited);
   json_decref (answer);
   close (fd);
   for (int i = 0; i < 2; i++)
@@ -790,7 +850,7 @@ START_TEST (test_brokerd_refuses_past_max_connections_at_once)
   json_t *r = call (&b, "shell", "{\"command\": \"id\"}");
   ck_assert_str_eq (msg_type (r), "result");
   json_decref (r);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 }
 END_TEST
 
@@ -799,24 +859,25 @@ END_TEST
  * behind it waits for that drain instead of hearing "busy" at once. */
 START_TEST (test_brokerd_silent_clients_do_not_delay_busy_for_others)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, "max_connections: 2\nmax_connections_per_uid: 2\n",
                "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 8000\n");
-  broker_start (&b);
-  sleep_ms (200); /* broker_start's probe has left its slot */
+  bx_test_brokerd_start (&b);
   struct client c[2];
   pthread_t t[2];
   for (int i = 0; i < 2; i++)
     {
-      c[i] = (struct client){ .b = &b };
+      c[i] = (struct client){ .b = &b, .until_taken = true };
       strcpy (c[i].args, "{\"command\": \"sleep\"}");
       pthread_create (&t[i], NULL, client_main, &c[i]);
     }
-  sleep_ms (300); /* both slots are running */
+  wait_audit (&b, RUNNING, 2); /* both slots are running */
+  /* Each silent client would hold the refusals back by its drain (a second): behind six,
+   * six seconds, against a bound a loaded machine keeps well within. */
   enum
   {
-    SILENT = 3
+    SILENT = 6,
+    BOUND_MS = 3000
   };
   int silent[SILENT];
   for (int i = 0; i < SILENT; i++)
@@ -837,19 +898,20 @@ START_TEST (test_brokerd_silent_clients_do_not_delay_busy_for_others)
   printf ("busy behind %d silent clients: %lld ms\n", SILENT, (long long)waited);
   ck_assert_ptr_nonnull (answer);
   ck_assert_str_eq (msg_field (answer, "detail"), "brokerd is busy");
-  ck_assert_msg (waited < 500, "the refusal took %lld ms behind %d silent clients",
+  ck_assert_msg (waited < BOUND_MS, "the refusal took %lld ms behind %d silent clients",
                  (long long)waited, SILENT);
   json_decref (answer);
   close (fd);
-  /* The silent ones are still held open: one that writes its request late reads its
-   * refusal rather than failing to send. */
+  /* The silent ones were refused too: one that writes its request late reads its refusal,
+   * whether its write still fits in the drain or already fails. */
   sleep_ms (300);
   f = request ("c4", "shell", "{\"command\": \"id\"}");
   bx_error_free (&err);
-  ck_assert_msg (bx_frame_write (silent[0], f, bx_deadline_in (1000), &err) == 0, "%s",
-                 bx_error_msg (err));
+  if (bx_frame_write (silent[0], f, bx_deadline_in (5000), &err) < 0)
+    ck_assert_msg (bx_error_code (err) == EPIPE || bx_error_code (err) == ECONNRESET, "%s",
+                   bx_error_msg (err));
   json_decref (f);
-  answer = read_answer (silent[0], 5000);
+  answer = read_answer (silent[0], 10000);
   ck_assert_ptr_nonnull (answer);
   ck_assert_str_eq (msg_field (answer, "detail"), "brokerd is busy");
   json_decref (answer);
@@ -860,19 +922,34 @@ START_TEST (test_brokerd_silent_clients_do_not_delay_busy_for_others)
       pthread_join (t[i], NULL);
       json_decref (c[i].answer);
     }
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 }
 END_TEST
+
+/* The run of a call whose client hangs up: long enough that a run that merely ended (a
+ * "result", not "cancelled") is far from a loaded machine's slowest cancellation. */
+enum
+{
+  HANG_UP_DELAY_MS = 20000
+};
+#define HANG_UP_RUNTIME                                                                            \
+  "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 20000\n"
+
+static void
+assert_ended_by_the_hang_up (int64_t took)
+{
+  printf ("client hang-up: the call ended after %lld ms\n", (long long)took);
+  ck_assert_msg (took < HANG_UP_DELAY_MS / 2, "the call ended %lld ms after its client left",
+                 (long long)took);
+}
 
 /* A client that hangs up within the first milliseconds of its run, before its socket is
  * watched, still cancels the run. */
 START_TEST (test_brokerd_an_early_hang_up_still_cancels)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
-  broker_init (&b, NULL,
-               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 5000\n");
-  broker_start (&b);
+  struct bx_test_brokerd b;
+  broker_init (&b, NULL, HANG_UP_RUNTIME);
+  bx_test_brokerd_start (&b);
   int fd = connect_to (b.sock);
   ck_assert_int_ge (fd, 0);
   cleanup_error bx_error err = NULL;
@@ -882,20 +959,10 @@ START_TEST (test_brokerd_an_early_hang_up_still_cancels)
   sleep_ms (2);
   int64_t t0 = bx_now_ms ();
   close (fd);
-  cleanup_free char *log = NULL;
-  while (bx_now_ms () - t0 < 4000)
-    {
-      free (log);
-      log = read_text (b.audit);
-      if (log != NULL && strstr (log, "\"outcome\":\"cancelled\"") != NULL)
-        break;
-      sleep_ms (5);
-    }
+  wait_audit (&b, CANCELLED, 1);
   int64_t took = bx_now_ms () - t0;
-  ck_assert_msg (log != NULL && strstr (log, "\"outcome\":\"cancelled\"") != NULL, "audit: %s",
-                 log ? log : "(none)");
-  ck_assert_msg (took < 1000, "the call ended %lld ms after its client left", (long long)took);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  assert_ended_by_the_hang_up (took);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 }
 END_TEST
 
@@ -904,17 +971,19 @@ END_TEST
  * count stays bounded, and brokerd still stops cleanly. */
 struct stress
 {
-  struct broker *b;
+  struct bx_test_brokerd *b;
   unsigned seed;
-  int64_t until;
+  int rounds; /* a count, not a time: a loaded machine does the same work, only slower */
   int answered, odd;
+  _Atomic bool *stop;
+  _Atomic int *running;
 };
 
 static void *
 stress_main (void *arg)
 {
   struct stress *st = arg;
-  while (bx_now_ms () < st->until)
+  for (int round = 0; round < st->rounds && !*st->stop; round++)
     {
       int kind = (int)(rand_r (&st->seed) % 4);
       int fd = connect_to (st->b->sock);
@@ -935,8 +1004,10 @@ stress_main (void *arg)
                             : request ("s", "shell", "{\"command\": \"id\"}");
       cleanup_error bx_error err = NULL;
       json_t *answer = NULL;
-      if (bx_frame_write (fd, f, bx_deadline_in (5000), &err) == 0)
-        answer = read_answer (fd, 10000);
+      /* Refused at once, brokerd may close before the write ends: its answer still waits. */
+      int w = bx_frame_write (fd, f, bx_deadline_in (20000), &err);
+      if (w == 0 || bx_error_code (err) == EPIPE || bx_error_code (err) == ECONNRESET)
+        answer = read_answer (fd, 60000);
       json_decref (f);
       close (fd);
       const char *t = answer ? msg_type (answer) : NULL;
@@ -947,9 +1018,15 @@ stress_main (void *arg)
                   && strcmp (detail, "brokerd is busy") == 0)))
         st->answered++;
       else
-        st->odd++;
+        {
+          cleanup_free char *text = answer ? dump (answer) : NULL;
+          printf ("no sound answer (write: %s): %s\n", w == 0 ? "ok" : bx_error_msg (err),
+                  text ? text : "(none)");
+          st->odd++;
+        }
       json_decref (answer);
     }
+  (*st->running)--;
   return NULL;
 }
 
@@ -965,31 +1042,40 @@ threads_of (pid_t pid)
 
 START_TEST (test_brokerd_stays_sound_under_mixed_load)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
-  broker_init (&b, "max_connections: 4\nmax_connections_per_uid: 4\ngrace_ms: 3000\n",
+  struct bx_test_brokerd b;
+  broker_init (&b, "max_connections: 4\nmax_connections_per_uid: 4\ngrace_ms: 30000\n",
                "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 30\n");
-  broker_start (&b);
+  bx_test_brokerd_start (&b);
   enum
   {
-    N = 12
+    N = 12,
+    ROUNDS = 40
   };
   struct stress st[N];
   pthread_t t[N];
-  int64_t until = bx_now_ms () + 3000;
+  _Atomic bool stop = false;
+  _Atomic int running = N;
   for (int i = 0; i < N; i++)
     {
-      st[i] = (struct stress){ .b = &b, .seed = (unsigned)i * 7919u + 1, .until = until };
+      st[i] = (struct stress){ .b = &b,
+                               .seed = (unsigned)i * 7919u + 1,
+                               .rounds = ROUNDS,
+                               .stop = &stop,
+                               .running = &running };
       pthread_create (&t[i], NULL, stress_main, &st[i]);
     }
+  /* The rounds take seconds here and a few times that on a loaded machine; past two minutes
+   * something hangs, and the counts below say what. */
+  int64_t give_up = bx_deadline_in (120000);
   int most = 0;
-  while (bx_now_ms () < until)
+  while (running > 0 && bx_now_ms () < give_up)
     {
       int n = threads_of (b.pid);
       if (n > most)
         most = n;
       sleep_ms (5);
     }
+  stop = true;
   int answered = 0, odd = 0;
   for (int i = 0; i < N; i++)
     {
@@ -999,39 +1085,66 @@ START_TEST (test_brokerd_stays_sound_under_mixed_load)
     }
   printf ("mixed load: %d answered, %d not, at most %d threads\n", answered, odd, most);
   ck_assert_int_eq (odd, 0);
-  ck_assert_int_gt (answered, 100);
+  /* Every round but a client that leaves early asks, about three in four. */
+  ck_assert_int_gt (answered, N * ROUNDS / 2);
   /* max_connections + 1 workers, the main thread, the watcher, the canceller, the drainer
    * and a few of the modules' and libraries' own. */
   ck_assert_msg (most <= 4 + 1 + 8, "%d threads", most);
+  /* Nothing is left running: brokerd stops without waiting out its grace of 30 s. */
   int64_t t0 = bx_now_ms ();
-  ck_assert_int_eq (broker_stop (&b), 0);
-  ck_assert_int_lt (bx_now_ms () - t0, 2500);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
+  int64_t took = bx_now_ms () - t0;
+  ck_assert_msg (took < 15000, "stopping took %lld ms", (long long)took);
 }
 END_TEST
 
 START_TEST (test_brokerd_cuts_off_a_client_that_does_not_read_its_answer)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
-  /* One slot, and an answer of 3.2 MB: far more than a socket buffer holds. */
-  broker_init (&b, "request_timeout_ms: 500\nmax_connections: 1\n",
+  struct bx_test_brokerd b;
+  /* One slot, and an answer of 3.2 MB: far more than a socket buffer holds.  The write
+   * deadline leaves a loaded machine seconds to see the slot taken. */
+  broker_init (&b, "request_timeout_ms: 15000\nmax_connections: 1\n",
                "runtime:\n  module: fake\n  options:\n    mode: fixed\n    content: xxxxxxxx\n"
                "    repeat: \"400000\"\n");
-  broker_start (&b);
-  sleep_ms (200); /* broker_start's probe has left its slot */
-  int fd = connect_to (b.sock);
-  ck_assert_int_ge (fd, 0);
-  json_t *f = request ("c1", "shell", "{\"command\": \"cat big\"}");
-  cleanup_error bx_error err = NULL;
-  ck_assert_int_eq (bx_frame_write (fd, f, bx_deadline_in (1000), &err), 0);
-  json_decref (f);
+  bx_test_brokerd_start (&b);
+  /* broker_start's probe holds the one slot until brokerd sees it close: until then the big
+   * call hears "busy" and asks again. */
+  int fd;
+  for (;;)
+    {
+      fd = connect_to (b.sock);
+      ck_assert_int_ge (fd, 0);
+      json_t *f = request ("c1", "shell", "{\"command\": \"cat big\"}");
+      cleanup_error bx_error err = NULL;
+      int w = bx_frame_write (fd, f, bx_deadline_in (5000), &err);
+      json_decref (f);
+      struct pollfd p = { .fd = fd, .events = POLLIN };
+      int64_t deadline = bx_deadline_in (30000);
+      for (;;)
+        {
+          cleanup_free char *log = read_text (b.audit);
+          if (count_of (log, RUNNING) > 0)
+            break;
+          if (w < 0 || poll (&p, 1, 0) == 1)
+            break;
+          ck_assert_msg (bx_now_ms () < deadline, "neither a run nor a refusal within 30 s");
+          sleep_ms (5);
+        }
+      cleanup_free char *log = read_text (b.audit);
+      if (count_of (log, RUNNING) > 0)
+        break;
+      json_t *busy = read_answer (fd, 10000);
+      ck_assert_msg (busy != NULL && is_busy (busy), "the big call was neither run nor refused");
+      json_decref (busy);
+      close (fd);
+      sleep_ms (20);
+    }
   /* Its worker is stuck writing: the one slot is taken. */
-  sleep_ms (200);
   json_t *r = call (&b, "shell", "{\"command\": \"id\"}");
   ck_assert_str_eq (msg_type (r), "error");
   ck_assert_str_eq (msg_field (r, "detail"), "brokerd is busy");
   json_decref (r);
-  /* Past the write deadline (500 ms from when the answer was ready) the slot is free again,
+  /* Past the write deadline (15 s from when the answer was ready) the slot is free again,
    * though the first client never read, and a reading client gets the whole answer. */
   int64_t t0 = bx_now_ms ();
   for (;;)
@@ -1042,12 +1155,12 @@ START_TEST (test_brokerd_cuts_off_a_client_that_does_not_read_its_answer)
         break;
       ck_assert_str_eq (msg_field (r, "detail"), "brokerd is busy");
       json_decref (r);
-      ck_assert_msg (bx_now_ms () - t0 < 10000, "the slot was never freed");
+      ck_assert_msg (bx_now_ms () - t0 < 90000, "the slot was never freed");
     }
   ck_assert_uint_eq (strlen (msg_field (r, "content")), 3200000);
   json_decref (r);
   close (fd);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 }
 END_TEST
 
@@ -1055,8 +1168,7 @@ END_TEST
 
 START_TEST (test_brokerd_replaces_a_stale_socket)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, NULL);
   /* A socket file nobody listens on: what a killed brokerd leaves. */
   int s = socket (AF_UNIX, SOCK_STREAM, 0);
@@ -1064,23 +1176,22 @@ START_TEST (test_brokerd_replaces_a_stale_socket)
   strcpy (addr.sun_path, b.sock);
   ck_assert_int_eq (bind (s, (struct sockaddr *)&addr, sizeof addr), 0);
   close (s);
-  broker_start (&b);
+  bx_test_brokerd_start (&b);
   json_t *r = call (&b, "shell", "{\"command\": \"id\"}");
   ck_assert_str_eq (msg_type (r), "result");
   json_decref (r);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 }
 END_TEST
 
 START_TEST (test_brokerd_refuses_a_socket_a_live_brokerd_holds)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker a;
+  struct bx_test_brokerd a;
   broker_init (&a, NULL, NULL);
-  broker_start (&a);
-  struct broker second = a;
+  bx_test_brokerd_start (&a);
+  struct bx_test_brokerd second = a;
   snprintf (second.out, sizeof second.out, "%s/out2", a.dir);
-  ck_assert_int_eq (broker_run (&second, "--config"), 1);
+  ck_assert_int_eq (bx_test_brokerd_run (&second, "--config"), 1);
   cleanup_free char *out = read_text (second.out);
   cleanup_free char *want
       = bx_xasprintf ("brokerd: socket %s: another brokerd is already listening on it", a.sock);
@@ -1089,17 +1200,16 @@ START_TEST (test_brokerd_refuses_a_socket_a_live_brokerd_holds)
   json_t *r = call (&a, "shell", "{\"command\": \"id\"}");
   ck_assert_str_eq (msg_type (r), "result");
   json_decref (r);
-  ck_assert_int_eq (broker_stop (&a), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&a), 0);
 }
 END_TEST
 
 START_TEST (test_brokerd_refuses_a_path_that_is_not_a_socket)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, NULL);
   write_text (b.sock, "precious\n");
-  ck_assert_int_eq (broker_run (&b, "--config"), 1);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--config"), 1);
   cleanup_free char *out = read_text (b.out);
   ck_assert_msg (strstr (out, "the path exists and is not a socket; refusing to replace it")
                      != NULL,
@@ -1111,20 +1221,19 @@ END_TEST
 
 START_TEST (test_brokerd_creates_the_socket_with_the_configured_mode)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, "socket_mode: 0600\n", NULL);
-  broker_start (&b);
+  bx_test_brokerd_start (&b);
   struct stat st;
   ck_assert_int_eq (stat (b.sock, &st), 0);
   ck_assert_uint_eq (st.st_mode & 07777, 0600);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 
   broker_init (&b, NULL, NULL);
-  broker_start (&b);
+  bx_test_brokerd_start (&b);
   ck_assert_int_eq (stat (b.sock, &st), 0);
   ck_assert_uint_eq (st.st_mode & 07777, 0660); /* the default */
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 }
 END_TEST
 
@@ -1132,23 +1241,22 @@ END_TEST
 
 START_TEST (test_brokerd_sigterm_lets_a_running_call_finish)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
-  broker_init (&b, "grace_ms: 5000\n",
-               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 1000\n");
-  broker_start (&b);
+  struct bx_test_brokerd b;
+  broker_init (&b, "grace_ms: 60000\n",
+               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 5000\n");
+  bx_test_brokerd_start (&b);
   struct client c = { .b = &b };
   strcpy (c.args, "{\"command\": \"id\"}");
   pthread_t t;
   pthread_create (&t, NULL, client_main, &c);
-  sleep_ms (300);
+  wait_audit (&b, RUNNING, 1);
   kill (b.pid, SIGTERM);
   /* It stops accepting at once: the socket goes away while the call still runs. */
   struct stat st;
-  int64_t t0 = bx_now_ms ();
-  while (stat (b.sock, &st) == 0 && bx_now_ms () - t0 < 2000)
+  while (stat (b.sock, &st) == 0 && !c.done)
     sleep_ms (10);
-  ck_assert_msg (stat (b.sock, &st) < 0 && errno == ENOENT, "the socket is still there");
+  ck_assert_msg (stat (b.sock, &st) < 0 && errno == ENOENT,
+                 "the socket was still there when the call ended");
   ck_assert_int_lt (connect_to (b.sock), 0);
   pthread_join (t, NULL);
   ck_assert_ptr_nonnull (c.answer);
@@ -1163,16 +1271,15 @@ END_TEST
 
 START_TEST (test_brokerd_sigterm_stops_waiting_after_the_grace_period)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, "grace_ms: 200\n",
-               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 5000\n");
-  broker_start (&b);
+               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 30000\n");
+  bx_test_brokerd_start (&b);
   struct client c = { .b = &b };
   strcpy (c.args, "{\"command\": \"id\"}");
   pthread_t t;
   pthread_create (&t, NULL, client_main, &c);
-  sleep_ms (200);
+  wait_audit (&b, RUNNING, 1);
   int64_t t0 = bx_now_ms ();
   kill (b.pid, SIGINT);
   int status;
@@ -1180,7 +1287,9 @@ START_TEST (test_brokerd_sigterm_stops_waiting_after_the_grace_period)
   int64_t took = bx_now_ms () - t0;
   ck_assert (WIFEXITED (status));
   ck_assert_int_eq (WEXITSTATUS (status), 0);
-  ck_assert_msg (took < 2500, "shutdown took %lld ms with a grace of 200", (long long)took);
+  /* Waiting for the run would take its 30 s. */
+  printf ("shutdown with a grace of 200 ms: %lld ms\n", (long long)took);
+  ck_assert_msg (took < 15000, "shutdown took %lld ms with a grace of 200", (long long)took);
   pthread_join (t, NULL);
   /* Past the grace period the call is cancelled: fake.so stops waiting and brokerd answers
    * with the fixed sentence before it exits; the audit line says cancelled. */
@@ -1204,37 +1313,23 @@ END_TEST
  * cancelled; without cancellation it would run its whole 5 s delay. */
 START_TEST (test_brokerd_client_hang_up_cancels_the_call)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
-  broker_init (&b, NULL,
-               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 5000\n");
-  broker_start (&b);
+  struct bx_test_brokerd b;
+  broker_init (&b, NULL, HANG_UP_RUNTIME);
+  bx_test_brokerd_start (&b);
   int fd = connect_to (b.sock);
   ck_assert_int_ge (fd, 0);
   cleanup_error bx_error err = NULL;
   json_t *req = request ("c1", "shell", "{\"command\": \"id\"}");
   ck_assert_int_eq (bx_frame_write (fd, req, bx_deadline_in (5000), &err), 0);
   json_decref (req);
-  sleep_ms (300);
+  wait_audit (&b, RUNNING, 1);
   int64_t t0 = bx_now_ms ();
   close (fd);
   /* The audit line is written when the call ends. */
-  cleanup_free char *log = NULL;
-  while (bx_now_ms () - t0 < 4000)
-    {
-      free (log);
-      log = read_text (b.audit);
-      /* (the line that says the call is running comes first) */
-      if (log != NULL && strstr (log, "\"outcome\":\"cancelled\"") != NULL)
-        break;
-      sleep_ms (10);
-    }
+  wait_audit (&b, CANCELLED, 1);
   int64_t took = bx_now_ms () - t0;
-  ck_assert_msg (log != NULL && strstr (log, "\"outcome\":\"cancelled\"") != NULL, "audit: %s",
-                 log ? log : "(none)");
-  ck_assert_msg (took < 1000, "the call ended %lld ms after its client left", (long long)took);
-  printf ("client hang-up: the call ended after %lld ms\n", (long long)took);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  assert_ended_by_the_hang_up (took);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 }
 END_TEST
 
@@ -1242,11 +1337,10 @@ END_TEST
  * reads the answer. */
 START_TEST (test_brokerd_half_close_does_not_cancel)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL,
                "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 500\n");
-  broker_start (&b);
+  bx_test_brokerd_start (&b);
   int fd = connect_to (b.sock);
   ck_assert_int_ge (fd, 0);
   cleanup_error bx_error err = NULL;
@@ -1259,7 +1353,7 @@ START_TEST (test_brokerd_half_close_does_not_cancel)
   ck_assert_str_eq (msg_type (answer), "result");
   json_decref (answer);
   close (fd);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
   cleanup_free char *log = read_text (b.audit);
   ck_assert_msg (strstr (log, "\"outcome\":\"result\"") != NULL, "audit: %s", log);
 }
@@ -1269,22 +1363,21 @@ END_TEST
  * before it listens, naming the grant and the path. */
 START_TEST (test_brokerd_refuses_a_grant_over_a_protected_path)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   /* Every grant folder of the test lies in /tmp. */
   broker_init (&b, NULL,
                "runtime:\n  module: fake\n  options:\n    protected: [/nonexistent, /tmp]\n");
-  ck_assert_int_eq (broker_run (&b, "--check-config"), 1);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 1);
   cleanup_free char *out = read_text (b.out);
   cleanup_free char *want = bx_xasprintf (
-      "brokerd: %s:9: grant 1 folder %s/notes meets /tmp, which runtime module fake protects: a "
-      "sandbox could read or replace it; grant a folder that neither holds it nor lies in it",
+      "brokerd: %s:10:13: path \"%s/notes\" of grant 1 lies inside /tmp, which runtime module "
+      "fake protects: a sandbox could read or replace it; expected grant folders apart from it",
       b.config, b.dir);
   ck_assert_msg (strstr (out, want) != NULL, "got: %s\nwant: %s", out, want);
   /* A protected path away from every grant is fine, and so is one that holds none. */
   broker_init (&b, NULL,
                "runtime:\n  module: fake\n  options:\n    protected: [/usr/lib/bxrootfs]\n");
-  ck_assert_int_eq (broker_run (&b, "--check-config"), 0);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 0);
 }
 END_TEST
 
@@ -1292,17 +1385,16 @@ END_TEST
  * them); the output cap is always set, at most what a frame carries. */
 START_TEST (test_brokerd_limits_reach_the_spec)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, "limits:\n  time: 2s\n  memory: 64m\n  cpus: \"0.5\"\n", NULL);
   /* --check-config shows each grant's limits, in config terms. */
-  ck_assert_int_eq (broker_run (&b, "--check-config"), 0);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 0);
   cleanup_free char *summary = read_text (b.out);
   ck_assert_msg (strstr (summary, "; class internal, trusted; limits time 2000ms, memory 67108864, "
                                   "cpus 0.500\n")
                      != NULL,
                  "got: %s", summary);
-  broker_start (&b);
+  bx_test_brokerd_start (&b);
   json_t *r = call (&b, "shell", "{\"command\": \"id\"}");
   ck_assert_str_eq (msg_type (r), "result");
   json_t *echo = json_loads (
@@ -1316,26 +1408,34 @@ START_TEST (test_brokerd_limits_reach_the_spec)
   ck_assert_int_eq (json_integer_value (json_object_get (l, "output")), 4128768);
   json_decref (echo);
   json_decref (r);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 }
 END_TEST
 
 /* SIGHUP re-reads the same config and keeps serving (tests/ops covers reload in full). */
 START_TEST (test_brokerd_sighup_reloads_and_keeps_serving)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, NULL);
-  broker_start (&b);
+  bx_test_brokerd_start (&b);
   kill (b.pid, SIGHUP);
-  sleep_ms (100);
+  /* Served after the reload: its line comes first. */
+  int64_t deadline = bx_deadline_in (30000);
+  cleanup_free char *out = NULL;
+  for (;;)
+    {
+      free (out);
+      out = read_text (b.out);
+      if (strstr (out, "3 grant(s) now serve") != NULL)
+        break;
+      ck_assert_msg (bx_now_ms () < deadline, "no reload within 30 s: %s", out);
+      sleep_ms (10);
+    }
+  ck_assert_ptr_nonnull (strstr (out, "reload: "));
   json_t *r = call (&b, "shell", "{\"command\": \"id\"}");
   ck_assert_str_eq (msg_type (r), "result");
   json_decref (r);
-  ck_assert_int_eq (broker_stop (&b), 0);
-  cleanup_free char *out = read_text (b.out);
-  ck_assert_ptr_nonnull (strstr (out, "reload: "));
-  ck_assert_ptr_nonnull (strstr (out, "3 grant(s) now serve"));
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 }
 END_TEST
 
@@ -1367,8 +1467,7 @@ final_audit_lines (const char *audit, json_t **out, size_t max)
 
 START_TEST (test_brokerd_passes_allow_private_to_the_module_and_logs_it)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, NULL);
   cleanup_free char *text = read_text (b.config);
   cleanup_free char *more = bx_xasprintf ("%s"
@@ -1385,7 +1484,7 @@ START_TEST (test_brokerd_passes_allow_private_to_the_module_and_logs_it)
                                           "    writable: false\n",
                                           text, b.dir, b.dir);
   write_text (b.config, more);
-  ck_assert_int_eq (broker_run (&b, "--check-config"), 0);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 0);
   cleanup_free char *summary = read_text (b.out);
   ck_assert_msg (strstr (summary, "grant 4 (line 17): http_fetch from registry.lan:5000, private "
                                   "addresses in 10.0.0.0/8, fd00::/8; class private, untrusted")
@@ -1399,7 +1498,7 @@ START_TEST (test_brokerd_passes_allow_private_to_the_module_and_logs_it)
   cleanup_free char *g6 = bx_xasprintf (
       "grant 6 (line 25): shell in %s/ro, folders read-only; class private, trusted", b.dir);
   ck_assert_msg (strstr (summary, g6) != NULL, "got: %s", summary);
-  broker_start (&b);
+  bx_test_brokerd_start (&b);
   json_t *r = call (&b, "http_fetch", "{\"url\": \"https://registry.lan:5000/v2/\"}");
   json_t *echo = echo_of (r);
   cleanup_free char *he = dump (json_object_get (echo, "egress"));
@@ -1424,7 +1523,7 @@ START_TEST (test_brokerd_passes_allow_private_to_the_module_and_logs_it)
                     "localhost/dev@sha256:" SHA64);
   json_decref (echo);
   json_decref (r);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 
   json_t *finals[4];
   size_t n = final_audit_lines (b.audit, finals, 4);
@@ -1450,17 +1549,16 @@ END_TEST
 
 START_TEST (test_brokerd_audit_log_has_one_line_per_call)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, NULL);
-  broker_start (&b);
+  bx_test_brokerd_start (&b);
   cleanup_free char *wargs
       = bx_xasprintf ("{\"path\": \"%s/notes/s.txt\", \"content\": \"the-secret-content\"}", b.dir);
   json_decref (call (&b, "write_file", wargs));
   json_decref (call (&b, "read_file", "{\"path\": \"/etc/passwd\"}"));
   json_decref (call (&b, "read_file", "{\"path\": 1}"));
   expect_error (raw_json (&b, REQ ("2", "c9", "true", "c9", "s")), "c9", "unsupported");
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 
   cleanup_free char *log = read_text (b.audit);
   ck_assert_msg (strstr (log, "the-secret-content") == NULL, "write_file's content was logged");
@@ -1547,10 +1645,9 @@ END_TEST
  * would be text of the model's choosing at the start of a line). */
 START_TEST (test_brokerd_audit_line_cuts_an_unknown_tools_name)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, NULL);
-  broker_start (&b);
+  bx_test_brokerd_start (&b);
   size_t n = 100000;
   cleanup_free char *tool = bx_xmalloc (n + 1);
   memset (tool, 'x', n);
@@ -1558,7 +1655,7 @@ START_TEST (test_brokerd_audit_line_cuts_an_unknown_tools_name)
   json_t *r = call (&b, tool, "{}");
   ck_assert_str_eq (msg_type (r), "denied");
   json_decref (r);
-  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
 
   cleanup_free char *log = read_text (b.audit);
   char *nl = strchr (log, '\n');
@@ -1576,13 +1673,12 @@ END_TEST
 
 START_TEST (test_brokerd_check_config_prints_a_summary)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, NULL);
-  ck_assert_int_eq (broker_run (&b, "--check-config"), 0);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 0);
   cleanup_free char *out = read_text (b.out);
   cleanup_free char *runtime
-      = bx_xasprintf ("runtime: fake (%s/fake.so, ABI 1.1)", BX_TEST_RUNTIMEDIR);
+      = bx_xasprintf ("runtime: fake (%s/fake.so, ABI 1.2)", BX_TEST_RUNTIMEDIR);
   ck_assert_msg (strstr (out, runtime) != NULL, "got: %s", out);
   cleanup_free char *g1 = bx_xasprintf (
       "grant 1 (line 9): read_file, write_file in %s/notes; class internal, trusted", b.dir);
@@ -1600,8 +1696,7 @@ END_TEST
  * summary. */
 START_TEST (test_brokerd_check_config_has_the_module_check_each_grants_root)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, NULL);
   cleanup_free char *text = read_text (b.config);
   cleanup_free char *more = bx_xasprintf (
@@ -1609,7 +1704,7 @@ START_TEST (test_brokerd_check_config_has_the_module_check_each_grants_root)
       "  - tools: [read_file]\n    paths: [%s/work]\n    rootfs: /srv/absent@sha256:" SHA64 "\n",
       text, b.dir, b.dir);
   write_text (b.config, more);
-  ck_assert_int_eq (broker_run (&b, "--check-config"), 1);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 1);
   cleanup_free char *out = read_text (b.out);
   cleanup_free char *want
       = bx_xasprintf ("brokerd: %s:19:13: grant 4 rootfs /srv/absent@sha256:" SHA64
@@ -1620,7 +1715,7 @@ START_TEST (test_brokerd_check_config_has_the_module_check_each_grants_root)
   cleanup_free char *again = bx_xasprintf (
       "%s:22:13: grant 5 rootfs /srv/absent@sha256:" SHA64 ": as for grant 4", b.config);
   ck_assert_msg (strstr (out, again) != NULL, "got: %s\nwant: %s", out, again);
-  ck_assert_int_eq (broker_run (&b, "--config"), 1);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--config"), 1);
   struct stat st;
   ck_assert_int_lt (stat (b.sock, &st), 0);
 
@@ -1628,7 +1723,7 @@ START_TEST (test_brokerd_check_config_has_the_module_check_each_grants_root)
       "%s  - tools: [shell]\n    paths: [%s/work]\n    rootfs: /srv/dev@sha256:" SHA64 "\n", text,
       b.dir);
   write_text (b.config, good);
-  ck_assert_int_eq (broker_run (&b, "--check-config"), 0);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 0);
   cleanup_free char *ok = read_text (b.out);
   ck_assert_msg (strstr (ok, ", in rootfs /srv/dev@sha256:" SHA64) != NULL, "got: %s", ok);
 
@@ -1637,7 +1732,7 @@ START_TEST (test_brokerd_check_config_has_the_module_check_each_grants_root)
       "%s  - tools: [shell]\n    paths: [%s/work]\n    rootfs: %s@sha256:" SHA64 "\n", text, b.dir,
       b.dir);
   write_text (b.config, inside);
-  ck_assert_int_eq (broker_run (&b, "--check-config"), 1);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 1);
   cleanup_free char *bad = read_text (b.out);
   cleanup_free char *meets = bx_xasprintf (
       "grant 4 rootfs %s@sha256:" SHA64 " meets the granted folder %s/notes", b.dir, b.dir);
@@ -1648,7 +1743,7 @@ START_TEST (test_brokerd_check_config_has_the_module_check_each_grants_root)
       "%s  - tools: [shell]\n    paths: [%s/work]\n    rootfs: %s/notes/dev@sha256:" SHA64 "\n",
       text, b.dir, b.dir);
   write_text (b.config, holds);
-  ck_assert_int_eq (broker_run (&b, "--check-config"), 1);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 1);
   cleanup_free char *held = read_text (b.out);
   cleanup_free char *holder = bx_xasprintf ("grant 4 rootfs %s/notes/dev@sha256:" SHA64
                                             " meets the granted folder %s/notes",
@@ -1661,19 +1756,18 @@ END_TEST
  * grant's rootfs. */
 START_TEST (test_brokerd_refuses_a_rootfs_for_a_module_that_cannot_check_it)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, "runtime:\n  module: refusing\n");
   cleanup_free char *text = read_text (b.config);
   cleanup_free char *image = bx_xasprintf (
       "%s  - tools: [shell]\n    paths: [%s/work]\n    image: a@sha256:" SHA64 "\n", text, b.dir);
   write_text (b.config, image);
-  ck_assert_int_eq (broker_run (&b, "--check-config"), 0);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 0);
   cleanup_free char *rootfs = bx_xasprintf (
       "%s  - tools: [shell]\n    paths: [%s/work]\n    rootfs: /srv/dev@sha256:" SHA64 "\n", text,
       b.dir);
   write_text (b.config, rootfs);
-  ck_assert_int_eq (broker_run (&b, "--check-config"), 1);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 1);
   cleanup_free char *out = read_text (b.out);
   cleanup_free char *want = bx_xasprintf ("%s:17:13: grant 4 rootfs /srv/dev@sha256:" SHA64
                                           ": runtime module refusing cannot check a grant's rootfs",
@@ -1684,11 +1778,10 @@ END_TEST
 
 START_TEST (test_brokerd_check_config_prints_errors_and_fails)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, NULL);
   write_text (b.config, "socket: relative.sock\ngrants:\n  - tools: [shel]\n");
-  ck_assert_int_eq (broker_run (&b, "--check-config"), 1);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 1);
   cleanup_free char *out = read_text (b.out);
   cleanup_free char *e1 = bx_xasprintf (
       "%s:1:9: socket \"relative.sock\" is relative: expected an absolute path", b.config);
@@ -1699,11 +1792,10 @@ END_TEST
 
 START_TEST (test_brokerd_refuses_a_missing_module_before_listening)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, "runtime:\n  module: nosuch\n");
-  ck_assert_int_eq (broker_run (&b, "--check-config"), 1);
-  ck_assert_int_eq (broker_run (&b, "--config"), 1);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 1);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--config"), 1);
   cleanup_free char *out = read_text (b.out);
   cleanup_free char *file = bx_xasprintf ("%s/nosuch.so", BX_TEST_RUNTIMEDIR);
   ck_assert_msg (strstr (out, file) != NULL, "got: %s", out);
@@ -1715,20 +1807,39 @@ END_TEST
 
 START_TEST (test_brokerd_shows_a_module_option_refusal)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, "runtime:\n  module: fake\n  options:\n    mode: sideways\n");
-  ck_assert_int_eq (broker_run (&b, "--check-config"), 1);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 1);
   cleanup_free char *out = read_text (b.out);
   ck_assert_msg (strstr (out, "\"mode\"") != NULL && strstr (out, "sideways") != NULL, "got: %s",
                  out);
 }
 END_TEST
 
+/* One run lists the config's errors and then the module's refusal of its options: the owner
+ * need not fix the one to hear of the other. */
+START_TEST (test_brokerd_check_config_lists_config_errors_and_the_modules_refusal)
+{
+  struct bx_test_brokerd b;
+  broker_init (&b, "max_connections: 0\n",
+               "runtime:\n  module: fake\n  options:\n    mode: sideways\n");
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 1);
+  cleanup_free char *out = read_text (b.out);
+  cleanup_free char *config_error = bx_xasprintf (
+      "%s:4:18: \"max_connections\" is \"0\": expected an integer from 1 to 4096\n", b.config);
+  cleanup_free char *module_error
+      = bx_xasprintf ("brokerd: %s:6:11: runtime module %s/fake.so: options rejected:", b.config,
+                      BX_TEST_RUNTIMEDIR);
+  const char *first = strstr (out, config_error);
+  const char *second = strstr (out, module_error);
+  ck_assert_msg (first != NULL && second != NULL && first < second, "got: %s", out);
+  ck_assert_msg (strstr (out, "sideways") != NULL, "got: %s", out);
+}
+END_TEST
+
 START_TEST (test_brokerd_refuses_an_audit_log_it_cannot_open)
 {
-  SKIP_WITHOUT_FAKE ();
-  struct broker b;
+  struct bx_test_brokerd b;
   broker_init (&b, NULL, NULL);
   cleanup_free char *text = read_text (b.config);
   cleanup_free char *bad = bx_xasprintf ("audit: %s/no/such/folder/audit.log\n", b.dir);
@@ -1737,7 +1848,7 @@ START_TEST (test_brokerd_refuses_an_audit_log_it_cannot_open)
   char *end = strchr (line, '\n') + 1;
   cleanup_free char *changed = bx_xasprintf ("%.*s%s%s", (int)(line - text), text, bad, end);
   write_text (b.config, changed);
-  ck_assert_int_eq (broker_run (&b, "--config"), 1);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--config"), 1);
   cleanup_free char *out = read_text (b.out);
   ck_assert_msg (strstr (out, "brokerd: cannot open the audit log") != NULL, "got: %s", out);
   struct stat st;
@@ -1767,6 +1878,8 @@ make_suite (void)
   tcase_add_test (tc, test_brokerd_passes_a_runtime_failure_as_failed);
   tcase_add_test (tc, test_brokerd_without_a_runtime_refuses_every_call);
   tcase_add_test (tc, test_brokerd_answers_every_malformed_frame_with_an_error);
+  tcase_add_test (tc, test_brokerd_answers_a_grants_request_with_what_a_model_may_know);
+  tcase_add_test (tc, test_brokerd_runs_shell_without_cwd_in_the_grants_first_folder);
   tcase_add_test (tc, test_brokerd_runs_many_calls_at_once);
   tcase_add_test (tc, test_brokerd_cuts_off_a_stalled_client_at_the_deadline);
   tcase_add_test (tc, test_brokerd_a_blocked_run_does_not_hold_up_the_next_call);
@@ -1792,6 +1905,7 @@ make_suite (void)
   tcase_add_test (tc, test_brokerd_audit_line_cuts_an_unknown_tools_name);
   tcase_add_test (tc, test_brokerd_check_config_prints_a_summary);
   tcase_add_test (tc, test_brokerd_check_config_prints_errors_and_fails);
+  tcase_add_test (tc, test_brokerd_check_config_lists_config_errors_and_the_modules_refusal);
   tcase_add_test (tc, test_brokerd_check_config_has_the_module_check_each_grants_root);
   tcase_add_test (tc, test_brokerd_refuses_a_rootfs_for_a_module_that_cannot_check_it);
   tcase_add_test (tc, test_brokerd_refuses_a_missing_module_before_listening);
@@ -1802,4 +1916,5 @@ make_suite (void)
   return s;
 }
 
-BX_TEST_MAIN (make_suite)
+/* Every test but the last needs fake.so; a build without it has nothing here worth a pass. */
+BX_TEST_MAIN_UNLESS (BX_HAVE_FAKE ? NULL : "fake.so is built only with BX_TEST_HOOKS", make_suite)

@@ -11,6 +11,8 @@
 #include "config.h"
 #include "readonly_paths.h"
 #include "options.h"
+#include "module_loader.h"
+#include "protect.h"
 #include "test_main.h"
 
 static struct bx_config *
@@ -55,7 +57,8 @@ static const struct bad bad_table[] = {
   { "unknown top-level key", "socket: /run/b.sock\nsockt: /x\n",
     "t.yaml:2:1: unknown key \"sockt\" in the config: expected one of socket, socket_mode, home, "
     "max_connections, grace_ms, request_timeout_ms, runtime, grants, audit, admin_socket, "
-    "admin_group, metrics_socket, max_connections_per_uid, limits" },
+    "admin_group, metrics_socket, max_connections_per_uid, limits, max_running, "
+    "max_running_per_uid" },
   { "relative metrics_socket", "metrics_socket: m.sock\n",
     "t.yaml:1:17: metrics_socket \"m.sock\" is relative: expected an absolute path" },
   { "metrics_socket in a grant",
@@ -66,16 +69,25 @@ static const struct bad bad_table[] = {
     "t.yaml:3:1: duplicate key \"socket\" in the config (first at line 1)" },
   { "root is a list", "- a\n- b\n", "t.yaml:1:1: the config is a list: expected a mapping" },
   { "grants is a mapping", "grants: {}\n",
-    "t.yaml:1:9: \"grants\" is a mapping: expected a list of grants, such as [grants]" },
+    "t.yaml:1:9: \"grants\" is a mapping: expected a list of grants, such as \"grants: "
+    "[{tools: [read_file], paths: [/home/me/project]}]\"" },
   { "grant is a scalar", "grants: [read_file]\n",
     "t.yaml:1:10: grant 1 is a scalar: expected a mapping" },
   { "unknown key in a grant", G_READ "    paths: [/a]\n    path: [/b]\n",
     "t.yaml:4:5: unknown key \"path\" in grant 1: expected one of tools, paths, hosts, class, "
     "untrusted, approval, approval_timeout, limits, allow_private, readonly, writable, "
     "image, rootfs" },
-  { "limit out of range", "limits:\n  time: 0\n",
-    "t.yaml:2:9: \"time\" is \"0\": expected a duration such as 30s, 500ms or 2m, from 1ms "
+  { "limit out of range", "limits:\n  time: 0s\n",
+    "t.yaml:2:9: \"time\" is \"0s\": expected a duration such as 30s, 500ms or 2m, from 1ms "
     "to a day (1440m)" },
+  /* 5 meant as seconds would kill every call after 5 ms: only a key named in ms (grace_ms)
+   * takes a bare number. */
+  { "time without a unit", "limits:\n  time: 5\n",
+    "t.yaml:2:9: \"time\" is \"5\", a number without a unit: expected a duration such as 30s, "
+    "500ms or 2m, from 1ms to a day (1440m); the unit is ms, s, m or h" },
+  { "a grant's time without a unit", G_READ "    paths: [/a]\n    limits: {time: 30000}\n",
+    "t.yaml:4:20: \"time\" is \"30000\", a number without a unit: expected a duration such as "
+    "30s, 500ms or 2m, from 1ms to a day (1440m); the unit is ms, s, m or h" },
   { "unknown limit", "limits:\n  tme: 1s\n",
     "t.yaml:2:3: unknown key \"tme\" in limits: expected one of time, memory, pids, cpus, "
     "output, file_size" },
@@ -115,8 +127,43 @@ static const struct bad bad_table[] = {
   { "path is a list", G_READ "    paths: [[/a]]\n",
     "t.yaml:3:13: \"paths\" is a list: expected an absolute folder" },
   { "paths is a string", G_READ "    paths: /a\n",
-    "t.yaml:3:12: \"paths\" is a scalar: expected a list of absolute folders, such as [absolute "
-    "folders]" },
+    "t.yaml:3:12: \"paths\" is a scalar: expected a list of absolute folders, such as \"paths: "
+    "[/home/me/project, /srv/data]\"" },
+  { "hosts is a string", "grants:\n  - tools: [http_fetch]\n    hosts: example.com\n",
+    "t.yaml:3:12: \"hosts\" is a scalar: expected a list of host patterns, such as \"hosts: "
+    "[example.com, git.example.com:8443]\"" },
+  { "readonly is a string", "grants:\n  - tools: [shell]\n    paths: [/a]\n    readonly: .git\n",
+    "t.yaml:4:15: \"readonly\" is a scalar: expected a list of paths inside the granted folders, "
+    "such as \"readonly: [.git, .bashrc]\"" },
+  /* A "- " indented past the item above it continues that item: "- /a" over "  - /b" is the
+   * one folder "/a - /b", which must not pass for a grant of two. */
+  { "paths items run together", G_READ "    paths:\n      - /home/me/a\n        - /srv/b\n",
+    "t.yaml:4:9: \"paths\" item \"/home/me/a - /srv/b\" looks like list items run together (a "
+    "\"- \" indented past the item above it): expected each \"- \" at the same indentation, one "
+    "item each, such as \"paths: [/home/me/a, /srv/b]\"; quote an item that holds \" - \" "
+    "itself" },
+  { "tools run together", "grants:\n  - tools:\n      - read_file\n        - shell\n",
+    "t.yaml:3:9: \"tools\" item \"read_file - shell\" looks like list items run together (a "
+    "\"- \" indented past the item above it): expected each \"- \" at the same indentation, one "
+    "item each, such as \"tools: [read_file, shell]\"; quote an item that holds \" - \" itself" },
+  { "hosts run together, one that needs quotes",
+    "grants:\n  - tools: [http_fetch]\n    hosts:\n      - a.test\n        - b.test:8443\n",
+    "t.yaml:4:9: \"hosts\" item \"a.test - b.test:8443\" looks like list items run together (a "
+    "\"- \" indented past the item above it): expected each \"- \" at the same indentation, one "
+    "item each, such as \"hosts: [a.test, \"b.test:8443\"]\"; quote an item that holds \" - \" "
+    "itself" },
+  /* A piece YAML would read as a list entry or a null is quoted in the list shown. */
+  { "paths items run together, a lone dash among them",
+    G_READ "    paths:\n      - /srv/a\n        - ~ - -\n",
+    "t.yaml:4:9: \"paths\" item \"/srv/a - ~ - -\" looks like list items run together (a \"- \" "
+    "indented past the item above it): expected each \"- \" at the same indentation, one item "
+    "each, such as \"paths: [/srv/a, \"~\", \"-\"]\"; quote an item that holds \" - \" itself" },
+  { "option list items run together",
+    "runtime:\n  options:\n    run_options:\n      - --ulimit\n        - nofile=1024:1024\n",
+    "t.yaml:4:9: \"run_options\" item \"--ulimit - nofile=1024:1024\" looks like list items run "
+    "together (a \"- \" indented past the item above it): expected each \"- \" at the same "
+    "indentation, one item each, such as \"run_options: [--ulimit, \"nofile=1024:1024\"]\"; "
+    "quote an item that holds \" - \" itself" },
   { "unknown tool", "grants:\n  - tools: [read_file, reed_file]\n    paths: [/a]\n",
     "t.yaml:2:24: unknown tool \"reed_file\": expected read_file, write_file, shell or "
     "http_fetch" },
@@ -126,7 +173,8 @@ static const struct bad bad_table[] = {
     "t.yaml:2:12: \"tools\" is an empty list: expected at least one of read_file, write_file, "
     "shell, http_fetch" },
   { "tools is a string", "grants:\n  - tools: read_file\n    paths: [/a]\n",
-    "t.yaml:2:12: \"tools\" is a scalar: expected a list of tools, such as [tools]" },
+    "t.yaml:2:12: \"tools\" is a scalar: expected a list of tools, such as \"tools: [read_file, "
+    "shell]\"" },
   { "no tools", "grants:\n  - paths: [/a]\n",
     "t.yaml:2:5: grant 1 has no \"tools\": expected a list of read_file, write_file, shell, "
     "http_fetch" },
@@ -186,7 +234,7 @@ static const struct bad bad_table[] = {
   { "allow_private not a list",
     "grants:\n  - tools: [http_fetch]\n    hosts: [a.test]\n    allow_private: 10.0.0.0/8\n",
     "t.yaml:4:20: \"allow_private\" is a scalar: expected a list of address ranges, such as "
-    "[address ranges]" },
+    "\"allow_private: [10.0.0.0/8, 192.168.1.5]\"" },
   { "readonly absolute",
     "grants:\n  - tools: [shell]\n    paths: [/a]\n    readonly: [.git/hooks, /etc]\n",
     "t.yaml:4:28: readonly path \"/etc\" is absolute: expected a path relative to the granted "
@@ -344,8 +392,12 @@ static const struct bad bad_table[] = {
     "t.yaml:4:15: \"approval\" is a list: expected never, always or once_per_session" },
   { "approval_timeout without a unit",
     "admin_group: 0\n" G_READ "    paths: [/a]\n    approval: always\n    approval_timeout: 300\n",
-    "t.yaml:6:23: \"approval_timeout\" is \"300\": expected a duration from 1s to 24h, such as "
-    "90s, 5m or 1h" },
+    "t.yaml:6:23: \"approval_timeout\" is \"300\", a number without a unit: expected a duration "
+    "from 1s to 24h, such as 90s, 5m or 1h; the unit is ms, s, m or h" },
+  { "approval_timeout in bare milliseconds",
+    "admin_group: 0\n" G_READ "    paths: [/a]\n    approval: always\n    approval_timeout: 5000\n",
+    "t.yaml:6:23: \"approval_timeout\" is \"5000\", a number without a unit: expected a "
+    "duration from 1s to 24h, such as 90s, 5m or 1h; the unit is ms, s, m or h" },
   { "approval_timeout zero",
     "admin_group: 0\n" G_READ "    paths: [/a]\n    approval: always\n    approval_timeout: 0s\n",
     "t.yaml:6:23: \"approval_timeout\" is \"0s\": expected a duration from 1s to 24h, such as "
@@ -650,6 +702,16 @@ START_TEST (test_config_reads_every_key)
 }
 END_TEST
 
+/* Only a plain item holding " - " reads as items run together: quoted, it is meant. */
+START_TEST (test_config_takes_a_quoted_item_holding_a_dash)
+{
+  struct bx_config *cfg = parse_ok (G_READ "    paths: [\"/srv/music - old\"]\n");
+  ck_assert_uint_eq (cfg->grants[0].n_paths, 1);
+  ck_assert_str_eq (cfg->grants[0].paths[0], "/srv/music - old");
+  bx_config_free (cfg);
+}
+END_TEST
+
 START_TEST (test_config_accepts_a_module_by_absolute_path)
 {
   struct bx_config *cfg = parse_ok ("runtime:\n  module: /opt/bx/my-runtime.so\n");
@@ -723,7 +785,7 @@ START_TEST (test_config_example_files_are_valid)
     {
       if (access (files[i], F_OK) != 0)
         {
-          printf ("skipped %s: not in this tree\n", files[i]);
+          bx_test_skip_note (__func__, "%s is not in this tree", files[i]);
           continue;
         }
       struct bx_config *cfg = NULL;
@@ -752,6 +814,100 @@ START_TEST (test_path_helpers)
 }
 END_TEST
 
+/* What brokerd loads, runs or trusts, against the grants (protect.c): refused where a grant
+ * a sandbox writes holds it, found through a symbolic link and from a folder above it, and
+ * named by the grant path's line and column. */
+START_TEST (test_config_refuses_a_writable_grant_over_what_brokerd_loads)
+{
+  char tmpl[] = "/tmp/bx-protect-check-XXXXXX";
+  ck_assert_ptr_nonnull (mkdtemp (tmpl));
+  cleanup_free char *rt = bx_xasprintf ("%s/build/rt", tmpl);
+  cleanup_free char *cmd
+      = bx_xasprintf ("mkdir -p %s %s/conf %s/logs && cp %s/refusing.so %s/ "
+                      "&& ln -s %s %s/rt-link && ln -s %s/logs %s/logs-link",
+                      rt, tmpl, tmpl, BX_TEST_RUNTIMEDIR, rt, rt, tmpl, tmpl, tmpl);
+  ck_assert_int_eq (system (cmd), 0);
+  struct bx_module *module = NULL;
+  cleanup_error bx_error err = NULL;
+  ck_assert_int_eq (bx_module_load ("refusing", rt, &module, &err), 0);
+  ck_assert_str_eq (bx_module_dir (module), rt);
+  static const struct
+  {
+    const char *tools, *folder, *audit, *file;
+    const char *expected; /* NULL: accepted */
+  } cases[] = {
+    { "shell", "%s/build/rt", NULL, NULL,
+      "t.yaml:4:13: path \"%s/build/rt\" of grant 1 holds the runtimes folder %s/build/rt: a "
+      "sandbox could replace what brokerd loads, runs or trusts; expected folders a sandbox "
+      "can write apart from it" },
+    { "write_file", "%s/rt-link", NULL, NULL,
+      "t.yaml:4:13: path \"%s/rt-link\" of grant 1 holds the runtimes folder %s/build/rt" },
+    { "shell", "%s/build", NULL, NULL,
+      "t.yaml:4:13: path \"%s/build\" of grant 1 holds the runtime module "
+      "%s/build/rt/refusing.so" },
+    { "read_file", "%s/build", NULL, NULL, NULL },
+    { "shell", "%s/conf", NULL, "%s/conf/b.yaml",
+      "%s/conf/b.yaml:4:13: path \"%s/conf\" of grant 1 holds the config file %s/conf/b.yaml" },
+    { "read_file", "%s/logs-link", "%s/logs/audit.log", NULL,
+      "t.yaml:4:13: path \"%s/logs-link\" of grant 1 holds the audit log %s/logs/audit.log: a "
+      "sandbox could read or replace it" },
+    { "shell", "%s/logs/deeper", "%s/logs-link/audit.log", NULL, NULL },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    {
+      cleanup_free char *folder = bx_xasprintf (cases[i].folder, tmpl);
+      cleanup_free char *audit
+          = cases[i].audit ? bx_xasprintf ("audit: %s\n", cases[i].audit) : bx_xstrdup ("");
+      cleanup_free char *audit_line = bx_xasprintf (audit, tmpl);
+      cleanup_free char *file
+          = cases[i].file ? bx_xasprintf (cases[i].file, tmpl) : bx_xstrdup ("t.yaml");
+      cleanup_free char *text = bx_xasprintf ("%sgrants:\n  - tools: [%s]\n    paths: [%s]\n",
+                                              audit_line, cases[i].tools, folder);
+      /* The audit line, when there is one, moves the grant down a line. */
+      struct bx_config *cfg = NULL;
+      cleanup_error bx_error perr = NULL;
+      ck_assert_msg (bx_config_parse (text, strlen (text), file, &cfg, &perr) == 0, "%s",
+                     bx_error_msg (perr));
+      cleanup_error bx_error why = NULL;
+      int r = bx_protect_check (cfg, module, &why);
+      if (cases[i].expected == NULL)
+        ck_assert_msg (r == 0, "case %zu: %s", i, bx_error_msg (why));
+      else
+        {
+          ck_assert_msg (r < 0, "case %zu accepted", i);
+          cleanup_free char *want = bx_xasprintf (cases[i].expected, tmpl, tmpl, tmpl);
+          /* With an audit line the path is on line 4, else 3: both are written as 4 above. */
+          if (cases[i].audit == NULL)
+            {
+              char *at = strstr (want, ":4:13:");
+              ck_assert_ptr_nonnull (at);
+              at[1] = '3';
+            }
+          ck_assert_msg (strstr (bx_error_msg (why), want) != NULL, "case %zu: got %s\nwant %s", i,
+                         bx_error_msg (why), want);
+        }
+      bx_config_free (cfg);
+    }
+  bx_module_destroy (module);
+  cleanup_free char *rm = bx_xasprintf ("rm -rf %s", tmpl);
+  ck_assert_int_eq (system (rm), 0);
+}
+END_TEST
+
+/* Each grant path knows where it was written. */
+START_TEST (test_config_grant_paths_know_their_place)
+{
+  struct bx_config *cfg = parse_ok ("grants:\n  - tools: [read_file]\n    paths: [/a, /b]\n"
+                                    "  - tools: [shell]\n    paths:\n      - /c\n");
+  ck_assert_uint_eq (cfg->grants[0].path_places[0][0], 3);
+  ck_assert_uint_eq (cfg->grants[0].path_places[0][1], 13);
+  ck_assert_uint_eq (cfg->grants[0].path_places[1][1], 17);
+  ck_assert_uint_eq (cfg->grants[1].path_places[0][0], 6);
+  ck_assert_uint_eq (cfg->grants[1].path_places[0][1], 9);
+  bx_config_free (cfg);
+}
+END_TEST
+
 static Suite *
 make_suite (void)
 {
@@ -769,12 +925,17 @@ make_suite (void)
   tcase_add_test (tc, test_config_options_know_their_place);
   tcase_add_test (tc, test_config_limits_default_under_the_grants);
   tcase_add_test (tc, test_config_accepts_a_module_by_absolute_path);
+  tcase_add_test (tc, test_config_takes_a_quoted_item_holding_a_dash);
   tcase_add_test (tc, test_config_allows_folders_that_no_sandbox_can_swap);
   tcase_add_test (tc, test_config_load_names_a_missing_file);
   tcase_add_test (tc, test_config_load_reads_a_file);
-  tcase_add_test (tc, test_config_example_files_are_valid);
   tcase_add_test (tc, test_path_helpers);
+  tcase_add_test (tc, test_config_refuses_a_writable_grant_over_what_brokerd_loads);
+  tcase_add_test (tc, test_config_grant_paths_know_their_place);
   suite_add_tcase (s, tc);
+  /* The example configs of the tree. */
+  TCase *may = bx_test_case_may_skip (s, "shipped_examples");
+  tcase_add_test (may, test_config_example_files_are_valid);
   return s;
 }
 

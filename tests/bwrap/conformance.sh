@@ -19,11 +19,13 @@ cannot () {
 [ "$(id -u)" = 0 ] || cannot "needs root (the cgroups of the limits, a root-owned rootfs)"
 command -v bwrap >/dev/null 2>&1 || cannot "bubblewrap is not installed"
 command -v slirp4netns >/dev/null 2>&1 || cannot "slirp4netns is not installed"
-[ -e /sys/fs/cgroup/memory/cgroup.procs ] || cannot "no cgroup v1 memory hierarchy"
+. "$(dirname "$0")/cgroup-host.sh"
+cg_host bwrap-kit
+[ -n "$cg_kind" ] || cannot "$cg_why"
 
 tmp=$(mktemp -d)
 chmod 0755 "$tmp"
-cleanup () { rm -rf "$tmp"; }
+cleanup () { rm -rf "$tmp"; cg_cleanup; }
 trap cleanup EXIT
 if ! "$build_image" --rootfs "$tmp/rootfs" --toolkit "$toolkit" >"$tmp/build.log" 2>&1; then
   cat "$tmp/build.log"
@@ -31,8 +33,10 @@ if ! "$build_image" --rootfs "$tmp/rootfs" --toolkit "$toolkit" >"$tmp/build.log
   exit 1
 fi
 
-"$check" "$module" --option "rootfs=$tmp/rootfs" --option "egress_dir=$tmp/egress" \
-  --option slots=4 >"$tmp/out" 2>"$tmp/log"
+# Room for a busy machine, as for podman.so: BX_SLOW, 4 unless set (boxmaker-runtime-check(1)).
+"$check" "$module" --slow "${BX_SLOW:-4}" --option "rootfs=$tmp/rootfs" \
+  --option "egress_dir=$tmp/egress" --option slots=4 \
+  ${cg_option:+--option "cgroup_root=${cg_option#cgroup_root: }"} >"$tmp/out" 2>"$tmp/log"
 rc=$?
 cat "$tmp/out"
 last=$(tail -n 1 "$tmp/out")

@@ -10,8 +10,11 @@
 set -u
 brokerd=$1 boxmaker=$2 runtimedir=$3 fake=$4 golden=$5
 
-if [ "$(id -u)" != 0 ] || [ ! -e /sys/fs/cgroup/memory/cgroup.procs ]; then
-  echo "SKIP bwrap.so with a fake bubblewrap: needs root and cgroup v1 (bwrap.so's limits)"
+. "$(dirname "$0")/cgroup-host.sh"
+. "$(dirname "$0")/../common/wait_socket.sh"
+[ "$(id -u)" = 0 ] && cg_host bwrap-fake
+if [ "$(id -u)" != 0 ] || [ -z "$cg_kind" ]; then
+  echo "SKIP bwrap.so with a fake bubblewrap: needs root and cgroups (bwrap.so's limits): ${cg_why:-not root}"
   [ "${BX_REQUIRE_BWRAP:-0}" = 1 ] && exit 1
   exit 77
 fi
@@ -22,6 +25,7 @@ cleanup () {
   [ -z "$brokerd_pid" ] || kill "$brokerd_pid" 2>/dev/null
   wait 2>/dev/null
   rm -rf "$work"
+  cg_cleanup
 }
 trap cleanup EXIT
 failures=0
@@ -43,6 +47,7 @@ runtime:
     rootfs: $work/root
     egress_dir: $work/egress
     slots: 2
+    $cg_option
 grants:
   - tools: [read_file, write_file, shell]
     paths: [$work/g1]
@@ -53,8 +58,7 @@ grants:
 YAML
 "$brokerd" --config "$work/b.yaml" --runtimedir "$runtimedir" 2> "$work/brokerd.log" &
 brokerd_pid=$!
-i=0
-while [ ! -S "$work/b.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+wait_socket "$work/b.sock" $!
 [ -S "$work/b.sock" ] || { cat "$work/brokerd.log"; exit 1; }
 
 n=0

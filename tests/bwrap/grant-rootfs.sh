@@ -21,7 +21,10 @@ skip () {
 }
 [ "$(id -u)" = 0 ] || skip "needs root (the cgroups of the limits, root-owned roots)"
 command -v bwrap >/dev/null || skip "bubblewrap is not installed"
-[ -e /sys/fs/cgroup/memory/cgroup.procs ] || skip "no cgroup v1 memory hierarchy"
+. "$(dirname "$0")/cgroup-host.sh"
+. "$(dirname "$0")/../common/wait_socket.sh"
+cg_host bwrap-grant-root
+[ -n "$cg_kind" ] || skip "$cg_why"
 # A toolkit that is not static (a sanitizer build) cannot run in another root: the calls in
 # it are skipped, and the grant's root is a second tools root, which a sanitizer build
 # hashes in seconds rather than minutes; the checks of the roots still run.
@@ -35,6 +38,7 @@ cleanup () {
   for p in $pids; do kill "$p" 2>/dev/null; done
   wait 2>/dev/null
   rm -rf "$work"
+  cg_cleanup
 }
 trap cleanup EXIT
 failures=0
@@ -66,6 +70,10 @@ mkdir -p "$work/grant" "$work/home" "$work/net"
 chmod 0777 "$work/grant" "$work/net"
 session=bwraprootfs-$$
 
+# The cgroup v2 subtree's option line, when there is one; the grant's line number after it.
+cg_line='' gl=13
+[ -z "$cg_option" ] || { cg_line="    $cg_option
+" gl=14; }
 config () { # name, the grant's root line, extra grant
   cat > "$work/$1.yaml" <<YAML
 socket: $work/$1.sock
@@ -76,7 +84,7 @@ runtime:
     rootfs: $work/rootfs
     egress_dir: $work/egress
     slots: 2
-grants:
+${cg_line}grants:
   - tools: [read_file, write_file, shell]
     paths: [$work/grant]
     class: private
@@ -101,8 +109,7 @@ check dev
 "$brokerd" --config "$work/dev.yaml" --runtimedir "$runtimedir" 2> "$work/dev-brokerd.log" &
 dev_pid=$!
 pids="$pids $dev_pid"
-i=0
-while [ ! -S "$work/dev.sock" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+wait_socket "$work/dev.sock" $!
 [ -S "$work/dev.sock" ] || { echo "brokerd did not start:"; cat "$work/dev-brokerd.log"; exit 1; }
 grep -q "a grant's root $work/dev matches its digest" "$work/dev-brokerd.log" \
   && pass "brokerd's log says the grant's root matched its digest" \
@@ -195,7 +202,7 @@ fi
 # A wrong digest: --check-config names the grant's line and column, brokerd does not start.
 config wrong "    rootfs: $wrong"
 check wrong
-[ $rc != 0 ] && contains "$err" "$work/wrong.yaml:13:13: grant 1 rootfs $wrong: $work/dev holds sha256:$hex, not the pinned" \
+[ $rc != 0 ] && contains "$err" "$work/wrong.yaml:$gl:13: grant 1 rootfs $wrong: $work/dev holds sha256:$hex, not the pinned" \
   && pass "a wrong digest: --check-config refuses it at FILE:LINE:COLUMN" \
   || fail "wrong digest: rc=$rc out=$out err=$err"
 timeout 120 "$brokerd" --config "$work/wrong.yaml" --runtimedir "$runtimedir" > "$work/wrong.log" 2>&1
@@ -207,7 +214,7 @@ rc=$?
 # A missing root.
 config missing "    rootfs: $work/none@sha256:$hex"
 check missing
-[ $rc != 0 ] && contains "$err" "$work/missing.yaml:13:13: grant 1 rootfs $work/none@sha256:$hex: $work/none is not a folder" \
+[ $rc != 0 ] && contains "$err" "$work/missing.yaml:$gl:13: grant 1 rootfs $work/none@sha256:$hex: $work/none is not a folder" \
   && pass "a missing root: --check-config refuses it at FILE:LINE:COLUMN" \
   || fail "missing root: rc=$rc out=$out err=$err"
 
@@ -234,7 +241,7 @@ check inside
 # An image is podman.so's.
 config image "    image: localhost/boxmaker-dev@sha256:$hex"
 check image
-[ $rc != 0 ] && contains "$err" "$work/image.yaml:13:12: grant 1 image localhost/boxmaker-dev@sha256:$hex: bwrap.so runs no image" \
+[ $rc != 0 ] && contains "$err" "$work/image.yaml:$gl:12: grant 1 image localhost/boxmaker-dev@sha256:$hex: bwrap.so runs no image" \
   && contains "$err" "podman.so, which takes \"image\"" \
   && pass "a grant's image under bwrap.so: refused, saying which module takes which" \
   || fail "image under bwrap: rc=$rc out=$out err=$err"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* bx_bwrap_bind_alone (alone.c): a mount source without the host mounts below it, in a
+/* bx_bwrap_bind_alone (bwrap_alone.c): a mount source without the host mounts below it, in a
  * mount namespace of the process's own, nothing of it on the host; a source removed or
  * covered by another mount since it was opened refused with ESTALE.  As root (it mounts); each case
  * runs in a child process of its own. */

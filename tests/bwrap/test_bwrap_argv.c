@@ -12,6 +12,7 @@
 #include <check.h>
 
 #include "bwrap.h"
+#include "open_nofollow.h"
 #define GOLDEN_PROGRAM "@BWRAP@"
 #include "golden_argv.h"
 #include "test_main.h"
@@ -231,16 +232,16 @@ START_TEST (test_open_nofollow_refuses_a_link_in_any_component)
   ck_assert_int_eq (mkdir (inner, 0700), 0);
   ck_assert_int_eq (symlink ("real", link), 0);
 
-  int fd = bx_bwrap_open_nofollow (real);
+  int fd = bx_runtime_open_nofollow (real);
   ck_assert_int_ge (fd, 0);
   close (fd);
   errno = 0;
-  ck_assert_int_eq (bx_bwrap_open_nofollow (link), -1);
+  ck_assert_int_eq (bx_runtime_open_nofollow (link), -1);
   ck_assert_int_eq (errno, ELOOP);
   errno = 0;
-  ck_assert_int_eq (bx_bwrap_open_nofollow (through), -1);
+  ck_assert_int_eq (bx_runtime_open_nofollow (through), -1);
   ck_assert_int_eq (errno, ELOOP);
-  ck_assert_int_eq (bx_bwrap_open_nofollow ("relative/path"), -1);
+  ck_assert_int_eq (bx_runtime_open_nofollow ("relative/path"), -1);
   rmdir (inner);
   rmdir (real);
   unlink (link);

@@ -6,6 +6,7 @@
 # client.h declares, under its soname; the complete program of docs/client.md builds with
 # nothing but `pkg-config --cflags --libs boxmaker-client` from that prefix, and runs against
 # brokerd with fake.so: a result, a denial, brokerd unreachable.
+. "$(dirname "$0")/../common/wait_socket.sh"
 set -eu
 cmake=$1 build=$2 brokerd=$3 runtimedir=$4 doc=$5
 tmp=$(mktemp -d /tmp/bx-doc-program.XXXXXX)
@@ -25,9 +26,9 @@ libdir=$(dirname "$(dirname "$pc")")
 soname=$(objdump -p "$libdir/libboxmaker-client.so" | sed -n 's/^ *SONAME *//p')
 [ "$soname" = libboxmaker-client.so.0 ] || fail "soname is '$soname'"
 exported=$(nm -D --defined-only "$libdir/libboxmaker-client.so" | awk '$2 == "T" {print $3}' | sort | tr '\n' ' ')
-want="bx_client_call@@BOXMAKER_CLIENT_0 bx_client_cancel@@BOXMAKER_CLIENT_0 bx_client_cancel_free@@BOXMAKER_CLIENT_0 bx_client_cancel_new@@BOXMAKER_CLIENT_0 bx_client_response_free@@BOXMAKER_CLIENT_0 bx_error_code@@BOXMAKER_CLIENT_0 bx_error_free@@BOXMAKER_CLIENT_0 bx_error_msg@@BOXMAKER_CLIENT_0 "
+want="bx_client_call@@BOXMAKER_CLIENT_0 bx_client_cancel@@BOXMAKER_CLIENT_0 bx_client_cancel_free@@BOXMAKER_CLIENT_0 bx_client_cancel_new@@BOXMAKER_CLIENT_0 bx_client_grants@@BOXMAKER_CLIENT_0.1 bx_client_response_free@@BOXMAKER_CLIENT_0 bx_error_code@@BOXMAKER_CLIENT_0 bx_error_free@@BOXMAKER_CLIENT_0 bx_error_msg@@BOXMAKER_CLIENT_0 "
 [ "$exported" = "$want" ] || fail "exported functions: $exported"
-echo "PASS: libboxmaker-client.so.0 exports exactly the eight functions of client.h"
+echo "PASS: libboxmaker-client.so.0 exports exactly the nine functions of client.h"
 
 # The program, exactly as docs/client.md shows it.
 sed -n '/^<!-- program: ask.c -->$/,/^```$/p' "$doc" | sed '1,2d;$d' > "$tmp/ask.c"
@@ -57,8 +58,7 @@ grants:
 YAML
 "$brokerd" --config "$tmp/brokerd.yaml" --runtimedir "$runtimedir" 2> "$tmp/brokerd.log" &
 pid=$!
-i=0
-while [ ! -S "$tmp/broker.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+wait_socket "$tmp/broker.sock" $!
 
 export LD_LIBRARY_PATH="$libdir"
 out=$("$tmp/ask" "$tmp/broker.sock" "$tmp/data/hello.txt") || fail "ask: status $?: $out"

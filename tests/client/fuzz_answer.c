@@ -4,7 +4,8 @@
  * (never crash, never hang past its deadline) that keeps the contract of client.h: an exit
  * from 1 to 11, an unavailable exit logged exactly once and answered "failed" with the fixed
  * sentence in one log line of bounded length, brokerd's own answer (exit 11) never
- * logged. */
+ * logged.  The same bytes answering bx_client_grants must give a checked array or an error,
+ * never a crash. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -115,5 +116,17 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   if (r.kind == BX_CLIENT_RESULT && (r.content == NULL || r.class == NULL))
     abort ();
   bx_client_response_free (&r);
+
+  /* The same bytes answering a grants request: a checked array, or -1 with a reason. */
+  if (pthread_create (&t, NULL, serve, &f) != 0)
+    abort ();
+  json_t *grants = NULL;
+  int g = bx_client_grants (&opts, &grants, &err);
+  pthread_join (t, NULL);
+  if (g == 0 ? !json_is_array (grants) || err != NULL
+             : g != -1 || grants != NULL || bx_error_msg (err) == NULL)
+    abort ();
+  json_decref (grants);
+  bx_error_free (&err);
   return 0;
 }

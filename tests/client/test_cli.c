@@ -197,16 +197,39 @@ START_TEST (test_a_silent_broker_exits_3_at_the_timeout)
 }
 END_TEST
 
-START_TEST (test_a_zero_or_huge_timeout_exits_3)
+/* Zero is the default deadline (as the library has it), not a call over before it starts. */
+START_TEST (test_a_zero_timeout_is_the_default_and_a_huge_one_exits_3)
 {
+  fake_server_start (&srv, script_answer, result_frame);
+  run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--socket", srv.path,
+                             "--call", "ID", "--timeout-ms", "0", NULL });
+  ASSERT_STATUS (0);
+  ck_assert_str_eq (run.out, "hello\nworld\n");
+  fake_server_stop (&srv);
   static const char *const nothing[] = { NULL };
   fake_server_start (&srv, script_answer, nothing);
   run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--socket", srv.path,
-                             "--timeout-ms", "0", NULL });
-  assert_unavailable_line ("cannot set a timeout: the timeout is zero");
-  run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--socket", srv.path,
                              "--timeout-ms", "18446744073709551615", NULL });
   assert_unavailable_line ("the timeout is too large");
+}
+END_TEST
+
+START_TEST (test_the_socket_defaults_to_BOXMAKER_SOCKET)
+{
+  fake_server_start (&srv, script_answer, result_frame);
+  setenv ("BOXMAKER_SOCKET", srv.path, 1);
+  run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--call", "ID", NULL });
+  unsetenv ("BOXMAKER_SOCKET");
+  ASSERT_STATUS (0);
+  ck_assert_str_eq (run.out, "hello\nworld\n");
+  /* --socket wins over the variable. */
+  fake_server_stop (&srv);
+  fake_server_start (&srv, script_answer, result_frame);
+  setenv ("BOXMAKER_SOCKET", "/nonexistent/broker.sock", 1);
+  run_cli ((const char *[]){ "call", "read_file", "{\"path\":\"/x\"}", "--call", "ID", "--socket",
+                             srv.path, NULL });
+  unsetenv ("BOXMAKER_SOCKET");
+  ASSERT_STATUS (0);
 }
 END_TEST
 
@@ -328,6 +351,80 @@ START_TEST (test_call_help_prints_the_usage)
 }
 END_TEST
 
+START_TEST (test_every_command_takes_help)
+{
+  static const char *const commands[][4] = {
+    { "approvals", "--help", NULL },       { "approve", "--help", NULL },
+    { "decline", "abc", "-h", NULL },      { "stats", "--help", NULL },
+    { "audit", "verify", "--help", NULL },
+  };
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    {
+      run_cli ((const char *const *)commands[i]);
+      ck_assert_msg (run.status == 0, "%s: status %d, stderr: %s", commands[i][0], run.status,
+                     run.err);
+      ck_assert_msg (strstr (run.out, "usage: boxmaker") != NULL, "%s: stdout: %s", commands[i][0],
+                     run.out);
+    }
+  /* A flag's value is not a request for help: the reason "-h" goes to the admin socket. */
+  setenv ("BOXMAKER_ADMIN_SOCKET", "/nonexistent/admin.sock", 1);
+  run_cli ((const char *[]){ "decline", "abc", "--reason", "-h", NULL });
+  unsetenv ("BOXMAKER_ADMIN_SOCKET");
+  ASSERT_STATUS (3);
+  ck_assert_msg (strstr (run.err, "/nonexistent/admin.sock") != NULL, "stderr: %s", run.err);
+}
+END_TEST
+
+/* The server of a socket that is not brokerd's metrics socket: it closes at once (as
+ * brokerd's call socket does when asked nothing) or says something else. */
+static void
+script_close (struct fake_server *s, int fd)
+{
+}
+
+static void
+script_say_hello (struct fake_server *s, int fd)
+{
+  fake_send_raw (fd, "hello\n", 6);
+}
+
+START_TEST (test_stats_refuses_what_is_not_the_metrics_socket)
+{
+  fake_server_start (&srv, script_close, NULL);
+  run_cli ((const char *[]){ "stats", "--socket", srv.path, NULL });
+  ASSERT_STATUS (3);
+  ck_assert_str_eq (run.out, "");
+  ck_assert_msg (strstr (run.err, "did not answer with metrics") != NULL, "stderr: %s", run.err);
+  fake_server_stop (&srv);
+  fake_server_start (&srv, script_say_hello, NULL);
+  run_cli ((const char *[]){ "stats", "--metrics-socket", srv.path, NULL });
+  ASSERT_STATUS (3);
+  ck_assert_str_eq (run.out, "");
+  ck_assert_msg (strstr (run.err, "did not answer with metrics") != NULL, "stderr: %s", run.err);
+}
+END_TEST
+
+START_TEST (test_stats_without_a_metrics_socket_says_where_it_comes_from)
+{
+  fake_server_start (&srv, NULL, NULL);
+  cleanup_free char *missing = bx_xasprintf ("%s/metrics.sock", srv.dir);
+  setenv ("BOXMAKER_METRICS_SOCKET", missing, 1);
+  run_cli ((const char *[]){ "stats", NULL });
+  unsetenv ("BOXMAKER_METRICS_SOCKET");
+  ASSERT_STATUS (3);
+  cleanup_free char *want = bx_xasprintf ("cannot connect to %s", missing);
+  ck_assert_msg (strstr (run.err, want) != NULL, "stderr: %s", run.err);
+  /* The packaged default, where no brokerd serves metrics: the error names the setting. */
+  if (access ("/run/boxmaker/metrics.sock", F_OK) != 0)
+    {
+      run_cli ((const char *[]){ "stats", NULL });
+      ASSERT_STATUS (3);
+      ck_assert_msg (strstr (run.err, "only when its config sets metrics_socket") != NULL,
+                     "stderr: %s", run.err);
+    }
+}
+END_TEST
+
 static const char *const refused_frame[]
     = { "{\"v\":1,\"id\":\"ID\",\"final\":true,\"msg\":{\"type\":\"result\",\"content\":"
         "\"read_file: /x: no such file or directory\",\"class\":\"private\",\"untrusted\":false,"
@@ -383,12 +480,16 @@ cli_suite (void)
   tcase_add_test (tc, test_no_broker_exits_3);
   tcase_add_test (tc, test_a_broker_sending_garbage_exits_3);
   tcase_add_test (tc, test_a_silent_broker_exits_3_at_the_timeout);
-  tcase_add_test (tc, test_a_zero_or_huge_timeout_exits_3);
+  tcase_add_test (tc, test_a_zero_timeout_is_the_default_and_a_huge_one_exits_3);
+  tcase_add_test (tc, test_the_socket_defaults_to_BOXMAKER_SOCKET);
   tcase_add_test (tc, test_usage_errors_exit_2_and_say_what_is_wrong);
   tcase_add_test (tc, test_help_and_version_exit_0);
   tcase_add_test (tc, test_arguments_past_the_argument_limit_come_from_a_file);
   tcase_add_test (tc, test_a_dash_reads_the_arguments_from_standard_input);
   tcase_add_test (tc, test_call_help_prints_the_usage);
+  tcase_add_test (tc, test_every_command_takes_help);
+  tcase_add_test (tc, test_stats_refuses_what_is_not_the_metrics_socket);
+  tcase_add_test (tc, test_stats_without_a_metrics_socket_says_where_it_comes_from);
   tcase_add_test (tc, test_refusals_asks_and_a_refusal_exits_1_with_its_reason);
   tcase_add_test (tc, test_without_refusals_the_request_is_a_1_0_clients);
   suite_add_tcase (s, tc);

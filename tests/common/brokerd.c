@@ -3,6 +3,7 @@
 #include <check.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -70,7 +71,7 @@ bx_test_daemon_spawn (const char *const *argv, const char *log)
 void
 bx_test_daemon_wait_listening (pid_t pid, const char *sock, const char *log)
 {
-  int64_t deadline = bx_deadline_in (10000);
+  int64_t deadline = bx_deadline_in (30000);
   for (;;)
     {
       int status;
@@ -90,7 +91,78 @@ bx_test_daemon_wait_listening (pid_t pid, const char *sock, const char *log)
               return;
             }
         }
-      ck_assert_msg (bx_now_ms () < deadline, "nothing listened on %s within 10 s", sock);
+      ck_assert_msg (bx_now_ms () < deadline, "nothing listened on %s within 30 s", sock);
       usleep (10 * 1000);
     }
+}
+
+/* The folders this process made, removed when it exits. */
+enum
+{
+  MADE_MAX = 8
+};
+static char made[MADE_MAX][64];
+static int n_made;
+
+static void
+remove_made (void)
+{
+  for (int i = 0; i < n_made; i++)
+    remove_tree (made[i]);
+}
+
+void
+bx_test_brokerd_init_with (struct bx_test_brokerd *b, const char *program, const char *runtimedir)
+{
+  *b = (struct bx_test_brokerd){ .program = program, .runtimedir = runtimedir };
+  strcpy (b->dir, "/tmp/bx-brokerd-XXXXXX");
+  ck_assert_ptr_nonnull (mkdtemp (b->dir));
+  ck_assert_int_eq (chmod (b->dir, 0755), 0);
+  ck_assert_msg (n_made < MADE_MAX, "more than %d brokerd folders in one test", MADE_MAX);
+  if (n_made == 0)
+    atexit (remove_made);
+  strcpy (made[n_made++], b->dir);
+  snprintf (b->config, sizeof b->config, "%s/brokerd.yaml", b->dir);
+  snprintf (b->sock, sizeof b->sock, "%s/b.sock", b->dir);
+  snprintf (b->admin, sizeof b->admin, "%s/admin.sock", b->dir);
+  snprintf (b->audit, sizeof b->audit, "%s/audit.log", b->dir);
+  snprintf (b->out, sizeof b->out, "%s/out", b->dir);
+}
+
+pid_t
+bx_test_brokerd_spawn (const struct bx_test_brokerd *b, const char *mode)
+{
+  const char *argv[] = { b->program, mode, b->config, "--runtimedir", b->runtimedir, NULL };
+  return bx_test_daemon_spawn (argv, b->out);
+}
+
+void
+bx_test_brokerd_start (struct bx_test_brokerd *b)
+{
+  b->pid = bx_test_brokerd_spawn (b, "--config");
+  bx_test_daemon_wait_listening (b->pid, b->sock, b->out);
+}
+
+static int
+exit_status (pid_t pid)
+{
+  int status;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+int
+bx_test_brokerd_stop (struct bx_test_brokerd *b)
+{
+  ck_assert_int_gt (b->pid, 0);
+  kill (b->pid, SIGTERM);
+  int status = exit_status (b->pid);
+  b->pid = 0;
+  return status;
+}
+
+int
+bx_test_brokerd_run (const struct bx_test_brokerd *b, const char *mode)
+{
+  return exit_status (bx_test_brokerd_spawn (b, mode));
 }

@@ -75,7 +75,7 @@ run_program (const char *const *argv, const void *in, size_t len, const struct r
     .keep_output = true,
     .output_cap = RUN_KEEP_MAX,
     .error_keep = RUN_KEEP_MAX,
-    .deadline = bx_deadline_in (opts->timeout_ms > 0 ? opts->timeout_ms : 20000),
+    .deadline = bx_deadline_in (opts->timeout_ms > 0 ? opts->timeout_ms : RUN_DEFAULT_TIMEOUT_MS),
   };
   struct bx_command_result res;
   int64_t start = bx_now_ms ();

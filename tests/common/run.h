@@ -15,7 +15,7 @@ struct run_opts
   const char *const *env; /* "NAME=value" entries added to the environment, NULL-ended */
   uid_t uid;              /* run as this user and group when set_uid (the test runs as root) */
   bool set_uid;
-  int timeout_ms; /* 0: 20 s; past it the program is killed and the test fails */
+  int timeout_ms; /* 0: RUN_DEFAULT_TIMEOUT_MS; past it the program is killed, the test fails */
 };
 
 struct run_result
@@ -30,6 +30,9 @@ struct run_result
 
 /* The most a test keeps of either stream. */
 #define RUN_KEEP_MAX (64u * 1024 * 1024)
+/* Only against a hang: on a loaded machine a program that forks a thousand times (a shell
+ * walking /proc) takes tens of seconds. */
+#define RUN_DEFAULT_TIMEOUT_MS 120000
 
 /* Runs ARGV[0] with ARGV, feeding IN (LEN bytes), and fills R.  Fails the test when the
  * program cannot start or does not end in time. */

@@ -15,12 +15,13 @@ set -u
 brokerd=$1 boxmaker=$2 runtimedir=$3 ref_file=$4
 module=${BX_CONTAINMENT_MODULE:-podman}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$(dirname "$0")/../common/wait_socket.sh"
 case_name=$(basename "$0" .sh)
 
 # skip WHY: the host cannot run the case (a failure where CI requires the runtime).
 skip () {
   echo "SKIP $case_name: $*"
-  if [ "$module" = bwrap ]; then required=${BX_REQUIRE_BWRAP:-0}; else required=${BX_REQUIRE_PODMAN:-0}; fi
+  case $module in bwrap) required=${BX_REQUIRE_BWRAP:-0} ;; gvisor) required=${BX_REQUIRE_GVISOR:-0} ;; *) required=${BX_REQUIRE_PODMAN:-0} ;; esac
   [ "$required" = 1 ] && exit 1
   exit 77
 }
@@ -47,6 +48,8 @@ fi
 
 work=$(mktemp -d /tmp/bx-containment.XXXXXX)
 chmod 0755 "$work"
+BX_GVISOR_STATE=$work/gvisor-state
+export BX_GVISOR_STATE
 session=cont-$$
 pids=
 cleanup () {
@@ -72,7 +75,13 @@ writable_folder () { mkdir -p "$1" && chown "$sandbox_uid:$sandbox_uid" "$1" && 
 
 # extra_run: more podman run options (one YAML list item, quoted), for the next brokerd.
 module_options () {
-  if [ -n "${BX_CONTAINMENT_OPTIONS:-}" ]; then cat "$BX_CONTAINMENT_OPTIONS"; return; fi
+  if [ -n "${BX_CONTAINMENT_OPTIONS:-}" ]; then
+    cat "$BX_CONTAINMENT_OPTIONS"
+    # gvisor.so: a state folder of the case's own, so that cases run side by side and each
+    # sees (and sweeps) only its own sandboxes.
+    [ "$module" != gvisor ] || echo "    state_dir: $BX_GVISOR_STATE"
+    return
+  fi
   cat <<YAML
     image: $image
     global_options: [--runtime, runc]
@@ -101,8 +110,7 @@ YAML
   env "$@" "$brokerd" --config "$work/$name.yaml" --runtimedir "$runtimedir" 2>> "$work/$name.log" &
   bpid=$!
   pids="$pids $bpid"
-  i=0
-  while [ ! -S "$work/$name.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+  wait_socket "$work/$name.sock" $!
   [ -S "$work/$name.sock" ] || { echo "brokerd $name did not start:"; cat "$work/$name.log"; exit 1; }
 }
 
@@ -123,8 +131,11 @@ call () {
 containers_left () {
   if [ -n "${BX_CONTAINMENT_LEFT:-}" ]; then "$BX_CONTAINMENT_LEFT" "$session"; return; fi
   if [ "$module" = bwrap ]; then
+    # v1: the pids hierarchy; v2: the subtree of the option cgroup_root.
+    slots=$(module_options | sed -n 's/^ *cgroup_root: //p')
+    slots=${slots:-/sys/fs/cgroup/pids}/boxmaker-bwrap
     for p in $pids; do
-      for procs in /sys/fs/cgroup/pids/boxmaker-bwrap/"$p"-*/*/cgroup.procs; do
+      for procs in "$slots/$p"-*/*/cgroup.procs; do
         [ -e "$procs" ] || continue
         for t in $(cat "$procs"); do
           comm=$(cat "/proc/$t/comm" 2>/dev/null) || continue
@@ -140,11 +151,12 @@ containers_left () {
 
 # wait_gone SECONDS: until no container of this case is left; 0 when none is.
 wait_gone () {
-  t=0
+  # Seconds of the clock, not turns of the loop: on a loaded machine one look at podman
+  # takes seconds itself.
+  t=$(( $(date +%s) + $1 ))
   while [ -n "$(containers_left)" ]; do
-    [ $t -lt $(($1 * 10)) ] || return 1
+    [ "$(date +%s)" -lt $t ] || return 1
     sleep 0.1
-    t=$((t + 1))
   done
   return 0
 }
@@ -153,6 +165,14 @@ wait_gone () {
 build_probe () {
   cc -static -O1 -o "$1" "$here/probe.c" 2> "$work/cc.log" \
     || { echo "cannot build the probe:"; cat "$work/cc.log"; exit 1; }
+}
+
+# The seccomp probe, built with the table both runtimes' filters are made from.
+build_seccomp_probe () {
+  common="$here/../../runtimes/common"
+  cc -static -O1 -I"$common" -o "$1" "$here/seccomp_probe.c" "$common/seccomp_table.c" \
+    -l:libseccomp.a 2> "$work/cc.log" \
+    || { echo "cannot build the seccomp probe:"; cat "$work/cc.log"; exit 1; }
 }
 
 finish () {

@@ -24,7 +24,7 @@ grants:
 YAML
 "$brokerd" --config "$work/b.yaml" --runtimedir "$runtimedir" 2> "$work/b.log" &
 pids="$pids $!"
-i=0; while [ ! -S "$work/b.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+wait_socket "$work/b.sock" $!
 
 "$work/hold" "$work/b.sock" 4 > "$work/held" &
 pids="$pids $!"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The egress proxy over socketpair() with the fake Dial: every exit of seed 003's handshake,
- * the reply codes, the deadline, the copy with its half-closes, and the connection limit. */
+/* The egress proxy over socketpair() with the fake Dial: every exit of the handshake (numbered
+ * in egress.c), the reply codes, the deadline, the copy with its half-closes, and the
+ * connection limit. */
 #include <check.h>
 #include <fcntl.h>
 #include <pthread.h>

@@ -33,7 +33,12 @@ def client(i):
             body = json.dumps({"v": 1, "id": call, "final": True,
                                "msg": {"type": "tool_request", "call": call, "session": session,
                                        "tool": "read_file", "arguments": args}}).encode()
-            s.sendall(struct.pack(">I", len(body)) + body)
+            try:
+                s.sendall(struct.pack(">I", len(body)) + body)
+            except (BrokenPipeError, ConnectionResetError):
+                # Refused at once, brokerd may close before the request is in: its answer
+                # ("brokerd is busy") is still waiting to be read.
+                pass
             head = read_exact(s, 4)
             frame = json.loads(read_exact(s, struct.unpack(">I", head)[0])) if head else None
         msg = frame["msg"] if frame else {}

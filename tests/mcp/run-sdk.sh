@@ -3,7 +3,10 @@
 # The official MCP TypeScript SDK (@modelcontextprotocol/sdk, the version pinned in
 # package-lock.json) drives `boxmaker mcp` over stdio and over streamable HTTP, against real
 # brokerds with fake.so (one answering at once, one with a delay) and a scripted broker the
-# test itself runs (for cancellation and pending approval): see sdk.test.mjs.
+# test itself runs (for cancellation and pending approval): see sdk.test.mjs.  Older SDK
+# releases (the aliases sdk-1-11 and sdk-1-9) speak the older revisions: versions.test.mjs.
+# What the model is told of its grants, against a brokerd granting three tools of four:
+# grants.test.mjs.
 #
 #   run-sdk.sh BROKERD BOXMAKER RUNTIMEDIR NPM_DIR [podman IMAGE_REF_FILE]
 # With "podman", one tools/call runs for real through podman.so and the tools image.
@@ -13,6 +16,7 @@
 set -u
 brokerd=$1 boxmaker=$2 runtimedir=$3 npm_dir=$4 mode=${5:-fake} ref_file=${6:-}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$(dirname "$0")/../common/wait_socket.sh"
 
 skip () {
   echo "SKIP MCP SDK test: $*"
@@ -31,8 +35,10 @@ if ! cmp -s "$here/package-lock.json" "$npm_dir/package-lock.json" ||
     (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error) ||
     skip "npm ci failed (is the npm registry reachable?)"
 fi
-# The script runs from the folder that holds node_modules, so its imports resolve there.
-cp "$here/sdk.test.mjs" "$npm_dir/sdk.test.mjs"
+# The scripts run from the folder that holds node_modules, so their imports resolve there.
+cp "$here/sdk.test.mjs" "$here/versions.test.mjs" "$here/grants.test.mjs" "$npm_dir/"
+tests=sdk.test.mjs
+[ "$mode" = podman ] || tests="$tests versions.test.mjs grants.test.mjs"
 
 work=$(mktemp -d /tmp/bx-mcp-sdk.XXXXXX)
 chmod 0755 "$work"
@@ -83,8 +89,7 @@ grants:
 YAML
   "$brokerd" --config "$work/$1.yaml" --runtimedir "$runtimedir" 2> "$work/$1.log" &
   pids="$pids $!"
-  i=0
-  while [ ! -S "$work/$1.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+  wait_socket "$work/$1.sock" $!
   [ -S "$work/$1.sock" ] || { echo "brokerd $1 did not start:"; cat "$work/$1.log"; exit 1; }
 }
 
@@ -115,15 +120,38 @@ grants:
 YAML
   "$brokerd" --config "$work/approving.yaml" --runtimedir "$runtimedir" 2> "$work/approving.log" &
   pids="$pids $!"
-  i=0
-  while [ ! -S "$work/approving.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+  wait_socket "$work/approving.sock" $!
   [ -S "$work/approving.sock" ] || { echo "brokerd approving did not start:"; cat "$work/approving.log"; exit 1; }
 fi
 echo "hello through MCP" > "$work/data/hello.txt"
 
+if [ "$mode" != podman ]; then
+  # Grants that leave write_file out: what `boxmaker mcp` tells the model (grants.test.mjs).
+  mkdir -p "$work/project" "$work/docs"
+  cat > "$work/narrow.yaml" <<YAML
+socket: $work/narrow.sock
+home: $work/home
+audit: $work/narrow.audit
+$runtime
+grants:
+  - tools: [shell]
+    paths: [$work/project, $work/docs]
+  - tools: [read_file]
+    paths: [$work/docs]
+    class: internal
+  - tools: [http_fetch]
+    hosts: [api.example.com:8443]
+    class: public
+YAML
+  "$brokerd" --config "$work/narrow.yaml" --runtimedir "$runtimedir" 2> "$work/narrow.log" &
+  pids="$pids $!"
+  wait_socket "$work/narrow.sock" $!
+  [ -S "$work/narrow.sock" ] || { echo "brokerd narrow did not start:"; cat "$work/narrow.log"; exit 1; }
+fi
+
 cd "$npm_dir" &&
   BX_MODE=$mode BX_BOXMAKER=$boxmaker BX_WORK=$work BX_DOCS=$here/../../docs \
-  node --test --test-reporter=spec sdk.test.mjs
+  node --test --test-reporter=spec --test-concurrency=1 $tests
 status=$?
 if [ $status -ne 0 ]; then
   for f in "$work"/*.log; do echo "--- $f"; tail -n 30 "$f"; done

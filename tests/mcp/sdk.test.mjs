@@ -88,6 +88,14 @@ else
           return;
         const req = JSON.parse (buf.subarray (4, 4 + buf.readUInt32BE (0)).toString ());
         const id = req.id;
+        // A grants_request at initialize: answered as a brokerd older than it would.
+        if (req.msg.type === 'grants_request')
+          {
+            conn.end (frame ({ v: 1, id, final: true,
+                               msg: { type: 'error',
+                                      detail: 'unexpected message: expected a tool_request' } }));
+            return;
+          }
         const path = req.msg.arguments.path;
         if (path === '/hang')
           {
@@ -153,6 +161,7 @@ else
             shell: { command: 'ls', cwd: data },
             http_fetch: { url: 'https://example.com/' },
           };
+          let session;
           for (const [name, args] of Object.entries (calls))
             {
               const r = await client.callTool ({ name, arguments: args });
@@ -160,7 +169,10 @@ else
               const echo = JSON.parse (text (r));
               assert.equal (echo.tool, name);
               assert.deepEqual (echo.arguments, args);
-              assert.equal (echo.session, 'mcp');
+              // A session of this server's own (boxmaker-mcp(1)), the same for each call.
+              assert.match (echo.session, /^mcp-[0-9]+-[0-9a-f]{16}$/);
+              session ??= echo.session;
+              assert.equal (echo.session, session);
               const untrusted = name === 'http_fetch';
               assert.equal (r._meta['boxmaker/outcome'], 'result');
               assert.equal (r._meta['boxmaker/class'], untrusted ? 'public' : 'internal');
@@ -183,7 +195,8 @@ else
           const r = await client.callTool ({ name: 'shell',
                                              arguments: { command: 'ls', cwd: null } });
           assert.equal (r.isError, false, text (r));
-          assert.deepEqual (JSON.parse (text (r)).arguments, { command: 'ls' });
+          // Absent, so brokerd gives the grant's first folder (null would be denied).
+          assert.deepEqual (JSON.parse (text (r)).arguments, { command: 'ls', cwd: data });
           const bad = await client.callTool ({ name: 'read_file', arguments: { path: null } });
           assert.equal (bad.isError, true);
           assert.equal (bad._meta['boxmaker/outcome'], 'denied');
@@ -468,9 +481,11 @@ else
                                                                         version: '1' } } })
                               + '\n';
       const { replies } = await raw ([init (1, '2025-06-18'), init (2, '2025-11-25'),
-                                      init (3, '1999-01-01')]);
+                                      init (3, '1999-01-01'), init (4, '2025-03-26'),
+                                      init (5, '2024-11-05')]);
       assert.deepEqual (replies.map ((r) => r.result.protocolVersion),
-                        ['2025-06-18', '2025-11-25', LATEST_PROTOCOL_VERSION]);
+                        ['2025-06-18', '2025-11-25', LATEST_PROTOCOL_VERSION, '2025-03-26',
+                         '2024-11-05']);
       assert.equal (LATEST_PROTOCOL_VERSION, '2025-11-25');
     });
 
@@ -512,7 +527,11 @@ else
       assert.ok (scripted.closedAt !== null);
     });
 
-    // Streamable HTTP.
+    // Streamable HTTP.  Every TCP listener needs a token: these servers share one.
+    const tokenPath = `${work}/sdk-token`;
+    fs.writeFileSync (tokenPath, 'sdk-token-7\n', { mode: 0o600 });
+    const auth = { authorization: 'Bearer sdk-token-7' };
+    const authed = { requestInit: { headers: auth } };
     async function httpServer (args, socket = echoSock) {
       const child = spawn (boxmaker, ['mcp', '--socket', socket, ...args],
                            { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -525,12 +544,12 @@ else
     const port = 20000 + (process.pid % 20000);
 
     test ('over streamable HTTP: tools/list and tools/call with the SDK', async () => {
-      const srv = await httpServer (['--http', `127.0.0.1:${port}`]);
+      const srv = await httpServer (['--http', `127.0.0.1:${port}`, '--token-file', tokenPath]);
       try
         {
           const client = new Client ({ name: 'boxmaker-sdk-test', version: '1.0.0' });
           await client.connect (new StreamableHTTPClientTransport (
-              new URL (`http://127.0.0.1:${port}/mcp`)));
+              new URL (`http://127.0.0.1:${port}/mcp`), authed));
           const { tools } = await client.listTools ();
           assert.equal (tools.length, 4);
           const r = await client.callTool ({ name: 'read_file',
@@ -543,7 +562,7 @@ else
           const post = (headers, body) => fetch (`http://127.0.0.1:${port}/mcp`, {
             method: 'POST', body,
             headers: { 'content-type': 'application/json',
-                       accept: 'application/json, text/event-stream', ...headers } });
+                       accept: 'application/json, text/event-stream', ...auth, ...headers } });
           const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
           assert.equal ((await post ({ origin: 'https://evil.example' }, ping)).status, 403);
           assert.equal ((await post ({ origin: `http://localhost:${port}` }, ping)).status, 200);
@@ -555,7 +574,7 @@ else
           assert.equal (garbage.status, 400);
           assert.equal ((await garbage.json ()).error.code, -32700);
           const get = await fetch (`http://127.0.0.1:${port}/mcp`,
-                                   { headers: { accept: 'text/event-stream' } });
+                                   { headers: { accept: 'text/event-stream', ...auth } });
           assert.equal (get.status, 405);
           assert.equal ((await fetch (`http://127.0.0.1:${port}/other`, { method: 'POST',
                                                                           body: ping })).status,
@@ -572,12 +591,13 @@ else
     test ('over HTTP, cancelling a call closes its brokerd connection', async () => {
       scripted.closedAt = null;
       scripted.connectedAt = null;
-      const srv = await httpServer (['--http', `127.0.0.1:${port + 4}`], scriptedSock);
+      const srv = await httpServer (['--http', `127.0.0.1:${port + 4}`, '--token-file', tokenPath],
+                                    scriptedSock);
       try
         {
           const client = new Client ({ name: 'boxmaker-sdk-test', version: '1.0.0' });
           await client.connect (new StreamableHTTPClientTransport (
-              new URL (`http://127.0.0.1:${port + 4}/mcp`)));
+              new URL (`http://127.0.0.1:${port + 4}/mcp`), authed));
           const ac = new AbortController ();
           const call = client.callTool ({ name: 'read_file', arguments: { path: '/hang' } },
                                         undefined, { signal: ac.signal });
@@ -599,13 +619,13 @@ else
     });
 
     test ('over HTTP, a running call streams its progress and then its result', async () => {
-      const srv = await httpServer (['--http', `127.0.0.1:${port + 5}`, '--progress-ms', '100'],
-                                    scriptedSock);
+      const srv = await httpServer (['--http', `127.0.0.1:${port + 5}`, '--token-file', tokenPath,
+                                     '--progress-ms', '100'], scriptedSock);
       try
         {
           const client = new Client ({ name: 'boxmaker-sdk-test', version: '1.0.0' });
           await client.connect (new StreamableHTTPClientTransport (
-              new URL (`http://127.0.0.1:${port + 5}/mcp`)));
+              new URL (`http://127.0.0.1:${port + 5}/mcp`), authed));
           const progress = [];
           const r = await client.callTool ({ name: 'read_file', arguments: { path: '/pending' } },
                                            undefined, { onprogress: (p) => progress.push (p) });
@@ -616,7 +636,7 @@ else
           // Without text/event-stream in Accept, the same call is one JSON response.
           const plain = await fetch (`http://127.0.0.1:${port + 5}/mcp`, {
             method: 'POST', headers: { 'content-type': 'application/json',
-                                       accept: 'application/json' },
+                                       accept: 'application/json', ...auth },
             body: JSON.stringify ({ jsonrpc: '2.0', id: 3, method: 'tools/call',
                                     params: { name: 'read_file',
                                               arguments: { path: '/pending' } } }) });
@@ -631,7 +651,7 @@ else
     });
 
     test ('over HTTP a token file asks for a bearer token', async () => {
-      fs.writeFileSync (`${work}/token`, 's3cret-token\n');
+      fs.writeFileSync (`${work}/token`, 's3cret-token\n', { mode: 0o600 });
       const srv = await httpServer (['--http', `127.0.0.1:${port + 1}`, '--token-file',
                                      `${work}/token`]);
       try
@@ -655,14 +675,18 @@ else
         }
     });
 
-    test ('a non-loopback address without a token is refused at start', async () => {
-      const child = spawn (boxmaker, ['mcp', '--socket', echoSock, '--http', `0.0.0.0:${port + 2}`],
-                           { stdio: ['ignore', 'ignore', 'pipe'] });
-      let err = '';
-      child.stderr.on ('data', (d) => { err += d; });
-      const [code] = await once (child, 'exit');
-      assert.equal (code, 2);
-      assert.match (err, /refusing to listen on 0\.0\.0\.0:\d+ without --token-file/);
+    test ('a TCP address without a token is refused at start, loopback or not', async () => {
+      for (const host of ['0.0.0.0', '127.0.0.1'])
+        {
+          const child = spawn (boxmaker, ['mcp', '--socket', echoSock, '--http',
+                                          `${host}:${port + 2}`],
+                               { stdio: ['ignore', 'ignore', 'pipe'] });
+          let err = '';
+          child.stderr.on ('data', (d) => { err += d; });
+          const [code] = await once (child, 'exit');
+          assert.equal (code, 2);
+          assert.match (err, /--http on a TCP address needs --token-file/);
+        }
     });
 
     test ('over HTTP on a Unix socket', async () => {
@@ -743,7 +767,7 @@ else
       const words = snippet ('claude-http').trim ();
       const m = words.match (/^claude mcp add --transport http boxmaker (http:\/\/127\.0\.0\.1:(\d+)\/mcp) --header "Authorization: Bearer \$\(cat ([^)]+)\)"$/);
       assert.ok (m, words);
-      fs.writeFileSync (`${work}/doc-token`, 'doc-token-1\n');
+      fs.writeFileSync (`${work}/doc-token`, 'doc-token-1\n', { mode: 0o600 });
       const p = port + 3;
       const srv = await httpServer (['--http', `127.0.0.1:${p}`, '--token-file', `${work}/doc-token`]);
       try

@@ -30,6 +30,7 @@ fi
 
 mkdir "$tmp/credentials"
 printf 'unit-token-42\n' > "$tmp/credentials/mcp-token"
+chmod 0400 "$tmp/credentials/mcp-token" # as systemd makes a credential
 port=$((30000 + $$ % 20000))
 # shellcheck disable=SC2086
 set -- $(printf '%s\n' "$exec_start" | sed "s#^/usr/bin/boxmaker#$boxmaker#; s#%d#$tmp/credentials#; s#:8765#:$port#")

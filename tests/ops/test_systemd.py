@@ -99,8 +99,11 @@ class TestSocketActivation(unittest.TestCase):
     def test_refuses_a_socket_listening_elsewhere(self):
         other = f"{self.b.dir}/other.sock"
         self.b.start(prefix=["systemd-socket-activate", "-l", other], wait=False)
-        # Activation happens on the first connection.
-        time.sleep(0.2)
+        # Activation happens on the first connection, once systemd-socket-activate listens.
+        for _ in range(1000):
+            if os.path.exists(other):
+                break
+            time.sleep(0.01)
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.connect(other)
         s.close()

@@ -9,13 +9,13 @@ cmake=$1 build=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$cmake" --install "$build" --prefix "$tmp/all" >/dev/null
-for c in daemon tools podman bwrap dev client client-dev; do
+for c in daemon tools podman bwrap gvisor dev client client-dev; do
   "$cmake" --install "$build" --prefix "$tmp/parts" --component "$c" >/dev/null
 done
 (cd "$tmp/all" && find . ! -type d | sort) > "$tmp/all.list"
 (cd "$tmp/parts" && find . ! -type d | sort) > "$tmp/parts.list"
 if ! cmp -s "$tmp/all.list" "$tmp/parts.list"; then
-  echo "FAIL: installed outside the daemon, tools, podman, bwrap, dev, client and client-dev components:"
+  echo "FAIL: installed outside the daemon, tools, podman, bwrap, gvisor, dev, client and client-dev components:"
   comm -23 "$tmp/all.list" "$tmp/parts.list"
   exit 1
 fi

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* restrict-suid PROGRAM [ARGS...]: runs PROGRAM the way systemd's RestrictSUIDSGID=yes
  * would (for the chmod family): no_new_privs, and a seccomp filter that refuses with EPERM
- * any chmod, fchmod or fchmodat setting a setuid or setgid bit.  Filters are inherited, so
+ * any chmod, fchmod or fchmodat setting a setuid or setgid bit, and openat2 with ENOSYS
+ * (systemd cannot read its mode, so it refuses it whole).  Filters are inherited, so
  * the containers brokerd starts get it too.  packaging/test-packages.sh uses it to try the
  * rootful drop-in (packaging/systemd/brokerd-rootful.conf) where systemd is not PID 1. */
 #include <errno.h>
@@ -43,6 +44,8 @@ main (int argc, char **argv)
     DENY_IF_SUID (SYS_chmod, 1),
     DENY_IF_SUID (SYS_fchmod, 1),
     DENY_IF_SUID (SYS_fchmodat, 2),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, 437 /* openat2 */, 0, 1),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
     BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
   struct sock_fprog prog = { .len = sizeof filter / sizeof filter[0], .filter = filter };

@@ -20,10 +20,16 @@
 #endif
 
 /* ARGV as golden text, with PROGRAM (argv[0]) shown as @PODMAN@, every occurrence of NAME
- * (when not NULL) as @NAME@ and of HOME (when not NULL) as @HOME@. */
+ * (when not NULL) as @NAME@, of the instance's token (NAME's last part) as @TOKEN@ and of
+ * HOME (when not NULL) as @HOME@. */
 static char *
 golden_text (char *const *argv, const char *name, const char *home)
 {
+  const char *token = name != NULL ? strrchr (name, '-') : NULL;
+  if (token != NULL && strlen (token + 1) == 12)
+    token++;
+  else
+    token = NULL;
   size_t cap = 4096, len = 0;
   char *out = malloc (cap);
   out[0] = '\0';
@@ -43,6 +49,11 @@ golden_text (char *const *argv, const char *name, const char *home)
             {
               piece = "@HOME@";
               take = strlen (home);
+            }
+          else if (token != NULL && strncmp (p, token, strlen (token)) == 0)
+            {
+              piece = "@TOKEN@";
+              take = strlen (token);
             }
           size_t plen = piece == p ? 1 : strlen (piece);
           if (len + plen + 2 > cap)

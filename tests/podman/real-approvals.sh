@@ -8,6 +8,7 @@
 # it waits (nothing runs, even when approved afterwards).  No container of this test left.
 #
 #   real-approvals.sh BROKERD BOXMAKER RUNTIMEDIR IMAGE_REF_FILE
+. "$(dirname "$0")/../common/wait_socket.sh"
 set -u
 brokerd=$1 boxmaker=$2 runtimedir=$3 ref_file=$4
 
@@ -56,8 +57,7 @@ grants:
 YAML
 "$brokerd" --config "$work/b.yaml" --runtimedir "$runtimedir" 2> "$work/brokerd.log" &
 pids="$pids $!"
-i=0
-while [ ! -S "$work/admin.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+wait_socket "$work/admin.sock" $!
 [ -S "$work/admin.sock" ] || { echo "brokerd did not start:"; cat "$work/brokerd.log"; exit 1; }
 
 # start_call NAME COMMAND: the call in the background, its output in $work/NAME.*
@@ -87,7 +87,7 @@ id=$(waiting_id)
 [ -n "$id" ] || fail "the call is not listed as waiting"
 listing=$("$boxmaker" approvals --admin-socket "$work/admin.sock")
 sleep 0.5
-[ ! -e "$work/grant/made.txt" ] && contains "$listing" "shell in $work/grant: echo approved" \
+[ ! -e "$work/grant/made.txt" ] && contains "$listing" "shell in $work/grant, cwd $work/grant: echo approved" \
   && pass "a waiting call is listed and has not run" \
   || fail "before approval: listing=$listing made=$(ls "$work/grant")"
 "$boxmaker" approve "$id" --admin-socket "$work/admin.sock" > /dev/null

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* podman.so's argument lists (seed 000 section 6) against golden files. */
+/* podman.so's argument lists against golden files. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +13,7 @@ static const char *const root_globals[] = { "--runtime", "runc" };
 static const char *const root_run[]
     = { "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024" };
 
-/* This kind of host: podman as root, runc, explicit ulimits, no keep-id. */
+/* This kind of host: podman as root, runc, explicit ulimits. */
 static struct bx_podman_config
 root_config (void)
 {
@@ -30,7 +30,8 @@ root_config (void)
     .global_count = 2,
     .run_options = root_run,
     .run_count = 4,
-    .userns_keep_id = false,
+    .rootless = false,
+    .cgroup_limits = true,
     .cpus = "1",
     .file_size = 1ull << 30,
     .uidmap_base = 700000000,
@@ -40,7 +41,8 @@ root_config (void)
   return cfg;
 }
 
-/* The seed's own list: rootless, keep-id, no extra options. */
+/* Rootless, no extra options: the sandbox's ids are the user's subordinate ones from the
+ * first on, never the user's own (which keep-id would map). */
 static struct bx_podman_config
 rootless_config (void)
 {
@@ -50,7 +52,8 @@ rootless_config (void)
   cfg.global_count = 0;
   cfg.run_options = NULL;
   cfg.run_count = 0;
-  cfg.userns_keep_id = true;
+  cfg.rootless = true;
+  cfg.uidmap_base = 1;
   cfg.egress_network = "pasta";
   return cfg;
 }
@@ -126,10 +129,48 @@ START_TEST (test_http_fetch_mounts_only_the_egress_folder)
 }
 END_TEST
 
-START_TEST (test_rootless_list_is_the_seeds_own)
+START_TEST (test_rootless_maps_the_sandbox_to_subordinate_ids)
 {
   struct bx_podman_mount m[] = { { "/home/me/notes", false } };
   check_tool ("rootless_read_file.argv", rootless_config (), "read_file", m, 1, NULL);
+}
+END_TEST
+
+/* On cgroup v2 the container's cgroup gets memory.oom.group 1, after its limits: the
+ * kernel's out-of-memory kill then takes the whole container, as on cgroup v1. */
+START_TEST (test_cgroup_v2_kills_the_whole_container_out_of_memory)
+{
+  struct bx_podman_config cfg = root_config ();
+  struct bx_podman_call call = {
+    .name = NAME,
+    .tool = "shell",
+    .timeout_s = 32,
+    .oom_group = true,
+  };
+  char **argv = bx_podman_argv_tool (&cfg, &call);
+  golden_check ("shell_oom_group.argv", argv, NULL);
+  bx_podman_argv_free (argv);
+  /* Without limits there is no memory limit to run out of: no group either. */
+  cfg.cgroup_limits = false;
+  argv = bx_podman_argv_tool (&cfg, &call);
+  for (char **a = argv; *a != NULL; a++)
+    ck_assert_str_ne (*a, "--cgroup-conf=memory.oom.group=1");
+  bx_podman_argv_free (argv);
+}
+END_TEST
+
+/* cgroup_limits: off: no --memory, --pids-limit or --cpus, for the tool or the proxy. */
+START_TEST (test_without_cgroup_limits_none_is_passed)
+{
+  struct bx_podman_config cfg = rootless_config ();
+  cfg.cgroup_limits = false;
+  struct bx_podman_mount m[] = { { "/home/me/notes", false } };
+  check_tool ("rootless_no_limits_read_file.argv", cfg, "read_file", m, 1, NULL);
+  const char *hosts[] = { "example.com" };
+  char **argv
+      = bx_podman_argv_proxy (&cfg, NAME, "/var/lib/boxmaker/run/egress/" NAME, 62, hosts, 1);
+  golden_check ("rootless_no_limits_proxy.argv", argv, NULL);
+  bx_podman_argv_free (argv);
 }
 END_TEST
 
@@ -243,7 +284,9 @@ make_suite (void)
   tcase_add_test (tc, test_shell_mounts_every_path_in_order);
   tcase_add_test (tc, test_shell_without_mounts_has_no_volume);
   tcase_add_test (tc, test_http_fetch_mounts_only_the_egress_folder);
-  tcase_add_test (tc, test_rootless_list_is_the_seeds_own);
+  tcase_add_test (tc, test_rootless_maps_the_sandbox_to_subordinate_ids);
+  tcase_add_test (tc, test_without_cgroup_limits_none_is_passed);
+  tcase_add_test (tc, test_cgroup_v2_kills_the_whole_container_out_of_memory);
   tcase_add_test (tc, test_proxy_joins_the_hosts_with_commas);
   tcase_add_test (tc, test_proxy_takes_the_private_ranges_last);
   tcase_add_test (tc, test_a_grants_image_runs_the_installed_toolkit_mounted_read_only);

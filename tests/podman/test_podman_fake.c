@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* podman.so against a fake podman (fake-podman): every row of seed 000 section 6's table,
- * the output cap, the time limit with its kill and remove, standard input, and the egress
- * lifecycle with its clean-up on each failure path.  The module is driven through
+/* podman.so against a fake podman (fake-podman): every row of docs/config.md's table
+ * "How a call ends", the output cap, the time limit with its kill and remove, standard input, and
+ * the egress lifecycle with its clean-up on each failure path.  The module is driven through
  * brokerd's own loader and host services. */
 #include <dirent.h>
 #include <errno.h>
@@ -74,12 +74,11 @@ load (const char *const *extra)
   ck_assert_ptr_nonnull (f);
   fputs ("{}\n", f);
   fclose (f);
-  const char *options[64] = { "podman",          FAKE_PODMAN,
-                              "image",           "localhost/boxmaker-tools:test",
-                              "global_options",  "[--runtime,runc]",
-                              "userns_keep_id",  "false",
-                              "seccomp_profile", profile };
-  size_t n = 10;
+  /* EXTRA last: of two values of one key, the last is read. */
+  const char *options[64]
+      = { "podman",         FAKE_PODMAN,        "image",           "localhost/boxmaker-tools:test",
+          "global_options", "[--runtime,runc]", "seccomp_profile", profile };
+  size_t n = 8;
   for (size_t i = 0; extra != NULL && extra[i] != NULL; i++)
     options[n++] = extra[i];
   options[n] = NULL;
@@ -813,8 +812,9 @@ START_TEST (test_options_are_checked_at_create)
   expect_refused (bad_limit, "shell_ms");
   const char *huge_limit[] = { "image", "x", "shell_ms", "100000000", NULL };
   expect_refused (huge_limit, "shell_ms");
-  const char *bad_bool[] = { "image", "x", "userns_keep_id", "maybe", NULL };
-  expect_refused (bad_bool, "userns_keep_id");
+  /* Gone: it ran sandboxes as brokerd's own user. */
+  const char *keep_id[] = { "image", "x", "userns_keep_id", "true", NULL };
+  expect_refused (keep_id, "unknown option \"userns_keep_id\"");
   const char *bad_cpus[] = { "image", "x", "cpus", "-1", NULL };
   expect_refused (bad_cpus, "cpus");
   const char *word_cpus[] = { "image", "x", "cpus", "all", NULL };
@@ -835,24 +835,260 @@ START_TEST (test_options_are_checked_at_create)
 }
 END_TEST
 
-START_TEST (test_keep_id_defaults_to_rootless_only)
+/* A fixture of the test's own: SETTINGS (fixture lines) written to the record folder. */
+static void
+own_fixture (const char *settings)
 {
-  use_fixture ("ok");
-  const char *options[] = { "podman", FAKE_PODMAN, "image", "x", NULL };
+  char path[512];
+  snprintf (path, sizeof path, "%s/own.fixture", record_dir);
+  FILE *f = fopen (path, "w");
+  ck_assert_ptr_nonnull (f);
+  fputs (settings, f);
+  fclose (f);
+  setenv ("FAKE_PODMAN_FIXTURE", path, 1);
+}
+
+/* podman info's JSON for a host: VERSION, MANAGER, CONTROLLERS (JSON strings), ROOTLESS,
+ * and rootless, SIZE subordinate ids from host id 100000 mapped from 1 on. */
+static void
+info_fixture (const char *version, const char *manager, const char *controllers, bool rootless,
+              int size)
+{
+  char *text = NULL;
+  ck_assert_int_ge (
+      asprintf (&text,
+                "INFO_JSON='{\"host\":{\"cgroupVersion\":\"%s\",\"cgroupManager\":\"%s\","
+                "\"cgroupControllers\":[%s],\"security\":{\"rootless\":%s},\"idMappings\":{"
+                "\"uidmap\":[{\"container_id\":0,\"host_id\":1000,\"size\":1},"
+                "{\"container_id\":1,\"host_id\":100000,\"size\":%d}],"
+                "\"gidmap\":[{\"container_id\":0,\"host_id\":1000,\"size\":1},"
+                "{\"container_id\":1,\"host_id\":100000,\"size\":%d}]}}}'\n",
+                version, manager, controllers, rootless ? "true" : "false", size, size),
+      0);
+  own_fixture (text);
+  free (text);
+}
+
+/* Options for the fake podman and a profile; EXTRA appended (NULL-terminated pairs). */
+static char *
+load_refused (const char *const *extra)
+{
+  static char profile[300];
+  snprintf (profile, sizeof profile, "%s/seccomp.json", home_dir);
+  FILE *f = fopen (profile, "w");
+  ck_assert_ptr_nonnull (f);
+  fputs ("{}\n", f);
+  fclose (f);
+  const char *options[32] = { "podman", FAKE_PODMAN, "image", "x", "seccomp_profile", profile };
+  size_t n = 6;
+  for (size_t i = 0; extra != NULL && extra[i] != NULL; i++)
+    options[n++] = extra[i];
+  options[n] = NULL;
   char *error = NULL;
   struct bx_module *m = test_podman_load (options, home_dir, &log_capture, &error);
-  ck_assert_ptr_nonnull (m);
+  if (m != NULL)
+    test_podman_unload (m);
+  ck_assert_msg (m == NULL, "create accepted the host");
+  return error;
+}
+
+static void
+expect_host_refused (const char *const *extra, const char *want1, const char *want2)
+{
+  char *error = load_refused (extra);
+  ck_assert_msg (error != NULL && strstr (error, want1) != NULL && strstr (error, want2) != NULL,
+                 "error \"%s\" lacks \"%s\" or \"%s\"", error ? error : "(none)", want1, want2);
+  free (error);
+}
+
+/* Issue 23 item 1: a sandbox never runs as brokerd's own user.  As root its ids start at
+ * 700000000; rootless they are the user's subordinate ids, and keep-id is never passed. */
+START_TEST (test_sandboxes_never_run_as_brokerds_user)
+{
+  use_fixture ("ok");
+  struct bx_module *m = load (NULL);
   struct bx_run_output out;
   const char *sentence;
   ck_assert_int_eq (run (m, BX_TOOL_READ_FILE, READ_JSON, notes_ro, &out, &sentence), BX_RUN_OK);
   char **argv = recorded_args (0);
-  bool keep_id = false;
+  bool keep_id = false, uidmap = false, gidmap = false;
+  const char *want_uid = geteuid () == 0 ? "--uidmap=0:700000000:65536" : "--uidmap=0:1:65536";
+  const char *want_gid = geteuid () == 0 ? "--gidmap=0:700000000:65536" : "--gidmap=0:1:65536";
   for (size_t i = 0; argv[i]; i++)
-    keep_id |= strcmp (argv[i], "--userns=keep-id") == 0;
-  ck_assert_int_eq (keep_id, geteuid () != 0);
+    {
+      keep_id |= strstr (argv[i], "keep-id") != NULL;
+      uidmap |= strcmp (argv[i], want_uid) == 0;
+      gidmap |= strcmp (argv[i], want_gid) == 0;
+    }
+  ck_assert (!keep_id);
+  ck_assert (uidmap && gidmap);
   free_argv (argv);
   bx_run_output_clear (&out);
   test_podman_unload (m);
+
+  /* Rootless: the first subordinate id, named in the log at start. */
+  info_fixture ("v2", "systemd", "\"cpu\",\"memory\",\"pids\"", true, 65536);
+  test_log_clear (&log_capture);
+  const char *base1[] = { "uidmap_base", "1", NULL };
+  m = load (base1);
+  ck_assert_msg (
+      strstr (test_log_text (&log_capture), "sandboxes run as host uid 100000, gid 100000") != NULL,
+      "log: %s", test_log_text (&log_capture));
+  test_podman_unload (m);
+  /* Too few subordinate ids for 65536 from the base on, or none: no start. */
+  info_fixture ("v2", "systemd", "\"cpu\",\"memory\",\"pids\"", true, 1000);
+  expect_host_refused (base1, "rootless podman has 1000 subordinate uids", "usermod --add-subuids");
+  const char *base2[] = { "uidmap_base", "2", NULL };
+  info_fixture ("v2", "systemd", "\"cpu\",\"memory\",\"pids\"", true, 65536);
+  expect_host_refused (base2, "subordinate uids", "uidmap_base 2");
+}
+END_TEST
+
+/* Issue 24: a limit the config promises holds, or brokerd does not start (naming what the
+ * host lacks and the fix). */
+START_TEST (test_a_host_where_the_limits_would_not_hold_stops_brokerd)
+{
+  const char *base1[] = { "uidmap_base", "1", NULL };
+  info_fixture ("v1", "cgroupfs", "", true, 65536);
+  expect_host_refused (base1, "rootless podman applies no memory, pids or CPU limit on a cgroup v1",
+                       "cgroup_limits: off");
+  info_fixture ("v2", "cgroupfs", "\"cpu\",\"memory\",\"pids\"", true, 65536);
+  expect_host_refused (base1, "no systemd user session", "loginctl enable-linger");
+  info_fixture ("v2", "systemd", "\"memory\",\"pids\"", true, 65536);
+  expect_host_refused (base1, "cannot use the cpu cgroup controller",
+                       "Delegate=cpu cpuset io memory pids");
+  info_fixture ("v1", "cgroupfs", "\"cpu\",\"memory\"", false, 0);
+  expect_host_refused (NULL, "podman has no pids cgroup controller", "cgroup_limits: off");
+  own_fixture ("INFO_EXIT=125\n");
+  expect_host_refused (NULL, "podman info failed (exit 125)", "fake info failure");
+  /* Where they hold: rootful on cgroup v1, rootless on v2 with a session and the
+   * controllers. */
+  info_fixture ("v1", "cgroupfs", "\"cpuset\",\"cpu\",\"cpuacct\",\"memory\",\"pids\"", false, 0);
+  test_podman_unload (load (NULL));
+  info_fixture ("v2", "systemd", "\"cpu\",\"memory\",\"pids\"", true, 65536);
+  test_podman_unload (load (base1));
+}
+END_TEST
+
+/* cgroup_limits: off runs calls without memory, pids or CPU limits, on a host that could not
+ * apply them; an option or a grant that sets one is not given up quietly. */
+START_TEST (test_cgroup_limits_off_passes_none_and_refuses_a_promise)
+{
+  info_fixture ("v1", "cgroupfs", "", true, 65536);
+  const char *off[] = { "uidmap_base", "1", "cgroup_limits", "off", NULL };
+  struct bx_module *m = load (off);
+  ck_assert_msg (strstr (test_log_text (&log_capture), "cgroup_limits is off") != NULL, "log: %s",
+                 test_log_text (&log_capture));
+  struct bx_run_output out;
+  const char *sentence;
+  ck_assert_int_eq (run (m, BX_TOOL_READ_FILE, READ_JSON, notes_ro, &out, &sentence), BX_RUN_OK);
+  bx_run_output_clear (&out);
+  char **argv = recorded_args (0);
+  for (size_t i = 0; argv[i]; i++)
+    ck_assert_msg (strncmp (argv[i], "--memory", 8) != 0 && strncmp (argv[i], "--pids", 6) != 0
+                       && strncmp (argv[i], "--cpus", 6) != 0,
+                   "passed %s", argv[i]);
+  free_argv (argv);
+  /* A grant's memory limit: the call does not run. */
+  bx_run_spec *spec = test_spec (BX_TOOL_SHELL, "{\"command\":\"true\"}", "c2", NULL);
+  bx_run_spec_set_limit (spec, BX_LIMIT_MEMORY, 64 << 20);
+  ck_assert_int_eq (bx_module_run (m, spec, &out, &sentence), BX_RUN_UNAVAILABLE);
+  ck_assert_str_eq (sentence,
+                    "the tool runner cannot apply this call's memory, process or CPU limit");
+  bx_run_spec_free (spec);
+  bx_run_output_clear (&out);
+  char *log = calls_log ();
+  ck_assert_str_eq (log, "0 run read_file\n");
+  free (log);
+  test_podman_unload (m);
+
+  const char *memory[] = { "cgroup_limits", "off", "memory", "512m", NULL };
+  expect_host_refused (memory, "option memory: no limit applies with cgroup_limits: off", "");
+  const char *cpus[] = { "cgroup_limits", "off", "cpus", "2", NULL };
+  expect_host_refused (cpus, "option cpus", "cgroup_limits: off");
+  const char *bad[] = { "cgroup_limits", "maybe", NULL };
+  expect_host_refused (bad, "option cgroup_limits: \"maybe\" is not required or off", "");
+}
+END_TEST
+
+/* podman installed after brokerd started: the host is checked at the first call, once. */
+START_TEST (test_a_podman_missing_at_start_is_checked_at_the_first_call)
+{
+  use_fixture ("ok");
+  char later[512];
+  snprintf (later, sizeof later, "%s/podman-later", home_dir);
+  const char *extra[] = { "podman", later, NULL };
+  struct bx_module *m = load (extra);
+  ck_assert_int_ne (access (later, F_OK), 0);
+  ck_assert_int_eq (symlink (FAKE_PODMAN, later), 0);
+  struct bx_run_output out;
+  const char *sentence;
+  ck_assert_int_eq (run (m, BX_TOOL_READ_FILE, READ_JSON, notes_ro, &out, &sentence), BX_RUN_OK);
+  bx_run_output_clear (&out);
+  ck_assert_int_eq (run (m, BX_TOOL_READ_FILE, READ_JSON, notes_ro, &out, &sentence), BX_RUN_OK);
+  bx_run_output_clear (&out);
+  char path[512];
+  snprintf (path, sizeof path, "%s/info.log", record_dir);
+  char *text = read_file (path, NULL);
+  ck_assert_ptr_nonnull (text);
+  ck_assert_str_eq (text, "info\n");
+  free (text);
+  test_podman_unload (m);
+
+  /* One where the limits would not hold: every call is unavailable, saying why in the log. */
+  unlink (later);
+  info_fixture ("v1", "cgroupfs", "", true, 65536); /* podman's environment is set at create */
+  m = load (extra);
+  ck_assert_int_eq (symlink (FAKE_PODMAN, later), 0);
+  ck_assert_msg (run (m, BX_TOOL_READ_FILE, READ_JSON, notes_ro, &out, &sentence)
+                     == BX_RUN_UNAVAILABLE,
+                 "log: %s", test_log_text (&log_capture));
+  ck_assert_str_eq (sentence, SENT_UNAVAILABLE);
+  ck_assert_ptr_nonnull (strstr (test_log_text (&log_capture), "cgroup v1"));
+  ck_assert_ptr_nonnull (strstr (test_log_text (&log_capture), POINTER));
+  bx_run_output_clear (&out);
+  test_podman_unload (m);
+}
+END_TEST
+
+/* Issue 24 item 5: podman gets no variable systemd meant for brokerd alone (NOTIFY_SOCKET
+ * made conmon send READY=1 for every container), and keeps the rest. */
+START_TEST (test_podman_gets_none_of_systemds_variables_for_brokerd)
+{
+  static const char *const names[] = { "NOTIFY_SOCKET",  "LISTEN_FDS",    "LISTEN_PID",
+                                       "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID" };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    setenv (names[i], "/run/systemd/notify", 1);
+  setenv ("BX_TEST_KEPT", "kept", 1);
+  use_fixture ("ok");
+  struct bx_module *m = load (NULL);
+  struct bx_run_output out;
+  const char *sentence;
+  ck_assert_int_eq (run_fetch (m, &out, &sentence), BX_RUN_OK);
+  bx_run_output_clear (&out);
+  test_podman_unload (m);
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    unsetenv (names[i]);
+  unsetenv ("BX_TEST_KEPT");
+  /* info, the proxy, the tool, kill and rm. */
+  const char *files[] = { "info.env", "calls/0.env", "calls/1.env", "calls/2.env", "calls/3.env" };
+  for (size_t f = 0; f < sizeof files / sizeof files[0]; f++)
+    {
+      char path[512];
+      snprintf (path, sizeof path, "%s/%s", record_dir, files[f]);
+      char *env = read_file (path, NULL);
+      ck_assert_msg (env != NULL, "no %s", files[f]);
+      for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        {
+          char want[64];
+          snprintf (want, sizeof want, "\n%s=", names[i]);
+          ck_assert_msg (strstr (env, want) == NULL
+                             && strncmp (env, want + 1, strlen (want + 1)) != 0,
+                         "%s holds %s", files[f], names[i]);
+        }
+      ck_assert_msg (strstr (env, "BX_TEST_KEPT=kept") != NULL, "%s lost the rest", files[f]);
+      free (env);
+    }
 }
 END_TEST
 
@@ -1057,7 +1293,11 @@ make_suite (void)
   tcase_add_test (tc, test_names_differ_across_instances_and_calls);
   tcase_add_test (tc, test_concurrent_calls_each_get_their_own_container);
   tcase_add_test (tc, test_options_are_checked_at_create);
-  tcase_add_test (tc, test_keep_id_defaults_to_rootless_only);
+  tcase_add_test (tc, test_sandboxes_never_run_as_brokerds_user);
+  tcase_add_test (tc, test_a_host_where_the_limits_would_not_hold_stops_brokerd);
+  tcase_add_test (tc, test_cgroup_limits_off_passes_none_and_refuses_a_promise);
+  tcase_add_test (tc, test_a_podman_missing_at_start_is_checked_at_the_first_call);
+  tcase_add_test (tc, test_podman_gets_none_of_systemds_variables_for_brokerd);
   tcase_add_test (tc, test_http_fetch_runs_proxy_then_tool_then_removes_both);
   tcase_add_test (tc, test_http_fetch_proxy_that_never_makes_its_socket_is_cleaned_up);
   tcase_add_test (tc, test_http_fetch_proxy_that_fails_to_start_is_cleaned_up);

@@ -49,7 +49,7 @@ static const struct
   { "172.16.0.0", false },
   { "172.31.255.255", false },
   { "172.32.0.0", true },
-  /* 192.0.0.0/24, whole (seed 000 s5), .9 and .10 included */
+  /* 192.0.0.0/24, whole, .9 and .10 included (docs/hosts.md says why) */
   { "191.255.255.255", true },
   { "192.0.0.0", false },
   { "192.0.0.9", false },
@@ -137,7 +137,7 @@ v4_row (size_t row)
   EXPECT (inet_pton (AF_INET6, text, &a6) == 1, "bad address %s", text);
   EXPECT (bx_is_public_v6 (&a6) == want, "%s should be %s", text, says);
 
-  /* The deprecated IPv4-compatible form ::a.b.c.d is never public (seed 000 s5: ::/96). */
+  /* The deprecated IPv4-compatible form ::a.b.c.d is never public: it lies in ::/96. */
   snprintf (text, sizeof text, "::%s", addr);
   EXPECT (inet_pton (AF_INET6, text, &a6) == 1, "bad address %s", text);
   EXPECT (!bx_is_public_v6 (&a6), "%s should not be public", text);
@@ -155,7 +155,7 @@ static const struct
   const char *addr;
   bool public;
 } v6_table[] = {
-  /* ::/96 (seed): ::, ::1, IPv4-compatible; and the rest of ::/8 */
+  /* ::/96: ::, ::1, IPv4-compatible; and the rest of ::/8 */
   { "::", false },
   { "::1", false },
   { "::2", false },

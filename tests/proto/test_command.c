@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -228,9 +230,130 @@ START_TEST (test_command_streams_output_and_stops_when_nobody_reads)
   bx_command_run (&cmd, &r);
   ck_assert_int_eq (r.end, BX_COMMAND_CAPPED);
   ck_assert_int_eq (r.output_errno, EPIPE);
-  ck_assert (bx_command_reap (&r, 0));
+  /* It may already have died of SIGPIPE on its own pipe, or still be running: either way
+   * it is left for bx_command_reap, which leaves nothing behind. */
+  pid_t yes_pid = r.pid;
+  ck_assert_int_gt (yes_pid, 0);
+  bx_command_reap (&r, 0);
+  ck_assert_int_eq (r.pid, -1);
+  ck_assert_int_eq (waitpid (yes_pid, NULL, WNOHANG), -1);
+  ck_assert_int_eq (errno, ECHILD);
   bx_command_result_clear (&r);
   close (p[1]);
+}
+END_TEST
+
+/* A spawn hook as a module's keeper would be: it starts the program itself, with the status
+ * pipe's write end as descriptor 3, and hands back a pidfd. */
+struct hook_data
+{
+  int status_w;
+  pid_t pid;
+};
+
+static int
+hook_spawn (const struct bx_command *cmd, int in, int out, int err, void *data)
+{
+  struct hook_data *h = data;
+  int pidfd = -1;
+  long pid = syscall (SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
+  if (pid == 0)
+    {
+      if (dup2 (in, 0) < 0 || dup2 (out, 1) < 0 || dup2 (err, 2) < 0
+          || (h->status_w >= 0 && dup2 (h->status_w, 3) < 0))
+        _exit (126);
+      execv (cmd->argv[0], (char *const *)cmd->argv);
+      _exit (127);
+    }
+  if (pid < 0)
+    return -1;
+  h->pid = (pid_t)pid;
+  return pidfd;
+}
+
+START_TEST (test_command_runs_through_a_spawn_hook_and_reads_its_status)
+{
+  int status[2];
+  ck_assert_int_eq (pipe2 (status, O_CLOEXEC), 0);
+  struct hook_data h = { .status_w = status[1], .pid = -1 };
+  const char *argv[]
+      = { "/bin/sh", "-c", "cat; echo '{\"exit-code\": 3}' >&3; echo oops >&2", NULL };
+  struct bx_command cmd = {
+    .argv = argv,
+    .input = "hello",
+    .input_len = 5,
+    .keep_output = true,
+    .output_cap = 1024,
+    .deadline = bx_deadline_in (10000),
+    .spawn = hook_spawn,
+    .spawn_data = &h,
+    .status_fd = status[0],
+    .status_keep = 8,
+  };
+  struct bx_command_result r;
+  bx_command_run (&cmd, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_EXITED);
+  /* The hook's process is watched through its pidfd alone: its exit status is not known. */
+  ck_assert_int_eq (r.exit_code, -1);
+  ck_assert_str_eq (r.out, "hello");
+  ck_assert_str_eq (r.err, "oops\n");
+  ck_assert_str_eq (r.status, "{\"exit-c");
+  ck_assert_uint_eq (r.status_len, 8);
+  ck_assert_int_eq (r.pidfd, -1);
+  ck_assert_int_eq (waitpid (h.pid, NULL, 0), h.pid);
+  bx_command_result_clear (&r);
+  close (status[0]);
+  close (status[1]);
+}
+END_TEST
+
+START_TEST (test_command_kills_a_hooked_process_through_its_pidfd)
+{
+  struct hook_data h = { .status_w = -1, .pid = -1 };
+  const char *argv[] = { "/bin/sh", "-c", "exec sleep 60", NULL };
+  struct bx_command cmd = {
+    .argv = argv,
+    .deadline = bx_deadline_in (100),
+    .spawn = hook_spawn,
+    .spawn_data = &h,
+  };
+  struct bx_command_result r;
+  bx_command_run (&cmd, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_TIMED_OUT);
+  ck_assert_int_eq (r.pid, -1);
+  ck_assert_int_ge (r.pidfd, 0);
+  ck_assert (r.status == NULL);
+  ck_assert (bx_command_reap (&r, 0));
+  ck_assert_int_eq (r.pidfd, -1);
+  int st;
+  ck_assert_int_eq (waitpid (h.pid, &st, 0), h.pid);
+  ck_assert (WIFSIGNALED (st) && WTERMSIG (st) == SIGKILL);
+  bx_command_result_clear (&r);
+}
+END_TEST
+
+static int
+refusing_spawn (const struct bx_command *cmd, int in, int out, int err, void *data)
+{
+  (void)cmd, (void)in, (void)out, (void)err, (void)data;
+  errno = EPROTO;
+  return -1;
+}
+
+START_TEST (test_command_reports_a_hook_that_cannot_start)
+{
+  const char *argv[] = { "/bin/true", NULL };
+  struct bx_command cmd = {
+    .argv = argv,
+    .deadline = bx_deadline_in (10000),
+    .spawn = refusing_spawn,
+  };
+  struct bx_command_result r;
+  bx_command_run (&cmd, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_NOT_RUN);
+  ck_assert_int_eq (r.spawn_errno, EPROTO);
+  ck_assert_int_eq (r.pidfd, -1);
+  bx_command_result_clear (&r);
 }
 END_TEST
 
@@ -250,6 +373,9 @@ command_suite (void)
   tcase_add_test (tc, test_command_reports_a_signal);
   tcase_add_test (tc, test_command_streams_output_and_stops_when_nobody_reads);
   tcase_add_test (tc, test_command_resets_sigpipe_and_keeps_other_ignored_signals);
+  tcase_add_test (tc, test_command_runs_through_a_spawn_hook_and_reads_its_status);
+  tcase_add_test (tc, test_command_kills_a_hooked_process_through_its_pidfd);
+  tcase_add_test (tc, test_command_reports_a_hook_that_cannot_start);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -349,8 +349,9 @@ trickle_thread (void *p)
   return NULL;
 }
 
-/* Seed 002: a timeout per read would let this peer hold the connection for ever, since each
- * byte arrives well within any per-read timeout.  One deadline for the frame cuts it off. */
+/* A timeout per read would let this peer hold the connection for ever, since each byte
+ * arrives well within any per-read timeout.  One deadline for the frame cuts it off
+ * (docs/protocol.md, "Reading under one deadline"). */
 START_TEST (test_frame_read_cuts_off_a_peer_sending_a_byte_every_100_ms)
 {
   int sv[2];

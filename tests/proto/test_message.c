@@ -87,6 +87,16 @@ static const struct
   { "{\"v\":1,\"id\":\"a\",\"final\":\"true\",\"msg\":{}}", "frame: \"final\" must be a boolean" },
   { "{\"v\":1,\"id\":\"a\",\"final\":1,\"msg\":{}}", "frame: \"final\" must be a boolean" },
   { "{\"v\":1,\"id\":\"a\",\"final\":true,\"msg\":[]}", "frame: \"msg\" must be an object" },
+  /* A grants_request has no field; a grants answer exactly its array. */
+  { "{\"v\":1,\"id\":\"a\",\"final\":true,\"msg\":{\"type\":\"grants_request\",\"uid\":0}}",
+    "grants_request: unknown field \"uid\"" },
+  { "{\"v\":1,\"id\":\"a\",\"final\":true,\"msg\":{\"type\":\"grants\"}}",
+    "grants: missing field \"grants\"" },
+  { "{\"v\":1,\"id\":\"a\",\"final\":true,\"msg\":{\"type\":\"grants\",\"grants\":{}}}",
+    "grants: \"grants\" must be an array" },
+  { "{\"v\":1,\"id\":\"a\",\"final\":true,\"msg\":{\"type\":\"grants\",\"grants\":[],"
+    "\"more\":1}}",
+    "grants: unknown field \"more\"" },
   { "{\"v\":1,\"id\":\"a\",\"final\":true,\"msg\":\"result\"}",
     "frame: \"msg\" must be an object" },
   { "{\"v\":1,\"id\":\"a\",\"final\":true,\"msg\":{}}", "msg: missing field \"type\"" },
@@ -299,6 +309,58 @@ START_TEST (test_envelope_parse_gives_every_field_of_every_message)
   ck_assert_int_eq (env.type, BX_MSG_ERROR);
   ck_assert_str_eq (env.u.error.text, "d");
   json_decref (f);
+
+  f = bx_msg_grants_request ("g");
+  ck_assert_int_eq (bx_envelope_parse (f, &env, &err), 0);
+  ck_assert_int_eq (env.type, BX_MSG_GRANTS_REQUEST);
+  ck_assert (env.final);
+  ck_assert_str_eq (env.id, "g");
+  json_decref (f);
+
+  f = bx_msg_grants ("g", json_pack ("[{s:i}]", "grant", 1));
+  ck_assert_int_eq (bx_envelope_parse (f, &env, &err), 0);
+  ck_assert_int_eq (env.type, BX_MSG_GRANTS);
+  ck_assert (env.final);
+  ck_assert_int_eq (json_array_size (env.u.grants.list), 1);
+  json_decref (f);
+  json_decref (args);
+}
+END_TEST
+
+/* "peer" is optional (absent: NULL, the frame as before) and, present, 1 to BX_PEER_MAX
+ * printable ASCII characters: it is copied into an audit line. */
+START_TEST (test_peer_is_optional_and_strict)
+{
+  bx_error err = NULL;
+  struct bx_envelope env;
+  json_t *args = parse_text ("{\"path\":\"/x\"}");
+  json_t *f = bx_msg_tool_request ("c1", "s1", "read_file", args);
+  ck_assert_int_eq (bx_envelope_parse (f, &env, &err), 0);
+  ck_assert_ptr_null (env.u.request.peer);
+  bx_msg_set_peer (f, "http 127.0.0.1:54321");
+  ck_assert_int_eq (bx_envelope_parse (f, &env, &err), 0);
+  ck_assert_str_eq (env.u.request.peer, "http 127.0.0.1:54321");
+  char longest[BX_PEER_MAX + 2];
+  memset (longest, 'p', BX_PEER_MAX);
+  longest[BX_PEER_MAX] = '\0';
+  bx_msg_set_peer (f, longest);
+  ck_assert_int_eq (bx_envelope_parse (f, &env, &err), 0);
+  longest[BX_PEER_MAX] = 'p';
+  longest[BX_PEER_MAX + 1] = '\0';
+  const char *bad[] = { "", "a\nb", "tab\there", "caf\xc3\xa9", "\x7f", longest };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    {
+      bx_msg_set_peer (f, bad[i]);
+      ck_assert_int_lt (bx_envelope_parse (f, &env, &err), 0);
+      ck_assert_str_eq (bx_error_msg (err),
+                        "tool_request: \"peer\" must be 1 to 128 printable ASCII characters");
+      bx_error_free (&err);
+    }
+  json_object_set_new (json_object_get (f, "msg"), "peer", json_integer (1));
+  ck_assert_int_lt (bx_envelope_parse (f, &env, &err), 0);
+  ck_assert_str_eq (bx_error_msg (err), "tool_request: \"peer\" must be a string");
+  bx_error_free (&err);
+  json_decref (f);
   json_decref (args);
 }
 END_TEST
@@ -428,6 +490,7 @@ make_suite (void)
   tcase_add_test (tc, test_builders_replace_invalid_utf8_instead_of_failing);
   tcase_add_test (tc, test_an_exchange_goes_through_frames);
   tcase_add_test (tc, test_refusals_and_refused_are_optional_booleans);
+  tcase_add_test (tc, test_peer_is_optional_and_strict);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The one safe-text helper (bx/printable.h) and the one UTF-8 cut (bx/utf8.h). */
 #include <check.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,39 @@ START_TEST (test_one_line_replaces_controls_and_cuts_on_a_boundary)
 }
 END_TEST
 
+START_TEST (test_printable_fit_counts_escapes_and_never_cuts_inside_one)
+{
+  bool cut = true;
+  char *t = bx_printable_fit ("caf\xc3\xa9", 5, 20, false, &cut);
+  ck_assert_str_eq (t, "caf\xc3\xa9");
+  ck_assert (!cut);
+  free (t);
+  /* ASCII only: UTF-8 escaped too, a right-to-left override (U+202E) as three escapes. */
+  t = bx_printable_fit ("a\xe2\x80\xae"
+                        "b",
+                        5, 40, true, &cut);
+  ck_assert_str_eq (t, "a\\xe2\\x80\\xaeb");
+  ck_assert (!cut);
+  free (t);
+  /* The whole result, "..." included, within the bound; a character's escapes stay whole. */
+  t = bx_printable_fit ("a\xe2\x80\xae"
+                        "bcdef",
+                        9, 14, true, &cut);
+  ck_assert_str_eq (t, "a...");
+  ck_assert (cut);
+  free (t);
+  t = bx_printable_fit ("\"\"\"\"\"\"", 6, 12, false, &cut);
+  ck_assert_str_eq (t, "\\x22\\x22...");
+  ck_assert (cut);
+  free (t);
+  /* Exactly at the bound: no cut. */
+  t = bx_printable_fit ("abcdef", 6, 6, true, &cut);
+  ck_assert_str_eq (t, "abcdef");
+  ck_assert (!cut);
+  free (t);
+}
+END_TEST
+
 START_TEST (test_utf8_cut_backs_up_to_a_character_start)
 {
   ck_assert_uint_eq (bx_utf8_cut (S ("abc"), 5), 3);
@@ -87,6 +121,7 @@ printable_suite (void)
   tcase_add_test (tc, test_quoted_puts_the_safe_text_in_quotes);
   tcase_add_test (tc, test_one_line_replaces_controls_and_cuts_on_a_boundary);
   tcase_add_test (tc, test_utf8_cut_backs_up_to_a_character_start);
+  tcase_add_test (tc, test_printable_fit_counts_escapes_and_never_cuts_inside_one);
   suite_add_tcase (s, tc);
   return s;
 }

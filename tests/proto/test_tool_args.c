@@ -445,11 +445,72 @@ START_TEST (test_the_schema_is_the_parsers_table)
 }
 END_TEST
 
+/* ---- the tool table ------------------------------------------------------------------- */
+
+START_TEST (test_tool_table_has_a_complete_row_per_tool)
+{
+  for (int t = 0; t < BX_TOOL_COUNT; t++)
+    {
+      const struct bx_tool_def *def = bx_tool_def ((enum bx_tool)t);
+      ck_assert_ptr_nonnull (def);
+      ck_assert_msg (def->name != NULL && def->title != NULL && def->description != NULL
+                         && def->limit_option != NULL && def->limit_ms > 0,
+                     "tool %d has an empty column", t);
+      ck_assert_uint_ge (def->n_fields, 1);
+      ck_assert_uint_le (def->n_fields, BX_TOOL_FIELDS_MAX);
+      for (size_t f = 0; f < def->n_fields; f++)
+        ck_assert_ptr_nonnull (def->fields[f].description);
+      enum bx_tool back;
+      ck_assert_int_eq (bx_tool_from_name (def->name, &back), 0);
+      ck_assert_int_eq (back, t);
+    }
+  ck_assert_ptr_null (bx_tool_def (BX_TOOL_COUNT));
+  ck_assert_ptr_null (bx_tool_def ((enum bx_tool) - 1));
+  ck_assert_str_eq (bx_tool_name (BX_TOOL_COUNT), "unknown tool");
+  enum bx_tool t;
+  ck_assert_int_eq (bx_tool_from_name (NULL, &t), -1);
+  ck_assert_int_eq (bx_tool_from_name ("read_files", &t), -1);
+}
+END_TEST
+
+START_TEST (test_tool_table_keeps_the_runspec_rows_and_limits)
+{
+  /* Which folders each tool mounts and whether it has egress: the RunSpec rows. */
+  ck_assert_int_eq (bx_tool_def (BX_TOOL_READ_FILE)->mounts, BX_MOUNT_FOLDER_READ);
+  ck_assert_int_eq (bx_tool_def (BX_TOOL_WRITE_FILE)->mounts, BX_MOUNT_FOLDER_WRITE);
+  ck_assert_int_eq (bx_tool_def (BX_TOOL_SHELL)->mounts, BX_MOUNT_GRANT_FOLDERS);
+  ck_assert_int_eq (bx_tool_def (BX_TOOL_HTTP_FETCH)->mounts, BX_MOUNT_NONE);
+  ck_assert_int_eq (bx_tool_def (BX_TOOL_READ_FILE)->egress, BX_EGRESS_NONE);
+  ck_assert_int_eq (bx_tool_def (BX_TOOL_SHELL)->egress, BX_EGRESS_IF_HOSTS);
+  ck_assert_int_eq (bx_tool_def (BX_TOOL_HTTP_FETCH)->egress, BX_EGRESS_GRANT_HOSTS);
+  ck_assert (!bx_tool_def (BX_TOOL_HTTP_FETCH)->own_root);
+  /* The runtimes' default time limits and the options that set them. */
+  ck_assert_str_eq (bx_tool_def (BX_TOOL_SHELL)->limit_option, "shell_ms");
+  ck_assert_uint_eq (bx_tool_def (BX_TOOL_SHELL)->limit_ms, 100000);
+  ck_assert_uint_eq (bx_tool_def (BX_TOOL_HTTP_FETCH)->limit_ms, 60000);
+}
+END_TEST
+
+START_TEST (test_tool_names_list_every_tool_for_messages)
+{
+  char buf[128];
+  ck_assert_str_eq (bx_tool_names (", ", " or ", buf, sizeof buf),
+                    "read_file, write_file, shell or http_fetch");
+  ck_assert_str_eq (bx_tool_names (", ", ", ", buf, sizeof buf),
+                    "read_file, write_file, shell, http_fetch");
+  char small[12];
+  ck_assert_str_eq (bx_tool_names (", ", " or ", small, sizeof small), "read_file, ");
+}
+END_TEST
+
 static Suite *
 make_suite (void)
 {
   Suite *s = suite_create ("proto_tool_args");
   TCase *tc = tcase_create ("tool_args");
+  tcase_add_test (tc, test_tool_table_has_a_complete_row_per_tool);
+  tcase_add_test (tc, test_tool_table_keeps_the_runspec_rows_and_limits);
+  tcase_add_test (tc, test_tool_names_list_every_tool_for_messages);
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_tool_args_parse_follows_the_table);
   tcase_add_test (tc, test_tool_args_parse_refuses_what_is_not_json);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* One deadline for a whole exchange, not a timeout per read: a peer that sends one byte now
- * and then must not hold a connection for ever (seed 002 explains why).  Deadlines are
- * absolute times on CLOCK_MONOTONIC in milliseconds. */
+/* One deadline for a whole exchange, not a timeout per read: a peer that sends one byte now and
+ * then must not hold a connection for ever (docs/protocol.md, "Reading under one deadline",
+ * explains why).  Deadlines are absolute times on CLOCK_MONOTONIC in milliseconds. */
 #ifndef BX_DEADLINE_H
 #define BX_DEADLINE_H
 

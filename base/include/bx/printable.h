@@ -4,6 +4,7 @@
 #ifndef BX_PRINTABLE_H
 #define BX_PRINTABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* How much of a peer's text a message shows: a name (a tool, a field, a module), and a path
@@ -17,6 +18,13 @@
  * quoting it stays one readable line of valid UTF-8, whatever the bytes were, and no escape
  * sequence reaches a terminal. */
 char *bx_printable (const char *s, size_t len, size_t max_shown);
+
+/* S (LEN bytes) made safe like bx_printable, but cut so that the whole result, "..."
+ * included, takes at most MAX_OUT bytes (MAX_OUT >= 3), between two characters.  ASCII:
+ * every byte but printable ASCII becomes \xNN, UTF-8 too (for text a person must read as
+ * exactly what it is: no bidirectional controls, invisible or look-alike characters).  *CUT
+ * (may be NULL) says whether it was cut. */
+char *bx_printable_fit (const char *s, size_t len, size_t max_out, bool ascii, bool *cut);
 
 /* The same made-safe text in double quotes: "..." around bx_printable (S, strlen (S), MAX). */
 char *bx_quoted (const char *s, size_t max_shown);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The client side of brokerd's protocol (seed 002's BrokerPort, in C).
+/* The client side of brokerd's protocol (docs/protocol.md; docs/client.md shows its use).
  *
  * One connection per call, one frame out (a tool_request), then brokerd's answer: optionally
  * one pending_approval frame (final false), then exactly one result, failed or denied (final
@@ -55,7 +55,7 @@ void bx_client_cancel_free (struct bx_client_cancel *cancel);
 struct bx_client_options
 {
   const char *socket;  /* NULL: BX_CLIENT_DEFAULT_SOCKET */
-  uint64_t timeout_ms; /* the whole call; 0 is refused (exit 3), huge values too (exit 1) */
+  uint64_t timeout_ms; /* the whole call; 0: BX_CLIENT_DEFAULT_TIMEOUT_MS; too large: exit 1 */
   /* Called exactly once per unavailable call with the line
    * "the tool broker is unavailable: <why>; see docs/runbook.md#broker-unavailable"
    * (no newline).  NULL: the line goes to standard error. */
@@ -69,10 +69,14 @@ struct bx_client_options
    * is exactly a 1.0 client's, and a refusal reads as a result whose content is the
    * reason. */
   bool refusals;
+  /* NULL, or whom this client calls for (a front end's own client: boxmaker mcp --http says
+   * "http 127.0.0.1:54321"), which brokerd writes in the call's audit line as "peer".  1 to
+   * 128 printable ASCII characters, or brokerd refuses the request (docs/protocol.md). */
+  const char *peer;
 };
 
-/* How a call ended: the eleven exits of client.c, numbered as seed 002 numbers them.  All
- * but SEND's too-large request and ANSWER are unavailable exits. */
+/* How a call ended: the eleven exits of client.c, numbered as docs/client.md's table numbers
+ * them.  All but SEND's too-large request and ANSWER are unavailable exits. */
 enum bx_client_exit
 {
   BX_CLIENT_EXIT_CLOCK = 1,          /* the first deadline does not fit the clock */
@@ -132,5 +136,17 @@ int bx_client_call (const struct bx_client_options *opts, const char *call, cons
 
 /* Frees the strings and zeroes the struct; safe to call twice. */
 void bx_client_response_free (struct bx_client_response *resp);
+
+/* What brokerd grants the peer asking (docs/protocol.md, "What a peer was granted"), for a
+ * front end that tells its model where it may work: one grants_request, one answer.  Uses
+ * OPTS's socket and timeout_ms only, and logs nothing: the caller decides what an outage
+ * means for it.
+ *
+ * Returns 0 and *grants (a new JSON array: one object per grant, in brokerd's order, each
+ * with "grant", "tools", "folders", "hosts", "class", "untrusted" and "approval", their types
+ * checked), or -1, *grants NULL and *err saying why: brokerd cannot be reached, refused the
+ * request (a brokerd older than it: "unexpected message"), or answered something else.
+ * Since 0.1 of the library's interface. */
+int bx_client_grants (const struct bx_client_options *opts, json_t **grants, bx_error *err);
 
 #endif

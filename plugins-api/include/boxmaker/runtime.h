@@ -27,6 +27,10 @@
  *   only the fields the module's table size says are there.  It refuses, naming both
  *   versions, a module of another major or a newer minor.  A module is told the host's
  *   version in bx_runtime_entry and may refuse the host by returning NULL.
+ *   Every field after the 1.0 ones carries one "since 1.x" mark: the first minor version
+ *   whose tables have it.  A module that may run in an older host tests a field with
+ *   BX_HOST_HAS before calling it; one defined with BX_RUNTIME_DEFINE refuses an older
+ *   host, so every field of this header is there.
  *
  * THREADS
  *   run() is called from many threads at once, on the same instance, one call per thread.
@@ -38,7 +42,7 @@
  *   bx_host.log.  Output bytes go to the host with bx_host.output_append, which copies them
  *   into memory the host owns, so no allocation ever crosses the ABI.
  *
- * SANDBOX CONTRACT (ABI 1.1)
+ * SANDBOX CONTRACT (since ABI 1.1)
  *   The key words MUST, MUST NOT, SHOULD and MAY are normative.  brokerd has already
  *   decided that the call may run; a module's whole job is to run it so that it can reach
  *   nothing else.  A module that cannot honour a rule below MUST answer the call
@@ -47,7 +51,8 @@
  *   Running toolkit.
  *   - A module MUST run each call in a fresh sandbox of its own, started for this call and
  *     gone (every process, container, mount and folder it made) before run() returns.
- *   - Inside it, a module MUST run `toolkit TOOL` (TOOL is spec_tool()) with the canonical
+ *   - Inside it, a module MUST run `toolkit TOOL` (TOOL is spec_tool(), the name of the
+ *     number spec_tool_id() gives) with the canonical
  *     arguments (spec_arguments()) on standard input, then end of file.  toolkit writes the
  *     tool's output on standard output.  Exit status 0 (success) and 1 (the tool's own
  *     error, such as a missing file) are both output: answer BX_RUN_OK with what it wrote.
@@ -59,6 +64,12 @@
  *     user namespace).
  *   - Its environment MUST be exactly what the module sets; no variable of brokerd's
  *     passes.
+ *   - No file a sandbox leaves MUST carry a setuid or setgid bit or file capabilities: a
+ *     sandbox MUST NOT be able to set S_ISUID or S_ISGID by a mode change or in a creating
+ *     call's mode, nor set the security.capability attribute (podman.so and bwrap.so load
+ *     a seccomp filter that refuses those modes, every extended attribute, openat2 and
+ *     io_uring).  A sandbox SHOULD make sockets of AF_UNIX, AF_INET and AF_INET6 only:
+ *     vsock, for one, is not confined by a network namespace.
  *
  *   Mounts.
  *   - Mount i MUST appear at its own host path, spec_mount_path(i), inside the sandbox,
@@ -88,9 +99,11 @@
  *   - Past the time limit the module MUST kill everything the call started and answer
  *     BX_RUN_FAILED with BX_SENTENCE_TIME_LIMIT.  Killed for lack of memory, it SHOULD
  *     answer BX_RUN_FAILED with BX_SENTENCE_STOPPED.
- *   - Output past BX_LIMIT_OUTPUT is cut there: the module keeps exactly that many bytes
- *     and calls output_set_truncated().  The host never passes a cap larger than a
- *     response can carry.
+ *   - Output past BX_LIMIT_OUTPUT is cut there, by the host: output_append() keeps what
+ *     fits, marks the output truncated itself and answers -1; the module then stops
+ *     reading the tool's output and ends the call.  A module that cuts the output at a
+ *     smaller cap of its own calls output_set_truncated().  The host never passes a cap
+ *     larger than a response can carry.
  *
  *   Cancellation.
  *   - spec_cancel_fd() is a descriptor that becomes readable when brokerd cancels the
@@ -145,7 +158,7 @@ extern "C" {
 
 #define BX_RUNTIME_MAGIC     0x62786d72u /* "bxmr" */
 #define BX_RUNTIME_ABI_MAJOR 1
-#define BX_RUNTIME_ABI_MINOR 1
+#define BX_RUNTIME_ABI_MINOR 2
 #define BX_RUNTIME_ENTRY     "bx_runtime_entry"
 
 /* Modules build with -fvisibility=hidden; this marks the one symbol they export. */
@@ -189,12 +202,12 @@ enum bx_run_status
   BX_RUN_UNAVAILABLE = 2,
 };
 
-/* The fixed sentences of the SANDBOX CONTRACT (ABI 1.1). */
+/* The fixed sentences of the SANDBOX CONTRACT (since 1.1). */
 #define BX_SENTENCE_TIME_LIMIT "the tool ran past its time limit"
 #define BX_SENTENCE_STOPPED    "the tool was stopped: it ran out of memory or was killed"
 #define BX_SENTENCE_CANCELLED  "the call was cancelled"
 
-/* The limits of one call (ABI 1.1), read with bx_host.spec_limit.  0: not set by brokerd's
+/* The limits of one call (since 1.1), read with bx_host.spec_limit.  0: not set by brokerd's
  * config, the module's own default applies. */
 enum bx_limit
 {
@@ -206,6 +219,16 @@ enum bx_limit
   BX_LIMIT_FILE_SIZE = 5, /* bytes: the largest file a process in the sandbox may write */
 };
 #define BX_LIMIT_COUNT 6
+
+/* The tools (since 1.2), as bx_host.spec_tool_id numbers them: brokerd's tool table gives
+ * each tool its number once.  A number is never reused; a new tool gets the next one, and a
+ * module answers a number it does not know BX_RUN_UNAVAILABLE.  spec_tool() gives the same
+ * tool's name, the argument of `toolkit`. */
+#define BX_RUNTIME_TOOL_READ_FILE  0 /* "read_file" */
+#define BX_RUNTIME_TOOL_WRITE_FILE 1 /* "write_file" */
+#define BX_RUNTIME_TOOL_SHELL      2 /* "shell" */
+#define BX_RUNTIME_TOOL_HTTP_FETCH 3 /* "http_fetch" */
+#define BX_RUNTIME_TOOL_COUNT      4 /* the tools this header names */
 
 /* ---- What the host gives a module. -------------------------------------------------------
  *
@@ -224,7 +247,9 @@ struct bx_host
 
   /* The spec.  Strings live as long as the spec, i.e. until run() returns.  An index out of
    * range reads as NULL (or 0). */
-  const char *(*spec_tool) (const bx_run_spec *spec); /* "read_file", ..., "http_fetch" */
+  /* The tool's name, "read_file", ..., "http_fetch": the argument of `toolkit`.  A module
+   * that branches on the tool reads spec_tool_id (since 1.2) instead. */
+  const char *(*spec_tool) (const bx_run_spec *spec);
   /* The tool's arguments as canonical JSON text (what toolkit reads on standard input);
    * *len gets its length when len is not NULL. */
   const char *(*spec_arguments) (const bx_run_spec *spec, size_t *len);
@@ -286,53 +311,54 @@ struct bx_host
   /* Where brokerd keeps its state (config key `home`), for per-call folders. */
   const char *home;
 
-  /* Egress records (appended after 1.0: check BX_HOST_HAS (host, egress_record) first).
+  /* Egress records (since 1.1).
    * For each connection the call's egress proxy allowed or refused, the record the proxy
    * wrote, LEN bytes: one JSON object {"host": a host name or null, "port": integer,
    * "reply": the SOCKS5 reply code (0: allowed), "address": the address connected to,
    * allowed only}.  brokerd checks it and puts it on the call's audit line.  0, or -1 when
-   * it is refused (not such an object, or past the 64th of the call).  Call it before run()
+   * it is refused (not such an object, or past the 256th of the call).  Call it before run()
    * returns, whatever the run's status. */
   int (*egress_record) (bx_run_result *result, const char *record, size_t len);
 
-  /* Appended after 1.0: test with BX_HOST_HAS (host, output_set_refused) before calling.
-   * The tool refused the call itself (toolkit's exit status 1: a missing file, a folder
+  /* Since 1.1.  The tool refused the call itself (toolkit's exit status 1: a missing file, a folder
    * where a file was asked, a URL outside the grant); the output is its reason, not the
    * tool's content.  A client that asks is told so. */
   void (*output_set_refused) (bx_run_result *result);
 
-  /* ---- ABI 1.1 ---- */
-
-  /* The call's limit WHICH (enum bx_limit); 0 when not set, and for an unknown WHICH. */
+  /* The call's limit WHICH (since 1.1) (enum bx_limit); 0 when not set, and for an unknown WHICH.
+   */
   uint64_t (*spec_limit) (const bx_run_spec *spec, int which);
-  /* A descriptor that becomes readable (POLLIN) when the call is cancelled; owned by the
-   * host, valid until run() returns.  Never read, write or close it. */
+  /* Since 1.1.  A descriptor that becomes readable (POLLIN) when the call is cancelled; owned by
+   * the host, valid until run() returns.  Never read, write or close it. */
   int (*spec_cancel_fd) (const bx_run_spec *spec);
-  /* 1 once the call is cancelled, 0 before. */
+  /* 1 once the call is cancelled, 0 before (since 1.1). */
   int (*spec_cancelled) (const bx_run_spec *spec);
 
-  /* Private destinations (appended after 1.0: check BX_HOST_HAS (host, spec_egress_private)
-   * first), config key `allow_private`: address ranges such as 10.0.0.0/8
+  /* Private destinations (since 1.2), config key `allow_private`: address ranges such as 10.0.0.0/8
    * or fd00::/8 that the egress proxy may reach besides public addresses, passed to it as
    * `--allow-private RANGE[,RANGE...]`.  None (0) for most calls.  brokerd has checked
    * each with the rules of docs/hosts.md: never loopback or link-local. */
   size_t (*spec_egress_private_count) (const bx_run_spec *spec);
   const char *(*spec_egress_private) (const bx_run_spec *spec, size_t index);
-  /* The image the grant names for this call (config key `image`), pinned by digest
+  /* The image the grant names for this call (since 1.2; config key `image`), pinned by digest
    * (NAME@sha256:<64 hex digits>); NULL for the module's own.  Never set for http_fetch,
    * which keeps the module's minimal image.  A module that runs images MUST run toolkit in
    * it from its own installed copy, mounted read-only, so that any image works; a module
    * that cannot run another image MUST answer BX_RUN_UNAVAILABLE. */
   const char *(*spec_image) (const bx_run_spec *spec);
-  /* The root folder the grant names for this call (config key `rootfs`), pinned by its
+  /* The root folder the grant names for this call (since 1.2; config key `rootfs`), pinned by its
    * content digest (/PATH@sha256:<64 hex digits>, the digest as bwrap.so's digest.c and
    * build-dev-image.sh --rootfs compute it); NULL for the module's own root.  Never set
-   * for http_fetch, nor together with spec_image.  Appended after spec_image: check
-   * BX_HOST_HAS (host, spec_rootfs) first.  brokerd has passed the same string to the
+   * for http_fetch, nor together with spec_image.  brokerd has passed the same string to the
    * module's check_root before any call of the grant; a module MUST run such a call in
    * that root, read-only, with toolkit from its own installed copy mounted read-only,
    * or answer BX_RUN_UNAVAILABLE. */
   const char *(*spec_rootfs) (const bx_run_spec *spec);
+
+  /* The tool as a number, BX_RUNTIME_TOOL_* (since 1.2): a module never maps names. */
+  int (*spec_tool_id) (const bx_run_spec *spec);
+
+  /* Later minor versions append fields here. */
 };
 
 /* True when the host's table has FIELD: a module built against a newer header may run in
@@ -369,16 +395,13 @@ struct bx_runtime
   /* Frees the instance; no run() is in progress or will follow. */
   void (*destroy) (void *instance);
 
-  /* ---- ABI 1.1 ---- */
-
-  /* Host paths no grant may reach (the module's rootfs, helpers, state): a NULL-terminated
-   * list of absolute paths, valid until destroy(), or NULL for none.  Called once, after
-   * create(); brokerd refuses to start when a grant folder holds one or lies inside one.
-   * May be NULL. */
+  /* Host paths no grant may reach (since 1.1) (the module's rootfs, helpers, state): a
+   * NULL-terminated list of absolute paths, valid until destroy(), or NULL for none.  Called once,
+   * after create(); brokerd refuses to start when a grant folder holds one or lies inside one. May
+   * be NULL. */
   const char *const *(*protected_paths) (void *instance);
 
-  /* Appended after protected_paths: brokerd reads it only where the table's size says it
-   * is there.
+  /* Since 1.2: brokerd reads it only where the table's size says it is there.
    *
    * Checks a root a grant names for its calls: KEY is the config key, "image" (ROOT is
    * NAME@sha256:<64 hex digits>, see spec_image) or "rootfs" (ROOT is

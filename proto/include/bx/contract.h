@@ -14,7 +14,7 @@
 #define BX_STR_(x) #x
 #define BX_STR(x)  BX_STR_ (x)
 
-/* ---- the four tools (seed 000 s2) ------------------------------------------------------------ */
+/* ---- the four tools (docs/protocol.md gives their arguments) --------------------------------- */
 enum bx_tool
 {
   BX_TOOL_READ_FILE,
@@ -23,30 +23,18 @@ enum bx_tool
   BX_TOOL_HTTP_FETCH,
 };
 #define BX_TOOL_COUNT 4
-/* The names, in the order of enum bx_tool. */
-#define BX_TOOL_NAMES                                                                              \
-  {                                                                                                \
-    "read_file", "write_file", "shell", "http_fetch"                                               \
-  }
-
-/* 0 and *out set, or -1 for a name that is not one of the four (or NULL). */
-static inline int
-bx_tool_lookup (const char *name, enum bx_tool *out)
-{
-  static const char *const names[BX_TOOL_COUNT] = BX_TOOL_NAMES;
-  for (int i = 0; name != NULL && i < BX_TOOL_COUNT; i++)
-    if (strcmp (name, names[i]) == 0)
-      {
-        *out = (enum bx_tool)i;
-        return 0;
-      }
-  return -1;
-}
+/* Everything else of a tool is its row in the tool table, bx/tools.h.  The numbers are
+ * runtime ABI 1.2's (BX_RUNTIME_TOOL_*): a new tool is appended, never renumbered. */
 
 /* ---- ids: a call's and a session's (docs/protocol.md) ---------------------------------------- */
 /* 1 to BX_ID_MAX of [A-Za-z0-9_.-]: podman names a container after them. */
 #define BX_ID_MAX   64
 #define BX_ID_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+
+/* ---- a tool_request's "peer" (docs/protocol.md) -----------------------------------------------
+ */
+/* 1 to BX_PEER_MAX printable ASCII bytes (0x20 to 0x7e): it is copied into the audit line. */
+#define BX_PEER_MAX 128
 
 /* ---- module names (brokerd's config and its loader) ------------------------------------------ */
 /* 1 to BX_MODULE_NAME_MAX of [a-z0-9_-]: a name never climbs out of the runtimes folder. */

@@ -6,18 +6,22 @@
  * and msg is one of:
  *
  *   tool_request      {"call": id, "session": id, "tool": name, "arguments": object,
- *                      "refusals": bool (optional)}
+ *                      "refusals": bool (optional), "peer": string (optional)}
  *   result            {"content": string, "class": string, "untrusted": bool, "truncated": bool,
  *                      "refused": bool (optional: only to a request with "refusals": true)}
  *   failed            {"message": string}
  *   denied            {"reason": string}
  *   pending_approval  {"approval": string, "expires": integer (Unix time in ms)}
  *   error             {"detail": string}
+ *   grants_request    {}
+ *   grants            {"grants": array (one object per grant: docs/protocol.md)}
  *
  * The client sends one tool_request with final true.  brokerd answers with the same id:
  * optionally one pending_approval with final false, then exactly one result, failed or
  * denied with final true, and closes.  error (final true) answers a request brokerd could not
- * take (wrong version, bad frame, bad ids). */
+ * take (wrong version, bad frame, bad ids).  Instead of a tool_request, a client may send one
+ * grants_request (final true); brokerd answers with one grants frame (final true) holding
+ * what it would allow this peer, and closes. */
 #ifndef BX_MESSAGE_H
 #define BX_MESSAGE_H
 
@@ -32,6 +36,8 @@
 #define BX_PROTOCOL_VERSION 1
 /* Call and session ids name containers: BX_ID_MAX and BX_ID_CHARS (bx/contract.h). */
 bool bx_valid_id (const char *id);
+/* A tool_request's "peer": 1 to BX_PEER_MAX printable ASCII bytes (bx/contract.h). */
+bool bx_valid_peer (const char *peer);
 
 enum bx_msg_type
 {
@@ -41,6 +47,8 @@ enum bx_msg_type
   BX_MSG_DENIED,
   BX_MSG_PENDING_APPROVAL,
   BX_MSG_ERROR,
+  BX_MSG_GRANTS_REQUEST,
+  BX_MSG_GRANTS,
 };
 
 /* A frame taken apart.  Strings point into (and live as long as) the json_t it was parsed
@@ -60,6 +68,9 @@ struct bx_envelope
       const char *tool; /* the name as sent; bx_tool_from_name decides if it is one of ours */
       const json_t *arguments;
       bool refusals; /* the client tells a tool's refusal from content ("refused") */
+      /* NULL, or whom a front end (boxmaker mcp --http) calls for, as it says: for the audit
+       * line only, never for a decision (bx_valid_peer holds). */
+      const char *peer;
     } request;
     struct
     {
@@ -79,6 +90,10 @@ struct bx_envelope
       const char *approval;
       int64_t expires;
     } pending;
+    struct
+    {
+      const json_t *list; /* an array; its members are checked by whoever reads them */
+    } grants;
   } u;
 };
 
@@ -95,6 +110,9 @@ json_t *bx_msg_result (const char *id, const char *content, size_t content_len, 
                        bool untrusted, bool truncated);
 /* Adds "refusals": true to a tool_request frame: the client can read "refused". */
 void bx_msg_ask_refusals (json_t *request);
+/* Adds "peer": PEER (bx_valid_peer) to a tool_request frame.  A brokerd older than the field
+ * refuses the request. */
+void bx_msg_set_peer (json_t *request, const char *peer);
 /* Adds "refused": true to a result frame; only for a request that asked (1.0 clients refuse
  * an unknown field). */
 void bx_msg_mark_refused (json_t *result);
@@ -103,5 +121,9 @@ json_t *bx_msg_denied (const char *id, const char *reason);
 json_t *bx_msg_pending_approval (const char *id, const char *approval, int64_t expires);
 /* final is true; ID may be NULL when the request's id could not be read (sent as ""). */
 json_t *bx_msg_error (const char *id, const char *detail);
+/* A grants_request (final true) and brokerd's answer to it, which steals GRANTS (an array;
+ * NULL: an empty one). */
+json_t *bx_msg_grants_request (const char *id);
+json_t *bx_msg_grants (const char *id, json_t *grants);
 
 #endif

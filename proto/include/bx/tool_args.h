@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The arguments of the four tools, as seed 000 s2 gives them.  brokerd parses the model's
- * arguments with these and writes the canonical JSON to the sandbox's standard input; toolkit
- * parses that JSON back with the same functions.
+/* The arguments of the tools, as the tool table (bx/tools.h) lists them.  brokerd parses the
+ * model's arguments with these and writes the canonical JSON to the sandbox's standard input;
+ * toolkit parses that JSON back with the same functions.
  *
  *   read_file  {"path": string}
  *   write_file {"path": string, "content": string}
@@ -20,23 +20,9 @@
 
 #include "bx/contract.h"
 #include "bx/error.h"
+#include "bx/tools.h"
 
 #define BX_TOOL_ARGS_MAX (2u * 1024 * 1024)
-
-/* "read_file", "write_file", "shell", "http_fetch". */
-const char *bx_tool_name (enum bx_tool tool);
-/* 0 and *out set, or -1 for a name that is not one of the four. */
-int bx_tool_from_name (const char *name, enum bx_tool *out);
-
-struct bx_tool_args
-{
-  enum bx_tool tool;
-  char *path;    /* read_file, write_file */
-  char *content; /* write_file; has no NUL, so strlen is its length */
-  char *command; /* shell */
-  char *cwd;     /* shell; NULL when absent */
-  char *url;     /* http_fetch */
-};
 
 /* Parses a JSON document (LEN bytes, need not be NUL-terminated) as TOOL's arguments. */
 int bx_tool_args_parse (enum bx_tool tool, const char *json, size_t len, struct bx_tool_args *out,

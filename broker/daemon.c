@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One running brokerd: made and freed.  See daemon.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bx/deadline.h"
+
+#include "daemon.h"
+#include "placeholders.h"
+#include "server.h"
+
+/* The parts of a brokerd that serve the owners: none unless a grant asks for approval. */
+static int
+start_approvals (struct brokerd *b, bx_error *err)
+{
+  if (!bx_config_wants_approvals (b->config))
+    return 0;
+  if (bx_approvals_start (b, &b->approvals, err) < 0)
+    return -1;
+  return bx_admin_start (b->config, b->approvals, &b->admin, err);
+}
+
+int
+bx_brokerd_new (struct bx_config *config, struct bx_module *module, int listen_fd,
+                const char *wake_path, struct brokerd **out, bx_error *err)
+{
+  struct brokerd *b = bx_xzalloc (sizeof *b);
+  b->config = b->config_owned = config;
+  b->module = module;
+  b->listen_fd = listen_fd;
+  b->socket_activated = listen_fd >= 0;
+  snprintf (b->wake_path, sizeof b->wake_path, "%s", wake_path ? wake_path : "");
+  /* Placeholders a brokerd killed in the middle of a call left in granted folders. */
+  bx_placeholders_start (config->home);
+  b->metrics = bx_metrics_new ();
+  int r = sd_event_new (&b->loop);
+  if (r < 0)
+    bx_error_set (err, -r, "cannot make brokerd's event loop");
+  if (r < 0 || bx_audit_open (config->audit, &b->audit, err) < 0
+      || (config->metrics_socket != NULL
+          && bx_metrics_serve (b->metrics, config->metrics_socket, err) < 0))
+    goto fail;
+  if (!b->socket_activated)
+    {
+      if (bx_server_listen (config, &b->listen_fd, err) < 0)
+        goto fail;
+      b->socket_ours = true;
+    }
+  /* One canceller for the server's calls and the approved ones: brokerd stopping past its
+   * grace period cancels them all the same way. */
+  bx_error cerr = NULL;
+  if (bx_canceller_start (&b->canceller, &cerr) < 0)
+    {
+      bx_log (LOG_WARNING, NULL, "%s: a client that leaves does not cancel its call",
+              bx_error_msg (cerr));
+      bx_error_free (&cerr);
+    }
+  b->fair = bx_fair_new (config->max_running, config->max_running_per_uid);
+  if (start_approvals (b, err) < 0)
+    goto fail;
+  /* The live config owns CONFIG from now on; the first stays held for as long as brokerd
+   * runs, since its start-only keys are read throughout. */
+  b->live = bx_live_config_new (b->config_owned);
+  b->config_owned = NULL;
+  bx_live_config_protect (b->live, module);
+  const struct bx_config *first = NULL;
+  b->first = bx_live_config_get (b->live, &first);
+  b->config = first;
+  *out = b;
+  return 0;
+
+fail:
+  bx_brokerd_free (b);
+  return -1;
+}
+
+unsigned
+bx_brokerd_stop (struct brokerd *b, int64_t grace_end)
+{
+  if (b->stopped)
+    return 0;
+  b->stopped = true;
+  /* Every call still waiting gets its final answer; approved ones running get the grace. */
+  bx_admin_stop (b->admin);
+  return bx_approvals_stop (b->approvals, grace_end);
+}
+
+void
+bx_brokerd_free (struct brokerd *b)
+{
+  if (b == NULL)
+    return;
+  bx_brokerd_stop (b, bx_deadline_in (0));
+  bx_admin_free (b->admin);
+  bx_approvals_free (b->approvals);
+  bx_canceller_stop (b->canceller);
+  bx_fair_free (b->fair);
+  if (b->socket_ours)
+    unlink (b->config->socket);
+  if (b->listen_fd >= 0)
+    close (b->listen_fd);
+  sd_event_unref (b->loop);
+  bx_metrics_free (b->metrics);
+  bx_module_destroy (b->module);
+  bx_audit_close (b->audit);
+  if (b->live != NULL)
+    {
+      bx_live_config_put (b->live, b->first);
+      bx_live_config_free (b->live);
+    }
+  bx_config_free (b->config_owned);
+  free (b);
+}

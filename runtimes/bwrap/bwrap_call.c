@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One call: the tool's sandbox (and for http_fetch the egress proxy's, see egress.c), with
+ * every outcome mapped to the same fixed sentences as podman.so's.
+ *
+ * The sentences reach the model unlabelled, so they are constants; what bubblewrap said
+ * goes to brokerd's log only. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+#include "bx/deadline.h"
+
+#include "bwrap.h"
+#include "deliver.h"
+#include "open_nofollow.h"
+
+const char bx_bwrap_sentence_could_not_run[] = "the tool could not run";
+#define SENTENCE_COULD_NOT_RUN bx_bwrap_sentence_could_not_run
+const char bx_bwrap_sentence_unavailable[] = "the tool runner could not start the container";
+#define SENTENCE_UNAVAILABLE bx_bwrap_sentence_unavailable
+static const char SENTENCE_STOPPED[] = "the tool was stopped: it ran out of memory or was killed";
+static const char SENTENCE_TIME_LIMIT[] = "the tool ran past its time limit";
+static const char SENTENCE_UNEXPECTED[] = "the tool failed with an unexpected status";
+const char bx_bwrap_sentence_cancelled[] = BX_SENTENCE_CANCELLED;
+#define SENTENCE_CANCELLED bx_bwrap_sentence_cancelled
+
+/* What a cgroup v1 file takes: pids.max up to 2^22, the CPU quota as microseconds. */
+#define MAX_PIDS       4194303
+#define MAX_CPU_MILLIS (1000ll * 1000000)
+
+#define RUNBOOK_POINTER "see docs/runbook.md#runner-unavailable"
+#define STDERR_IN_LOG   "%.3500s"
+
+/* The descriptors bubblewrap gets, in this order, from 3 up. */
+#define FD_SECCOMP     3
+#define FD_STATUS      4
+#define FD_FIRST_MOUNT BX_BWRAP_FD_FIRST_EXTRA
+
+static enum bx_run_status
+fail (const char **sentence, const char *text, enum bx_run_status status)
+{
+  *sentence = text;
+  return status;
+}
+
+static const char *
+flat_stderr (struct bx_command_result *o)
+{
+  for (char *s = o->err; *s != '\0'; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f)
+      *s = ' ';
+  return o->err_len ? o->err : "(no standard error)";
+}
+
+/* The call's limit WHICH, or FALLBACK (the module's option) when brokerd sets none. */
+static uint64_t
+spec_or (const struct bx_host *host, const bx_run_spec *spec, int which, uint64_t fallback)
+{
+  uint64_t v = host->spec_limit (spec, which);
+  return v != 0 ? v : fallback;
+}
+
+/* The time limit's ceiling, as for the options: a deadline must fit in an int64_t. */
+#define MAX_CALL_MS (24ull * 3600 * 1000)
+
+void
+bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call, const int *extra_fds,
+                  size_t extra_count, size_t slot, const char *input, size_t input_len,
+                  uint64_t cap, uint64_t file_size, int64_t deadline, int cancel_fd,
+                  struct bx_command_result *o)
+{
+  cleanup_close int seccomp = bx_bwrap_seccomp_fd (inst->bpf, inst->bpf_len);
+  int status[2] = { -1, -1 };
+  if (seccomp < 0 || pipe2 (status, O_CLOEXEC) < 0)
+    {
+      *o = (struct bx_command_result){ .end = BX_COMMAND_NOT_RUN,
+                                       .spawn_errno = errno,
+                                       .err = bx_xstrdup (""),
+                                       .pid = -1,
+                                       .pidfd = -1 };
+      if (status[0] >= 0)
+        {
+          close (status[0]);
+          close (status[1]);
+        }
+      return;
+    }
+  size_t count = 2 + extra_count;
+  cleanup_free int *fds = bx_xmalloc (count * sizeof (int));
+  fds[0] = seccomp;
+  fds[1] = status[1];
+  memcpy (fds + 2, extra_fds, extra_count * sizeof (int));
+  call->seccomp_fd = FD_SECCOMP;
+  call->status_fd = FD_STATUS;
+
+  char **argv = bx_bwrap_argv (&inst->cfg, call);
+  struct bx_bwrap_child child = {
+    .cgroups = inst->cgroups,
+    .slot = slot,
+    .uid = inst->cfg.uid,
+    .gid = inst->cfg.gid,
+    .file_size = file_size,
+    .fds = fds,
+    .fd_count = count,
+    .mount_first = 2,
+    .mount_count = extra_count,
+    .ucounts = &inst->ucounts,
+  };
+  bx_bwrap_run (argv, &child, input, input_len, cap, deadline, status[0], cancel_fd, o);
+  bx_bwrap_argv_free (argv);
+  close (status[0]);
+  close (status[1]);
+}
+
+/* Maps the tool sandbox's outcome to an answer, passing the output on when there is one. */
+static enum bx_run_status
+answer (struct bx_bwrap_instance *inst, const char *name, struct bx_command_result *o, bool oom,
+        uint64_t limit_ms, bx_run_result *result, const char **sentence)
+{
+  const struct bx_host *host = inst->host;
+  bool deliver = false;
+  bool refused = false;
+  bool started;
+  int code = bx_bwrap_status (o->status, &started);
+  enum bx_run_status status = BX_RUN_OK;
+  switch (o->end)
+    {
+    case BX_COMMAND_NOT_RUN:
+      if (o->spawn_errno == ESTALE)
+        {
+          /* A mount source changed between its open and the sandbox (alone.c): this call's,
+           * like bubblewrap's "Race condition binding dirfd". */
+          host->log (host, BX_LOG_WARNING,
+                     "%s: a mount source was removed, moved or covered while the call started",
+                     name);
+          return fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
+        }
+      host->log (host, BX_LOG_ERROR, "%s: cannot start \"%s\": %s; %s", name, inst->cfg.bwrap,
+                 strerror (o->spawn_errno), RUNBOOK_POINTER);
+      return fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+    case BX_COMMAND_TIMED_OUT:
+      host->log (host, BX_LOG_WARNING, "%s: past its time limit of %llu ms; killed", name,
+                 (unsigned long long)limit_ms);
+      return fail (sentence, SENTENCE_TIME_LIMIT, BX_RUN_FAILED);
+    case BX_COMMAND_CANCELLED:
+      return fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
+    case BX_COMMAND_CAPPED:
+      deliver = true;
+      break;
+    case BX_COMMAND_SIGNALED: /* not after the keeper's spawn: read as an end without status */
+    case BX_COMMAND_EXITED:
+      if (!started)
+        {
+          /* bubblewrap failed before the sandbox's process existed: the runtime, not the
+           * tool. */
+          host->log (host, BX_LOG_ERROR,
+                     "%s: bwrap ended before the sandbox started: " STDERR_IN_LOG "; %s", name,
+                     flat_stderr (o), RUNBOOK_POINTER);
+          return fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+        }
+      if (oom)
+        {
+          host->log (host, BX_LOG_WARNING, "%s: killed by its memory limit", name);
+          status = fail (sentence, SENTENCE_STOPPED, BX_RUN_FAILED);
+        }
+      else if ((code < 0 || (code == 1 && o->out_len == 0)) && strncmp (o->err, "bwrap: ", 7) == 0)
+        {
+          /* bubblewrap's own failure inside the sandbox, before toolkit ran.  A mount whose
+           * source changed under it is this call's ("Race condition binding dirfd"); the
+           * rest (a grant its uid cannot reach, ...) is the runtime's. */
+          bool race = strstr (o->err, "Race condition") != NULL;
+          host->log (host, race ? BX_LOG_WARNING : BX_LOG_ERROR,
+                     "%s: bwrap could not set up the sandbox: " STDERR_IN_LOG "%s%s", name,
+                     flat_stderr (o), race ? "" : "; ", race ? "" : RUNBOOK_POINTER);
+          status = race ? fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED)
+                        : fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+        }
+      else if (code < 0)
+        {
+          /* bubblewrap itself ended without a word on the sandbox's end: killed. */
+          host->log (host, BX_LOG_WARNING,
+                     "%s: bwrap ended without the sandbox's status: " STDERR_IN_LOG, name,
+                     flat_stderr (o));
+          status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
+        }
+      else if (code == 0 || code == 1)
+        {
+          /* Exit 1: toolkit refused the call (docs/protocol.md, "A tool's own refusal"); its
+           * output is the reason. */
+          deliver = true;
+          refused = code == 1;
+        }
+      else if (code == 2)
+        {
+          host->log (host, BX_LOG_WARNING, "%s: toolkit refused its input: " STDERR_IN_LOG, name,
+                     flat_stderr (o));
+          status = fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
+        }
+      else if (code > 128)
+        {
+          host->log (host, BX_LOG_WARNING, "%s: killed by signal %d", name, code - 128);
+          status = fail (sentence, SENTENCE_STOPPED, BX_RUN_FAILED);
+        }
+      else
+        {
+          host->log (host, BX_LOG_WARNING, "%s: unexpected exit %d: " STDERR_IN_LOG, name, code,
+                     flat_stderr (o));
+          status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
+        }
+      break;
+    }
+  if (deliver)
+    bx_runtime_deliver (host, o, refused, result);
+  return status;
+}
+
+enum bx_run_status
+bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char *name,
+                   int tool, size_t slot, int egress_fd, bx_run_result *result,
+                   const char **sentence)
+{
+  const struct bx_host *host = inst->host;
+  size_t count = host->spec_mount_count (spec);
+  cleanup_free struct bx_bwrap_mount *mounts = bx_xmalloc ((count + 1) * sizeof *mounts);
+  cleanup_free int *fds = bx_xmalloc ((count + 1) * sizeof (int));
+  size_t opened = 0;
+  enum bx_run_status status = BX_RUN_OK;
+  for (; opened < count; opened++)
+    {
+      const char *path = host->spec_mount_path (spec, opened);
+      fds[opened] = bx_runtime_open_nofollow (path);
+      if (fds[opened] < 0)
+        {
+          /* A link where a grant's folder was, or the folder gone: nothing is mounted. */
+          host->log (host, BX_LOG_ERROR, "%s: cannot open \"%s\" without following links: %s", name,
+                     path ? path : "(null)", strerror (errno));
+          status = fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
+          break;
+        }
+      mounts[opened] = (struct bx_bwrap_mount){
+        .path = path,
+        .fd = FD_FIRST_MOUNT + (int)opened,
+        .writable = host->spec_mount_writable (spec, opened) != 0,
+      };
+    }
+  /* A grant's own root runs only once check_root has seen it match its digest. */
+  const char *rootfs = BX_HOST_HAS (host, spec_rootfs) ? host->spec_rootfs (spec) : NULL;
+  cleanup_free char *root = NULL;
+  struct bx_bwrap_root_step *steps = NULL;
+  size_t step_count = 0;
+  if (status == BX_RUN_OK && rootfs != NULL)
+    {
+      cleanup_free char *why = NULL;
+      root = bx_bwrap_roots_folder (inst->roots, rootfs);
+      if (root == NULL)
+        {
+          host->log (host, BX_LOG_ERROR,
+                     "%s: the grant's root %s is not the folder that was checked (written "
+                     "again since? reload brokerd to check it); %s",
+                     name, rootfs, RUNBOOK_POINTER);
+          status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+        }
+      else if (bx_bwrap_root_steps (root, mounts, count, &steps, &step_count, &why) < 0)
+        {
+          host->log (host, BX_LOG_ERROR, "%s: the grant's root: %s; %s", name, why,
+                     RUNBOOK_POINTER);
+          status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+        }
+    }
+  if (status == BX_RUN_OK)
+    {
+      size_t extra = count;
+      if (egress_fd >= 0)
+        fds[extra++] = egress_fd;
+      struct bx_bwrap_call call = {
+        .tool = host->spec_tool (spec),
+        .mounts = mounts,
+        .mount_count = count,
+        .egress_fd = egress_fd >= 0 ? FD_FIRST_MOUNT + (int)count : -1,
+        .root = root != NULL ? steps : NULL,
+        .root_count = step_count,
+      };
+      size_t len = 0;
+      const char *input = host->spec_arguments (spec, &len);
+      /* The spec's limits win; the options are the defaults, and the output cap is the
+       * smaller of the two. */
+      uint64_t limit_ms = spec_or (host, spec, BX_LIMIT_TIME, inst->cfg.limit_ms[tool]);
+      uint64_t cap = spec_or (host, spec, BX_LIMIT_OUTPUT, inst->cfg.output_cap);
+      if (cap > inst->cfg.output_cap)
+        cap = inst->cfg.output_cap;
+      uint64_t file_size = spec_or (host, spec, BX_LIMIT_FILE_SIZE, inst->cfg.file_size);
+      if (limit_ms > MAX_CALL_MS)
+        limit_ms = MAX_CALL_MS;
+      uint64_t kills = bx_bwrap_cgroups_oom_kills (inst->cgroups, slot);
+      struct bx_command_result o;
+      bx_bwrap_sandbox (inst, &call, fds, extra, slot, input, len, cap, file_size,
+                        bx_deadline_in ((int64_t)limit_ms), host->spec_cancel_fd (spec), &o);
+      /* Nothing of the call may outlive it: the whole slot goes, then bubblewrap. */
+      int64_t killed_at = bx_now_ms ();
+      bx_bwrap_cgroups_kill (inst->cgroups, slot);
+      bx_command_reap (&o, 0);
+      if (o.end == BX_COMMAND_CANCELLED)
+        host->log (host, BX_LOG_INFO, "%s: cancelled; sandbox killed in %lld ms", name,
+                   (long long)(bx_now_ms () - killed_at));
+      bool oom = bx_bwrap_cgroups_oom_kills (inst->cgroups, slot) != kills;
+      status = answer (inst, name, &o, oom, limit_ms, result, sentence);
+      bx_command_result_clear (&o);
+    }
+  bx_bwrap_root_steps_free (steps, step_count);
+  for (size_t i = 0; i < opened; i++)
+    close (fds[i]);
+  return status;
+}
+
+/* A call waiting for a slot stops waiting once it is cancelled. */
+struct cancel_check
+{
+  const struct bx_host *host;
+  const bx_run_spec *spec;
+};
+
+static bool
+cancelled (const void *arg)
+{
+  const struct cancel_check *c = arg;
+  return c->host->spec_cancelled (c->spec) != 0;
+}
+
+enum bx_run_status
+bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, bx_run_result *result,
+                   const char **sentence)
+{
+  const struct bx_host *host = inst->host;
+  int tool = host->spec_tool_id (spec);
+  if (tool < 0 || tool >= BX_RUNTIME_TOOL_COUNT)
+    {
+      host->log (host, BX_LOG_ERROR, "unknown tool %d", tool);
+      return fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
+    }
+  /* A grant's own image is podman's (check_root refuses it, so only a host that skipped
+   * the check gets here): this module must not run a call in less than the grant asked for. */
+  if (BX_HOST_HAS (host, spec_image) && host->spec_image (spec) != NULL)
+    {
+      host->log (host, BX_LOG_ERROR,
+                 "the grant names image %s: bwrap.so runs no image; name a rootfs, or the "
+                 "image under podman.so",
+                 host->spec_image (spec));
+      return fail (sentence, bx_bwrap_sentence_unavailable, BX_RUN_UNAVAILABLE);
+    }
+  uint64_t n = atomic_fetch_add (&inst->counter, 1);
+  cleanup_free char *name = bx_xasprintf ("boxmaker-%s-%s-%llu", host->spec_session (spec),
+                                          host->spec_call (spec), (unsigned long long)n);
+  if (host->spec_cancelled (spec))
+    return fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
+  /* One slot for everything of the call (for http_fetch, the proxy and slirp4netns too), so
+   * that emptying it when the call ends leaves nothing behind.  Its limits are the call's,
+   * written before anything starts in it. */
+  struct cancel_check check = { host, spec };
+  size_t slot = bx_bwrap_cgroups_acquire (inst->cgroups, cancelled, &check);
+  if (slot == SIZE_MAX)
+    return fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
+  const struct bx_bwrap_limits *dflt = &inst->cfg.limits;
+  struct bx_bwrap_limits limits = {
+    .memory = spec_or (host, spec, BX_LIMIT_MEMORY, dflt->memory),
+    .pids = (int64_t)spec_or (host, spec, BX_LIMIT_PIDS, (uint64_t)dflt->pids),
+    .cpu_millis = (int64_t)spec_or (host, spec, BX_LIMIT_CPU, (uint64_t)dflt->cpu_millis),
+  };
+  if (limits.pids > MAX_PIDS)
+    limits.pids = MAX_PIDS;
+  if (limits.cpu_millis > MAX_CPU_MILLIS)
+    limits.cpu_millis = MAX_CPU_MILLIS;
+  enum bx_run_status status;
+  if (bx_bwrap_cgroups_limit (inst->cgroups, slot, &limits) < 0)
+    {
+      host->log (host, BX_LOG_ERROR,
+                 "%s: cannot set the slot's limits (memory %llu, pids %lld, "
+                 "cpu %lld/1000): %s; %s",
+                 name, (unsigned long long)limits.memory, (long long)limits.pids,
+                 (long long)limits.cpu_millis, strerror (errno), RUNBOOK_POINTER);
+      status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+    }
+  else if (host->spec_has_egress (spec))
+    status = bx_bwrap_egress_run (inst, spec, name, tool, slot, result, sentence);
+  else
+    status = bx_bwrap_run_tool (inst, spec, name, tool, slot, -1, result, sentence);
+  bx_bwrap_cgroups_release (inst->cgroups, slot);
+  return status;
+}

@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Per-call cgroups: the pool of slots, the same on both kinds of hierarchy.  What differs
+ * (where the folders go, the names of the limits' files) is a backend's: bwrap_cgroup_v1.c for
+ * hosts with one hierarchy per controller (Debian 12 with hybrid cgroups), bwrap_cgroup_v2.c for
+ * the unified hierarchy that systemd hosts boot with.  The host decides: a cgroup2 file
+ * system at the cgroup root is v2, anything else v1.
+ *
+ * Making a memory cgroup costs milliseconds, and moving a process into one as much again
+ * (see bwrap_keeper.c), so the slots are made once, at start, with their limits set, each with
+ * a keeper process inside that forks the slot's sandboxes; a call borrows a slot and
+ * empties it (every task but the keeper killed) when it ends.  The layout:
+ *
+ *   <top>/<brokerd pid>-<its start time>/<slot>
+ *
+ * where <top> is boxmaker-bwrap in each of the memory, pids and cpu hierarchies (v1), or
+ * in brokerd's subtree (v2).  The start time tells a dead brokerd's leftovers (swept) from
+ * a live one's (never touched), even when a pid is reused. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+#include "bx/deadline.h"
+
+#include "bwrap.h"
+#include "instance.h"
+
+#define KILL_MS         2000
+#define ACQUIRE_TICK_MS 50
+#define HOST_ROOT       "/sys/fs/cgroup"
+
+struct bx_bwrap_cgroups
+{
+  const struct bx_bwrap_cgroup_backend *b;
+  char *tops[BX_BWRAP_CGROUP_DIRS];
+  char *name;
+  size_t slots;
+  int *procs;  /* slots * dirs descriptors of cgroup.procs, open for writing */
+  int *folder; /* each slot's folder (v2), for CLONE_INTO_CGROUP; -1 on v1 */
+  int *keeper; /* each slot's keeper socket */
+  pid_t *keeper_pid;
+  struct bx_bwrap_limits *set; /* each slot's limits as last written */
+  bool *busy;
+  pthread_mutex_t lock;
+  pthread_cond_t freed;
+};
+
+int
+bx_bwrap_cgroup_write (const char *path, const char *text)
+{
+  int fd = open (path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  ssize_t w = write (fd, text, strlen (text));
+  int saved = errno;
+  close (fd);
+  errno = saved;
+  return w == (ssize_t)strlen (text) ? 0 : -1;
+}
+
+int
+bx_bwrap_cgroup_set (const char *dir, const char *file, const char *value, char **why)
+{
+  cleanup_free char *path = bx_xasprintf ("%s/%s", dir, file);
+  if (bx_bwrap_cgroup_write (path, value) == 0)
+    return 0;
+  int saved = errno;
+  *why = bx_xasprintf ("cannot write %s to %s: %s", value, path, strerror (saved));
+  errno = saved;
+  return -1;
+}
+
+/* The quota is at least 1 ms a period, so a small share takes a longer period (at most
+ * 1 s) rather than being rounded up. */
+void
+bx_bwrap_cgroup_cpu_quota (int64_t cpu_millis, long long *quota, long long *period)
+{
+  *period = 100000;
+  *quota = (long long)cpu_millis * *period / 1000;
+  if (*quota < 1000)
+    {
+      *period = 1000000;
+      *quota = (long long)cpu_millis * *period / 1000;
+      if (*quota < 1000)
+        *quota = 1000;
+    }
+}
+
+static char *
+slot_path (const struct bx_bwrap_cgroups *cg, size_t dir, size_t slot)
+{
+  return bx_xasprintf ("%s/%s/%zu", cg->tops[dir], cg->name, slot);
+}
+
+/* SLOT's folders, in the backend's order (free with free_slot_dirs). */
+static void
+slot_dirs (const struct bx_bwrap_cgroups *cg, size_t slot, char **dirs)
+{
+  for (size_t d = 0; d < cg->b->dirs; d++)
+    dirs[d] = slot_path (cg, d, slot);
+}
+
+static void
+free_slot_dirs (const struct bx_bwrap_cgroups *cg, char **dirs)
+{
+  for (size_t d = 0; d < cg->b->dirs; d++)
+    free (dirs[d]);
+}
+
+static int
+write_limits (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limits *limits,
+              bool force, char **why)
+{
+  char *dirs[BX_BWRAP_CGROUP_DIRS];
+  slot_dirs (cg, slot, dirs);
+  int rc = cg->b->write_limits (dirs, &cg->set[slot], limits, force, why);
+  int saved = errno;
+  free_slot_dirs (cg, dirs);
+  if (rc == 0)
+    cg->set[slot] = *limits;
+  errno = saved;
+  return rc;
+}
+
+int
+bx_bwrap_cgroups_limit (struct bx_bwrap_cgroups *cg, size_t slot,
+                        const struct bx_bwrap_limits *limits)
+{
+  cleanup_free char *why = NULL;
+  if (write_limits (cg, slot, limits, false, &why) == 0)
+    return 0;
+  /* What was written is unknown now: the next call writes every file again. */
+  int saved = errno;
+  memset (&cg->set[slot], 0, sizeof cg->set[slot]);
+  errno = saved;
+  return -1;
+}
+
+static int
+start_keeper (struct bx_bwrap_cgroups *cg, size_t slot)
+{
+  cg->keeper[slot] = bx_bwrap_keeper_start (cg->folder[slot], cg->procs + slot * cg->b->dirs,
+                                            cg->b->dirs, &cg->keeper_pid[slot]);
+  return cg->keeper[slot] < 0 ? -1 : 0;
+}
+
+static int
+make_slot (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limits *limits,
+           char **why)
+{
+  for (size_t d = 0; d < cg->b->dirs; d++)
+    {
+      cleanup_free char *dir = slot_path (cg, d, slot);
+      if (mkdir (dir, 0700) < 0 && errno != EEXIST)
+        {
+          *why = bx_xasprintf ("cannot make %s: %s", dir, strerror (errno));
+          return -1;
+        }
+    }
+  if (write_limits (cg, slot, limits, true, why) < 0)
+    return -1;
+  for (size_t d = 0; d < cg->b->dirs; d++)
+    {
+      cleanup_free char *dir = slot_path (cg, d, slot);
+      cleanup_free char *procs = bx_xasprintf ("%s/cgroup.procs", dir);
+      int fd = open (procs, O_WRONLY | O_CLOEXEC);
+      if (fd < 0)
+        {
+          *why = bx_xasprintf ("cannot open %s: %s", procs, strerror (errno));
+          return -1;
+        }
+      cg->procs[slot * cg->b->dirs + d] = fd;
+      if (cg->b->born_in && (cg->folder[slot] = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        {
+          *why = bx_xasprintf ("cannot open %s: %s", dir, strerror (errno));
+          return -1;
+        }
+    }
+  if (start_keeper (cg, slot) < 0)
+    {
+      *why = bx_xasprintf ("cannot start the keeper of slot %zu: %s", slot, strerror (errno));
+      return -1;
+    }
+  return 0;
+}
+
+/* Kills every task listed in the cgroup folder DIR but SPARE until none is left (a task
+ * may fork while the list is read, hence the loop).  A sandbox that has just ended stays
+ * listed for a moment, until its keeper's kernel-side reaping is done: the waits start
+ * short and grow. */
+static void
+kill_all_in (const char *dir, pid_t spare)
+{
+  cleanup_free char *procs = bx_xasprintf ("%s/cgroup.procs", dir);
+  long wait_ns = 50 * 1000;
+  for (int64_t until = bx_now_ms () + KILL_MS;;)
+    {
+      FILE *f = fopen (procs, "re");
+      if (f == NULL)
+        return;
+      long pid;
+      int found = 0;
+      while (fscanf (f, "%ld", &pid) == 1)
+        {
+          if ((pid_t)pid == spare)
+            continue;
+          kill ((pid_t)pid, SIGKILL);
+          found++;
+        }
+      fclose (f);
+      if (found == 0 || bx_now_ms () >= until)
+        return;
+      struct timespec tick = { 0, wait_ns };
+      nanosleep (&tick, NULL);
+      if (wait_ns < 10 * 1000 * 1000)
+        wait_ns *= 2;
+    }
+}
+
+/* Which backend the host's hierarchy takes: ROOT when given, else the host's own. */
+static const struct bx_bwrap_cgroup_backend *
+backend_for (const char *root)
+{
+  return bx_bwrap_cgroup_is_v2 (root != NULL ? root : HOST_ROOT) ? &bx_bwrap_cgroup_v2
+                                                                 : &bx_bwrap_cgroup_v1;
+}
+
+int
+bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
+                       const struct bx_bwrap_limits *limits, struct bx_bwrap_cgroups **out,
+                       char **why)
+{
+  struct bx_bwrap_cgroups *cg = bx_xzalloc (sizeof *cg);
+  cg->b = backend_for (root);
+  cg->name = bx_xstrdup (name);
+  cg->slots = slots;
+  cg->procs = bx_xmalloc (slots * cg->b->dirs * sizeof (int));
+  for (size_t i = 0; i < slots * cg->b->dirs; i++)
+    cg->procs[i] = -1;
+  cg->folder = bx_xmalloc (slots * sizeof (int));
+  cg->busy = bx_xzalloc (slots * sizeof (bool));
+  cg->keeper = bx_xmalloc (slots * sizeof (int));
+  cg->keeper_pid = bx_xzalloc (slots * sizeof (pid_t));
+  cg->set = bx_xzalloc (slots * sizeof *cg->set);
+  for (size_t s = 0; s < slots; s++)
+    cg->keeper[s] = cg->folder[s] = -1;
+  pthread_mutex_init (&cg->lock, NULL);
+  pthread_cond_init (&cg->freed, NULL);
+  if (cg->b->locate (root, cg->tops, why) < 0)
+    {
+      bx_bwrap_cgroups_close (cg);
+      return -1;
+    }
+  for (size_t d = 0; d < cg->b->dirs; d++)
+    {
+      cleanup_free char *mine = bx_xasprintf ("%s/%s", cg->tops[d], name);
+      if (mkdir (mine, 0700) < 0 && errno != EEXIST)
+        {
+          /* Named by the folder above boxmaker-bwrap: the hierarchy, or brokerd's subtree. */
+          const char *top = cg->tops[d];
+          *why = bx_xasprintf ("cannot make cgroups under %.*s: %s",
+                               (int)(strrchr (top, '/') - top), top, strerror (errno));
+          bx_bwrap_cgroups_close (cg);
+          return -1;
+        }
+      if (cg->b->ready (mine, why) < 0)
+        {
+          bx_bwrap_cgroups_close (cg);
+          return -1;
+        }
+    }
+  for (size_t s = 0; s < slots; s++)
+    if (make_slot (cg, s, limits, why) < 0)
+      {
+        bx_bwrap_cgroups_close (cg);
+        return -1;
+      }
+  *out = cg;
+  return 0;
+}
+
+const char *
+bx_bwrap_cgroups_what (const struct bx_bwrap_cgroups *cg)
+{
+  return cg->b->what;
+}
+
+const char *
+bx_bwrap_cgroups_where (const struct bx_bwrap_cgroups *cg)
+{
+  return cg->tops[cg->b->tasks];
+}
+
+size_t
+bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg, bool (*stop) (const void *), const void *arg)
+{
+  pthread_mutex_lock (&cg->lock);
+  for (;;)
+    {
+      for (size_t s = 0; s < cg->slots; s++)
+        if (!cg->busy[s])
+          {
+            cg->busy[s] = true;
+            pthread_mutex_unlock (&cg->lock);
+            return s;
+          }
+      /* Woken when a slot is freed, and every ACQUIRE_TICK_MS to ask STOP. */
+      if (stop (arg))
+        {
+          pthread_mutex_unlock (&cg->lock);
+          return SIZE_MAX;
+        }
+      struct timespec until;
+      clock_gettime (CLOCK_REALTIME, &until);
+      until.tv_nsec += ACQUIRE_TICK_MS * 1000000L;
+      if (until.tv_nsec >= 1000000000L)
+        {
+          until.tv_sec++;
+          until.tv_nsec -= 1000000000L;
+        }
+      pthread_cond_timedwait (&cg->freed, &cg->lock, &until);
+    }
+}
+
+int
+bx_bwrap_cgroups_keeper (struct bx_bwrap_cgroups *cg, size_t slot)
+{
+  return cg->keeper[slot];
+}
+
+/* Ends SLOT's keeper, if it still runs, and waits for it. */
+static void
+end_keeper (struct bx_bwrap_cgroups *cg, size_t slot)
+{
+  if (cg->keeper[slot] < 0)
+    return;
+  close (cg->keeper[slot]);
+  cg->keeper[slot] = -1;
+  kill (cg->keeper_pid[slot], SIGKILL);
+  while (waitpid (cg->keeper_pid[slot], NULL, 0) < 0 && errno == EINTR)
+    ;
+}
+
+int
+bx_bwrap_cgroups_revive (struct bx_bwrap_cgroups *cg, size_t slot)
+{
+  end_keeper (cg, slot);
+  return start_keeper (cg, slot);
+}
+
+uint64_t
+bx_bwrap_cgroups_oom_kills (struct bx_bwrap_cgroups *cg, size_t slot)
+{
+  char *dirs[BX_BWRAP_CGROUP_DIRS];
+  slot_dirs (cg, slot, dirs);
+  uint64_t kills = cg->b->oom_kills (dirs);
+  free_slot_dirs (cg, dirs);
+  return kills;
+}
+
+void
+bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot)
+{
+  cleanup_free char *dir = slot_path (cg, cg->b->tasks, slot);
+  kill_all_in (dir, cg->keeper_pid[slot]);
+}
+
+void
+bx_bwrap_cgroups_release (struct bx_bwrap_cgroups *cg, size_t slot)
+{
+  bx_bwrap_cgroups_kill (cg, slot);
+  pthread_mutex_lock (&cg->lock);
+  cg->busy[slot] = false;
+  pthread_cond_signal (&cg->freed);
+  pthread_mutex_unlock (&cg->lock);
+}
+
+/* Removes TOPS' folders of instance NAME and their slots, killing what is in them (at once
+ * with cgroup.kill where the kernel has it, then until the slot is empty). */
+static void
+remove_instance (const struct bx_bwrap_cgroups *cg, const char *name)
+{
+  for (size_t t = 0; t < cg->b->dirs; t++)
+    {
+      size_t d = (cg->b->tasks + t) % cg->b->dirs; /* the tasks' folder first */
+      if (cg->tops[d] == NULL)
+        continue; /* locate failed before it */
+      cleanup_free char *dir = bx_xasprintf ("%s/%s", cg->tops[d], name);
+      DIR *listing = opendir (dir);
+      if (listing == NULL)
+        continue;
+      struct dirent *e;
+      while ((e = readdir (listing)) != NULL)
+        {
+          if (e->d_type != DT_DIR || e->d_name[0] == '.')
+            continue;
+          cleanup_free char *slot = bx_xasprintf ("%s/%s", dir, e->d_name);
+          cleanup_free char *kill_file = bx_xasprintf ("%s/cgroup.kill", slot);
+          if (t == 0)
+            {
+              bx_bwrap_cgroup_write (kill_file, "1");
+              kill_all_in (slot, 0);
+            }
+          rmdir (slot);
+        }
+      closedir (listing);
+      rmdir (dir);
+    }
+}
+
+void
+bx_bwrap_cgroups_close (struct bx_bwrap_cgroups *cg)
+{
+  if (cg == NULL)
+    return;
+  for (size_t i = 0; i < cg->slots * cg->b->dirs; i++)
+    if (cg->procs[i] >= 0)
+      close (cg->procs[i]);
+  for (size_t s = 0; s < cg->slots; s++)
+    {
+      end_keeper (cg, s);
+      if (cg->folder[s] >= 0)
+        close (cg->folder[s]);
+    }
+  if (cg->tops[0] != NULL)
+    {
+      remove_instance (cg, cg->name);
+      cg->b->leave (cg->tops);
+    }
+  pthread_mutex_destroy (&cg->lock);
+  pthread_cond_destroy (&cg->freed);
+  for (size_t d = 0; d < BX_BWRAP_CGROUP_DIRS; d++)
+    free (cg->tops[d]);
+  free (cg->busy);
+  free (cg->keeper);
+  free (cg->keeper_pid);
+  free (cg->set);
+  free (cg->procs);
+  free (cg->folder);
+  free (cg->name);
+  free (cg);
+}
+
+int
+bx_bwrap_cgroups_sweep (struct bx_bwrap_cgroups *cg)
+{
+  int removed = 0;
+  for (size_t d = 0; d < cg->b->dirs; d++)
+    {
+      DIR *listing = opendir (cg->tops[d]);
+      if (listing == NULL)
+        continue;
+      struct dirent *e;
+      while ((e = readdir (listing)) != NULL)
+        {
+          if (e->d_type != DT_DIR || e->d_name[0] == '.' || bx_runtime_instance_alive (e->d_name))
+            continue;
+          remove_instance (cg, e->d_name);
+          removed++;
+        }
+      closedir (listing);
+    }
+  return removed;
+}
+
+uint64_t
+bx_bwrap_cgroup_oom_kill_count (const char *path)
+{
+  FILE *f = fopen (path, "re");
+  if (f == NULL)
+    return 0;
+  char key[64];
+  unsigned long long value, kills = 0;
+  while (fscanf (f, "%63s %llu", key, &value) == 2)
+    if (strcmp (key, "oom_kill") == 0)
+      kills = value;
+  fclose (f);
+  return kills;
+}

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A slot's keeper: a small process that sits in the slot's cgroups from start and forks
+ * every sandbox of the slot, so a sandbox is born in its cgroups.
+ *
+ * Moving a process into a cgroup v1 hierarchy (a write to cgroup.procs) waits for an RCU
+ * grace period when no such move happened just before: several milliseconds per
+ * controller on an idle machine, more than bubblewrap's whole start.  A child inherits
+ * its parent's cgroups at fork for free, so the keeper pays the move once, at start.
+ *
+ * The keeper is forked from brokerd and runs only async-signal-safe code (brokerd is
+ * threaded).  brokerd sends it a request on a SOCK_SEQPACKET socket: the argument list,
+ * the uid, gid and file size limit, and the descriptors (standard streams first) as
+ * SCM_RIGHTS.  The keeper clones the child with CLONE_PIDFD, waits until it has exec'd (or
+ * failed to), and answers with the error number and the pidfd, through which brokerd
+ * watches and kills the child.  Children, and orphans of theirs (the keeper is their
+ * subreaper), are reaped by the kernel (SIGCHLD ignored);
+ * their exit status reaches brokerd as bubblewrap's json status.  The keeper ends when its
+ * socket does, that is when brokerd closes it or dies, and its sandboxes with it
+ * (--die-with-parent).  Not PR_SET_PDEATHSIG: that follows the thread that forked the
+ * keeper, and a keeper started again after a failure is forked by a worker thread that
+ * may end long before brokerd. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bx/cleanup.h"
+
+#include "bwrap.h"
+
+#define MAX_MESSAGE 65536
+#define MAX_FDS     (BX_BWRAP_MAX_FDS + 3)
+#define MAX_ARGS    2048
+
+struct request
+{
+  int64_t uid, gid;
+  uint64_t file_size;
+  uint32_t argc;
+  uint32_t mount_first, mount_count; /* among the descriptors after the standard streams */
+  struct bx_bwrap_ucounts ucounts;   /* set: the sandbox's shares (bwrap_ucounts.c) */
+};
+
+static int
+send_with_fds (int sock, const void *bytes, size_t len, const int *fds, size_t count)
+{
+  char control[CMSG_SPACE (MAX_FDS * sizeof (int))];
+  memset (control, 0, sizeof control);
+  struct iovec iov = { (void *)bytes, len };
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+  if (count > 0)
+    {
+      msg.msg_control = control;
+      msg.msg_controllen = CMSG_SPACE (count * sizeof (int));
+      struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN (count * sizeof (int));
+      memcpy (CMSG_DATA (c), fds, count * sizeof (int));
+    }
+  ssize_t n;
+  while ((n = sendmsg (sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+    ;
+  return n == (ssize_t)len ? 0 : -1;
+}
+
+/* Receives one message; the descriptors land in FDS (close-on-exec), their number in
+ * *COUNT.  The length, or -1. */
+static ssize_t
+receive_with_fds (int sock, void *bytes, size_t len, int *fds, size_t *count)
+{
+  char control[CMSG_SPACE (MAX_FDS * sizeof (int))];
+  struct iovec iov = { bytes, len };
+  struct msghdr msg = {
+    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control
+  };
+  ssize_t n;
+  while ((n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+    ;
+  *count = 0;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); n >= 0 && c != NULL; c = CMSG_NXTHDR (&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      {
+        size_t k = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+        memcpy (fds + *count, CMSG_DATA (c), k * sizeof (int));
+        *count += k;
+      }
+  if (n >= 0 && (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0)
+    {
+      for (size_t i = 0; i < *count; i++)
+        close (fds[i]);
+      *count = 0;
+      errno = EMSGSIZE;
+      return -1;
+    }
+  return n;
+}
+
+/* One request, in the keeper: clone, and answer with the error and the pidfd. */
+static void
+serve (int sock, char *buf, ssize_t len, int *fds, size_t count)
+{
+  struct request req;
+  char *argv[MAX_ARGS + 1];
+  int answer = EINVAL;
+  int pidfd = -1;
+  if ((size_t)len >= sizeof req && count >= 3)
+    {
+      memcpy (&req, buf, sizeof req);
+      char *p = buf + sizeof req, *end = buf + len;
+      uint32_t i = 0;
+      for (; i < req.argc && i < MAX_ARGS && p < end; i++)
+        {
+          argv[i] = p;
+          char *nul = memchr (p, '\0', (size_t)(end - p));
+          if (nul == NULL)
+            break;
+          p = nul + 1;
+        }
+      argv[i] = NULL;
+      if (i == req.argc && i > 0)
+        {
+          int report[2];
+          if (pipe2 (report, O_CLOEXEC) < 0)
+            answer = errno;
+          else
+            {
+              struct bx_bwrap_child c = {
+                .uid = req.uid,
+                .gid = req.gid,
+                .file_size = req.file_size,
+                .fds = fds + 3,
+                .fd_count = count - 3,
+                .mount_first = req.mount_first,
+                .mount_count = req.mount_count,
+                .ucounts = req.ucounts.set ? &req.ucounts : NULL,
+              };
+              long pid = syscall (SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
+              if (pid == 0)
+                bx_bwrap_child_exec (argv, &c, fds[0], fds[1], fds[2], report[1]);
+              answer = pid < 0 ? errno : 0;
+              close (report[1]);
+              int child_errno;
+              ssize_t got;
+              while ((got = read (report[0], &child_errno, sizeof child_errno)) < 0
+                     && errno == EINTR)
+                ;
+              close (report[0]);
+              if (pid > 0 && got == (ssize_t)sizeof child_errno)
+                answer = child_errno;
+            }
+        }
+    }
+  for (size_t i = 0; i < count; i++)
+    close (fds[i]);
+  send_with_fds (sock, &answer, sizeof answer, &pidfd, answer == 0 && pidfd >= 0 ? 1 : 0);
+  if (pidfd >= 0)
+    close (pidfd);
+}
+
+static void __attribute__ ((noreturn)) keeper_main (int sock, const int *procs, size_t procs_count)
+{
+  /* So that ps tells it from brokerd, whose name it would otherwise keep. */
+  prctl (PR_SET_NAME, "bwrap-keeper");
+  /* A sandbox's inner bubblewrap outlives the outer one when the slot is killed: orphaned,
+   * it would go to the host's init, which may never reap it (the init of a container or a
+   * VM), and each such zombie would count against the slot's pids limit until calls could
+   * no longer start.  As their subreaper the keeper takes them, and with SIGCHLD ignored
+   * the kernel reaps them at once. */
+  if (prctl (PR_SET_CHILD_SUBREAPER, 1) < 0)
+    _exit (1);
+  for (size_t i = 0; i < procs_count; i++)
+    if (write (procs[i], "0", 1) != 1)
+      _exit (1);
+  /* A sandbox over its memory limit is the one to go, never the keeper. */
+  int adj = open ("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+  if (adj >= 0)
+    {
+      ssize_t ignored = write (adj, "-1000", 5);
+      (void)ignored;
+      close (adj);
+    }
+  bx_bwrap_signals_default (SIGCHLD);
+  /* Nothing of brokerd's stays open in the keeper but its socket. */
+  if (dup2 (sock, 3) < 0)
+    _exit (1);
+  sock = 3;
+  if (syscall (SYS_close_range, 4u, ~0u, 0) < 0)
+    for (int fd = 4; fd < 65536; fd++)
+      close (fd);
+  int devnull = open ("/dev/null", O_RDWR);
+  if (devnull >= 0)
+    {
+      dup2 (devnull, 0);
+      dup2 (devnull, 1);
+      dup2 (devnull, 2);
+      if (devnull > 3)
+        close (devnull);
+    }
+
+  static char buf[MAX_MESSAGE];
+  int fds[MAX_FDS];
+  for (;;)
+    {
+      size_t count;
+      ssize_t n = receive_with_fds (sock, buf, sizeof buf, fds, &count);
+      if (n == 0)
+        _exit (0); /* brokerd closed the socket */
+      if (n < 0)
+        {
+          if (errno == EMSGSIZE)
+            {
+              int answer = EMSGSIZE;
+              send_with_fds (sock, &answer, sizeof answer, NULL, 0);
+              continue;
+            }
+          _exit (1);
+        }
+      serve (sock, buf, n, fds, count);
+    }
+}
+
+/* clone3 with CLONE_INTO_CGROUP (Linux 5.7): a child born in the cgroup v2 folder CGROUP,
+ * or -1 with errno (ENOSYS, E2BIG or EINVAL where the kernel cannot).  Like fork, the
+ * child returns 0 on the caller's stack. */
+static pid_t
+clone_into (int cgroup)
+{
+  struct clone_args args = {
+    .flags = CLONE_INTO_CGROUP,
+    .exit_signal = SIGCHLD,
+    .cgroup = (uint64_t)cgroup,
+  };
+  return (pid_t)syscall (SYS_clone3, &args, sizeof args);
+}
+
+int
+bx_bwrap_keeper_start (int cgroup, const int *procs, size_t procs_count, pid_t *pid)
+{
+  int pair[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+    return -1;
+  pid_t child = cgroup >= 0 ? clone_into (cgroup) : -1;
+  if (child == 0)
+    keeper_main (pair[1], NULL, 0);
+  if (child < 0)
+    {
+      /* Not born there: forked, it moves itself in. */
+      child = fork ();
+      if (child == 0)
+        keeper_main (pair[1], procs, procs_count);
+    }
+  int saved = errno;
+  close (pair[1]);
+  if (child < 0)
+    {
+      close (pair[0]);
+      errno = saved;
+      return -1;
+    }
+  *pid = child;
+  return pair[0];
+}
+
+int
+bx_bwrap_keeper_spawn (int sock, char *const argv[], const struct bx_bwrap_child *c, int in,
+                       int out, int err)
+{
+  size_t len = sizeof (struct request), argc = 0;
+  for (; argv[argc] != NULL; argc++)
+    len += strlen (argv[argc]) + 1;
+  if (len > MAX_MESSAGE || argc > MAX_ARGS || c->fd_count + 3 > MAX_FDS)
+    {
+      errno = E2BIG;
+      return -1;
+    }
+  cleanup_free char *buf = bx_xmalloc (len);
+  struct request req = { .uid = c->uid,
+                         .gid = c->gid,
+                         .file_size = c->file_size,
+                         .argc = (uint32_t)argc,
+                         .mount_first = (uint32_t)c->mount_first,
+                         .mount_count = (uint32_t)c->mount_count };
+  if (c->ucounts != NULL)
+    req.ucounts = *c->ucounts;
+  memcpy (buf, &req, sizeof req);
+  char *p = buf + sizeof req;
+  for (size_t i = 0; i < argc; i++)
+    {
+      size_t n = strlen (argv[i]) + 1;
+      memcpy (p, argv[i], n);
+      p += n;
+    }
+  int fds[MAX_FDS] = { in, out, err };
+  memcpy (fds + 3, c->fds, c->fd_count * sizeof (int));
+  if (send_with_fds (sock, buf, len, fds, c->fd_count + 3) < 0)
+    return -1;
+  int answer;
+  int pidfd[MAX_FDS];
+  size_t count;
+  ssize_t n = receive_with_fds (sock, &answer, sizeof answer, pidfd, &count);
+  if (n != (ssize_t)sizeof answer)
+    {
+      for (size_t i = 0; i < count; i++)
+        close (pidfd[i]);
+      errno = n < 0 ? errno : EPROTO;
+      return -1;
+    }
+  if (answer != 0 || count != 1)
+    {
+      for (size_t i = 0; i < count; i++)
+        close (pidfd[i]);
+      errno = answer != 0 ? answer : EPROTO;
+      return -1;
+    }
+  return pidfd[0];
+}
