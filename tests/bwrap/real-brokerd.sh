@@ -423,7 +423,7 @@ else
   i=0
   until curl -s -o /dev/null --max-time 1 --cacert "$work/web/cert.pem" \
           --resolve "web.bxtest.example:443:$web_ip" https://web.bxtest.example/index.txt; do
-    i=$((i + 1)); [ $i -lt 50 ] || break; sleep 0.1
+    i=$((i + 1)); [ $i -lt 600 ] || break; sleep 0.1
   done
   start_brokerd web "" web.bxtest.example
   call web http_fetch '{"url":"https://web.bxtest.example/index.txt"}'

@@ -50,7 +50,7 @@ other=$!
 pids="$pids $other"
 id=
 i=0
-while [ -z "$id" ] && [ $i -lt 100 ]; do
+while [ -z "$id" ] && [ $i -lt 600 ]; do
   id=$("$boxmaker" approvals --json --admin-socket "$work/admin.sock" 2>/dev/null \
          | tr '{' '\n' | grep '"session":"other"' | sed -n 's/.*"approval":"\([0-9a-f]*\)".*/\1/p')
   [ -n "$id" ] || { sleep 0.1; i=$((i + 1)); }

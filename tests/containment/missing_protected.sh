@@ -103,7 +103,7 @@ owner_checks "$work/wf" "after write_file"
   --socket "$work/b.sock" --session "$session-long" --call long > "$work/long.out" 2> "$work/long.err" &
 long=$!
 i=0
-while [ ! -d "$work/busy/.git" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -d "$work/busy/.git" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 seen=$(stat -c '%U %a %F' "$work/busy/.git" "$work/busy/.bashrc" 2>&1 | tr '\n' ';')
 [ "$seen" = "root 555 directory;root 444 regular empty file;" ] \
   && [ -z "$(ls -A "$work/busy/.git")" ] \
@@ -136,7 +136,7 @@ call t shell "{\"command\":\"sleep 30\",\"cwd\":\"$work/ends\"}"
 # wait_for_git: until the running call's placeholder .git is there.
 wait_for_git () {
   i=0
-  while [ ! -d "$work/ends/.git" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  while [ ! -d "$work/ends/.git" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
   [ -d "$work/ends/.git" ]
 }
 "$boxmaker" call shell "{\"command\":\"sleep 30\",\"cwd\":\"$work/ends\"}" \
@@ -145,7 +145,7 @@ client=$!
 wait_for_git || fail "the hangup call made no placeholder"
 kill "$client"
 i=0
-while [ -n "$(ls -A "$work/ends")" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ -n "$(ls -A "$work/ends")" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 [ -z "$(ls -A "$work/ends")" ] && pass "the client hung up: placeholders gone after $((i * 100)) ms" \
   || fail "cancelled call left: $(ls -la "$work/ends")"
 # Killed once its sandbox runs (the command has started), and started again once that
@@ -154,7 +154,7 @@ start_brokerd k "" "    shell_ms: 60000" "$ends"
 "$boxmaker" call shell "{\"command\":\"touch started; sleep 30\",\"cwd\":\"$work/ends\"}" \
   --socket "$work/k.sock" --session "$session" --call killed > /dev/null 2>&1 &
 i=0
-while [ ! -e "$work/ends/started" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -e "$work/ends/started" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 [ -e "$work/ends/started" ] || fail "the killed brokerd's call did not start"
 kill -9 "$bpid"
 wait_gone 20 || fail "the killed brokerd's sandbox still runs"

@@ -63,7 +63,7 @@ start_brokerd f "" "    http_fetch_ms: 60000" "  - tools: [http_fetch]
   --session "$session" --call hang > "$work/hang.out" 2>&1 &
 i=0
 until running; do
-  i=$((i + 1)); [ $i -lt 150 ] || { fail "the fetch's two containers did not start: $(cat "$work/hang.out")"; finish; }
+  i=$((i + 1)); [ $i -lt 600 ] || { fail "the fetch's two containers did not start: $(cat "$work/hang.out")"; finish; }
   sleep 0.1
 done
 sleep 1

@@ -82,7 +82,7 @@ start () { # NAME
   pids="$pids $broker_pid"
   # Listening once a call is answered (a denied probe: nothing runs).
   i=0
-  while [ $i -lt 100 ]; do
+  while [ $i -lt 600 ]; do
     "$boxmaker" call read_file '{"path":"/nonexistent"}' --socket "$work/b.sock" \
       --call "probe$i" --session "$session" >/dev/null 2>&1
     [ $? != 3 ] && break
@@ -220,7 +220,7 @@ brokerd-killed)
   # Once the container runs, brokerd dies without a word.
   i=0
   until podman ps --filter label=boxmaker --format '{{.Names}}' | grep -q -- "-$session-c$n-"; do
-    i=$((i + 1)); [ $i -lt 100 ] || break; sleep 0.1
+    i=$((i + 1)); [ $i -lt 600 ] || break; sleep 0.1
   done
   kill -9 "$broker_pid"
   wait "$broker_pid" 2>/dev/null
@@ -295,7 +295,7 @@ while True:
   n=$((n + 1))
   i=0
   until podman ps --filter label=boxmaker --format '{{.Names}}' | grep -q -- "-$session-c$n-.*-egress"; do
-    i=$((i + 1)); [ $i -lt 200 ] || break; sleep 0.1
+    i=$((i + 1)); [ $i -lt 600 ] || break; sleep 0.1
   done
   sleep 1
   proxy=$(podman ps --filter label=boxmaker --format '{{.Names}}' | grep -- "-$session-c$n-.*-egress")

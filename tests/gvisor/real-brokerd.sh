@@ -69,7 +69,7 @@ YAML
   "$brokerd" --config "$work/brokerd.yaml" --runtimedir "$runtimedir" 2>> "$work/brokerd.log" &
   bpid=$!
   i=0
-  while [ ! -S "$work/broker.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+  while [ ! -S "$work/broker.sock" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
   [ -S "$work/broker.sock" ] || { cat "$work/brokerd.log"; echo "FAIL: brokerd did not start"; exit 1; }
 }
 n=0
@@ -123,7 +123,7 @@ start 100000
   --session gv-$$ --call killed > /dev/null 2>&1 &
 cpid=$!
 i=0
-while [ -z "$(ls "$work/state/boxes" 2>/dev/null)" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ -z "$(ls "$work/state/boxes" 2>/dev/null)" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 2
 kill -9 "$bpid"; wait "$bpid" 2>/dev/null; bpid=
 kill "$cpid" 2>/dev/null; wait "$cpid" 2>/dev/null

@@ -37,7 +37,7 @@ set -- $(printf '%s\n' "$exec_start" | sed "s#^/usr/bin/boxmaker#$boxmaker#; s#%
 "$@" --socket "$tmp/no-broker.sock" 2> "$tmp/log" &
 pid=$!
 i=0
-while ! grep -q listening "$tmp/log" && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+while ! grep -q listening "$tmp/log" && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
 ping='{"jsonrpc":"2.0","id":1,"method":"ping"}'
 code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H 'Content-Type: application/json' \
        -H 'Authorization: Bearer unit-token-42' --data "$ping" "http://127.0.0.1:$port/mcp")

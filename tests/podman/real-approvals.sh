@@ -70,7 +70,7 @@ start_call () {
 # waiting_id: the approval id of the one waiting call (waits for it to be listed)
 waiting_id () {
   i=0
-  while [ $i -lt 100 ]; do
+  while [ $i -lt 1200 ]; do
     id=$("$boxmaker" approvals --json --admin-socket "$work/admin.sock" \
       | sed -n 's/.*"approval":"\([0-9a-f]\{32\}\)".*/\1/p')
     [ -n "$id" ] && { echo "$id"; return; }
@@ -112,7 +112,7 @@ start_call c3 "touch left.txt"
 id=$(waiting_id)
 kill "$pid_c3"; wait "$pid_c3" 2>/dev/null
 i=0
-while [ $i -lt 100 ] && "$boxmaker" approvals --json --admin-socket "$work/admin.sock" | grep -q "$id"; do
+while [ $i -lt 1200 ] && "$boxmaker" approvals --json --admin-socket "$work/admin.sock" | grep -q "$id"; do
   sleep 0.05; i=$((i + 1))
 done
 "$boxmaker" approve "$id" --admin-socket "$work/admin.sock" > "$work/late" 2>&1; rc=$?
