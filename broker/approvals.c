@@ -59,6 +59,11 @@ struct entry
   char *reason; /* the owner's, made safe; NULL for none */
   bool half_closed;
   bool announced; /* the pending frame is out: until then the waiter leaves it alone */
+  /* What the same call asked again must match to take this approval over once its client
+   * left (retry_key); NULL when it cannot be (the caller's uid is unknown). */
+  char *retry_key;
+  bool left;     /* its client left; the waiter ends its call (a final line) */
+  bool detached; /* and that is done: the approval waits for the same call asked again */
 };
 
 /* A once_per_session approval, kept until brokerd stops or a reload changes its grant. */
@@ -247,6 +252,34 @@ remember_key (const struct bx_decision *d, int64_t uid, const char *session, con
                        bx_tool_name (d->args.tool), strlen (where), where, grant_text);
 }
 
+/* What a call asked again must match to take over the approval of one whose client left
+ * (docs/config.md, "Approvals"): the caller's UID, the SESSION, the canonical ARGUMENTS
+ * (the tool, and the folder or cwd and subject exactly as they would run) and the grant by
+ * its content GRANT_TEXT.  NULL when the uid is unknown. */
+static char *
+retry_key (int64_t uid, const char *session, const char *tool, const char *arguments,
+           size_t arguments_len, const char *grant_text)
+{
+  if (uid < 0 || arguments == NULL)
+    return NULL;
+  /* Lengths before texts: no two keys read the same. */
+  return bx_xasprintf ("%lld %zu:%s %s %zu:%.*s %s", (long long)uid, strlen (session), session,
+                       tool, arguments_len, (int)arguments_len, arguments, grant_text);
+}
+
+/* Lock held: the detached approval KEY matches, still waiting or approved and not yet
+ * expired; NULL when there is none. */
+static struct entry *
+find_detached (struct bx_approvals *a, const char *key, int64_t now)
+{
+  for (struct entry *e = a->entries; key != NULL && e != NULL; e = e->next)
+    if (e->detached && e->retry_key != NULL && now < e->expires
+        && (e->state == BX_APPROVAL_PENDING || e->state == BX_APPROVAL_APPROVED)
+        && strcmp (e->retry_key, key) == 0)
+      return e;
+  return NULL;
+}
+
 /* Lock held. */
 static const struct remembered *
 find_remembered (struct bx_approvals *a, const char *key)
@@ -300,6 +333,7 @@ entry_json (const struct entry *e)
       "expires", (json_int_t)e->expires_unix);
   if (o == NULL)
     abort ();
+  json_object_set_new (o, "client_left", json_boolean (e->detached));
   return o;
 }
 
@@ -327,6 +361,7 @@ entry_free (struct entry *e)
   free (e->summary);
   free (e->grant_text);
   free (e->reason);
+  free (e->retry_key);
   free (e);
 }
 
@@ -388,6 +423,13 @@ run_main (void *arg)
 static void
 finish (struct bx_approvals *a, struct entry *e)
 {
+  if (e->detached)
+    {
+      /* Its call ended when its client left, and nobody asked again in time: nothing runs
+       * and nobody is left to answer. */
+      entry_free (e);
+      return;
+    }
   if (e->state == BX_APPROVAL_APPROVED)
     {
       pthread_attr_t attr;
@@ -443,6 +485,27 @@ finish (struct bx_approvals *a, struct entry *e)
   entry_end (e, BX_OUTCOME_DENIED, reason);
 }
 
+/* Ends the call of ENTRY, whose client left while it waited: its final line (outcome and
+ * state cancelled, as when a client leaves for good) and its connection.  The call stays
+ * in ENTRY for the listing and for a reload's remembering; a call asked again replaces it.
+ * Only the waiter, without the lock: nothing else touches a call whose client left before
+ * it is detached. */
+static void
+end_left_call (struct entry *e)
+{
+  struct bx_call *c = e->parked;
+  c->approval = (struct bx_audit_approval){ .id = e->approval,
+                                            .state = BX_APPROVAL_CANCELLED,
+                                            .approver_uid = -1,
+                                            .waited_ms = bx_now_ms () - e->since };
+  c->rec.approval = &c->approval;
+  bx_call_end (c, BX_OUTCOME_CANCELLED, "the client left before the owner answered", 0);
+  bx_call_finish (c);
+  int fd = bx_call_take_fd (c);
+  if (fd >= 0)
+    close (fd);
+}
+
 /* Lock held: ENTRY's answer is settled; the watchers hear it. */
 static void
 settle (struct bx_approvals *a, struct entry *e, enum bx_approval_state state)
@@ -455,9 +518,11 @@ settle (struct bx_approvals *a, struct entry *e, enum bx_approval_state state)
 }
 
 /* Lock held: what a waiting connection's poll said.  The client sends nothing after its
- * request; a hang-up is the client leaving, more bytes are a client that does not follow
- * the protocol, and both cancel the call.  A half-close (shutdown of the client's writing
- * side) is not leaving: it may still read the answer. */
+ * request.  A hang-up is the client leaving: its call ends, and the approval waits on for
+ * the same call asked again (a client that gave up before the owner answered), unless it
+ * cannot be matched.  More bytes are a client that does not follow the protocol: the call
+ * is cancelled.  A half-close (shutdown of the client's writing side) is not leaving: it
+ * may still read the answer. */
 static void
 check_connection (struct bx_approvals *a, struct entry *e, short revents)
 {
@@ -465,7 +530,10 @@ check_connection (struct bx_approvals *a, struct entry *e, short revents)
     return;
   if (revents & (POLLHUP | POLLERR | POLLNVAL))
     {
-      settle (a, e, BX_APPROVAL_CANCELLED);
+      if (e->retry_key != NULL && !a->stopping)
+        e->left = true;
+      else
+        settle (a, e, BX_APPROVAL_CANCELLED);
       return;
     }
   if (revents & POLLIN)
@@ -485,6 +553,7 @@ waiter_main (void *arg)
   struct bx_approvals *a = arg;
   struct pollfd *fds = bx_xzalloc ((BX_APPROVALS_MAX_PENDING + 1) * sizeof *fds);
   struct entry **polled = bx_xzalloc ((BX_APPROVALS_MAX_PENDING + 1) * sizeof *polled);
+  struct entry **leaving = bx_xzalloc (BX_APPROVALS_MAX_PENDING * sizeof *leaving);
   pthread_mutex_lock (&a->lock);
   for (;;)
     {
@@ -493,7 +562,7 @@ waiter_main (void *arg)
       struct entry *done = NULL;
       struct entry **link = &a->entries;
       int64_t next = BX_NO_DEADLINE;
-      size_t n = 1;
+      size_t n = 1, n_leaving = 0;
       while (*link != NULL)
         {
           struct entry *e = *link;
@@ -502,11 +571,22 @@ waiter_main (void *arg)
               link = &e->next;
               continue;
             }
+          if (e->left && !e->detached)
+            {
+              /* Its call ends below, outside the lock; then it is detached. */
+              leaving[n_leaving++] = e;
+              link = &e->next;
+              continue;
+            }
           if (e->state == BX_APPROVAL_PENDING && now >= e->expires)
             settle (a, e, BX_APPROVAL_EXPIRED);
           else if (e->state == BX_APPROVAL_PENDING && a->stopping)
             settle (a, e, BX_APPROVAL_STOPPED);
-          if (e->state != BX_APPROVAL_PENDING)
+          /* Approved after its client left: kept for the same call asked again until it
+           * expires. */
+          bool held
+              = e->detached && e->state == BX_APPROVAL_APPROVED && now < e->expires && !a->stopping;
+          if (e->state != BX_APPROVAL_PENDING && !held)
             {
               *link = e->next;
               e->next = done;
@@ -517,12 +597,34 @@ waiter_main (void *arg)
             }
           if (e->expires < next)
             next = e->expires;
-          fds[n] = (struct pollfd){ .fd = e->parked->fd, .events = e->half_closed ? 0 : POLLIN };
-          polled[n++] = e;
+          if (!e->detached)
+            {
+              fds[n]
+                  = (struct pollfd){ .fd = e->parked->fd, .events = e->half_closed ? 0 : POLLIN };
+              polled[n++] = e;
+            }
           link = &e->next;
         }
       bool leave = a->stopping && a->entries == NULL && a->count == 0;
       pthread_mutex_unlock (&a->lock);
+      if (n_leaving > 0)
+        {
+          for (size_t i = 0; i < n_leaving; i++)
+            end_left_call (leaving[i]);
+          pthread_mutex_lock (&a->lock);
+          for (size_t i = 0; i < n_leaving; i++)
+            leaving[i]->detached = true;
+          pthread_mutex_unlock (&a->lock);
+          /* Look again at once: what changed meanwhile (an answer, the stop) is seen there. */
+          while (done != NULL)
+            {
+              struct entry *e = done;
+              done = e->next;
+              finish (a, e);
+            }
+          pthread_mutex_lock (&a->lock);
+          continue;
+        }
       while (done != NULL)
         {
           struct entry *e = done;
@@ -557,6 +659,7 @@ waiter_main (void *arg)
     }
   free (fds);
   free (polled);
+  free (leaving);
   return NULL;
 }
 
@@ -573,97 +676,58 @@ answer_now (struct bx_call *c, enum bx_outcome outcome, const char *reason)
   bx_call_free (c);
 }
 
-bool
-bx_approvals_take (struct bx_approvals *a, struct bx_call *c)
+/* Lock held: takes ENTRY off the list of waiting calls. */
+static void
+unlink_entry (struct bx_approvals *a, struct entry *e)
 {
-  struct bx_decision *d = &c->decision;
-  if (a == NULL || d->verdict != BX_ALLOWED || d->grant == NULL
-      || d->grant->approval == BX_APPROVAL_NEVER)
-    return false;
-  int64_t uid = c->uid;
-  char *grant_text = bx_grant_canonical (d->grant);
-  cleanup_free char *key = d->grant->approval == BX_APPROVAL_ONCE_PER_SESSION
-                               ? remember_key (d, uid, c->rec.session, grant_text)
-                               : NULL;
-  const char *refusal = NULL;
-  pthread_mutex_lock (&a->lock);
-  const struct remembered *r = find_remembered (a, key);
-  if (r != NULL)
-    {
-      /* The call runs as usual, on this approval: its audit lines say which. */
-      memcpy (c->approval_id, r->approval, sizeof c->approval_id);
-      c->approval = (struct bx_audit_approval){ .id = c->approval_id,
-                                                .state = BX_APPROVAL_REMEMBERED,
-                                                .approver_uid = r->approver_uid,
-                                                .approved_at_ms = r->approved_unix };
-      c->rec.approval = &c->approval;
-      pthread_mutex_unlock (&a->lock);
-      free (grant_text);
-      return false;
-    }
-  if (a->stopping)
-    refusal = "brokerd is stopping; the call was not run";
-  else if (a->count >= BX_APPROVALS_MAX_PENDING)
-    refusal = "too many calls are waiting for the owner's approval; the call was not run";
-  else if (!uid_take (a, uid))
-    refusal = "too many of your calls are waiting for the owner's approval; the call was not "
-              "run";
-  else
-    a->count++;
-  uint64_t generation = a->generation;
-  pthread_mutex_unlock (&a->lock);
-  if (refusal != NULL)
-    {
-      answer_now (c, BX_OUTCOME_DENIED, refusal);
-      free (grant_text);
-      return true;
-    }
+  for (struct entry **link = &a->entries; *link != NULL; link = &(*link)->next)
+    if (*link == e)
+      {
+        *link = e->next;
+        e->next = NULL;
+        a->count--;
+        uid_give (a, e->parked->uid);
+        return;
+      }
+}
 
-  struct entry *e = bx_xzalloc (sizeof *e);
-  e->owner = a;
-  e->parked = c;
-  e->arguments = bx_decision_arguments (d, &e->arguments_len);
-  e->summary = bx_approvals_summary (d);
-  e->approver_uid = -1;
-  e->since = bx_now_ms ();
-  e->since_unix = unix_now_ms ();
-  e->expires = e->since + d->grant->approval_timeout_ms;
-  e->expires_unix = e->since_unix + d->grant->approval_timeout_ms;
-  e->state = BX_APPROVAL_PENDING;
-  e->grant_text = grant_text;
-  e->generation = generation;
-  const char *trouble = NULL;
-  enum bx_outcome outcome = BX_OUTCOME_DENIED;
-  if (e->arguments == NULL || new_approval_id (e->approval) < 0)
-    trouble = "brokerd cannot ask for approval now; the call was not run";
-  else
+/* ENTRY's call starts to wait: its pending line, then ENTRY is listed (owners may answer
+ * at once), then the pending frame; from then on the waiter watches it (until then it
+ * leaves ENTRY alone: the final answer always comes second).  NEW_ENTRY: ENTRY was made for
+ * this call and is not listed yet; otherwise it was taken over from a call whose client
+ * left, and is listed already. */
+static void
+announce (struct bx_approvals *a, struct entry *e, bool new_entry)
+{
+  struct bx_call *c = e->parked;
+  /* The line that says the call waits comes first; without it, it does not wait. */
+  entry_approval (e);
+  if (bx_call_log (c, BX_OUTCOME_PENDING) < 0)
     {
-      /* The line that says the call waits comes first; without it, it does not wait. */
-      entry_approval (e);
-      if (bx_call_log (c, BX_OUTCOME_PENDING) < 0)
-        {
-          outcome = BX_OUTCOME_FAILED;
-          trouble = BX_AUDIT_NOT_RUN;
-        }
-    }
-  if (trouble != NULL)
-    {
-      e->parked = NULL;
-      answer_now (c, outcome, trouble);
       pthread_mutex_lock (&a->lock);
-      a->count--;
-      uid_give (a, uid);
+      if (new_entry)
+        {
+          a->count--;
+          uid_give (a, c->uid);
+        }
+      else
+        {
+          settle (a, e, BX_APPROVAL_CANCELLED);
+          unlink_entry (a, e);
+        }
       pthread_mutex_unlock (&a->lock);
+      e->parked = NULL;
+      answer_now (c, BX_OUTCOME_FAILED, BX_AUDIT_NOT_RUN);
       entry_free (e);
       wake_waiter (a);
-      return true;
+      return;
     }
-
-  /* The call is listed (owners may answer at once), but the waiter leaves it alone until its
-   * pending frame is out: the final answer always comes second. */
   pthread_mutex_lock (&a->lock);
-  e->next = a->entries;
-  a->entries = e;
+  if (new_entry)
+    {
+      e->next = a->entries;
+      a->entries = e;
+    }
   json_t *ev = entry_json (e);
   json_object_set_new (ev, "type", json_string ("pending"));
   post_event (a, ev);
@@ -681,6 +745,123 @@ bx_approvals_take (struct bx_approvals *a, struct bx_call *c)
     settle (a, e, BX_APPROVAL_CANCELLED);
   pthread_mutex_unlock (&a->lock);
   wake_waiter (a);
+}
+
+/* The same call asked again takes over ENTRY, detached (lock held, released here): CALL
+ * replaces the call whose client left.  Approved, it runs now on that approval; still
+ * waiting, it waits on with the same id and expiry. */
+static void
+take_over (struct bx_approvals *a, struct entry *e, struct bx_call *call)
+{
+  struct bx_call *gone = e->parked;
+  e->parked = call;
+  e->left = e->detached = e->half_closed = false;
+  bool approved = e->state == BX_APPROVAL_APPROVED;
+  if (approved)
+    unlink_entry (a, e);
+  else
+    e->announced = false; /* the waiter leaves it alone until its new frame is out */
+  pthread_mutex_unlock (&a->lock);
+  bx_call_free (gone);
+  if (approved)
+    finish (a, e);
+  else
+    announce (a, e, false);
+}
+
+bool
+bx_approvals_take (struct bx_approvals *a, struct bx_call *c)
+{
+  struct bx_decision *d = &c->decision;
+  if (a == NULL || d->verdict != BX_ALLOWED || d->grant == NULL
+      || d->grant->approval == BX_APPROVAL_NEVER)
+    return false;
+  int64_t uid = c->uid;
+  char *grant_text = bx_grant_canonical (d->grant);
+  cleanup_free char *key = d->grant->approval == BX_APPROVAL_ONCE_PER_SESSION
+                               ? remember_key (d, uid, c->rec.session, grant_text)
+                               : NULL;
+  size_t arguments_len = 0;
+  char *arguments = bx_decision_arguments (d, &arguments_len);
+  char *again = retry_key (uid, c->rec.session, bx_tool_name (d->args.tool), arguments,
+                           arguments_len, grant_text);
+  const char *refusal = NULL;
+  pthread_mutex_lock (&a->lock);
+  const struct remembered *r = find_remembered (a, key);
+  if (r != NULL)
+    {
+      /* The call runs as usual, on this approval: its audit lines say which. */
+      memcpy (c->approval_id, r->approval, sizeof c->approval_id);
+      c->approval = (struct bx_audit_approval){ .id = c->approval_id,
+                                                .state = BX_APPROVAL_REMEMBERED,
+                                                .approver_uid = r->approver_uid,
+                                                .approved_at_ms = r->approved_unix };
+      c->rec.approval = &c->approval;
+      pthread_mutex_unlock (&a->lock);
+      free (grant_text);
+      free (arguments);
+      free (again);
+      return false;
+    }
+  struct entry *earlier = a->stopping ? NULL : find_detached (a, again, bx_now_ms ());
+  if (earlier != NULL)
+    {
+      free (grant_text);
+      free (arguments);
+      free (again);
+      take_over (a, earlier, c);
+      return true;
+    }
+  if (a->stopping)
+    refusal = "brokerd is stopping; the call was not run";
+  else if (a->count >= BX_APPROVALS_MAX_PENDING)
+    refusal = "too many calls are waiting for the owner's approval; the call was not run";
+  else if (!uid_take (a, uid))
+    refusal = "too many of your calls are waiting for the owner's approval; the call was not "
+              "run";
+  else
+    a->count++;
+  uint64_t generation = a->generation;
+  pthread_mutex_unlock (&a->lock);
+  if (refusal != NULL)
+    {
+      answer_now (c, BX_OUTCOME_DENIED, refusal);
+      free (grant_text);
+      free (arguments);
+      free (again);
+      return true;
+    }
+
+  struct entry *e = bx_xzalloc (sizeof *e);
+  e->owner = a;
+  e->parked = c;
+  e->arguments = arguments;
+  e->arguments_len = arguments_len;
+  e->retry_key = again;
+  e->summary = bx_approvals_summary (d);
+  e->approver_uid = -1;
+  e->since = bx_now_ms ();
+  e->since_unix = unix_now_ms ();
+  e->expires = e->since + d->grant->approval_timeout_ms;
+  e->expires_unix = e->since_unix + d->grant->approval_timeout_ms;
+  e->state = BX_APPROVAL_PENDING;
+  e->grant_text = grant_text;
+  e->generation = generation;
+  if (e->arguments == NULL || new_approval_id (e->approval) < 0)
+    {
+      e->parked = NULL;
+      answer_now (c, BX_OUTCOME_DENIED,
+                  "brokerd cannot ask for approval now; the call was not run");
+      pthread_mutex_lock (&a->lock);
+      a->count--;
+      uid_give (a, uid);
+      pthread_mutex_unlock (&a->lock);
+      entry_free (e);
+      wake_waiter (a);
+      return true;
+    }
+
+  announce (a, e, true);
   return true;
 }
 

@@ -172,7 +172,10 @@ print_pending (const json_t *p)
   print_number (json_object_get (p, "uid"));
   printf (" pid ");
   print_number (json_object_get (p, "pid"));
-  printf ("  expires in %lldm%02llds\n  ", left / 60000, left / 1000 % 60);
+  printf ("  expires in %lldm%02llds%s\n  ", left / 60000, left / 1000 % 60,
+          json_is_true (json_object_get (p, "client_left"))
+              ? "  (client left: runs when asked again)"
+              : "");
   put_safe (stdout, text_of (p, "summary"));
   putchar ('\n');
 }

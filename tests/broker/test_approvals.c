@@ -222,6 +222,83 @@ pending_count (struct broker *b)
   return n;
 }
 
+/* Whether PART comes into the audit log within 30 s (a bound that only ends a hang). */
+static bool
+audit_has (struct broker *b, const char *part)
+{
+  for (int i = 0; i < 3000; i++)
+    {
+      cleanup_free char *audit = read_text (b->d.audit);
+      if (strstr (audit, part) != NULL)
+        return true;
+      sleep_ms (10);
+    }
+  return false;
+}
+
+/* Whether PART is in the audit log now. */
+static bool
+audit_has_now (struct broker *b, const char *part)
+{
+  cleanup_free char *audit = read_text (b->d.audit);
+  return strstr (audit, part) != NULL;
+}
+
+/* Declines every waiting call of UID over the admin socket; how many. */
+static size_t
+decline_all_of (struct broker *b, uid_t uid)
+{
+  json_t *l = admin (b, "{\"v\":1,\"op\":\"list\"}");
+  json_t *pending = json_object_get (l, "pending");
+  size_t i, n = 0;
+  json_t *p;
+  json_array_foreach (pending, i, p)
+  {
+    if (json_integer_value (json_object_get (p, "uid")) != (json_int_t)uid)
+      continue;
+    cleanup_free char *req = bx_xasprintf ("{\"v\":1,\"op\":\"decline\",\"approval\":\"%s\"}",
+                                           json_string_value (json_object_get (p, "approval")));
+    json_t *answer = admin (b, req);
+    ck_assert_str_eq (json_string_value (json_object_get (answer, "type")), "done");
+    json_decref (answer);
+    n++;
+  }
+  json_decref (l);
+  return n;
+}
+
+/* The waiting call APPROVAL as listed, or NULL (a new reference). */
+static json_t *
+listed (struct broker *b, const char *approval)
+{
+  json_t *l = admin (b, "{\"v\":1,\"op\":\"list\"}");
+  size_t i;
+  json_t *p, *found = NULL;
+  json_array_foreach (json_object_get (l, "pending"), i, p)
+  {
+    if (strcmp (json_string_value (json_object_get (p, "approval")), approval) == 0)
+      found = json_incref (p);
+  }
+  json_decref (l);
+  return found;
+}
+
+/* Until the waiting call APPROVAL is listed as one whose client left (true), or 60 s. */
+static bool
+wait_client_left (struct broker *b, const char *approval)
+{
+  for (int i = 0; i < 6000; i++)
+    {
+      json_t *p = listed (b, approval);
+      bool left = p != NULL && json_is_true (json_object_get (p, "client_left"));
+      json_decref (p);
+      if (left)
+        return true;
+      sleep_ms (10);
+    }
+  return false;
+}
+
 /* Runs `boxmaker ARGS...` with the test's admin socket; its exit status, output in *OUT. */
 static int
 boxmaker (struct broker *b, char **out, const char *a1, const char *a2, const char *a3,
@@ -524,7 +601,7 @@ START_TEST (test_approvals_an_unanswered_call_expires_naming_the_timeout)
 }
 END_TEST
 
-START_TEST (test_approvals_a_client_that_leaves_cancels_its_request)
+START_TEST (test_approvals_a_client_that_leaves_ends_its_call_and_the_approval_waits)
 {
   struct broker b;
   broker_init (&b, "    approval: always\n", NULL);
@@ -534,41 +611,186 @@ START_TEST (test_approvals_a_client_that_leaves_cancels_its_request)
   cleanup_free char *approval = read_pending (fd, "c1");
   ck_assert_uint_eq (pending_count (&b), 1);
   close (fd);
-  int i;
-  for (i = 0; i < 500 && pending_count (&b) != 0; i++)
-    sleep_ms (10);
-  ck_assert_uint_eq (pending_count (&b), 0);
-  cleanup_free char *out = NULL;
-  ck_assert_int_eq (boxmaker (&b, &out, "approve", approval, NULL, NULL), 1);
+  /* The call ends (its line says cancelled) but its approval is still listed, marked. */
+  ck_assert_msg (wait_client_left (&b, approval), "not listed as a call whose client left");
+  ck_assert (audit_has (&b, "\"call\":\"c1\""));
+  json_t *lines = audit_lines_of (&b, approval);
+  ck_assert_uint_eq (json_array_size (lines), 2);
+  json_t *last = json_array_get (lines, 1);
+  ck_assert_str_eq (json_string_value (json_object_get (last, "outcome")), "cancelled");
+  ck_assert_str_eq (approval_state (last), "cancelled");
+  json_decref (lines);
 
-  /* A client that sends more after its request breaks the protocol: cancelled too. */
-  fd = send_call (&b, "c3", "s1", "read_file", args);
-  free (approval);
-  approval = read_pending (fd, "c3");
-  ck_assert_int_eq (write (fd, "more", 4), 4);
-  for (i = 0; i < 500 && pending_count (&b) != 0; i++)
-    sleep_ms (10);
-  ck_assert_uint_eq (pending_count (&b), 0);
-  ck_assert_ptr_null (read_frame (fd, 2000));
+  /* Another session, or other arguments, asks anew: an approval of its own. */
+  fd = send_call (&b, "c2", "s2", "read_file", args);
+  cleanup_free char *other_session = read_pending (fd, "c2");
+  ck_assert_str_ne (other_session, approval);
+  close (fd);
+  cleanup_free char *args_b = bx_xasprintf ("{\"path\":\"%s/b\"}", b.notes);
+  fd = send_call (&b, "c3", "s1", "read_file", args_b);
+  cleanup_free char *other_args = read_pending (fd, "c3");
+  ck_assert_str_ne (other_args, approval);
   close (fd);
 
-  /* A client that half-closes its side still waits and gets its answer. */
-  fd = send_call (&b, "c2", "s1", "read_file", args);
-  free (approval);
-  approval = read_pending (fd, "c2");
-  shutdown (fd, SHUT_WR);
-  sleep_ms (200);
-  ck_assert_uint_eq (pending_count (&b), 1);
-  free (out);
+  /* The same call asked again takes the approval over: the same id, then its answer. */
+  fd = send_call (&b, "c4", "s1", "read_file", args);
+  cleanup_free char *again = read_pending (fd, "c4");
+  ck_assert_str_eq (again, approval);
+  json_t *p = listed (&b, approval);
+  ck_assert_ptr_nonnull (p);
+  ck_assert_str_eq (json_string_value (json_object_get (p, "call")), "c4");
+  ck_assert (json_is_false (json_object_get (p, "client_left")));
+  json_decref (p);
+  cleanup_free char *out = NULL;
   ck_assert_int_eq (boxmaker (&b, &out, "approve", approval, NULL, NULL), 0);
   json_t *f = read_final (fd, 10000);
   ck_assert_str_eq (msg_type (f), "result");
   json_decref (f);
   close (fd);
+
+  /* A client that sends more after its request breaks the protocol: cancelled for good. */
+  fd = send_call (&b, "c5", "s1", "read_file", args);
+  cleanup_free char *broken = read_pending (fd, "c5");
+  ck_assert_str_ne (broken, approval);
+  ck_assert_int_eq (write (fd, "more", 4), 4);
+  ck_assert_ptr_null (read_frame (fd, 10000));
+  close (fd);
+  int i;
+  for (i = 0; i < 6000; i++)
+    {
+      json_t *still = listed (&b, broken);
+      if (still == NULL)
+        break;
+      json_decref (still);
+      sleep_ms (10);
+    }
+  free (out);
+  ck_assert_int_eq (boxmaker (&b, &out, "approve", broken, NULL, NULL), 1);
+
+  /* A client that half-closes its side still waits and gets its answer. */
+  fd = send_call (&b, "c6", "s1", "read_file", args);
+  cleanup_free char *half = read_pending (fd, "c6");
+  shutdown (fd, SHUT_WR);
+  sleep_ms (200);
+  p = listed (&b, half);
+  ck_assert_ptr_nonnull (p);
+  ck_assert (json_is_false (json_object_get (p, "client_left")));
+  json_decref (p);
+  free (out);
+  ck_assert_int_eq (boxmaker (&b, &out, "approve", half, NULL, NULL), 0);
+  f = read_final (fd, 10000);
+  ck_assert_str_eq (msg_type (f), "result");
+  json_decref (f);
+  close (fd);
   ck_assert_int_eq (broker_stop (&b), 0);
-  cleanup_free char *audit = read_text (b.d.audit);
-  ck_assert_ptr_nonnull (strstr (audit, "\"outcome\":\"cancelled\""));
-  ck_assert_ptr_nonnull (strstr (audit, "\"state\":\"cancelled\""));
+
+  /* c4's lines: pending, running and the result, all with the approval of c1. */
+  lines = audit_lines_of (&b, approval);
+  ck_assert_uint_eq (json_array_size (lines), 5);
+  const char *want[][2] = { { "c1", "pending" },
+                            { "c1", "cancelled" },
+                            { "c4", "pending" },
+                            { "c4", "running" },
+                            { "c4", "result" } };
+  for (size_t k = 0; k < 5; k++)
+    {
+      json_t *line = json_array_get (lines, k);
+      ck_assert_str_eq (json_string_value (json_object_get (line, "call")), want[k][0]);
+      ck_assert_str_eq (json_string_value (json_object_get (line, "outcome")), want[k][1]);
+    }
+  ck_assert_str_eq (approval_state (json_array_get (lines, 4)), "approved");
+  json_decref (lines);
+}
+END_TEST
+
+START_TEST (test_approvals_an_approval_given_after_the_client_left_runs_the_call_asked_again)
+{
+  struct broker b;
+  broker_init (&b, "    approval: always\n", "socket_mode: 0666\n");
+  broker_start (&b);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int fd = send_call (&b, "c1", "s1", "read_file", args);
+  cleanup_free char *approval = read_pending (fd, "c1");
+  close (fd);
+  ck_assert (wait_client_left (&b, approval));
+  cleanup_free char *out = NULL;
+  ck_assert_int_eq (boxmaker (&b, &out, "approve", approval, NULL, NULL), 0);
+  /* Approved, it is no longer listed; nothing ran. */
+  json_t *still = listed (&b, approval);
+  ck_assert_ptr_null (still);
+  ck_assert (!audit_has_now (&b, "\"outcome\":\"running\""));
+
+  /* Another uid with the same session and arguments cannot take it. */
+  if (geteuid () == 0)
+    {
+      int status = 0;
+      pid_t other = calls_as (&b, OTHER_UID, 1, "s1", args);
+      ck_assert_int_eq (waitpid (other, &status, 0), other);
+      ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+                     "another uid's call did not wait for an approval of its own (status %d)",
+                     status);
+    }
+
+  /* The same caller asks again: it runs at once on that approval, without a pending frame. */
+  fd = send_call (&b, "c2", "s1", "read_file", args);
+  json_t *f = read_final (fd, 10000);
+  ck_assert_str_eq (msg_type (f), "result");
+  json_decref (f);
+  close (fd);
+
+  /* Once: the third asking waits for an approval of its own. */
+  fd = send_call (&b, "c3", "s1", "read_file", args);
+  cleanup_free char *third = read_pending (fd, "c3");
+  ck_assert_str_ne (third, approval);
+  close (fd);
+  ck_assert_int_eq (broker_stop (&b), 0);
+
+  json_t *lines = audit_lines_of (&b, approval);
+  ck_assert_uint_eq (json_array_size (lines), 4);
+  json_t *running = json_array_get (lines, 2);
+  ck_assert_str_eq (json_string_value (json_object_get (running, "call")), "c2");
+  ck_assert_str_eq (json_string_value (json_object_get (running, "outcome")), "running");
+  ck_assert_str_eq (approval_state (running), "approved");
+  ck_assert (
+      json_is_integer (json_object_get (json_object_get (running, "approval"), "approver_uid")));
+  json_decref (lines);
+}
+END_TEST
+
+START_TEST (test_approvals_an_approval_whose_client_left_ends_at_its_expiry)
+{
+  struct broker b;
+  broker_init (&b, "    approval: always\n    approval_timeout: 10s\n", NULL);
+  broker_start (&b);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int fd = send_call (&b, "c1", "s1", "read_file", args);
+  json_t *pending = read_frame (fd, 10000);
+  ck_assert_ptr_nonnull (pending);
+  const char *text = msg_field (pending, "approval");
+  cleanup_free char *approval = bx_xstrndup (text, 32);
+  json_int_t expires
+      = json_integer_value (json_object_get (json_object_get (pending, "msg"), "expires"));
+  json_decref (pending);
+  close (fd);
+  ck_assert (wait_client_left (&b, approval));
+  cleanup_free char *out = NULL;
+  ck_assert_int_eq (boxmaker (&b, &out, "approve", approval, NULL, NULL), 0);
+  /* Past its expiry the approval is gone: the same call asked then waits anew. */
+  struct timespec ts;
+  for (;;)
+    {
+      clock_gettime (CLOCK_REALTIME, &ts);
+      json_int_t now = (json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+      if (now > expires + 200)
+        break;
+      sleep_ms (100);
+    }
+  fd = send_call (&b, "c2", "s1", "read_file", args);
+  cleanup_free char *fresh = read_pending (fd, "c2");
+  ck_assert_str_ne (fresh, approval);
+  close (fd);
+  ck_assert_int_eq (broker_stop (&b), 0);
+  ck_assert (!audit_has_now (&b, "\"outcome\":\"running\""));
 }
 END_TEST
 
@@ -955,20 +1177,6 @@ sample (const char *text, const char *name)
 }
 
 /* Waits until B's audit log holds LINE_PART; false after 10 s. */
-/* Whether PART comes into the audit log within 30 s (a bound that only ends a hang). */
-static bool
-audit_has (struct broker *b, const char *part)
-{
-  for (int i = 0; i < 3000; i++)
-    {
-      cleanup_free char *audit = read_text (b->d.audit);
-      if (strstr (audit, part) != NULL)
-        return true;
-      sleep_ms (10);
-    }
-  return false;
-}
-
 START_TEST (test_approvals_calls_that_wait_are_counted_in_the_metrics)
 {
   struct broker b;
@@ -1336,10 +1544,13 @@ START_TEST (test_approvals_past_256_waiting_a_call_is_denied_at_once)
                     "too many calls are waiting for the owner's approval; the call was not run");
   json_decref (f);
   close (fd);
-  /* One uid leaves: there is room again. */
+  /* One uid leaves: its calls still wait for the owner and keep their places (the same
+   * calls asked again take them over); declined, there is room again. */
   stop_holding (holders[0]);
   int i;
-  for (i = 0; i < 500 && pending_count (&b) != 256 - BX_APPROVALS_MAX_PENDING_PER_UID; i++)
+  ck_assert_uint_eq (pending_count (&b), 256);
+  ck_assert_uint_eq (decline_all_of (&b, OTHER_UID), BX_APPROVALS_MAX_PENDING_PER_UID);
+  for (i = 0; i < 6000 && pending_count (&b) != 256 - BX_APPROVALS_MAX_PENDING_PER_UID; i++)
     sleep_ms (10);
   fd = send_call (&b, "again", "s1", "read_file", args);
   free (read_pending (fd, "again"));
@@ -1380,14 +1591,33 @@ START_TEST (test_approvals_one_uid_waits_with_32_calls_at_most)
       ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
                      "another uid's call did not wait (status %d)", status);
     }
-  /* One of its own leaves: it has room again. */
+  /* One of its own leaves: its call still waits and keeps its place, taken over by the same
+   * call asked again; another call still has no room until one is answered. */
+  cleanup_free char *first = NULL;
+  {
+    json_t *l = admin (&b, "{\"v\":1,\"op\":\"list\"}");
+    size_t k;
+    json_t *p;
+    json_array_foreach (json_object_get (l, "pending"), k, p)
+    {
+      if (strcmp (json_string_value (json_object_get (p, "call")), "w0") == 0)
+        first = bx_xstrdup (json_string_value (json_object_get (p, "approval")));
+    }
+    json_decref (l);
+  }
+  ck_assert_ptr_nonnull (first);
   close (fds[0]);
-  int i;
-  for (i = 0; i < 500 && pending_count (&b) != BX_APPROVALS_MAX_PENDING_PER_UID - 1; i++)
-    sleep_ms (10);
-  fd = send_call (&b, "again", "s1", "read_file", args);
-  free (read_pending (fd, "again"));
+  ck_assert (wait_client_left (&b, first));
+  fd = send_call (&b, "over2", "s2", "read_file", args);
+  f = read_final (fd, 10000);
+  ck_assert_str_eq (msg_type (f), "denied");
+  json_decref (f);
   close (fd);
+  fd = send_call (&b, "again", "s1", "read_file", args);
+  cleanup_free char *taken = read_pending (fd, "again");
+  ck_assert_str_eq (taken, first);
+  close (fd);
+  int i;
   for (i = 1; i < BX_APPROVALS_MAX_PENDING_PER_UID; i++)
     close (fds[i]);
   ck_assert_int_eq (broker_stop (&b), 0);
@@ -1699,7 +1929,10 @@ suite (void)
   tcase_add_test (tc, test_approvals_a_call_whose_pending_line_cannot_be_written_does_not_wait);
   tcase_add_test (tc, test_approvals_a_declined_call_is_denied_with_the_reason_made_safe);
   tcase_add_test (tc, test_approvals_an_unanswered_call_expires_naming_the_timeout);
-  tcase_add_test (tc, test_approvals_a_client_that_leaves_cancels_its_request);
+  tcase_add_test (tc, test_approvals_a_client_that_leaves_ends_its_call_and_the_approval_waits);
+  tcase_add_test (tc,
+                  test_approvals_an_approval_given_after_the_client_left_runs_the_call_asked_again);
+  tcase_add_test (tc, test_approvals_an_approval_whose_client_left_ends_at_its_expiry);
   tcase_add_test (tc, test_approvals_a_wrong_or_foreign_id_changes_nothing);
   tcase_add_test (tc, test_approvals_brokerd_refuses_an_admin_group_the_callers_share);
   tcase_add_test (tc, test_approvals_check_config_shows_the_approvals);

@@ -108,18 +108,27 @@ wait "$pid_c2"; rc=$?
   && pass "a declined call is denied with the reason and does not run" \
   || fail "decline: rc=$rc err=$(cat "$work/c2.err")"
 
+# A client that leaves: its call ends and nothing runs, but the approval waits on (listed as
+# client_left); approved then, the same call asked again runs at once on it.
 start_call c3 "touch left.txt"
 id=$(waiting_id)
 kill "$pid_c3"; wait "$pid_c3" 2>/dev/null
 i=0
-while [ $i -lt 1200 ] && "$boxmaker" approvals --json --admin-socket "$work/admin.sock" | grep -q "$id"; do
+until [ $i -ge 1200 ] || "$boxmaker" approvals --json --admin-socket "$work/admin.sock" \
+        | grep -q "\"approval\":\"$id\".*\"client_left\":true"; do
   sleep 0.05; i=$((i + 1))
 done
 "$boxmaker" approve "$id" --admin-socket "$work/admin.sock" > "$work/late" 2>&1; rc=$?
 sleep 0.5
-[ $rc = 1 ] && [ ! -e "$work/grant/left.txt" ] \
-  && pass "a client that leaves cancels its call" \
+[ $rc = 0 ] && [ ! -e "$work/grant/left.txt" ] \
+  && pass "a client that leaves: its call ends, nothing runs, the approval still waits" \
   || fail "client left: approve rc=$rc $(cat "$work/late"); files=$(ls "$work/grant")"
+start_call c4 "touch left.txt"
+wait "$pid_c4"; rc=$?
+[ $rc = 0 ] && [ -e "$work/grant/left.txt" ] \
+  && grep -q "\"call\":\"c4\".*\"outcome\":\"running\".*\"id\":\"$id\",\"state\":\"approved\"" "$work/audit.log" \
+  && pass "the same call asked again runs on that approval" \
+  || fail "asked again: rc=$rc err=$(cat "$work/c4.err"); files=$(ls "$work/grant")"
 no_containers
 
 grep -q '"state":"approved"' "$work/audit.log" && grep -q '"state":"declined"' "$work/audit.log" \
