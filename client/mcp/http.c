@@ -61,7 +61,8 @@ struct conn
 struct http
 {
   struct bx_mcp_server *srv;
-  char *token; /* NULL: none asked (a Unix socket only) */
+  const char *address; /* --http's */
+  char *token;         /* NULL: none asked (a Unix socket only) */
   const char **origins;
   pthread_mutex_t lock;
   pthread_cond_t wake;      /* the sweeper's: a new untrusted connection, or stop */
@@ -188,8 +189,10 @@ sse_free (void *cls)
   post_unref (cls);
 }
 
+/* AUTHENTICATE: the WWW-Authenticate header of a 401. */
 static enum MHD_Result
-answer (struct MHD_Connection *conn, unsigned status, const char *type, const char *body)
+answer_authenticate (struct MHD_Connection *conn, unsigned status, const char *type,
+                     const char *body, const char *authenticate)
 {
   struct MHD_Response *r
       = mhd->create_response_from_buffer (strlen (body), (void *)body, MHD_RESPMEM_MUST_COPY);
@@ -199,11 +202,17 @@ answer (struct MHD_Connection *conn, unsigned status, const char *type, const ch
     mhd->add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
   if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
     mhd->add_response_header (r, MHD_HTTP_HEADER_ALLOW, "POST");
-  if (status == MHD_HTTP_UNAUTHORIZED)
-    mhd->add_response_header (r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+  if (authenticate != NULL)
+    mhd->add_response_header (r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, authenticate);
   enum MHD_Result ret = mhd->queue_response (conn, status, r);
   mhd->destroy_response (r);
   return ret;
+}
+
+static enum MHD_Result
+answer (struct MHD_Connection *conn, unsigned status, const char *type, const char *body)
+{
+  return answer_authenticate (conn, status, type, body, NULL);
 }
 
 /* An error before any JSON-RPC message was read: a JSON-RPC error with no id, as the
@@ -214,6 +223,89 @@ refuse (struct MHD_Connection *conn, unsigned status, const char *why)
   json_auto_t *e = bx_mcp_error (NULL, -32000, why);
   cleanup_free char *text = json_dumps (e, JSON_COMPACT);
   return answer (conn, status, "application/json", text ? text : "{}");
+}
+
+/* The scheme and authority clients reach this server at, "http://127.0.0.1:8765": the
+ * request's Host when it is a plain host[:port], else the listening address.  Only the
+ * client that sent the Host is told it back. */
+static char *
+base_url (const struct http *h, struct MHD_Connection *conn)
+{
+  const char *host = mhd->lookup_connection_value (conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+  bool plain = host != NULL && host[0] != '\0' && strlen (host) <= 255;
+  for (const char *c = host; plain && *c != '\0'; c++)
+    plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')
+            || strchr (".-:[]", *c) != NULL;
+  if (plain)
+    return bx_xasprintf ("http://%s", host);
+  return bx_xasprintf ("http://%s", h->address[0] == '/' ? "localhost" : h->address);
+}
+
+/* What the token check tells a client, as the MCP authorization spec asks (RFC 9728): where
+ * the protected resource metadata is, and that there is no authorization server to ask for a
+ * token, so that a client asks its user for the token instead of registering itself. */
+#define NO_AUTHORIZATION_SERVER                                                                    \
+  "this server takes one static bearer token (boxmaker mcp --token-file); there is no "            \
+  "authorization server to get one from"
+
+static enum MHD_Result
+unauthorized (const struct http *h, struct MHD_Connection *conn, bool token_sent)
+{
+  cleanup_free char *base = base_url (h, conn);
+  /* RFC 6750: a request that sent no token is told no error, one that sent a wrong one is. */
+  cleanup_free char *authenticate
+      = token_sent ? bx_xasprintf ("Bearer error=\"invalid_token\", error_description=\"%s\", "
+                                   "resource_metadata=\"%s/.well-known/oauth-protected-resource\"",
+                                   NO_AUTHORIZATION_SERVER, base)
+                   : bx_xasprintf ("Bearer resource_metadata=\"%s/.well-known/"
+                                   "oauth-protected-resource\"",
+                                   base);
+  json_auto_t *e = bx_mcp_error (
+      NULL, -32000, "Unauthorized: a valid bearer token is needed; " NO_AUTHORIZATION_SERVER);
+  cleanup_free char *text = json_dumps (e, JSON_COMPACT);
+  return answer_authenticate (conn, MHD_HTTP_UNAUTHORIZED, "application/json", text ? text : "{}",
+                              authenticate);
+}
+
+/* A 404 in the shape of an OAuth error (RFC 6749, 5.2), which OAuth clients show to their
+ * user: its error_description is what they say. */
+static enum MHD_Result
+oauth_not_found (struct MHD_Connection *conn, const char *why)
+{
+  json_auto_t *e = json_pack ("{s:s, s:s}", "error", "invalid_request", "error_description", why);
+  cleanup_free char *text = e ? json_dumps (e, JSON_COMPACT) : NULL;
+  return answer (conn, MHD_HTTP_NOT_FOUND, "application/json", text ? text : "{}");
+}
+
+/* What OAuth clients look for once a 401 sent them off: the documents under /.well-known/,
+ * and the endpoints a client assumes when it finds no authorization server metadata
+ * (/register, /authorize, /token).  MHD_YES with *served set when URL is one of them.  They
+ * hold no secret and are answered without the token. */
+static enum MHD_Result
+well_known (const struct http *h, struct MHD_Connection *conn, const char *url, const char *method,
+            bool *served)
+{
+  *served = strncmp (url, "/.well-known/", 13) == 0 || strcmp (url, "/register") == 0
+            || strcmp (url, "/authorize") == 0 || strcmp (url, "/token") == 0;
+  if (!*served)
+    return MHD_YES;
+  if (h->token == NULL)
+    return oauth_not_found (conn, "this server asks for no token");
+  /* RFC 9728 puts the metadata of /mcp at .../oauth-protected-resource/mcp, where a client
+   * looks first when a 401 names none; the root one is its fallback, and what the 401 names. */
+  bool resource = strcmp (url, "/.well-known/oauth-protected-resource") == 0
+                  || strcmp (url, "/.well-known/oauth-protected-resource/mcp") == 0;
+  if (!resource)
+    return oauth_not_found (conn, NO_AUTHORIZATION_SERVER);
+  if (strcmp (method, "GET") != 0 && strcmp (method, "HEAD") != 0)
+    return refuse (conn, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed: send GET");
+  cleanup_free char *base = base_url (h, conn);
+  cleanup_free char *resource_url = bx_xasprintf ("%s/mcp", base);
+  json_auto_t *doc = json_pack ("{s:s, s:[], s:[s], s:s}", "resource", resource_url,
+                                "authorization_servers", "bearer_methods_supported", "header",
+                                "resource_name", "boxmaker mcp: " NO_AUTHORIZATION_SERVER);
+  cleanup_free char *text = doc ? json_dumps (doc, JSON_COMPACT) : NULL;
+  return answer (conn, MHD_HTTP_OK, "application/json", text ? text : "{}");
 }
 
 /* Compares without stopping at the first difference: the time taken says nothing about how
@@ -463,6 +555,10 @@ gate (struct http *h, struct MHD_Connection *conn, const char *url, const char *
       const struct bx_mcp_version **v, bool *refused)
 {
   *refused = true;
+  bool served;
+  enum MHD_Result r = well_known (h, conn, url, method, &served);
+  if (served)
+    return r;
   if (strcmp (url, "/mcp") != 0)
     return refuse (conn, MHD_HTTP_NOT_FOUND, "Not Found: the MCP endpoint is /mcp");
   const char *origin = mhd->lookup_connection_value (conn, MHD_HEADER_KIND, "Origin");
@@ -472,8 +568,9 @@ gate (struct http *h, struct MHD_Connection *conn, const char *url, const char *
     {
       const char *auth
           = mhd->lookup_connection_value (conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-      if (auth == NULL || strncmp (auth, "Bearer ", 7) != 0 || !same_secret (auth + 7, h->token))
-        return refuse (conn, MHD_HTTP_UNAUTHORIZED, "Unauthorized: a valid bearer token is needed");
+      bool bearer = auth != NULL && strncmp (auth, "Bearer ", 7) == 0;
+      if (!bearer || !same_secret (auth + 7, h->token))
+        return unauthorized (h, conn, bearer);
     }
   struct conn *c = conn_of (conn);
   if (c != NULL)
@@ -742,7 +839,7 @@ bx_mcp_http (struct bx_mcp_server *srv, const struct bx_mcp_http_options *opts)
     }
   if ((mhd = bx_mhd_load ()) == NULL)
     return 1;
-  struct http h = { .srv = srv, .origins = opts->origins };
+  struct http h = { .srv = srv, .address = opts->address, .origins = opts->origins };
   if (opts->token_file != NULL && (h.token = read_token (opts->token_file)) == NULL)
     return 2;
   int fd = listen_on (opts->address, h.token != NULL);

@@ -85,6 +85,7 @@ struct bx_mcp_message
   json_t *params;     /* borrowed object, or NULL when absent */
   int error_code;     /* INVALID only */
   const char *error_text;
+  char text[192]; /* where error_text is when it is made for this message */
 };
 
 /* Reads one message of LEN bytes (need not be NUL-terminated).  Always fills *out; free it

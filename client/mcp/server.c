@@ -150,9 +150,18 @@ fetch_grants (struct bx_mcp_server *srv)
  * otherwise with the latest spoken here (the client then decides whether it can go on).  A
  * stdio session keeps the answer; over HTTP each request names its own revision. */
 static json_t *
-initialize (struct bx_mcp_server *srv, const json_t *params, const struct bx_mcp_sink *sink)
+initialize (struct bx_mcp_server *srv, const struct bx_mcp_message *m,
+            const struct bx_mcp_sink *sink)
 {
-  const char *asked = json_string_value (json_object_get (params, "protocolVersion"));
+  /* The one thing negotiation needs; without it the client would be told a revision it
+   * never asked for, as if it had. */
+  const char *asked = json_string_value (json_object_get (m->params, "protocolVersion"));
+  if (asked == NULL)
+    return bx_mcp_error (m->id, BX_MCP_INVALID_PARAMS,
+                         m->params == NULL
+                             ? "Invalid params: initialize needs \"params\" with "
+                               "\"protocolVersion\""
+                             : "Invalid params: \"protocolVersion\" must be a string");
   const struct bx_mcp_version *v = bx_mcp_version_find (asked, sink->transport);
   if (v == NULL)
     v = bx_mcp_version_latest ();
@@ -165,9 +174,9 @@ initialize (struct bx_mcp_server *srv, const json_t *params, const struct bx_mcp
   pthread_mutex_lock (&srv->lock);
   cleanup_free char *instructions = bx_mcp_instructions (srv->grants, srv->grants_error);
   pthread_mutex_unlock (&srv->lock);
-  return json_pack ("{s:s, s:{s:{s:b}}, s:o, s:s}", "protocolVersion", v->name, "capabilities",
-                    "tools", "listChanged", false, "serverInfo", info, "instructions",
-                    instructions);
+  return bx_mcp_result (m->id, json_pack ("{s:s, s:{s:{s:b}}, s:o, s:s}", "protocolVersion",
+                                          v->name, "capabilities", "tools", "listChanged", false,
+                                          "serverInfo", info, "instructions", instructions));
 }
 
 static json_t *
@@ -421,7 +430,7 @@ dispatch (struct bx_mcp_server *srv, struct bx_mcp_message *m, const struct bx_m
         /* 2025-03-26: "The initialize request MUST NOT be part of a JSON-RPC batch". */
         msg = in_batch ? bx_mcp_error (m->id, BX_MCP_INVALID_REQUEST,
                                        "Invalid Request: initialize must not be part of a batch")
-                       : bx_mcp_result (m->id, initialize (srv, m->params, sink));
+                       : initialize (srv, m, sink);
       else if (strcmp (m->method, "ping") == 0)
         msg = bx_mcp_result (m->id, json_object ());
       else if (strcmp (m->method, "tools/list") == 0)

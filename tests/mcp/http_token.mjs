@@ -123,6 +123,86 @@ test ('a missing or wrong token is 401 as soon as the headers arrive, before the
     }
 });
 
+// curl -i: the status and headers of the answer, lower-cased names, and its body.
+function curl (args) {
+  const r = spawnSync ('curl', ['-s', '-i', ...args], { encoding: 'utf8' });
+  assert.equal (r.status, 0, r.stderr);
+  const [head, ...body] = r.stdout.split ('\r\n\r\n');
+  const lines = head.split ('\r\n');
+  const headers = Object.fromEntries (lines.slice (1).map ((l) => {
+    const i = l.indexOf (':');
+    return [l.slice (0, i).toLowerCase (), l.slice (i + 1).trim ()];
+  }));
+  return { status: Number (lines[0].split (' ')[1]), headers, body: body.join ('\r\n\r\n') };
+}
+
+test ('a 401 names the protected resource metadata, which says there is no authorization server', async (t) => {
+  if (spawnSync ('curl', ['--version']).status !== 0)
+    return t.skip ('needs curl');
+  const port = await freePort ();
+  const base = `http://127.0.0.1:${port}`;
+  const srv = await mcp (['--http', `127.0.0.1:${port}`, '--token-file',
+                          tokenFile ('token', 0o600)]);
+  try
+    {
+      const ping = ['-H', 'Content-Type: application/json', '--data',
+                    '{"jsonrpc":"2.0","id":1,"method":"ping"}', `${base}/mcp`];
+      // No token: where the metadata is, and no error (RFC 6750, 3.1).
+      const none = curl (ping);
+      assert.equal (none.status, 401);
+      assert.equal (none.headers['www-authenticate'],
+                    `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource"`);
+      assert.match (JSON.parse (none.body).error.message, /no authorization server/);
+      // A wrong token: invalid_token, and why no other token can be had.
+      const wrong = curl (['-H', `Authorization: Bearer ${token}x`, ...ping]);
+      assert.equal (wrong.status, 401);
+      assert.match (wrong.headers['www-authenticate'],
+                    new RegExp ('^Bearer error="invalid_token", error_description="[^"]*static '
+                                + `bearer token[^"]*", resource_metadata="${base}/\\.well-known/`
+                                + 'oauth-protected-resource"$'));
+
+      // The metadata (RFC 9728) needs no token, at the root and at /mcp's own place.
+      for (const path of ['/.well-known/oauth-protected-resource',
+                          '/.well-known/oauth-protected-resource/mcp'])
+        {
+          const meta = curl ([`${base}${path}`]);
+          assert.equal (meta.status, 200, path);
+          assert.equal (meta.headers['content-type'], 'application/json');
+          const doc = JSON.parse (meta.body);
+          assert.equal (doc.resource, `${base}/mcp`);
+          assert.deepEqual (doc.authorization_servers, []);
+          assert.deepEqual (doc.bearer_methods_supported, ['header']);
+          assert.match (doc.resource_name, /static bearer token .*no authorization server/);
+        }
+      // The Host the client used is the one it is told.
+      const named = curl (['-H', `Host: localhost:${port}`,
+                           `${base}/.well-known/oauth-protected-resource`]);
+      assert.equal (JSON.parse (named.body).resource, `http://localhost:${port}/mcp`);
+
+      // No authorization server: its metadata, and the endpoints a client assumes without
+      // it, are a 404 whose OAuth error says why, wherever a client looks.
+      for (const args of [['/.well-known/oauth-authorization-server'],
+                          ['/.well-known/oauth-authorization-server/mcp'],
+                          ['/.well-known/openid-configuration'],
+                          ['/register', '-H', 'Content-Type: application/json', '--data', '{}'],
+                          ['/authorize?response_type=code'], ['/token', '--data', 'x=1']])
+        {
+          const as = curl ([`${base}${args[0]}`, ...args.slice (1)]);
+          assert.equal (as.status, 404, args[0]);
+          const e = JSON.parse (as.body);
+          assert.equal (e.error, 'invalid_request', args[0]);
+          assert.match (e.error_description, /static bearer token.*no authorization server/);
+        }
+      // Still nothing without the token.
+      assert.equal (curl (ping).status, 401);
+      assert.equal (curl (['-H', `Authorization: Bearer ${token}`, ...ping]).status, 200);
+    }
+  finally
+    {
+      await srv.stop ();
+    }
+});
+
 test ('half-request connections do not lock out an authenticated client', async () => {
   const port = await freePort ();
   const srv = await mcp (['--http', `127.0.0.1:${port}`, '--token-file',

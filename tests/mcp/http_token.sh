@@ -5,11 +5,14 @@
 #     token file other users can read;
 #   - a Unix socket without a token is its owner's alone (0600, and other uids are refused);
 #   - a missing or wrong token is 401 as soon as the headers arrive, before any body;
+#   - the 401 names the protected resource metadata (RFC 9728), served without the token,
+#     which says there is no authorization server; that server's metadata is 404 (curl);
 #   - connections that send half a request cannot take the slots an authenticated client
 #     needs: its tools/call is answered while they are still open;
 #   - brokerd's audit lines of a call made through --http name the MCP peer, those of a call
 #     that waits for approval too.
-# Driven by http_token.mjs (Node.js, no packages), against brokerd with fake.so.
+# Driven by http_token.mjs (Node.js, no packages; curl where it runs), against brokerd
+# with fake.so.
 #
 #   http_token.sh BROKERD BOXMAKER RUNTIMEDIR
 set -u

@@ -12,6 +12,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, ErrorCode, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { auth as oauthFlow, extractWWWAuthenticateParams,
+         discoverOAuthProtectedResourceMetadata, discoverAuthorizationServerMetadata }
+  from '@modelcontextprotocol/sdk/client/auth.js';
 import AjvModule from 'ajv';
 const Ajv = AjvModule.default ?? AjvModule;
 
@@ -667,6 +670,61 @@ else
           const wrong = await fetch (url, { method: 'POST', body: '{}',
                                             headers: { authorization: 'Bearer s3cret-tokeN' } });
           assert.equal (wrong.status, 401);
+        }
+      finally
+        {
+          srv.child.kill ('SIGTERM');
+          await once (srv.child, 'exit');
+        }
+    });
+
+    test ('over HTTP the SDK\'s OAuth discovery finds the resource and no authorization server', async () => {
+      fs.writeFileSync (`${work}/meta-token`, 'meta-token-9\n', { mode: 0o600 });
+      const p = port + 6;
+      const srv = await httpServer (['--http', `127.0.0.1:${p}`, '--token-file',
+                                     `${work}/meta-token`]);
+      try
+        {
+          const url = new URL (`http://127.0.0.1:${p}/mcp`);
+          const none = await fetch (url, { method: 'POST', body: '{}',
+                                           headers: { 'content-type': 'application/json' } });
+          assert.equal (none.status, 401);
+          const { resourceMetadataUrl, error } = extractWWWAuthenticateParams (none);
+          assert.equal (String (resourceMetadataUrl),
+                        `http://127.0.0.1:${p}/.well-known/oauth-protected-resource`);
+          assert.equal (error, undefined, 'a request without a token is told no error');
+          // Through the 401's URL, and through RFC 9728's own for /mcp when there is none.
+          for (const opts of [{ resourceMetadataUrl }, {}])
+            {
+              const meta = await discoverOAuthProtectedResourceMetadata (url, opts);
+              assert.equal (meta.resource, url.href);
+              assert.deepEqual (meta.authorization_servers, []);
+              assert.deepEqual (meta.bearer_methods_supported, ['header']);
+              assert.match (meta.resource_name, /static bearer token/);
+            }
+          // No authorization server metadata anywhere the SDK looks: nothing to register with.
+          assert.equal (await discoverAuthorizationServerMetadata (new URL ('/', url)), undefined);
+          // The SDK's whole flow, given an OAuth provider: its last resort, registering at
+          // /register, is refused with the reason, which is what the client reports.
+          const asked = [];
+          const provider = {
+            redirectUrl: 'http://localhost:9/callback',
+            clientMetadata: { redirect_uris: ['http://localhost:9/callback'], client_name: 't' },
+            clientInformation: () => undefined, saveClientInformation: () => {},
+            tokens: () => undefined, saveTokens: () => {}, redirectToAuthorization: () => {},
+            saveCodeVerifier: () => {}, codeVerifier: () => 'v' };
+          await assert.rejects (
+            oauthFlow (provider, { serverUrl: url, resourceMetadataUrl,
+                              fetchFn: (u, init) => {
+                                asked.push (`${init?.method ?? 'GET'} ${new URL (u).pathname}`);
+                                return fetch (u, init);
+                              } }),
+            /this server takes one static bearer token .*there is no authorization server/);
+          assert.equal (asked.at (-1), 'POST /register', asked.join (', '));
+          const wrong = await fetch (url, { method: 'POST', body: '{}',
+                                            headers: { authorization: 'Bearer meta-token-X' } });
+          assert.equal (wrong.status, 401);
+          assert.equal (extractWWWAuthenticateParams (wrong).error, 'invalid_token');
         }
       finally
         {
