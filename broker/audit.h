@@ -39,6 +39,10 @@ struct bx_audit_record
   enum bx_call_decision decision;
   const char *reason; /* a denial's reason or an error's detail; NULL when allowed */
   enum bx_outcome outcome;
+  /* A result the tool refused (the module's output_set_refused: toolkit's exit 1): its
+   * content is the reason.  The line's outcome stays "result"; the metrics count it as
+   * "refused". */
+  bool refused;
   int64_t duration_ms;
   size_t output_bytes;
   bool truncated;

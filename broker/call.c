@@ -297,6 +297,7 @@ bx_call_run (struct bx_call *c)
         }
     }
   c->rec.outcome = report->outcome;
+  c->rec.refused = report->outcome == BX_OUTCOME_RESULT && report->refused;
   c->rec.egress = report->egress;
   c->rec.output_bytes = report->output_bytes;
   c->rec.truncated = report->truncated;

@@ -24,6 +24,11 @@ static const char *const tools[]
     = { "read_file", "write_file", "shell", "http_fetch", "unknown", "none" };
 #define N_TOOLS 6
 
+/* The calls are counted by their final outcome, and a result the tool refused apart from
+ * the others, in one more slot: a refusal is no tool's content. */
+#define OUTCOME_REFUSED BX_OUTCOME_FINAL_COUNT
+#define N_CALL_OUTCOMES (BX_OUTCOME_FINAL_COUNT + 1)
+
 /* Upper bounds in seconds, as Prometheus prints them. */
 static const double decide_bounds[]
     = { 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.1, 1 };
@@ -43,7 +48,7 @@ struct histogram
 
 struct bx_metrics
 {
-  atomic_ullong calls[N_TOOLS][BX_DECISION_COUNT][BX_OUTCOME_FINAL_COUNT];
+  atomic_ullong calls[N_TOOLS][BX_DECISION_COUNT][N_CALL_OUTCOMES];
   struct histogram decide;
   struct histogram run;
   atomic_uint in_flight;
@@ -121,7 +126,8 @@ bx_metrics_call_ended (struct bx_metrics *m, const struct bx_audit_record *r, in
   unsigned d = (unsigned)r->decision < BX_DECISION_COUNT ? r->decision : BX_DECISION_ERROR;
   /* A line before the end is never a call's last: counted as an error if it were. */
   unsigned o = (unsigned)r->outcome < BX_OUTCOME_FINAL_COUNT ? r->outcome : BX_OUTCOME_ERROR;
-  atomic_fetch_add_explicit (&m->calls[t][d][o], 1, memory_order_relaxed);
+  unsigned slot = o == BX_OUTCOME_RESULT && r->refused ? OUTCOME_REFUSED : o;
+  atomic_fetch_add_explicit (&m->calls[t][d][slot], 1, memory_order_relaxed);
   if (decide_ns >= 0)
     observe (&m->decide, decide_ns);
   if (run_ns >= 0)
@@ -203,12 +209,13 @@ bx_metrics_render (struct bx_metrics *m)
          f);
   for (int t = 0; t < N_TOOLS; t++)
     for (int d = 0; d < BX_DECISION_COUNT; d++)
-      for (int o = 0; o < BX_OUTCOME_FINAL_COUNT; o++)
+      for (int o = 0; o < N_CALL_OUTCOMES; o++)
         {
           unsigned long long v = get (&m->calls[t][d][o]);
           if (v > 0)
             fprintf (f, "boxmaker_calls_total{tool=\"%s\",decision=\"%s\",outcome=\"%s\"} %llu\n",
-                     tools[t], bx_call_decision_name (d), bx_outcome_name (o), v);
+                     tools[t], bx_call_decision_name (d),
+                     o == OUTCOME_REFUSED ? "refused" : bx_outcome_name (o), v);
         }
   render_histogram (f, "boxmaker_decision_seconds",
                     "Time from the connection to the decision (reading, parsing, policy).",

@@ -34,6 +34,13 @@ struct entry
   struct bx_dial_addr addrs[BX_DIAL_MAX_ADDRS];
 };
 
+/* An address whose connect fails, and how. */
+struct failing
+{
+  char *addr;
+  int errnum;
+};
+
 struct bx_dial_fake
 {
   struct bx_dial dial;
@@ -41,7 +48,7 @@ struct bx_dial_fake
   socklen_t target_len;
   struct entry *entries;
   size_t n_entries;
-  char **refused;
+  struct failing *refused;
   size_t n_refused;
   atomic_uint resolves;
   atomic_uint connects;
@@ -102,8 +109,8 @@ fake_connect (void *ctx, const struct sockaddr *addr, socklen_t len, int timeout
   memcpy (f->last_connect, text, sizeof text);
   pthread_mutex_unlock (&f->lock);
   for (size_t i = 0; i < f->n_refused; i++)
-    if (strcmp (f->refused[i], text) == 0)
-      return bx_error_set (err, ECONNREFUSED, "connect to %s", text);
+    if (strcmp (f->refused[i].addr, text) == 0)
+      return bx_error_set (err, f->refused[i].errnum, "connect to %s", text);
 
   cleanup_close int fd = socket (f->target.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
@@ -145,7 +152,7 @@ bx_dial_fake_free (struct bx_dial_fake *f)
     free (f->entries[i].host);
   free (f->entries);
   for (size_t i = 0; i < f->n_refused; i++)
-    free (f->refused[i]);
+    free (f->refused[i].addr);
   free (f->refused);
   pthread_mutex_destroy (&f->lock);
   free (f);
@@ -200,10 +207,16 @@ bx_dial_fake_add_hang (struct bx_dial_fake *f, const char *host, int hang_ms)
 }
 
 void
-bx_dial_fake_refuse (struct bx_dial_fake *f, const char *addr)
+bx_dial_fake_fail_connect (struct bx_dial_fake *f, const char *addr, int errnum)
 {
   f->refused = bx_xrealloc (f->refused, (f->n_refused + 1) * sizeof *f->refused);
-  f->refused[f->n_refused++] = bx_xstrdup (addr);
+  f->refused[f->n_refused++] = (struct failing){ .addr = bx_xstrdup (addr), .errnum = errnum };
+}
+
+void
+bx_dial_fake_refuse (struct bx_dial_fake *f, const char *addr)
+{
+  bx_dial_fake_fail_connect (f, addr, ECONNREFUSED);
 }
 
 const struct bx_dial *

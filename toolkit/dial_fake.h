@@ -31,6 +31,9 @@ void bx_dial_fake_add_failure (struct bx_dial_fake *f, const char *host);
 void bx_dial_fake_add_hang (struct bx_dial_fake *f, const char *host, int hang_ms);
 /* Connecting to ADDR (text, as given to bx_dial_fake_add) fails with ECONNREFUSED. */
 void bx_dial_fake_refuse (struct bx_dial_fake *f, const char *addr);
+/* Connecting to ADDR fails with ERRNUM (ETIMEDOUT: as the system's Dial says a connect that
+ * took longer than its timeout). */
+void bx_dial_fake_fail_connect (struct bx_dial_fake *f, const char *addr, int errnum);
 
 const struct bx_dial *bx_dial_fake_dial (struct bx_dial_fake *f);
 

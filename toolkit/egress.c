@@ -519,34 +519,37 @@ handshake (struct bx_egress *proxy, int client, struct bx_egress_conn *conn)
   if (!bx_valid_host_n (name, len) || !bx_allow_permits (proxy->allow, name, port))
     return refuse_as (conn, client, BX_SOCKS_NOT_ALLOWED);
 
-  /* 9. resolve before the deadline; the first public address (or one in a range of
-   * --allow-private), the others never tried. */
+  /* 9. resolve before the deadline (a failure or an empty answer: 4); the first public
+   * address (or one in a range of --allow-private), the others never tried (none: 3, so
+   * the tool can say the name is there but out of reach). */
   struct bx_dial_addrs addrs;
-  if (resolve_before (proxy->dial, name, port, deadline, &addrs) < 0)
+  if (resolve_before (proxy->dial, name, port, deadline, &addrs) < 0 || addrs.n == 0)
     return refuse_as (conn, client, BX_SOCKS_HOST_UNREACHABLE);
   const struct bx_dial_addr *chosen = NULL;
   for (size_t i = 0; i < addrs.n && i < BX_DIAL_MAX_ADDRS && chosen == NULL; i++)
     if (bx_allow_address (proxy->allow, (const struct sockaddr *)&addrs.a[i].ss))
       chosen = &addrs.a[i];
   if (chosen == NULL)
-    return refuse_as (conn, client, BX_SOCKS_HOST_UNREACHABLE);
+    return refuse_as (conn, client, BX_SOCKS_NETWORK_UNREACHABLE);
 
   /* 10. its record, taken before it connects: a proxy that cannot record a connection does
    * not make it. */
   if (proxy->config.records_fd >= 0)
     {
       if (atomic_fetch_add (&proxy->records, 1) >= BX_EGRESS_RECORDS_MAX)
-        return refuse_as (conn, client, BX_SOCKS_NOT_ALLOWED); /* past the cap: no record */
+        return refuse_as (conn, client, BX_SOCKS_GENERAL_FAILURE); /* past the cap: no record */
       conn->reserved = true;
     }
 
-  /* 11. connect, with its own timeout. */
+  /* 11. connect, with its own timeout (past it: 6; any other failure: 5). */
   cleanup_error bx_error err = NULL;
   cleanup_close int server
       = proxy->dial->connect (proxy->dial->ctx, (const struct sockaddr *)&chosen->ss, chosen->len,
                               proxy->config.connect_ms, &err);
   if (server < 0)
-    return refuse_as (conn, client, BX_SOCKS_CONNECTION_REFUSED);
+    return refuse_as (conn, client,
+                      bx_error_code (err) == ETIMEDOUT ? BX_SOCKS_TTL_EXPIRED
+                                                       : BX_SOCKS_CONNECTION_REFUSED);
 
   /* 12. success. */
   conn->replied = true;

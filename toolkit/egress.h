@@ -20,11 +20,15 @@
 #define BX_EGRESS_CONNECT_MS      10000
 #define BX_EGRESS_MAX_CONNECTIONS 8
 
-/* The SOCKS5 reply codes the proxy sends. */
+/* The SOCKS5 reply codes the proxy sends, one per reason, so that http_fetch can tell the
+ * model which it was (curl passes the code on in its message). */
 #define BX_SOCKS_SUCCEEDED                  0
-#define BX_SOCKS_NOT_ALLOWED                2
-#define BX_SOCKS_HOST_UNREACHABLE           4
-#define BX_SOCKS_CONNECTION_REFUSED         5
+#define BX_SOCKS_GENERAL_FAILURE            1 /* the call's connection records are spent */
+#define BX_SOCKS_NOT_ALLOWED                2 /* the name or the port is not granted */
+#define BX_SOCKS_NETWORK_UNREACHABLE        3 /* the name has no address the proxy may reach */
+#define BX_SOCKS_HOST_UNREACHABLE           4 /* the name did not resolve, or to nothing */
+#define BX_SOCKS_CONNECTION_REFUSED         5 /* connecting failed */
+#define BX_SOCKS_TTL_EXPIRED                6 /* connecting took longer than its timeout */
 #define BX_SOCKS_COMMAND_NOT_SUPPORTED      7
 #define BX_SOCKS_ADDRESS_TYPE_NOT_SUPPORTED 8
 
@@ -81,7 +85,7 @@ struct bx_egress_conn
  *
  * At most BX_EGRESS_RECORDS_MAX per proxy (a fetch redirected in a loop must not fill the
  * disk); each is one write(2) to a file opened with O_APPEND.  A connection the proxy is to
- * make takes its record first, and with none left it is refused (BX_SOCKS_NOT_ALLOWED, not
+ * make takes its record first, and with none left it is refused (BX_SOCKS_GENERAL_FAILURE, not
  * recorded): a tool cannot spend the records on refusals and then connect unrecorded. */
 /* BX_EGRESS_RECORDS_FILE and BX_EGRESS_RECORDS_MAX: bx/contract.h (the runtimes read it). */
 void bx_egress_record (int fd, atomic_int *count, const struct bx_egress_conn *conn);

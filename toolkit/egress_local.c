@@ -128,16 +128,27 @@ open_through (const char *proxy_socket, int client, const char *host, unsigned p
                 port);
       answer (client, 403, why);
       break;
-    case BX_SOCKS_HOST_UNREACHABLE:
+    case BX_SOCKS_NETWORK_UNREACHABLE:
       snprintf (why, sizeof why,
                 "boxmaker egress: %s has no address this sandbox may reach (public, or in "
                 "allow_private)",
                 host);
       answer (client, 502, why);
       break;
+    case BX_SOCKS_HOST_UNREACHABLE:
+      snprintf (why, sizeof why, "boxmaker egress: could not resolve %s", host);
+      answer (client, 502, why);
+      break;
     case BX_SOCKS_CONNECTION_REFUSED:
       snprintf (why, sizeof why, "boxmaker egress: %s:%u refused the connection", host, port);
       answer (client, 502, why);
+      break;
+    case BX_SOCKS_TTL_EXPIRED:
+      snprintf (why, sizeof why, "boxmaker egress: %s:%u did not answer in time", host, port);
+      answer (client, 504, why);
+      break;
+    case BX_SOCKS_GENERAL_FAILURE:
+      answer (client, 502, "boxmaker egress: too many connections in one call");
       break;
     default:
       answer (client, 502, "boxmaker egress: the egress proxy gave no answer");

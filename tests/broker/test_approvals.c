@@ -1244,6 +1244,50 @@ START_TEST (test_approvals_calls_that_wait_are_counted_in_the_metrics)
 }
 END_TEST
 
+/* A tool that refused (toolkit's exit 1: a host not granted, a missing file) answered a
+ * result whose content is its reason: the metrics count it as refused, not as a result. */
+START_TEST (test_metrics_count_a_tool_refusal_as_refused)
+{
+  struct broker b;
+  broker_init (&b, "", NULL);
+  cleanup_free char *text = read_text (b.d.config);
+  const char *at = strstr (text, "    mode: echo\n");
+  ck_assert_ptr_nonnull (at);
+  cleanup_free char *changed = bx_xasprintf (
+      "metrics_socket: %s/m.sock\n%.*s    mode: fixed\n    content: \"read_file: no such file\"\n"
+      "    refused: true\n%s",
+      b.d.dir, (int)(at - text), text, at + strlen ("    mode: echo\n"));
+  write_text (b.d.config, changed);
+  /* No grant asks for approval: brokerd opens no admin socket. */
+  bx_test_brokerd_start (&b.d);
+  bx_test_daemon_wait_listening (b.d.pid, b.d.sock, b.d.out);
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int fd = send_call (&b, "c1", "s1", "read_file", args);
+  json_t *f = read_final (fd, 10000);
+  ck_assert_str_eq (msg_type (f), "result");
+  json_decref (f);
+  close (fd);
+
+  char *after = metrics_text (&b);
+  for (int i = 0; i < 200 && sample (after, "boxmaker_calls_in_flight") != 0; i++)
+    {
+      free (after);
+      sleep_ms (10);
+      after = metrics_text (&b);
+    }
+  ck_assert_int_eq (
+      sample (after,
+              "boxmaker_calls_total{tool=\"read_file\",decision=\"allowed\",outcome=\"refused\"}"),
+      1);
+  ck_assert_int_eq (
+      sample (after,
+              "boxmaker_calls_total{tool=\"read_file\",decision=\"allowed\",outcome=\"result\"}"),
+      0);
+  free (after);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
 START_TEST (test_approvals_an_approved_call_is_cancelled_when_its_client_leaves)
 {
   struct broker b;
@@ -1923,6 +1967,7 @@ suite (void)
   tcase_add_test (tc, test_approvals_an_approved_call_runs_exactly_the_stored_bytes);
   tcase_add_test (tc, test_approvals_a_shell_call_without_cwd_is_shown_with_the_cwd_it_runs_in);
   tcase_add_test (tc, test_approvals_calls_that_wait_are_counted_in_the_metrics);
+  tcase_add_test (tc, test_metrics_count_a_tool_refusal_as_refused);
   tcase_add_test (tc, test_approvals_an_approved_call_is_cancelled_when_its_client_leaves);
   tcase_add_test (tc, test_approvals_stopping_brokerd_answers_a_waiting_call_at_once);
   tcase_add_test (tc, test_approvals_stopping_brokerd_cancels_approved_calls_past_the_grace_period);

@@ -2,16 +2,19 @@
 # SPDX-License-Identifier: Apache-2.0
 # The real curl through the proxy (with the fake Dial) to a local HTTPS server: the granted
 # name gives the body, on 443 or on the port its pattern names; a name not granted, another
-# port, an IP literal and a name that
-# resolves only to private addresses each give curl's error.  With TOOLKIT, the real
-# program (the system Dial) is checked too: granted "localhost" resolves to loopback and is
-# refused, like a name not granted and an IP literal.
-#   curl_end_to_end.sh EGRESS_FAKE_PROXY CURL OPENSSL [TOOLKIT]
+# port, an IP literal, a name that resolves only to private addresses, one that does not
+# resolve, one whose connection is refused and one whose connect times out each give curl's
+# error with the proxy's reply code for that reason.  With TOOLKIT, the real program (the
+# system Dial) is checked too: granted "localhost" resolves to loopback and is refused, like a
+# name not granted and an IP literal.  With TOOLKIT_TEST, http_fetch itself runs the real
+# curl through the proxy, and each refusal reaches the model in words.
+#   curl_end_to_end.sh EGRESS_FAKE_PROXY CURL OPENSSL [TOOLKIT [TOOLKIT_TEST]]
 set -u
 proxy_bin=$1
 curl=$2
 openssl=$3
 toolkit=${4:-}
+toolkit_test=${5:-}
 
 work=$(mktemp -d /tmp/bx-egress-e2e-XXXXXX)
 server_pid=
@@ -60,9 +63,12 @@ done
 [ -n "$port" ] || { echo "the HTTPS server did not start"; cat "$work/server.log"; exit 1; }
 
 sock="$work/egress.sock"
-"$proxy_bin" --socket "$sock" --allow "allowed.example,private.example,ported.example:8443" \
+"$proxy_bin" --socket "$sock" \
+  --allow "allowed.example,private.example,ported.example:8443,unknown.example,refused.example,slow.example" \
   --target "$port" --map allowed.example=93.184.216.34 --map ported.example=93.184.216.34 \
   --map private.example=10.0.0.1+127.0.0.1 \
+  --map refused.example=93.184.216.36 --refuse 93.184.216.36 \
+  --map slow.example=93.184.216.37 --time-out 93.184.216.37 \
   2>"$work/proxy.log" &
 proxy_pid=$!
 for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
@@ -114,8 +120,15 @@ run_curl "https://ported.example:8443/index.txt"
 expect_refused "https://ported.example/" 97 "Can't complete SOCKS5 connection to ported.example. (2)"
 expect_refused "https://ported.example:8444/" 97 \
   "Can't complete SOCKS5 connection to ported.example. (2)"
+# Each reason its own code: only private addresses 3, no answer 4, refused 5, timed out 6.
 expect_refused "https://private.example/" 97 \
-  "Can't complete SOCKS5 connection to private.example. (4)"
+  "Can't complete SOCKS5 connection to private.example. (3)"
+expect_refused "https://unknown.example/" 97 \
+  "Can't complete SOCKS5 connection to unknown.example. (4)"
+expect_refused "https://refused.example/" 97 \
+  "Can't complete SOCKS5 connection to refused.example. (5)"
+expect_refused "https://slow.example/" 97 \
+  "Can't complete SOCKS5 connection to slow.example. (6)"
 # IP literals: curl sends them as address type 1 or 4 (normalising 0x7f000001 first), and
 # the proxy refuses the type.
 expect_refused "https://127.0.0.1/" 97 "Can't complete SOCKS5 connection to 127.0.0.1. (8)"
@@ -139,7 +152,7 @@ run_curl "https://private.example/index.txt"
   && echo "ok: https://private.example/index.txt with allow_private 10.0.0.0/8 -> the body" \
   || fail "private.example with allow_private: exit $code, \"$err\""
 expect_refused "https://loopback.example/" 97 \
-  "Can't complete SOCKS5 connection to loopback.example. (4)"
+  "Can't complete SOCKS5 connection to loopback.example. (3)"
 kill "$private_pid" 2>/dev/null
 wait "$private_pid" 2>/dev/null
 # A range over loopback is refused before anything listens.
@@ -159,7 +172,7 @@ if [ -n "$toolkit" ]; then
   toolkit_pid=$!
   for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
   if [ -S "$sock" ]; then
-    expect_refused "https://localhost/" 97 "Can't complete SOCKS5 connection to localhost. (4)"
+    expect_refused "https://localhost/" 97 "Can't complete SOCKS5 connection to localhost. (3)"
     expect_refused "https://other.example/" 97 \
       "Can't complete SOCKS5 connection to other.example. (2)"
     expect_refused "https://localhost:8443/" 97 \
@@ -170,6 +183,54 @@ if [ -n "$toolkit" ]; then
     fail "toolkit egress-proxy never listened: $(cat "$work/toolkit.log")"
   fi
 fi
+if [ -n "$toolkit_test" ]; then
+  # toolkit's fixed curl arguments name the sandbox's socket and certificates; this curl
+  # takes the test's instead and passes every other argument on unchanged.
+  cat >"$work/curl-via-proxy.sh" <<WRAPPER
+#!/bin/sh
+n=\$#
+i=0
+while [ "\$i" -lt "\$n" ]; do
+  arg=\$1
+  shift
+  i=\$((i + 1))
+  case "\$arg" in
+    --proxy) shift; i=\$((i + 1)); set -- "\$@" --proxy "socks5h://localhost$work/egress.sock" ;;
+    --cacert) shift; i=\$((i + 1)); set -- "\$@" --cacert "$work/cert.pem" ;;
+    *) set -- "\$@" "\$arg" ;;
+  esac
+done
+exec "$curl" "\$@"
+WRAPPER
+  chmod +x "$work/curl-via-proxy.sh"
+  # expect_fetch URL EXIT OUTPUT: http_fetch exits EXIT and prints exactly OUTPUT.
+  expect_fetch () {
+    got=$(printf '{"url":"%s"}' "$1" | BX_TEST_CURL="$work/curl-via-proxy.sh" \
+            "$toolkit_test" http_fetch 2>"$work/fetch.err")
+    fetch_code=$?
+    if [ "$fetch_code" != "$2" ] || [ "$got" != "$3" ]; then
+      fail "http_fetch $1: exit $fetch_code, \"$got\" ($(cat "$work/fetch.err")); expected exit $2, \"$3\""
+    else
+      echo "ok: http_fetch $1 -> exit $fetch_code: $got"
+    fi
+  }
+  expect_fetch "https://allowed.example/index.txt" 0 "hello through the egress proxy
+
+[http 200]"
+  expect_fetch "https://other.example/" 1 \
+    "http_fetch: https://other.example/: other.example is not granted, or not on this port"
+  expect_fetch "https://allowed.example:8443/" 1 \
+    "http_fetch: https://allowed.example:8443/: allowed.example is not granted, or not on this port"
+  expect_fetch "https://private.example/" 1 \
+    "http_fetch: https://private.example/: private.example resolves only to addresses that are not public"
+  expect_fetch "https://unknown.example/" 1 \
+    "http_fetch: https://unknown.example/: could not resolve unknown.example"
+  expect_fetch "https://refused.example/" 1 \
+    "http_fetch: https://refused.example/: could not connect to refused.example"
+  expect_fetch "https://slow.example/" 1 \
+    "http_fetch: https://slow.example/: timed out connecting to slow.example"
+fi
+
 if [ "$failures" -ne 0 ]; then
   echo "proxy log:"; cat "$work/proxy.log"
   exit 1

@@ -6,9 +6,14 @@
  *   egress_fake_proxy --socket PATH --allow LIST (--target PORT | --target-unix PATH)
  *                     [--map NAME=ADDR[+ADDR...]]... [--copy splice|buffer|poll-splice|poll-buffer]
  *                     [--handshake-ms N] [--allow-private RANGES]
+ *                     [--refuse ADDR]... [--time-out ADDR]...
+ *
+ * --refuse and --time-out make connecting to ADDR (as given to --map) fail, refused or
+ * timed out, so curl can see each of the proxy's replies.
  *
  * Test builds only: it links bx_dial_fake. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,7 +31,8 @@ usage (void)
   fprintf (stderr, "usage: egress_fake_proxy --socket PATH --allow LIST (--target PORT | "
                    "--target-unix PATH) [--map NAME=ADDR[+ADDR...]]... [--copy "
                    "splice|buffer|poll-splice|poll-buffer] "
-                   "[--handshake-ms N] [--allow-private RANGES]\n");
+                   "[--handshake-ms N] [--allow-private RANGES] [--refuse ADDR]... "
+                   "[--time-out ADDR]...\n");
   return 2;
 }
 
@@ -38,6 +44,9 @@ main (int argc, char **argv)
   struct bx_egress_config config = bx_egress_default_config ();
   const char *maps[64];
   int n_maps = 0;
+  const char *failing[64];
+  int failing_errno[64];
+  int n_failing = 0;
   for (int i = 1; i + 1 < argc; i += 2)
     {
       const char *k = argv[i], *v = argv[i + 1];
@@ -53,6 +62,11 @@ main (int argc, char **argv)
         target_unix = v;
       else if (strcmp (k, "--map") == 0 && n_maps < 64)
         maps[n_maps++] = v;
+      else if ((strcmp (k, "--refuse") == 0 || strcmp (k, "--time-out") == 0) && n_failing < 64)
+        {
+          failing_errno[n_failing] = k[2] == 'r' ? ECONNREFUSED : ETIMEDOUT;
+          failing[n_failing++] = v;
+        }
       else if (strcmp (k, "--copy") == 0)
         {
           if (strcmp (v, "splice") == 0)
@@ -97,6 +111,8 @@ main (int argc, char **argv)
         addrs[n++] = a;
       bx_dial_fake_add (fake, m, addrs, n);
     }
+  for (int i = 0; i < n_failing; i++)
+    bx_dial_fake_fail_connect (fake, failing[i], failing_errno[i]);
 
   cleanup_error bx_error err = NULL;
   struct bx_allow *allow = NULL;

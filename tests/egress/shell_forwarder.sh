@@ -62,8 +62,11 @@ plain_port=$port
 
 # Two proxies (the fake Dial sends every connection to one port): HTTPS and plain HTTP.
 start_proxy () { # name target-port
-  "$proxy_bin" --socket "$work/$1.sock" --allow "allowed.example,allowed.example:8443,plain.example:80" \
+  "$proxy_bin" --socket "$work/$1.sock" \
+    --allow "allowed.example,allowed.example:8443,plain.example:80,private.example,unknown.example,refused.example,slow.example" \
     --target "$2" --map allowed.example=93.184.216.34 --map plain.example=93.184.216.34 \
+    --map private.example=10.0.0.1 --map refused.example=93.184.216.36 \
+    --refuse 93.184.216.36 --map slow.example=93.184.216.37 --time-out 93.184.216.37 \
     2>"$work/$1.log" &
   pids="$pids $!"
   for _ in $(seq 50); do [ -S "$work/$1.sock" ] && return 0; sleep 0.1; done
@@ -116,6 +119,23 @@ contains "$out" "< HTTP/1.1 403 boxmaker egress: other.example:443 is not a gran
 shell "$work/tls.sock" "$curl -sS -v --cacert $cert https://allowed.example:444/ 2>&1 | grep '^< HTTP'"
 contains "$out" "< HTTP/1.1 403 boxmaker egress: allowed.example:444 is not a granted host and port" \
   && pass "a port not granted: 403 with the reason" || fail "port not granted: $out"
+
+# Each of the proxy's other refusals in its own words.
+shell "$work/tls.sock" "$curl -sS -v --cacert $cert https://private.example/ 2>&1 | grep '^< HTTP'"
+contains "$out" "< HTTP/1.1 502 boxmaker egress: private.example has no address this sandbox may reach" \
+  && pass "a name at private addresses only: 502 with the reason" || fail "private: $out"
+
+shell "$work/tls.sock" "$curl -sS -v --cacert $cert https://unknown.example/ 2>&1 | grep '^< HTTP'"
+contains "$out" "< HTTP/1.1 502 boxmaker egress: could not resolve unknown.example" \
+  && pass "a name that does not resolve: 502 with the reason" || fail "unresolved: $out"
+
+shell "$work/tls.sock" "$curl -sS -v --cacert $cert https://refused.example/ 2>&1 | grep '^< HTTP'"
+contains "$out" "< HTTP/1.1 502 boxmaker egress: refused.example:443 refused the connection" \
+  && pass "a refused connection: 502 with the reason" || fail "refused: $out"
+
+shell "$work/tls.sock" "$curl -sS -v --cacert $cert https://slow.example/ 2>&1 | grep '^< HTTP'"
+contains "$out" "< HTTP/1.1 504 boxmaker egress: slow.example:443 did not answer in time" \
+  && pass "a connect that timed out: 504 with the reason" || fail "timed out: $out"
 
 shell "$work/tls.sock" "$curl -sS -v https://127.0.0.1:$tls_port/ 2>&1 | grep '^< HTTP'"
 contains "$out" "is not a host name (an address is never granted)" \

@@ -156,7 +156,7 @@ START_TEST (test_the_proxy_with_the_system_dial_refuses_a_name_resolving_to_loop
   size_t n = test_request (req, "localhost", 9, 443);
   ck_assert (test_send (sv[0], req, n));
   ck_assert_uint_eq (test_read (sv[0], buf, 10, 8000, &closed), 10);
-  ck_assert_uint_eq (buf[1], BX_SOCKS_HOST_UNREACHABLE);
+  ck_assert_uint_eq (buf[1], BX_SOCKS_NETWORK_UNREACHABLE);
   ck_assert (test_closed_without_bytes (sv[0], 3000));
   pthread_join (t, NULL);
   close (sv[0]);

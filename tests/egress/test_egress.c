@@ -3,6 +3,7 @@
  * in egress.c), the reply codes, the deadline, the copy with its half-closes, and the
  * connection limit. */
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -86,6 +87,9 @@ setup (void)
   const char *refusing[] = { "93.184.216.36" };
   bx_dial_fake_add (fake, "refused.example", refusing, 1);
   bx_dial_fake_refuse (fake, "93.184.216.36");
+  const char *slow[] = { "93.184.216.37" };
+  bx_dial_fake_add (fake, "slow.example", slow, 1);
+  bx_dial_fake_fail_connect (fake, "93.184.216.37", ETIMEDOUT);
   /* A name the allow list does not grant, but the table knows: proves the check comes
    * before the lookup. */
   bx_dial_fake_add (fake, "other.com", public1, 1);
@@ -273,7 +277,15 @@ START_TEST (test_each_reply_is_recorded_with_host_port_code_and_address)
   fd = open_conn ();
   greet (fd);
   ask (fd, "private.example", 15, 443);
+  expect_refusal (fd, BX_SOCKS_NETWORK_UNREACHABLE);
+  fd = open_conn ();
+  greet (fd);
+  ask (fd, "fails.example", 13, 443);
   expect_refusal (fd, BX_SOCKS_HOST_UNREACHABLE);
+  fd = open_conn ();
+  greet (fd);
+  ask (fd, "slow.example", 12, 443);
+  expect_refusal (fd, BX_SOCKS_TTL_EXPIRED);
   fd = open_conn ();
   greet (fd);
   ask (fd, "refused.example", 15, 443);
@@ -289,7 +301,9 @@ START_TEST (test_each_reply_is_recorded_with_host_port_code_and_address)
       = { "{\"host\":\"allowed.example\",\"port\":443,\"reply\":0,\"address\":\"93.184.216.34\"}\n",
           "{\"host\":\"other.com\",\"port\":443,\"reply\":2}\n",
           "{\"host\":\"allowed.example\",\"port\":8443,\"reply\":2}\n",
-          "{\"host\":\"private.example\",\"port\":443,\"reply\":4}\n",
+          "{\"host\":\"private.example\",\"port\":443,\"reply\":3}\n",
+          "{\"host\":\"fails.example\",\"port\":443,\"reply\":4}\n",
+          "{\"host\":\"slow.example\",\"port\":443,\"reply\":6}\n",
           "{\"host\":\"refused.example\",\"port\":443,\"reply\":5}\n",
           "{\"host\":null,\"port\":443,\"reply\":2}\n" };
   for (size_t i = 0; i < sizeof want / sizeof *want; i++)
@@ -339,7 +353,7 @@ START_TEST (test_no_connection_past_the_last_record)
   int fd = open_conn ();
   greet (fd);
   ask (fd, "allowed.example", 15, 443);
-  expect_refusal (fd, BX_SOCKS_NOT_ALLOWED);
+  expect_refusal (fd, BX_SOCKS_GENERAL_FAILURE);
   const char *text = records_text (rec);
   ck_assert_ptr_null (strstr (text, "allowed.example"));
   int lines = 0;
@@ -733,12 +747,12 @@ END_TEST
 
 /* ---- resolution and connecting ---- */
 
-START_TEST (test_a_name_with_only_non_public_addresses_is_4_and_none_is_tried)
+START_TEST (test_a_name_with_only_non_public_addresses_is_3_and_none_is_tried)
 {
   int fd = open_conn ();
   greet (fd);
   ask (fd, "private.example", 15, 443);
-  expect_refusal (fd, BX_SOCKS_HOST_UNREACHABLE);
+  expect_refusal (fd, BX_SOCKS_NETWORK_UNREACHABLE);
   ck_assert_uint_eq (bx_dial_fake_resolves (fake), 1);
   ck_assert_uint_eq (bx_dial_fake_connects (fake), 0);
 }
@@ -787,13 +801,13 @@ START_TEST (test_a_private_range_lets_its_addresses_through_and_no_other)
 }
 END_TEST
 
-START_TEST (test_a_private_range_that_holds_none_of_the_addresses_is_4)
+START_TEST (test_a_private_range_that_holds_none_of_the_addresses_is_3)
 {
   use_private_ranges ("172.16.0.0/12,10.0.0.2");
   int fd = open_conn ();
   greet (fd);
   ask (fd, "private.example", 15, 443);
-  expect_refusal (fd, BX_SOCKS_HOST_UNREACHABLE);
+  expect_refusal (fd, BX_SOCKS_NETWORK_UNREACHABLE);
   ck_assert_uint_eq (bx_dial_fake_connects (fake), 0);
 }
 END_TEST
@@ -845,6 +859,16 @@ START_TEST (test_a_connect_failure_is_5)
   greet (fd);
   ask (fd, "refused.example", 15, 443);
   expect_refusal (fd, BX_SOCKS_CONNECTION_REFUSED);
+  ck_assert_uint_eq (bx_dial_fake_connects (fake), 1);
+}
+END_TEST
+
+START_TEST (test_a_connect_that_times_out_is_6)
+{
+  int fd = open_conn ();
+  greet (fd);
+  ask (fd, "slow.example", 12, 443);
+  expect_refusal (fd, BX_SOCKS_TTL_EXPIRED);
   ck_assert_uint_eq (bx_dial_fake_connects (fake), 1);
 }
 END_TEST
@@ -1205,7 +1229,7 @@ egress_suite (void)
   tcase_add_test (tc, test_a_missing_port_closes_without_a_reply);
   tcase_add_test (tc, test_a_port_other_than_443_is_refused_with_2);
   tcase_add_test (tc, test_a_private_range_lets_its_addresses_through_and_no_other);
-  tcase_add_test (tc, test_a_private_range_that_holds_none_of_the_addresses_is_4);
+  tcase_add_test (tc, test_a_private_range_that_holds_none_of_the_addresses_is_3);
   tcase_add_test (tc, test_a_private_range_never_parses_over_loopback_or_link_local);
   tcase_add_test (tc, test_a_pattern_with_a_port_lets_that_port_through_and_no_other);
   tcase_add_test (tc, test_a_pattern_with_any_port_lets_every_port_but_0_through);
@@ -1214,11 +1238,12 @@ egress_suite (void)
   tcase_add_test (tc, test_ip_literals_as_names_are_refused_with_2_before_any_lookup);
   tcase_add_test (tc, test_names_with_bytes_outside_host_syntax_are_refused_with_2);
   tcase_add_test (tc, test_a_255_byte_name_is_read_whole_and_refused_with_2);
-  tcase_add_test (tc, test_a_name_with_only_non_public_addresses_is_4_and_none_is_tried);
+  tcase_add_test (tc, test_a_name_with_only_non_public_addresses_is_3_and_none_is_tried);
   tcase_add_test (tc, test_non_public_addresses_are_skipped_for_the_first_public_one);
   tcase_add_test (tc, test_an_empty_answer_is_4);
   tcase_add_test (tc, test_a_failed_lookup_is_4);
   tcase_add_test (tc, test_a_connect_failure_is_5);
+  tcase_add_test (tc, test_a_connect_that_times_out_is_6);
   tcase_add_test (tc, test_a_hanging_resolver_is_cut_at_the_deadline);
   tcase_add_test (tc, test_a_slow_client_is_cut_at_the_deadline);
   tcase_add_test (tc, test_a_silent_client_is_cut_at_the_deadline);

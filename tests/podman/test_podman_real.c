@@ -519,7 +519,9 @@ START_TEST (test_real_http_fetch_to_a_host_outside_the_grant_is_refused_by_the_p
   const char *sentence;
   ck_assert_int_eq (fetch (m, "https://other.example/", "allowed.example", &out, &sentence),
                     BX_RUN_OK);
-  ck_assert_msg (strncmp (out.content, "http_fetch: https://other.example/: curl: ", 41) == 0,
+  ck_assert_msg (strcmp (out.content, "http_fetch: https://other.example/: other.example is not "
+                                      "granted, or not on this port")
+                     == 0,
                  "got: %s", out.content);
   bx_run_output_clear (&out);
   test_podman_unload (m);
@@ -533,7 +535,8 @@ START_TEST (test_real_http_fetch_to_an_allowed_name_that_does_not_resolve_is_ref
   const char *sentence;
   ck_assert_int_eq (fetch (m, "https://no-such-host.invalid/", "*.invalid", &out, &sentence),
                     BX_RUN_OK);
-  ck_assert_msg (strncmp (out.content, "http_fetch: https://no-such-host.invalid/: curl: ", 49)
+  ck_assert_msg (strcmp (out.content, "http_fetch: https://no-such-host.invalid/: could not "
+                                      "resolve no-such-host.invalid")
                      == 0,
                  "got: %s", out.content);
   bx_run_output_clear (&out);

@@ -228,6 +228,98 @@ START_TEST (test_http_fetch_reports_curls_first_error_line)
 }
 END_TEST
 
+/* What curl 7.88 says when the egress proxy refuses: exit 97 and the SOCKS5 reply code at the
+ * end of its line.  http_fetch says instead, in words naming the host, what the proxy's code
+ * means. */
+static void
+fetch_refused_with (const char *url, const char *curl_line, const char *want)
+{
+  struct fake f;
+  fake_init (&f);
+  char *line = str_printf ("%s\n", curl_line);
+  fake_answer (&f, "STDERR", line, strlen (line));
+  fake_env (&f, "EXIT", "97");
+  struct run_result r;
+  fetch_with (TOOLKIT_TEST_PATH, url, (const char *const *)f.env, &r);
+  char *out = str_printf ("http_fetch: %s: %s", url, want);
+  assert_text (&r, 1, out);
+  free (out);
+  free (line);
+  run_result_free (&r);
+  fake_free (&f);
+}
+
+#define SOCKS_LINE(host, code)                                                                     \
+  "curl: (97) Can't complete SOCKS5 connection to " host ". (" #code ")"
+
+START_TEST (test_http_fetch_says_a_host_is_not_granted)
+{
+  fetch_refused_with ("https://other.example/", SOCKS_LINE ("other.example", 2),
+                      "other.example is not granted, or not on this port");
+}
+END_TEST
+
+START_TEST (test_http_fetch_says_a_host_has_no_public_address)
+{
+  fetch_refused_with ("https://intranet.example/", SOCKS_LINE ("intranet.example", 3),
+                      "intranet.example resolves only to addresses that are not public");
+}
+END_TEST
+
+START_TEST (test_http_fetch_says_a_host_could_not_be_resolved)
+{
+  fetch_refused_with ("https://nowhere.example/", SOCKS_LINE ("nowhere.example", 4),
+                      "could not resolve nowhere.example");
+}
+END_TEST
+
+START_TEST (test_http_fetch_says_a_host_could_not_be_connected_to)
+{
+  fetch_refused_with ("https://down.example/", SOCKS_LINE ("down.example", 5),
+                      "could not connect to down.example");
+}
+END_TEST
+
+START_TEST (test_http_fetch_says_connecting_to_a_host_timed_out)
+{
+  fetch_refused_with ("https://slow.example/", SOCKS_LINE ("slow.example", 6),
+                      "timed out connecting to slow.example");
+}
+END_TEST
+
+START_TEST (test_http_fetch_says_an_ip_address_is_not_a_host_name)
+{
+  fetch_refused_with ("https://127.1/", SOCKS_LINE ("127.0.0.1", 8),
+                      "127.0.0.1 is an IP address: http_fetch reaches granted host names only");
+}
+END_TEST
+
+START_TEST (test_http_fetch_says_the_calls_connections_are_spent)
+{
+  fetch_refused_with ("https://loop.example/", SOCKS_LINE ("loop.example", 1),
+                      "too many connections in one call: loop.example was not tried");
+}
+END_TEST
+
+START_TEST (test_http_fetch_names_the_host_a_redirect_was_refused_at)
+{
+  /* The host is curl's, the one refused, not the URL's. */
+  fetch_refused_with ("https://granted.example/moved", SOCKS_LINE ("elsewhere.example", 2),
+                      "elsewhere.example is not granted, or not on this port");
+}
+END_TEST
+
+START_TEST (test_http_fetch_keeps_curls_line_for_a_reply_it_does_not_know)
+{
+  fetch_refused_with ("https://odd.example/", SOCKS_LINE ("odd.example", 9),
+                      SOCKS_LINE ("odd.example", 9));
+  /* A proxy failure that is no refusal stays curl's own words. */
+  fetch_refused_with ("https://odd.example/",
+                      "curl: (97) Unable to receive initial SOCKS5 response.",
+                      "curl: (97) Unable to receive initial SOCKS5 response.");
+}
+END_TEST
+
 START_TEST (test_http_fetch_without_error_text_reports_the_exit_status)
 {
   struct fake f;
@@ -572,6 +664,15 @@ suite (void)
   tcase_add_test (tc, test_http_fetch_runs_curl_with_the_fixed_arguments);
   tcase_add_test (tc, test_http_fetch_passes_the_body_and_trailer_byte_for_byte);
   tcase_add_test (tc, test_http_fetch_reports_curls_first_error_line);
+  tcase_add_test (tc, test_http_fetch_says_a_host_is_not_granted);
+  tcase_add_test (tc, test_http_fetch_says_a_host_has_no_public_address);
+  tcase_add_test (tc, test_http_fetch_says_a_host_could_not_be_resolved);
+  tcase_add_test (tc, test_http_fetch_says_a_host_could_not_be_connected_to);
+  tcase_add_test (tc, test_http_fetch_says_connecting_to_a_host_timed_out);
+  tcase_add_test (tc, test_http_fetch_says_an_ip_address_is_not_a_host_name);
+  tcase_add_test (tc, test_http_fetch_says_the_calls_connections_are_spent);
+  tcase_add_test (tc, test_http_fetch_names_the_host_a_redirect_was_refused_at);
+  tcase_add_test (tc, test_http_fetch_keeps_curls_line_for_a_reply_it_does_not_know);
   tcase_add_test (tc, test_http_fetch_without_error_text_reports_the_exit_status);
   tcase_add_test (tc, test_http_fetch_reports_curl_killed_by_a_signal);
   tcase_add_test (tc, test_http_fetch_refuses_a_response_over_8_mib);
