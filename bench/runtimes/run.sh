@@ -1,38 +1,56 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# run.sh: a read_file call end to end through brokerd with bwrap.so, through brokerd with
-# podman.so, through brokerd with gvisor.so, a bare `bwrap` of the same sandbox and a bare
-# `runsc do` of the same command, alternating in one run, all limits on; prints medians and
-# ratios, warm (back to back) and cold (each after 1 s idle), and brokerd's resident memory
-# with bwrap.so and 8 callers at once.
-# Goals: bwrap.so p50 <= 10 ms, >= 15x faster than podman.so, <= 1.5x bare bwrap;
-# gvisor.so <= 1.2x bare runsc do, >= 1.5x faster than podman.so.
+# run.sh: what a call through brokerd costs over the floors it stands on, tool by tool
+# (read_file, write_file, shell), in alternating rounds:
+#   fork+exec     toolkit started directly as the sandbox's uid: the physical floor
+#   bare-bwrap    bubblewrap running toolkit with the least that gives bwrap.so's isolation
+#                 (every namespace, the same read-only root, the grant bound), no helper
+#                 program, no limits, no seccomp filter
+#   bwrap.so      `boxmaker call` -> brokerd -> bwrap.so, all limits on
+#   runsc-do      `runsc do` of toolkit (when runsc is installed): gVisor's floor
+#   gvisor.so     `boxmaker call` -> brokerd -> gvisor.so, all limits on
+#   podman.so     `boxmaker call` -> brokerd -> podman.so (when podman is installed and
+#                 BENCH_PODMAN is not 0), the same limits
+# For each side: p50 and p90 of the wall time, and the CPU time per call, brokerd's and
+# its sandboxes' included (cgroup v1 cpuacct); then the ratios to the floors, and brokerd's
+# resident memory with bwrap.so and 8 callers at once.  Goals: bwrap.so p50 <= 10 ms,
+# <= 1.5x bare bwrap and >= 15x faster than podman.so; gvisor.so <= 1.2x runsc do.
 #
-#   bench/runtimes/run.sh BUILD_DIR [WARM_ROUNDS] [COLD_ROUNDS]
+#   bench/runtimes/run.sh BUILD_DIR [ROUNDS]       # default 30; BENCH_IDLE_MS: sleep
+#                                                  # before each call (cold starts)
 #
-# BUILD_DIR holds a build of this tree (brokerd, boxmaker, toolkit, bwrap.so, podman.so,
-# gvisor.so); runsc from Debian's package runsc.
-# As root on this kind of host (cgroup v1, runc).  Builds a read-only root and the tools
-# image (localhost/boxmaker-tools-bench-rt), both removed afterwards.
+# BUILD_DIR holds a build of this tree (brokerd, boxmaker, toolkit, bwrap.so, gvisor.so,
+# podman.so).  As root on this kind of host (cgroup v1, runc).  Builds a read-only root and,
+# for podman.so, the tools image (localhost/boxmaker-tools-bench-rt), both removed
+# afterwards.
+# http_fetch is left out: bwrap.so runs it as a second sandbox with the egress proxy and
+# slirp4netns, which needs a granted public HTTPS host, and a floor for it would be a
+# proxy benchmark (bench/egress) rather than a sandbox's.
 set -eu
 build=$(cd "$1" && pwd)
-warm_rounds=${2:-30}
-cold_rounds=${3:-8}
+rounds=${2:-30}
+idle_ms=${BENCH_IDLE_MS:-0}
 src=$(cd "$(dirname "$0")/../.." && pwd)
+[ "$(id -u)" = 0 ] || { echo "run.sh: needs root (cgroups, the sandbox's uid)" >&2; exit 1; }
+bwrap=$(command -v bwrap) || { echo "run.sh: bubblewrap is not installed" >&2; exit 1; }
+runsc=$(command -v runsc || true)
+podman=
+[ "${BENCH_PODMAN:-1}" = 0 ] || podman=$(command -v podman || true)
 work=$(mktemp -d /tmp/bx-bench-runtimes.XXXXXX)
 chmod 0755 "$work"
+acct=/sys/fs/cgroup/cpuacct
+[ -f "$acct/cpuacct.usage" ] || acct=
 bench_pids=
-cgroups=
 cleanup () {
   for p in $bench_pids; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   # By name, not by id: the same files make the same image, which may also carry another
   # name (the tools image someone built from the same toolkit); that one must stay.
-  for ref in $(podman images --filter reference=localhost/boxmaker-tools-bench-rt \
+  [ -z "$podman" ] || for ref in $(podman images --filter reference=localhost/boxmaker-tools-bench-rt \
                  --format '{{.Repository}}:{{.Tag}}'); do
     podman rmi "$ref" >/dev/null 2>&1 || true
   done
-  for c in $cgroups; do rmdir "$c" 2>/dev/null || true; done
+  [ -z "$acct" ] || for c in "$acct"/bx-bench-*-$$; do rmdir "$c" 2>/dev/null || true; done
   # The parent runsc made for gvisor.so's sandboxes (each removed with its sandbox).
   for c in /sys/fs/cgroup/*/boxmaker-bench-gvisor-$$ /sys/fs/cgroup/boxmaker-bench-gvisor-$$; do
     rmdir "$c" 2>/dev/null || true
@@ -40,158 +58,157 @@ cleanup () {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# A signal (a reader that went away, ^C) ends the run through the cleanup as well.
+trap 'exit 1' HUP INT PIPE TERM
 
+cc -O2 -o "$work/tiers" "$src/bench/runtimes/tiers.c"
 "$src/packaging/image/build-image.sh" --quiet --rootfs "$work/rootfs" \
   --toolkit "$build/toolkit/toolkit" > /dev/null
-image=$("$src/packaging/image/build-image.sh" --quiet --toolkit "$build/toolkit/toolkit" \
-          --name localhost/boxmaker-tools-bench-rt | tail -n 1)
-mkdir -p "$work/grant" "$work/home" "$work/egress"
+[ -z "$podman" ] || image=$("$src/packaging/image/build-image.sh" --quiet \
+  --toolkit "$build/toolkit/toolkit" --name localhost/boxmaker-tools-bench-rt | tail -n 1)
+mkdir -p "$work/grant" "$work/home" "$work/egress" "$work/check"
 echo "a line to read" > "$work/grant/file.txt"
+# Written by every side, whose uids differ (65534; gvisor.so's sandboxes 201000).
+: > "$work/grant/w.txt"
+chmod 0666 "$work/grant/w.txt"
+chmod 0777 "$work/grant"
+g=$work/grant
+# The arguments go on boxmaker's command line, which tiers splits at spaces: a space in
+# JSON is written \u0020.
+printf '%s' "{\"path\":\"$g/file.txt\"}" > "$work/read_file.json"
+printf '%s' "{\"path\":\"$g/w.txt\",\"content\":\"written\"}" > "$work/write_file.json"
+printf '%s' "{\"command\":\"echo\\u0020hi\",\"cwd\":\"$g\"}" > "$work/shell.json"
 
-start_brokerd () { # name, runtime block
+# start_brokerd NAME RUNTIME_BLOCK: in a cpuacct cgroup of its own, so that its CPU time and
+# its sandboxes' (bwrap.so's keepers fork them) is charged to its side.
+start_brokerd () {
   cat > "$work/$1.yaml" <<YAML
 socket: $work/$1.sock
 home: $work/home
 runtime:
 $2
 grants:
-  - tools: [read_file]
-    paths: [$work/grant]
+  - tools: [read_file, write_file, shell]
+    paths: [$g]
     class: private
 YAML
-  "$build/broker/brokerd" --config "$work/$1.yaml" --runtimedir "$build/runtimes/modules" \
+  cg=
+  if [ -n "$acct" ]; then
+    cg=$acct/bx-bench-$1-$$
+    mkdir "$cg"
+  fi
+  sh -c '[ -z "$1" ] || echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$cg" \
+    "$build/broker/brokerd" --config "$work/$1.yaml" --runtimedir "$build/runtimes/modules" \
     2> "$work/$1.log" &
   eval "${1}_pid=\$!"
   bench_pids="$bench_pids $!"
   i=0
-  while [ ! -S "$work/$1.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+  while [ ! -S "$work/$1.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
   [ -S "$work/$1.sock" ] || { cat "$work/$1.log"; exit 1; }
 }
-# Every limit on, the same values on every side: memory 512m, 128 pids, one CPU, 30 s,
-# output 256 KiB, files 64 MiB, /tmp 64 MiB.
+# Every limit on in the modules: memory 512m, 128 pids, one CPU, 30 s, output 256 KiB,
+# files 64 MiB, /tmp 64 MiB.
+limits="    memory: 512m
+    pids: 128
+    cpu_percent: 100
+    read_file_ms: 30000
+    write_file_ms: 30000
+    shell_ms: 30000
+    output_cap: 256k
+    file_size: 64m
+    tmp_size: 64m"
 start_brokerd bwrap "  module: bwrap
   options:
     rootfs: $work/rootfs
     egress_dir: $work/egress
-    memory: 512m
-    pids: 128
-    cpu_percent: 100
-    read_file_ms: 30000
-    output_cap: 256k
-    file_size: 64m
-    tmp_size: 64m"
-start_brokerd podman "  module: podman
+$limits"
+if [ -n "$runsc" ]; then
+  start_brokerd gvisor "  module: gvisor
+  options:
+    rootfs: $work/rootfs
+    state_dir: $work/gvisor-state
+    cgroup_path: /boxmaker-bench-gvisor-$$
+$limits"
+fi
+if [ -n "$podman" ]; then
+  start_brokerd podman "  module: podman
   options:
     image: $image
     memory: 512m
     pids: 128
     read_file_ms: 30000
+    write_file_ms: 30000
+    shell_ms: 30000
     output_cap: 256k
     global_options: [--runtime, runc]
     run_options: [--ulimit, nofile=1024:1024, --ulimit, nproc=1024:1024, --pull=never, --cpus=1]"
-start_brokerd gvisor "  module: gvisor
-  options:
-    rootfs: $work/rootfs
-    state_dir: $work/gvisor-state
-    cgroup_path: /boxmaker-bench-gvisor-$$
-    memory: 512m
-    pids: 128
-    cpu_percent: 100
-    read_file_ms: 30000
-    output_cap: 256k
-    file_size: 64m
-    tmp_size: 64m"
+fi
 
-# The bare side: the argument list bwrap.so builds (tests/bwrap/golden/read_file.argv, with
-# the same seccomp filter left out: building it needs the module), run as the same uid from
-# a shell already sitting in cgroups with the same limits, as the module's keepers do.
-for c in memory pids cpu; do
-  mkdir "/sys/fs/cgroup/$c/boxmaker-bench-$$"
-  cgroups="$cgroups /sys/fs/cgroup/$c/boxmaker-bench-$$"
+# The read-only root as bwrap.so binds it: each top folder of the root it has.
+root_binds=
+for d in bin etc lib lib64 root; do
+  [ ! -d "$work/rootfs/$d" ] || root_binds="$root_binds --ro-bind $work/rootfs/$d /$d"
 done
-echo 536870912 > "/sys/fs/cgroup/memory/boxmaker-bench-$$/memory.limit_in_bytes"
-echo 129 > "/sys/fs/cgroup/pids/boxmaker-bench-$$/pids.max"
-echo 100000 > "/sys/fs/cgroup/cpu/boxmaker-bench-$$/cpu.cfs_quota_us"
-args="{\"path\":\"$work/grant/file.txt\"}"
-cat > "$work/bare.sh" <<SH
-#!/bin/sh
-# Moves itself into the bench cgroups once, then runs bare bwrap for each line it reads.
-for c in memory pids cpu; do echo \$\$ > /sys/fs/cgroup/\$c/boxmaker-bench-$$/cgroup.procs; done
-while read -r tag; do
-  t0=\$(date +%s%N)
-  printf '%s' '$args' | setpriv --reuid 65534 --regid 65534 --clear-groups \
-    prlimit --fsize=67108864 -- bwrap --unshare-all --unshare-user --disable-userns \
-    --die-with-parent --new-session --cap-drop ALL --uid 65534 --gid 65534 \
-    --hostname boxmaker --clearenv --setenv PATH /bin --setenv HOME /tmp \
-    --ro-bind $work/rootfs/bin /bin --ro-bind $work/rootfs/etc /etc \
-    --ro-bind $work/rootfs/lib /lib --ro-bind $work/rootfs/lib64 /lib64 \
-    --ro-bind $work/rootfs/root /root --proc /proc --dev /dev --size 67108864 \
-    --perms 1777 --tmpfs /tmp --ro-bind-fd 5 $work/grant --remount-ro / \
-    --chdir /tmp -- /bin/toolkit read_file > $work/bare.out 5< $work/grant
-  t1=\$(date +%s%N)
-  echo \$(( (t1 - t0) / 1000 )) > $work/bare.last
-  echo done
+# The cpuacct.usage files of a brokerd side: its own cgroup's, and for gvisor.so the parent
+# cgroup runsc puts the sandboxes in.
+bwrap_cpu=- gvisor_cpu=- podman_cpu=-
+if [ -n "$acct" ]; then
+  bwrap_cpu=$acct/bx-bench-bwrap-$$/cpuacct.usage
+  # podman's containers are not brokerd's children: conmon and runc's processes sit in
+  # cgroups of their own, so podman.so's figure is brokerd's and podman's own process.
+  podman_cpu=$acct/bx-bench-podman-$$/cpuacct.usage
+  gvisor_cpu=$acct/bx-bench-gvisor-$$/cpuacct.usage,$acct/boxmaker-bench-gvisor-$$/cpuacct.usage
+fi
+sides=$work/sides
+: > "$sides"
+for tool in read_file write_file shell; do
+  in=$work/$tool.json
+  bind=--bind
+  [ "$tool" != read_file ] || bind=--ro-bind
+  {
+    printf '%s\tfork+exec\t65534\t%s\t-\t%s %s\n' "$tool" "$in" "$build/toolkit/toolkit" "$tool"
+    printf '%s\tbare-bwrap\t65534\t%s\t-\t%s --unshare-all --unshare-user --uid 65534 --gid 65534 --die-with-parent --clearenv --setenv PATH /bin%s --proc /proc --dev /dev --tmpfs /tmp %s %s %s --remount-ro / --chdir /tmp -- /bin/toolkit %s\n' \
+      "$tool" "$in" "$bwrap" "$root_binds" "$bind" "$g" "$g" "$tool"
+    printf '%s\tbwrap.so\t-1\t%s\t%s\t%s call %s %s --socket %s --session bench\n' \
+      "$tool" "$in" "$bwrap_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/bwrap.sock"
+    if [ -n "$runsc" ]; then
+      # runsc do: the host's root read-only under an overlay, no network, the same platform.
+      printf '%s\trunsc-do\t-1\t%s\t-\t%s --root %s --platform=ptrace --network=none do -quiet -cwd / %s %s\n' \
+        "$tool" "$in" "$runsc" "$work/runsc-do" "$build/toolkit/toolkit" "$tool"
+      printf '%s\tgvisor.so\t-1\t%s\t%s\t%s call %s %s --socket %s --session bench\n' \
+        "$tool" "$in" "$gvisor_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/gvisor.sock"
+    fi
+    [ -z "$podman" ] || printf '%s\tpodman.so\t-1\t%s\t%s\t%s call %s %s --socket %s --session bench\n' \
+      "$tool" "$in" "$podman_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/podman.sock"
+  } >> "$sides"
 done
-SH
-chmod 0755 "$work/bare.sh"
-mkfifo "$work/bare.in" "$work/bare.ack"
-"$work/bare.sh" < "$work/bare.in" > "$work/bare.ack" &
-bench_pids="$bench_pids $!"
-exec 7> "$work/bare.in" 8< "$work/bare.ack"
+printf 'RATIO\tbwrap.so\tbare-bwrap\nRATIO\tbwrap.so\tfork+exec\nRATIO\tbare-bwrap\tfork+exec\n' >> "$sides"
+printf 'RATIO\tgvisor.so\trunsc-do\nRATIO\tgvisor.so\tfork+exec\nRATIO\tgvisor.so\tbwrap.so\n' >> "$sides"
+printf 'RATIO\tpodman.so\tbwrap.so\nRATIO\tpodman.so\tgvisor.so\n' >> "$sides"
 
-now () { date +%s%N; }
-bare () { echo go >&7; read -r _ <&8; cat "$work/bare.last"; }
-# The bare gVisor side: `runsc do` of the same toolkit reading the same file, on the same
-# platform with no network (runsc do's own root: the host's, read-only under an overlay).
-runsc_do () {
-  t0=$(now)
-  printf '%s' "$args" | runsc --root "$work/runsc-do" --platform=ptrace --network=none do \
-    -quiet -cwd / "$build/toolkit/toolkit" read_file > "$work/runscdo.out" 2>/dev/null
-  t1=$(now)
-  echo $(( (t1 - t0) / 1000 ))
-}
-through () { # brokerd name, call id
-  t0=$(now)
-  "$build/client/boxmaker" call read_file "$args" --socket "$work/$1.sock" --session bench \
-    --call "$2" > "$work/$1.out" 2>/dev/null
-  t1=$(now)
-  echo $(( (t1 - t0) / 1000 ))
-}
-
-bare > /dev/null; through bwrap w1 > /dev/null; through podman w1 > /dev/null
-through gvisor w1 > /dev/null; runsc_do > /dev/null
-for o in bwrap podman gvisor runscdo; do
-  cmp -s "$work/bare.out" "$work/$o.out" || { echo "the sides differ ($o)"; exit 1; }
-done
-
-# round KIND ROUNDS IDLE: alternates the five sides ROUNDS times, the order rotating, with
-# IDLE seconds of sleep before each measurement.
-round () {
-  : > "$work/$1.bare"; : > "$work/$1.bwrap"; : > "$work/$1.podman"
-  : > "$work/$1.gvisor"; : > "$work/$1.runscdo"
-  r=0
-  while [ $r -lt "$2" ]; do
-    for k in 0 1 2 3 4; do
-      side=$(( (r + k) % 5 ))
-      [ "$3" = 0 ] || sleep "$3"
-      case $side in
-        0) bare >> "$work/$1.bare" ;;
-        1) through bwrap "$1$r" >> "$work/$1.bwrap" ;;
-        2) through podman "$1$r" >> "$work/$1.podman" ;;
-        3) through gvisor "$1$r" >> "$work/$1.gvisor" ;;
-        4) runsc_do >> "$work/$1.runscdo" ;;
-      esac
-    done
-    r=$((r + 1))
+# Once each, the outputs compared (the first gvisor.so call also makes runsc's parent cgroup,
+# whose usage the timed calls read).
+if [ -n "$acct" ] && [ -n "$runsc" ]; then
+  "$build/client/boxmaker" call read_file "$(cat "$work/read_file.json")" \
+    --socket "$work/gvisor.sock" --session bench > /dev/null 2>&1
+fi
+"$work/tiers" "$sides" 1 0 "$work/check" || { echo "a side failed"; exit 1; }
+for tool in read_file write_file shell; do
+  for f in "$work/check/$tool".*; do
+    case $f in *.err) continue ;; esac
+    cmp -s "$work/check/$tool.fork+exec" "$f" \
+      || echo "note: $tool: ${f##*/} prints other bytes than fork+exec: $(head -c 200 "$f" | tr '\n' ' ')"
   done
-}
-median () { sort -n "$1" | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.1f", m / 1000 }'; }
+done
 
-round warm "$warm_rounds" 0
-round cold "$cold_rounds" 1
+uptime
+echo "$rounds rounds, sides alternating, ${idle_ms} ms idle before each call; wall time in ms, CPU ms per call (mean)"
+[ -n "$acct" ] || echo "note: no cgroup v1 cpuacct: brokerd's and its sandboxes' CPU time is not counted"
+"$work/tiers" "$sides" "$rounds" "$idle_ms"
 
 rss () { awk -v k="$2" '$1 == k":" { print $2 }' "/proc/$1/status"; }
 rest=$(rss "$bwrap_pid" VmRSS)
+args=$(cat "$work/read_file.json")
 callers=
 for c in 1 2 3 4 5 6 7 8; do
   ( for i in $(seq 25); do
@@ -209,22 +226,4 @@ done
 wait $callers 2>/dev/null || true
 failed=$(cat "$work"/par* | grep -c fail || true)
 after=$(rss "$bwrap_pid" VmRSS)
-
-echo "read_file end to end, all limits on; medians in ms ($warm_rounds warm rounds, $cold_rounds cold rounds after 1 s idle)"
-printf '%-28s %10s %10s\n' side warm cold
-for side in bare bwrap podman runscdo gvisor; do
-  case $side in
-    bare) label="bare bwrap" ;; bwrap) label="brokerd + bwrap.so" ;; podman) label="brokerd + podman.so" ;;
-    runscdo) label="bare runsc do" ;; gvisor) label="brokerd + gvisor.so" ;;
-  esac
-  printf '%-28s %10s %10s\n' "$label" "$(median "$work/warm.$side")" "$(median "$work/cold.$side")"
-done
-for kind in warm cold; do
-  b=$(median "$work/$kind.bwrap") p=$(median "$work/$kind.podman") r=$(median "$work/$kind.bare")
-  awk -v b="$b" -v p="$p" -v r="$r" -v k="$kind" 'BEGIN {
-    printf "%s: podman.so / bwrap.so = %.1fx (goal >= 15x); bwrap.so / bare bwrap = %.2fx (goal <= 1.5x); bwrap.so p50 %.1f ms (goal <= 10)\n", k, p / b, b / r, b }'
-  g=$(median "$work/$kind.gvisor") d=$(median "$work/$kind.runscdo")
-  awk -v g="$g" -v p="$p" -v d="$d" -v k="$kind" 'BEGIN {
-    printf "%s: gvisor.so / bare runsc do = %.2fx (goal <= 1.2x); podman.so / gvisor.so = %.2fx (goal >= 1.5x)\n", k, g / d, p / g }'
-done
 echo "brokerd with bwrap.so: VmRSS ${rest} kB at rest, peak ${peak} kB with 8 callers at once (200 calls, $failed failed), ${after} kB after"

@@ -27,6 +27,7 @@
 #include "host_list.h"
 #include "instance.h"
 #include "open_nofollow.h"
+#include "slirp_ready.h"
 #include "egress_records.h"
 
 #define RUNBOOK_POINTER "see docs/runbook.md#runner-unavailable"
@@ -238,18 +239,7 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
   };
   *slirp = bx_bwrap_spawn (slirp_argv, &helper, null, null, null);
   close (ready[1]);
-  bool up = false;
-  while (*slirp >= 0 && !up && !give_up (host, spec, deadline))
-    {
-      char c;
-      ssize_t n = read (ready[0], &c, 1);
-      if (n == 1)
-        up = true;
-      else if (n == 0)
-        break;
-      else
-        tick ();
-    }
+  bool up = *slirp >= 0 && bx_slirp_wait_ready (host, spec, ready[0], deadline, TICK_MS);
   close (ready[0]);
   if (!up && host->spec_cancelled (spec))
     return -1;

@@ -35,6 +35,7 @@
 #include "egress_records.h"
 #include "gvisor.h"
 #include "open_nofollow.h"
+#include "slirp_ready.h"
 
 static const char SENTENCE_COULD_NOT_RUN[] = "the tool could not run";
 static const char SENTENCE_UNAVAILABLE[] = "the tool runner could not start the container";
@@ -561,18 +562,7 @@ egress_start (struct bx_gvisor_instance *inst, const bx_run_spec *spec, const ch
                          NULL };
   e->slirp = spawn (slirp_argv, ready[1]);
   close (ready[1]);
-  bool up = false;
-  while (e->slirp > 0 && !up && !give_up (host, spec, deadline))
-    {
-      char c;
-      ssize_t n = read (ready[0], &c, 1);
-      if (n == 1)
-        up = true;
-      else if (n == 0)
-        break;
-      else
-        tick ();
-    }
+  bool up = e->slirp > 0 && bx_slirp_wait_ready (host, spec, ready[0], deadline, TICK_MS);
   close (ready[0]);
   if (!up)
     {
