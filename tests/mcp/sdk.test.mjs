@@ -397,8 +397,9 @@ else
       });
       return [...out.matchAll (/"approval":"([0-9a-f]{32})"/g)].map ((m) => m[1]);
     };
+    // A bound that only ends a hang: a loaded machine may take seconds.
     const waitFor = async (cond) => {
-      for (let i = 0; i < 200; i++)
+      for (let i = 0; i < 2400; i++)
         {
           const v = await cond ();
           if (v)
@@ -436,20 +437,72 @@ else
         }
     });
 
-    test ('cancelling a call that waits for approval takes it off the owner\'s list',
+    // What a client that gives up sees: the SDK's request timeout cancels the call, brokerd
+    // keeps its approval (listed as client_left), and the same call asked again in the same
+    // session waits on that approval, or runs at once once the owner approved.
+    const listedLeft = async (id) => {
+      const out = await new Promise ((resolve) => {
+        const c = spawn (boxmaker, ['approvals', '--json', '--admin-socket', `${work}/admin.sock`]);
+        let o = '';
+        c.stdout.on ('data', (d) => { o += d; });
+        c.on ('exit', () => resolve (o));
+      });
+      const list = JSON.parse (out);
+      return (list.pending || list).some ((p) => p.approval === id && p.client_left === true);
+    };
+    const approveId = async (id) => {
+      const approve = spawn (boxmaker, ['approve', id, '--admin-socket', `${work}/admin.sock`]);
+      const [code] = await once (approve, 'exit');
+      return code;
+    };
+
+    test ('a call cancelled while it waits keeps its approval for the same call asked again',
           async () => {
       const client = await stdioClient (`${work}/approving.sock`);
       try
         {
+          const args = { name: 'read_file', arguments: { path: `${data}/hello.txt` } };
           const ac = new AbortController ();
-          const call = client.callTool ({ name: 'read_file',
-                                          arguments: { path: `${data}/hello.txt` } },
-                                        undefined, { signal: ac.signal });
-          assert.ok (await waitFor (async () => (await waitingIds ()).length === 1));
+          const call = client.callTool (args, undefined, { signal: ac.signal });
+          const ids = await waitFor (async () => { const v = await waitingIds (); return v.length ? v : null; });
+          assert.ok (ids && ids.length === 1, 'one call waits for approval');
           ac.abort ('not needed any more');
           await assert.rejects (call);
-          assert.ok (await waitFor (async () => (await waitingIds ()).length === 0),
-                     'the waiting call is gone from the list');
+          assert.ok (await waitFor (() => listedLeft (ids[0])),
+                     'the approval is still listed, its client gone');
+          // Asked again: the same approval, still waiting; approved, the result.
+          const again = client.callTool (args);
+          assert.ok (await waitFor (async () => !(await listedLeft (ids[0]))
+                                                && (await waitingIds ()).includes (ids[0])),
+                     'the call asked again waits on the same approval');
+          assert.deepEqual (await waitingIds (), [ids[0]]);
+          assert.equal (await approveId (ids[0]), 0);
+          const r = await again;
+          assert.equal (r.isError, false, text (r));
+          assert.equal (JSON.parse (text (r)).arguments.path, `${data}/hello.txt`);
+        }
+      finally
+        {
+          await client.close ();
+        }
+    });
+
+    test ('a call past the SDK\'s request timeout runs when asked again after the approval',
+          async () => {
+      const client = await stdioClient (`${work}/approving.sock`);
+      try
+        {
+          const args = { name: 'read_file', arguments: { path: `${data}/hello.txt` } };
+          await assert.rejects (client.callTool (args, undefined, { timeout: 1000 }),
+                                /timed out|Timeout/i);
+          const ids = await waitFor (async () => { const v = await waitingIds (); return v.length ? v : null; });
+          assert.ok (ids && ids.length === 1, 'its approval is listed');
+          assert.ok (await waitFor (() => listedLeft (ids[0])), 'listed with its client gone');
+          assert.equal (await approveId (ids[0]), 0);
+          assert.deepEqual (await waitingIds (), []);
+          const r = await client.callTool (args);
+          assert.equal (r.isError, false, text (r));
+          assert.equal (JSON.parse (text (r)).arguments.path, `${data}/hello.txt`);
         }
       finally
         {
