@@ -119,7 +119,8 @@ bx_mcp_instructions (const json_t *grants, const char *why_not)
       /* The tools are listed as if all were granted: say why nothing more is known. */
       add (&t, " The tool broker could not be reached to learn what was granted (");
       add (&t, why_not ? why_not : "no reason given");
-      add (&t, "); the tools are listed without their folders and hosts.");
+      add (&t, "); the tools are listed without their folders and hosts, and each call fails "
+               "until it can be reached (its owner: see docs/runbook.md#broker-unavailable).");
       return t.s;
     }
   bool any = false;

@@ -31,8 +31,9 @@ struct call
   struct bx_client_cancel *cancel;
   struct bx_mcp_sink *sink;
   const struct bx_mcp_version *version; /* the request's: what its answers may carry */
-  char *pending; /* what a person is asked to approve, once brokerd said so (under lock) */
-  int progress;  /* the last progress value sent (under lock) */
+  char *pending;          /* what a person is asked to approve, once brokerd said so (under lock) */
+  int progress;           /* the last progress value sent (under lock) */
+  char *unavailable_line; /* the client library's line when brokerd could not be reached */
 };
 
 struct bx_mcp_server
@@ -194,6 +195,20 @@ log_line (const char *line, void *data)
   fprintf (stderr, "boxmaker mcp: %s\n", line);
 }
 
+/* A call's log: as log_line, and the line that says why brokerd could not be reached is
+ * kept for the model (call_thread), which otherwise reads only that it could not. */
+static void
+call_log_line (const char *line, void *data)
+{
+  struct call *c = data;
+  log_line (line, NULL);
+  if (strncmp (line, BX_CLIENT_UNAVAILABLE, strlen (BX_CLIENT_UNAVAILABLE)) == 0)
+    {
+      free (c->unavailable_line);
+      c->unavailable_line = bx_xstrdup (line);
+    }
+}
+
 /* One notifications/progress for C, with the next progress value.  Under srv->lock: a call
  * leaves the list (under the lock) before its sink is done, so C's sink is still there. */
 static void
@@ -261,6 +276,7 @@ call_free (struct call *c)
   free (c->tool);
   free (c->peer);
   free (c->pending);
+  free (c->unavailable_line);
   bx_client_cancel_free (c->cancel);
   free (c);
 }
@@ -273,7 +289,7 @@ call_thread (void *arg)
   struct bx_client_options opts = {
     .socket = srv->opts.socket,
     .timeout_ms = srv->opts.timeout_ms,
-    .log = log_line,
+    .log = call_log_line,
     .on_pending = on_pending,
     .data = c,
     .cancel = c->cancel,
@@ -287,6 +303,14 @@ call_thread (void *arg)
     msg = bx_mcp_error (c->id, BX_MCP_INTERNAL_ERROR, bx_error_msg (err));
   else
     {
+      /* The model reads why and where to look, as the log says it: the fixed sentence first,
+       * then the reason and the runbook's entry. */
+      if (r.unavailable && c->unavailable_line != NULL)
+        {
+          free (r.message);
+          r.message = c->unavailable_line;
+          c->unavailable_line = NULL;
+        }
       /* The spec: no response to a request the client cancelled. */
       msg = r.cancelled ? NULL : bx_mcp_result (c->id, bx_mcp_tool_result (&r, c->version));
       bx_client_response_free (&r);
