@@ -700,8 +700,10 @@ static void
 announce (struct bx_approvals *a, struct entry *e, bool new_entry)
 {
   struct bx_call *c = e->parked;
-  /* The line that says the call waits comes first; without it, it does not wait. */
-  entry_approval (e);
+  /* The line that says the call waits comes first; without it, it does not wait.  (A
+   * taken-over entry's approval was read under the lock: owners may answer it now.) */
+  if (new_entry)
+    entry_approval (e);
   if (bx_call_log (c, BX_OUTCOME_PENDING) < 0)
     {
       pthread_mutex_lock (&a->lock);
@@ -760,7 +762,10 @@ take_over (struct bx_approvals *a, struct entry *e, struct bx_call *call)
   if (approved)
     unlink_entry (a, e);
   else
-    e->announced = false; /* the waiter leaves it alone until its new frame is out */
+    {
+      e->announced = false; /* the waiter leaves it alone until its new frame is out */
+      entry_approval (e);   /* the pending line's, as the approval stands now */
+    }
   pthread_mutex_unlock (&a->lock);
   bx_call_free (gone);
   if (approved)
