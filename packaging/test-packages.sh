@@ -354,7 +354,7 @@ else
   check "the installed Makefile builds echo.so with only pkg-config --cflags boxmaker-runtime" \
     make -s -C "$MODULE" echo.so
   check "the installed boxmaker-runtime-check reports echo.so as not a sandbox (make check)" \
-    sh -c "make -s -C '$MODULE' check | grep -qx 'conformance: 2 passed, 0 failed'"
+    sh -c "make -s -C '$MODULE' check | grep -q '^conformance: not a sandbox: .*; no check of the contract ran$'"
   if [ -f "$MODULE/echo.so" ]; then
     install -m 644 "$MODULE/echo.so" "$(pkg-config --variable=runtimedir boxmaker-runtime)/"
     mkdir -p "$MODULE/granted" "$MODULE/slow" "$MODULE/home"
