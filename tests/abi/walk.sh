@@ -65,7 +65,7 @@ ok: walk: read_file {"path":"/home/me/notes/a.txt"}
 ro /home/me/notes/a.txt
 ok (truncated): walk: read_f
 log echo 1: call call-2 wants the network
-failed: the echo runtime has no network
+unavailable: the echo runtime has no network
 ok: walk: shell {"command":"true"}
 ok: walk: shell {"command":"true"}
 call-4 ended within 1 s of its cancellation
