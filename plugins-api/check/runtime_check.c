@@ -452,16 +452,54 @@ check_read_only (struct kit *k, const char *name)
 static void
 check_shell (struct kit *k, const char *name)
 {
-  cleanup_free char *cmd
-      = bx_xasprintf ("cat %s/probe.txt; echo; echo $((6 * 7)); pwd > /dev/null", k->ro);
-  bx_run_spec *spec = shell_spec (k, cmd);
+  /* With a cwd, which toolkit applies inside the sandbox: the module passes it on. */
+  cleanup_free char *json = bx_xasprintf (
+      "{\"command\":\"cat %s/probe.txt; echo; echo $((6 * 7)); echo cwd=$(pwd)\",\"cwd\":\"%s\"}",
+      k->ro, k->rw);
+  bx_run_spec *spec = new_spec (k, BX_TOOL_SHELL, json);
+  bx_run_spec_add_mount (spec, k->ro, false);
+  bx_run_spec_add_mount (spec, k->rw, true);
   struct answer a;
   run_once (k, spec, &a);
   cleanup_free char *d = describe (&a);
-  if (contains (&a, k->token) && contains (&a, "42"))
-    pass (k, name, "%s", "");
-  else
+  cleanup_free char *cwd = bx_xasprintf ("cwd=%s\n", k->rw);
+  if (!contains (&a, k->token) || !contains (&a, "42"))
     fail (k, name, "expected the file and 42, got %s", d);
+  else if (!contains (&a, cwd))
+    fail (k, name,
+          "the command did not run in its cwd, %s (toolkit applies it: pass the "
+          "arguments as they are), got %s",
+          k->rw, d);
+  else
+    pass (k, name, "%s", "in its cwd");
+  answer_clear (&a);
+}
+
+/* Arguments near the most brokerd passes: a module writes all of them to toolkit. */
+static void
+check_large_arguments (struct kit *k, const char *name)
+{
+  size_t n = BX_RUNTIME_ARGUMENTS_MAX - 4096;
+  cleanup_free char *path = json_escape_path (k->rw, "large.txt");
+  cleanup_free char *content = bx_xmalloc (n + 1);
+  memset (content, 'a', n);
+  content[n] = '\0';
+  cleanup_free char *json = bx_xasprintf ("{\"path\":\"%s\",\"content\":\"%s\"}", path, content);
+  bx_run_spec *spec = new_spec (k, BX_TOOL_WRITE_FILE, json);
+  bx_run_spec_add_mount (spec, k->rw, true);
+  struct answer a;
+  run_once (k, spec, &a);
+  cleanup_free char *d = describe (&a);
+  struct stat st;
+  bool wrote = stat (path, &st) == 0;
+  unlink (path);
+  if (wrote && st.st_size == (off_t)n)
+    pass (k, name, "%zu bytes of arguments, %zu written", strlen (json), n);
+  else
+    fail (k, name,
+          "%zu bytes of arguments left a file of %lld bytes, not %zu, and the answer %s "
+          "(write all of standard input, at most BX_RUNTIME_ARGUMENTS_MAX, then close it)",
+          strlen (json), wrote ? (long long)st.st_size : -1LL, n, d);
   answer_clear (&a);
 }
 
@@ -627,7 +665,10 @@ check_egress (struct kit *k, const char *name)
       && strstr (a.out.content, "SOCKS5 connection to other.example. (2)") != NULL)
     pass (k, name, "a host outside the grant is refused through the proxy");
   else
-    fail (k, name, "expected curl's refusal through the egress proxy, got %s", d);
+    fail (k, name,
+          "expected curl's refusal through the egress proxy, got %s (a module that cannot "
+          "give egress answers BX_RUN_UNAVAILABLE)",
+          d);
   answer_clear (&a);
   skip (k, "egress reaches a granted host",
         "needs a public HTTPS host, which the kit does not assume; not tried");
@@ -693,7 +734,10 @@ check_memory_limit (struct kit *k, const char *name)
            && contains (&a, "[killed by signal 9]"))
     pass (k, name, "the process over the limit was killed");
   else
-    fail (k, name, "200 MB in a 32m sandbox gave %s", d);
+    fail (k, name,
+          "200 MB in a 32m sandbox gave %s (a memory limit holds the whole sandbox: a cgroup, "
+          "not an rlimit; without one, answer BX_RUN_UNAVAILABLE)",
+          d);
   answer_clear (&a);
 }
 
@@ -961,6 +1005,11 @@ check_toolkit_exit_2 (struct kit *k, const char *name)
   cleanup_free char *d = describe (&a);
   if (a.status == BX_RUN_FAILED)
     pass (k, name, "failed \"%s\"", a.sentence);
+  else if (contains (&a, "toolkit: "))
+    fail (k, name,
+          "toolkit exited 2 and its standard error reached the output (%s): standard error is "
+          "for the log; answer BX_RUN_FAILED with BX_SENTENCE_COULD_NOT_RUN",
+          d);
   else
     fail (k, name,
           "toolkit exited 2 (arguments it cannot read) and the module answered %s: exit 2 is "
@@ -1412,6 +1461,7 @@ main (int argc, char **argv)
     { "write_file writes through a writable mount", check_write },
     { "a read-only mount is read-only", check_read_only },
     { "shell runs /bin/sh at the mounts' own paths", check_shell },
+    { "arguments of nearly 2 MiB reach toolkit whole", check_large_arguments },
     { "nothing else of the host is visible", check_nothing_else },
     { "the sandbox's root is not the host's root", check_user_namespace },
     { "no setuid or setgid file outlives a call", check_no_setid_file },
