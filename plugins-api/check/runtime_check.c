@@ -59,6 +59,7 @@ static const char *const not_a_sandbox_reasons[] = {
   "not a sandbox: it runs nothing (every call is unavailable)",
   "not a sandbox: read_file did not return the file, so it does not run toolkit over the "
   "mounts (toolkit is installed by boxmaker-tools in " TOOLKIT_WHERE ")",
+  "not a sandbox: the module declares itself none (BX_RUNTIME_NOT_A_SANDBOX)",
 };
 
 struct kit
@@ -1162,6 +1163,9 @@ check_first (struct kit *k, const char *name)
     fail (k, "protected paths are absolute", "a protected path is relative");
   else
     pass (k, "protected paths are absolute", "%zu named", n_protected);
+  /* A module that says it is none is taken at its word: no contract check would pass. */
+  if (bx_module_not_a_sandbox (k->module))
+    k->not_a_sandbox_n = 3;
 }
 
 /* In the check's process: load and create the module, run CHECK (check_first when NULL),

@@ -9,6 +9,8 @@
 #   declines  BX_RUN_UNAVAILABLE for limits and egress it cannot enforce, as the header
 #             allows: those checks are skipped with the reason, not failed (the checks
 #             naive.so breaks still fail)
+#   declared  BX_RUNTIME_NOT_A_SANDBOX: every contract check skipped with that reason, exit
+#             status 3, and a summary that does not read as a pass
 #
 #   kit_bad_modules.sh FAULT CHECK MODULE_SO TOOLKIT
 set -u
@@ -28,6 +30,7 @@ lacks () {
   return 0
 }
 summary='^conformance: [0-9]* passed, [0-9]* failed$'
+[ "$fault" = declared ] && summary='^conformance: not a sandbox: .*; no check of the contract ran$'
 echo "$out" | tail -n 1 | grep -q "$summary" || fail "the summary is not the last line"
 case $fault in
   crash)
@@ -57,6 +60,11 @@ case $fault in
       has "^skip: $name: unavailable (\"the naive runtime "
       lacks "^FAIL: $name"
     done
+    ;;
+  declared)
+    [ "$rc" = 3 ] || fail "exit $rc, expected 3 (not a sandbox)"
+    has '^skip: read_file runs toolkit over a read-only mount: not a sandbox: the module declares itself none'
+    lacks '^pass: .*mount\|^pass: .*limit\|^FAIL: '
     ;;
   *)
     fail "unknown fault $fault"

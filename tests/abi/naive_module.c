@@ -12,7 +12,8 @@
  *                            terminal control bytes in it
  *   NAIVE_DECLINES_LIMITS    a call with a memory, pids, CPU or file size limit, or with
  *                            egress, is answered BX_RUN_UNAVAILABLE, as the header allows
- *                            a module that cannot enforce them */
+ *                            a module that cannot enforce them
+ * and once honest: NAIVE_DECLARED declares itself no sandbox (BX_RUNTIME_NOT_A_SANDBOX). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -205,5 +206,10 @@ naive_destroy (void *instance)
   free (instance);
 }
 
+#ifdef NAIVE_DECLARED
+#define NAIVE_FLAGS BX_RUNTIME_NOT_A_SANDBOX
+#else
+#define NAIVE_FLAGS 0
+#endif
 BX_RUNTIME_DEFINE (.name = "naive", .create = naive_create, .run = naive_run,
-                   .destroy = naive_destroy);
+                   .destroy = naive_destroy, .flags = NAIVE_FLAGS);

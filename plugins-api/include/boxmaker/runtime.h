@@ -48,7 +48,9 @@
  *   The key words MUST, MUST NOT, SHOULD and MAY are normative.  brokerd has already
  *   decided that the call may run; a module's whole job is to run it so that it can reach
  *   nothing else.  A module that cannot honour a rule below MUST answer the call
- *   BX_RUN_UNAVAILABLE rather than run it with less containment.
+ *   BX_RUN_UNAVAILABLE rather than run it with less containment, unless it declares itself
+ *   no sandbox at all (BX_RUNTIME_NOT_A_SANDBOX in bx_runtime.flags, since 1.3), of which
+ *   brokerd warns at every start.
  *
  *   Running toolkit.
  *   - A module MUST run each call in a fresh sandbox of its own, started for this call and
@@ -186,7 +188,7 @@ extern "C" {
 
 #define BX_RUNTIME_MAGIC     0x62786d72u /* "bxmr" */
 #define BX_RUNTIME_ABI_MAJOR 1
-#define BX_RUNTIME_ABI_MINOR 2
+#define BX_RUNTIME_ABI_MINOR 3
 #define BX_RUNTIME_ENTRY     "bx_runtime_entry"
 
 /* Modules build with -fvisibility=hidden; this marks the one symbol they export. */
@@ -452,8 +454,19 @@ struct bx_runtime
    * grant that names a `rootfs`, and passes an `image` on unchecked. */
   int (*check_root) (void *instance, const char *key, const char *root, bx_error_sink *sink);
 
+  /* What the module is (since 1.3): BX_RUNTIME_NOT_A_SANDBOX, or 0 for a module that keeps
+   * the SANDBOX CONTRACT.  brokerd reads it only where the table's size says it is there. */
+  uint32_t flags;
+
   /* Later minor versions append fields here. */
 };
+
+/* bx_runtime.flags (since 1.3): the module runs calls without the SANDBOX CONTRACT's
+ * containment (on the host, say, as a stand-in on a developer's machine).  brokerd then
+ * warns at every start, on standard error or in its journal, that its tool calls are not
+ * contained, and boxmaker-runtime-check skips the contract, saying why.  A module that
+ * runs nothing (refusing.so) need not set it. */
+#define BX_RUNTIME_NOT_A_SANDBOX 0x1u
 
 /* The 1.0 table ends after destroy: a smaller table is refused. */
 #define BX_RUNTIME_TABLE_MIN_SIZE                                                                  \
