@@ -121,6 +121,19 @@ print_config_errors (const struct bx_config *cfg, bool runtime_read, const char 
     print_error (false, module_err);
 }
 
+/* A module that declares itself no sandbox runs the agent's calls uncontained: said at every
+ * start, where an operator looks, and never only at debug level. */
+static void
+warn_not_a_sandbox (struct bx_module *module)
+{
+  if (!bx_module_not_a_sandbox (module))
+    return;
+  bx_log (LOG_WARNING, NULL,
+          "WARNING: runtime %s (%s) declares itself NOT A SANDBOX: every tool call it runs "
+          "reaches what brokerd's own user can reach; use it only where that is meant",
+          bx_module_name (module), bx_module_path (module));
+}
+
 static void
 print_summary (const struct bx_config *cfg, struct bx_module *module)
 {
@@ -282,6 +295,7 @@ main (int argc, char **argv)
       print_error (false, err);
       return 1;
     }
+  warn_not_a_sandbox (module);
   if (check)
     {
       print_summary (cfg, module);

@@ -69,6 +69,8 @@ _Static_assert(BX_TOOL_READ_FILE == BX_RUNTIME_TOOL_READ_FILE, "tool numbers");
 _Static_assert(BX_TOOL_WRITE_FILE == BX_RUNTIME_TOOL_WRITE_FILE, "tool numbers");
 _Static_assert(BX_TOOL_SHELL == BX_RUNTIME_TOOL_SHELL, "tool numbers");
 _Static_assert(BX_TOOL_HTTP_FETCH == BX_RUNTIME_TOOL_HTTP_FETCH, "tool numbers");
+/* The header promises modules what toolkit reads at most. */
+_Static_assert(BX_RUNTIME_ARGUMENTS_MAX == BX_TOOL_ARGS_MAX, "argument size");
 
 static int
 host_spec_tool_id (const bx_run_spec *spec)

@@ -291,6 +291,13 @@ bx_module_version (const struct bx_module *module, unsigned *major, unsigned *mi
   *minor = module->table.abi_minor;
 }
 
+bool
+bx_module_not_a_sandbox (const struct bx_module *module)
+{
+  /* The copy is zero beyond the module's own table: an older module declares nothing. */
+  return module != NULL && (module->table.flags & BX_RUNTIME_NOT_A_SANDBOX) != 0;
+}
+
 enum bx_run_status
 bx_module_run (struct bx_module *module, const bx_run_spec *spec, struct bx_run_output *out,
                const char **sentence)

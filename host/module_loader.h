@@ -39,6 +39,9 @@ const char *bx_module_path (const struct bx_module *module);
 const char *bx_module_dir (const struct bx_module *module);
 /* The ABI version the module was built with. */
 void bx_module_version (const struct bx_module *module, unsigned *major, unsigned *minor);
+/* Whether the module declares itself no sandbox (BX_RUNTIME_NOT_A_SANDBOX, since 1.3); false
+ * for a module built before 1.3, whose table has no flags. */
+bool bx_module_not_a_sandbox (const struct bx_module *module);
 
 /* What a run produced, in memory the host owns. */
 struct bx_run_output

@@ -105,10 +105,11 @@ echo_run (void *instance, const bx_run_spec *spec, bx_run_result *result, const 
 
   if (host->spec_has_egress (spec))
     {
-      /* A fixed sentence: it reaches the model as it is.  Details go to the log. */
+      /* No egress to give: unavailable, as the header's contract asks.  A fixed sentence:
+       * it reaches the model as it is.  Details go to the log. */
       host->log (host, BX_LOG_WARNING, "call %s wants the network", host->spec_call (spec));
       *sentence = "the echo runtime has no network";
-      return BX_RUN_FAILED;
+      return BX_RUN_UNAVAILABLE;
     }
   if (wait_for_sandbox (e, spec, sentence) < 0)
     return BX_RUN_FAILED;

@@ -9,7 +9,12 @@
  * An option given twice becomes a list (as a YAML list in brokerd's config).  Exit status:
  * 0 every check passed, 1 a check failed, 2 the module could not be loaded or created (or
  * a usage error), 3 the module is not a sandbox (it runs nothing, or does not run toolkit
- * over its mounts): every check is skipped with that reason. */
+ * over its mounts): every check is skipped with that reason, and the summary says so
+ * instead of counting.
+ *
+ * Each check runs in a process of its own that loads and creates the module as brokerd
+ * does, runs the check and destroys the instance: a module that crashes fails the check it
+ * crashed in, by name, and the kit goes on with the next one. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +45,23 @@
 #define CANCEL_AFTER_MS  2000
 #define CANCEL_WITHIN_MS 1000
 
+/* A failure sentence longer than this is not a sentence the model should read as it is. */
+#define SENTENCE_MAX 300
+/* What the kit shows in place of a sentence that is not a fixed string: never its bytes. */
+static const char not_fixed[] = "(a sentence that is not a fixed string)";
+/* Where toolkit is, for the reasons the kit prints: the prefix an install was made into is
+ * known only to its pkg-config file. */
+#define TOOLKIT_WHERE "$(pkg-config --variable=toolkitdir boxmaker-runtime)"
+
+/* Why a module is not a sandbox, by number: a check's process tells the kit which. */
+static const char *const not_a_sandbox_reasons[] = {
+  NULL,
+  "not a sandbox: it runs nothing (every call is unavailable)",
+  "not a sandbox: read_file did not return the file, so it does not run toolkit over the "
+  "mounts (toolkit is installed by boxmaker-tools in " TOOLKIT_WHERE ")",
+  "not a sandbox: the module declares itself none (BX_RUNTIME_NOT_A_SANDBOX)",
+};
+
 struct kit
 {
   struct bx_module *module;
@@ -53,6 +76,14 @@ struct kit
   pthread_mutex_t lock;
   unsigned passed, failed, skipped;
   const char *not_a_sandbox; /* set: every later check is skipped with this reason */
+  int not_a_sandbox_n;       /* its index in not_a_sandbox_reasons */
+  const char *path;          /* the module, absolute */
+  bx_options *options;
+  const char *check;            /* the check running in this process */
+  unsigned sentences;           /* failure sentences seen */
+  unsigned bad_sentences;       /* of which not fixed strings */
+  char bad_first[SENTENCE_MAX]; /* the first of those: the check's name and why */
+  char leftover[160];           /* the first process a check's module left, and the check */
   bool verbose;
   /* --slow: how many times slower than an idle machine this one is; every time bound the
    * kit checks is that many times wider, none of the times it waits for. */
@@ -109,7 +140,7 @@ describe (const struct answer *a)
   size_t n = a->out.len < 160 ? a->out.len : 160;
   char *text = bx_xstrndup (a->out.content ? a->out.content : "", n);
   for (char *p = text; *p; p++)
-    if ((unsigned char)*p < 0x20)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
       *p = ' ';
   char *d = bx_xasprintf ("ok%s, %zu bytes: \"%s%s\"", a->out.truncated ? " (truncated)" : "",
                           a->out.len, text, a->out.len > n ? "..." : "");
@@ -131,13 +162,79 @@ new_spec (struct kit *k, enum bx_tool tool, const char *json)
   return spec;
 }
 
+/* Why SENTENCE is not a fixed sentence in static storage, or NULL when it is one.  It must
+ * lie in a read-only mapping of a loaded file (a string literal, a const array), which
+ * nothing can change between calls, and be one short line of text. */
+static const char *
+sentence_problem (const char *sentence)
+{
+  uintptr_t at = (uintptr_t)sentence, end = 0;
+  char perms[8] = "", file[512] = "";
+  bool found = false;
+  cleanup_fclose FILE *maps = fopen ("/proc/self/maps", "re");
+  char line[1024];
+  while (!found && maps != NULL && fgets (line, sizeof line, maps) != NULL)
+    {
+      unsigned long s0, e0;
+      file[0] = '\0';
+      if (sscanf (line, "%lx-%lx %7s %*s %*s %*s %511s", &s0, &e0, perms, file) >= 3 && at >= s0
+          && at < e0)
+        {
+          found = true;
+          end = e0;
+        }
+    }
+  if (maps == NULL)
+    return NULL; /* no /proc: nothing to tell it by */
+  if (!found)
+    return "it points at no mapped memory";
+  if (file[0] != '/')
+    return "it is not in a loaded file (built at run time, on the heap or the stack)";
+  if (perms[1] == 'w')
+    return "it is in writable memory, which can change between calls";
+  size_t len = 0;
+  for (; at + len < end && sentence[len] != '\0'; len++)
+    if ((unsigned char)sentence[len] < 0x20 || sentence[len] == 0x7f)
+      return "it holds a control byte";
+    else if (len >= SENTENCE_MAX)
+      return "it is longer than a sentence";
+  if (at + len >= end)
+    return "it does not end";
+  return NULL;
+}
+
 static void
 run (struct kit *k, bx_run_spec *spec, struct answer *a)
 {
-  (void)k;
   int64_t t0 = bx_now_ms ();
   a->status = bx_module_run (k->module, spec, &a->out, &a->sentence);
   a->ms = bx_now_ms () - t0;
+  if (a->status == BX_RUN_OK)
+    return;
+  /* A sentence reaches the model as it is: one that is not fixed is never printed. */
+  const char *why = sentence_problem (a->sentence);
+  pthread_mutex_lock (&k->lock);
+  k->sentences++;
+  if (why != NULL && k->bad_sentences++ == 0)
+    snprintf (k->bad_first, sizeof k->bad_first, "in \"%s\" (%s): %s", k->check,
+              a->status == BX_RUN_FAILED ? "failed" : "unavailable", why);
+  pthread_mutex_unlock (&k->lock);
+  if (why != NULL)
+    a->sentence = not_fixed;
+}
+
+/* An unavailable answer where the header allows one (a limit the module cannot enforce,
+ * egress it cannot give): the check is skipped with the module's sentence, not failed. */
+static bool
+declined (struct kit *k, const char *name, const struct answer *a, const char *what)
+{
+  if (a->status != BX_RUN_UNAVAILABLE)
+    return false;
+  skip (k, name,
+        "unavailable (\"%s\"): the module cannot %s, which the header allows; such "
+        "calls will not run",
+        a->sentence, what);
+  return true;
 }
 
 /* run, then the spec is freed: most checks make a spec for one call. */
@@ -299,10 +396,10 @@ check_runs_toolkit (struct kit *k, const char *name)
   struct answer a;
   run_once (k, spec, &a);
   if (a.status == BX_RUN_UNAVAILABLE)
-    k->not_a_sandbox = "not a sandbox: it runs nothing (every call is unavailable)";
+    k->not_a_sandbox_n = 1;
   else if (!contains (&a, k->token))
-    k->not_a_sandbox = "not a sandbox: read_file did not return the file, so it does not run "
-                       "toolkit over the mounts";
+    k->not_a_sandbox_n = 2;
+  k->not_a_sandbox = not_a_sandbox_reasons[k->not_a_sandbox_n];
   if (k->not_a_sandbox != NULL)
     {
       cleanup_free char *d = describe (&a);
@@ -356,16 +453,54 @@ check_read_only (struct kit *k, const char *name)
 static void
 check_shell (struct kit *k, const char *name)
 {
-  cleanup_free char *cmd
-      = bx_xasprintf ("cat %s/probe.txt; echo; echo $((6 * 7)); pwd > /dev/null", k->ro);
-  bx_run_spec *spec = shell_spec (k, cmd);
+  /* With a cwd, which toolkit applies inside the sandbox: the module passes it on. */
+  cleanup_free char *json = bx_xasprintf (
+      "{\"command\":\"cat %s/probe.txt; echo; echo $((6 * 7)); echo cwd=$(pwd)\",\"cwd\":\"%s\"}",
+      k->ro, k->rw);
+  bx_run_spec *spec = new_spec (k, BX_TOOL_SHELL, json);
+  bx_run_spec_add_mount (spec, k->ro, false);
+  bx_run_spec_add_mount (spec, k->rw, true);
   struct answer a;
   run_once (k, spec, &a);
   cleanup_free char *d = describe (&a);
-  if (contains (&a, k->token) && contains (&a, "42"))
-    pass (k, name, "%s", "");
-  else
+  cleanup_free char *cwd = bx_xasprintf ("cwd=%s\n", k->rw);
+  if (!contains (&a, k->token) || !contains (&a, "42"))
     fail (k, name, "expected the file and 42, got %s", d);
+  else if (!contains (&a, cwd))
+    fail (k, name,
+          "the command did not run in its cwd, %s (toolkit applies it: pass the "
+          "arguments as they are), got %s",
+          k->rw, d);
+  else
+    pass (k, name, "%s", "in its cwd");
+  answer_clear (&a);
+}
+
+/* Arguments near the most brokerd passes: a module writes all of them to toolkit. */
+static void
+check_large_arguments (struct kit *k, const char *name)
+{
+  size_t n = BX_RUNTIME_ARGUMENTS_MAX - 4096;
+  cleanup_free char *path = json_escape_path (k->rw, "large.txt");
+  cleanup_free char *content = bx_xmalloc (n + 1);
+  memset (content, 'a', n);
+  content[n] = '\0';
+  cleanup_free char *json = bx_xasprintf ("{\"path\":\"%s\",\"content\":\"%s\"}", path, content);
+  bx_run_spec *spec = new_spec (k, BX_TOOL_WRITE_FILE, json);
+  bx_run_spec_add_mount (spec, k->rw, true);
+  struct answer a;
+  run_once (k, spec, &a);
+  cleanup_free char *d = describe (&a);
+  struct stat st;
+  bool wrote = stat (path, &st) == 0;
+  unlink (path);
+  if (wrote && st.st_size == (off_t)n)
+    pass (k, name, "%zu bytes of arguments, %zu written", strlen (json), n);
+  else
+    fail (k, name,
+          "%zu bytes of arguments left a file of %lld bytes, not %zu, and the answer %s "
+          "(write all of standard input, at most BX_RUNTIME_ARGUMENTS_MAX, then close it)",
+          strlen (json), wrote ? (long long)st.st_size : -1LL, n, d);
   answer_clear (&a);
 }
 
@@ -517,6 +652,12 @@ check_egress (struct kit *k, const char *name)
   struct answer a;
   run_once (k, spec, &a);
   cleanup_free char *d = describe (&a);
+  if (declined (k, name, &a, "give a call egress"))
+    {
+      answer_clear (&a);
+      skip (k, "egress reaches a granted host", "the module gives no call egress");
+      return;
+    }
   /* toolkit's http_fetch says the proxy answered, refusing the host (SOCKS5 reply 2, not
    * allowed by the ruleset); a toolkit older than those words passes curl's own line on.
    * No proxy at all would be another error, such as curl's (7). */
@@ -528,7 +669,10 @@ check_egress (struct kit *k, const char *name)
               && strstr (a.out.content, "SOCKS5 connection to other.example. (2)") != NULL)))
     pass (k, name, "a host outside the grant is refused through the proxy");
   else
-    fail (k, name, "expected curl's refusal through the egress proxy, got %s", d);
+    fail (k, name,
+          "expected curl's refusal through the egress proxy, got %s (a module that cannot "
+          "give egress answers BX_RUN_UNAVAILABLE)",
+          d);
   answer_clear (&a);
   skip (k, "egress reaches a granted host",
         "needs a public HTTPS host, which the kit does not assume; not tried");
@@ -548,8 +692,10 @@ check_egress_folder_read_only (struct kit *k, const char *name)
   struct answer a;
   run_once (k, spec, &a);
   cleanup_free char *d = describe (&a);
-  if (a.status == BX_RUN_OK && strstr (a.out.content, "SOCKET") != NULL
-      && strstr (a.out.content, "WROTE") == NULL && strstr (a.out.content, "STILL") != NULL)
+  if (declined (k, name, &a, "give a call egress"))
+    ;
+  else if (a.status == BX_RUN_OK && strstr (a.out.content, "SOCKET") != NULL
+           && strstr (a.out.content, "WROTE") == NULL && strstr (a.out.content, "STILL") != NULL)
     pass (k, name, "the tool sees the proxy's socket and cannot write beside it");
   else
     fail (k, name, "expected the socket in a read-only /run/egress, got %s", d);
@@ -564,7 +710,9 @@ check_time_limit (struct kit *k, const char *name)
   struct answer a;
   run_once (k, spec, &a);
   cleanup_free char *d = describe (&a);
-  if (a.status != BX_RUN_FAILED || strcmp (a.sentence, BX_SENTENCE_TIME_LIMIT) != 0)
+  if (declined (k, name, &a, "enforce a time limit"))
+    ;
+  else if (a.status != BX_RUN_FAILED || strcmp (a.sentence, BX_SENTENCE_TIME_LIMIT) != 0)
     fail (k, name, "a 1500 ms limit on sleep 60 gave %s", d);
   else if (a.ms < 1500 || a.ms > 10000LL * k->slow)
     fail (k, name, "it ended after %lld ms", (long long)a.ms);
@@ -582,13 +730,18 @@ check_memory_limit (struct kit *k, const char *name)
   struct answer a;
   run_once (k, spec, &a);
   cleanup_free char *d = describe (&a);
-  if (a.status == BX_RUN_FAILED && strcmp (a.sentence, BX_SENTENCE_STOPPED) == 0)
+  if (declined (k, name, &a, "enforce a memory limit"))
+    ;
+  else if (a.status == BX_RUN_FAILED && strcmp (a.sentence, BX_SENTENCE_STOPPED) == 0)
     pass (k, name, "stopped, with its fixed sentence");
   else if (a.status == BX_RUN_OK && !contains (&a, "length 200000000")
            && contains (&a, "[killed by signal 9]"))
     pass (k, name, "the process over the limit was killed");
   else
-    fail (k, name, "200 MB in a 32m sandbox gave %s", d);
+    fail (k, name,
+          "200 MB in a 32m sandbox gave %s (a memory limit holds the whole sandbox: a cgroup, "
+          "not an rlimit; without one, answer BX_RUN_UNAVAILABLE)",
+          d);
   answer_clear (&a);
 }
 
@@ -605,7 +758,9 @@ check_pids_limit (struct kit *k, const char *name)
   run_once (k, spec, &a);
   cleanup_free char *d = describe (&a);
   unsigned n = 0;
-  if (a.status != BX_RUN_OK || sscanf (a.out.content, " %u", &n) != 1)
+  if (declined (k, name, &a, "enforce a pids limit"))
+    ;
+  else if (a.status != BX_RUN_OK || sscanf (a.out.content, " %u", &n) != 1)
     fail (k, name, "cannot count the processes: %s", d);
   else if (n > 16)
     fail (k, name, "%u processes ran at once under a limit of 16", n);
@@ -617,7 +772,8 @@ check_pids_limit (struct kit *k, const char *name)
 /* The share of a CPU a busy shell got over 3 s, under a CPU limit of MILLIS (0: none);
  * -1 when it could not be measured (*detail says why). */
 static double
-busy_share (struct kit *k, uint64_t millis, double *rounds, bool *own, char **detail)
+busy_share (struct kit *k, uint64_t millis, double *rounds, bool *own, char **detail,
+            struct answer *unavailable)
 {
   /* Busy for 3 s of wall time; the shell's and its children's CPU time then, in ticks.  The
    * clock is read every 200 rounds without a fork (a fork costs a kernel of the sandbox's
@@ -634,6 +790,8 @@ busy_share (struct kit *k, uint64_t millis, double *rounds, bool *own, char **de
     bx_run_spec_set_limit (spec, BX_LIMIT_CPU, millis);
   struct answer a;
   run_once (k, spec, &a);
+  if (a.status == BX_RUN_UNAVAILABLE)
+    *unavailable = a;
   const char *at = a.status == BX_RUN_OK ? strstr (a.out.content, "ticks ") : NULL;
   unsigned long ticks, wall, hz;
   double share = -1;
@@ -659,7 +817,8 @@ check_cpu_limit (struct kit *k, const char *name)
   cleanup_free char *detail = NULL;
   double free_rounds = 0, rounds = 0;
   bool own = false;
-  double free_share = busy_share (k, 0, &free_rounds, &own, &detail);
+  struct answer unavailable = { .status = BX_RUN_OK };
+  double free_share = busy_share (k, 0, &free_rounds, &own, &detail, &unavailable);
   if (free_share < 0)
     {
       fail (k, name, "cannot measure: %s", detail);
@@ -671,7 +830,9 @@ check_cpu_limit (struct kit *k, const char *name)
             free_share);
       return;
     }
-  double share = busy_share (k, 250, &rounds, &own, &detail);
+  double share = busy_share (k, 250, &rounds, &own, &detail, &unavailable);
+  if (declined (k, name, &unavailable, "enforce a CPU limit"))
+    return;
   /* A kernel of the sandbox's own counts its tasks' CPU time in its own way (gVisor's
    * counts the wall time a task is meant to run, throttled or not): the work done, the
    * rounds of the loop, tells the share the host gave instead. */
@@ -727,7 +888,9 @@ check_file_size (struct kit *k, const char *name)
   cleanup_free char *path = json_escape_path (k->rw, "big");
   struct stat st;
   cleanup_free char *d = describe (&a);
-  if (stat (path, &st) < 0)
+  if (declined (k, name, &a, "enforce a file size limit"))
+    ;
+  else if (stat (path, &st) < 0)
     fail (k, name, "no file was written: %s", d);
   else if (st.st_size > (1 << 20))
     fail (k, name, "a file of %lld bytes under a limit of 1048576", (long long)st.st_size);
@@ -833,6 +996,32 @@ check_concurrency (struct kit *k, const char *name)
     fail (k, name, "%u of %d calls answered their own output", good, CONCURRENT_CALLS);
 }
 
+/* toolkit's exit status 2: it could not run the call (here, arguments it cannot read).  That
+ * is no output of the tool's: the module answers failed, with a sentence of its own. */
+static void
+check_toolkit_exit_2 (struct kit *k, const char *name)
+{
+  cleanup_free char *json = bx_xasprintf ("{\"path\":\"%s/probe.txt\",\"nofield\":1}", k->ro);
+  bx_run_spec *spec = new_spec (k, BX_TOOL_READ_FILE, json);
+  bx_run_spec_add_mount (spec, k->ro, false);
+  struct answer a;
+  run_once (k, spec, &a);
+  cleanup_free char *d = describe (&a);
+  if (a.status == BX_RUN_FAILED)
+    pass (k, name, "failed \"%s\"", a.sentence);
+  else if (contains (&a, "toolkit: "))
+    fail (k, name,
+          "toolkit exited 2 and its standard error reached the output (%s): standard error is "
+          "for the log; answer BX_RUN_FAILED with BX_SENTENCE_COULD_NOT_RUN",
+          d);
+  else
+    fail (k, name,
+          "toolkit exited 2 (arguments it cannot read) and the module answered %s: exit 2 is "
+          "BX_RUN_FAILED, with a sentence such as BX_SENTENCE_COULD_NOT_RUN",
+          d);
+  answer_clear (&a);
+}
+
 /* The fixed sentences of every failure above hold nothing a sandbox wrote. */
 static void
 check_sentences (struct kit *k, const char *name)
@@ -922,7 +1111,9 @@ check_nothing_left (struct kit *k, const char *name)
           pclose (p);
         }
     }
-  if (process != NULL)
+  if (k->leftover[0] != '\0')
+    fail (k, name, "%s", k->leftover);
+  else if (process != NULL)
     fail (k, name, "%s", process);
   else if (files > 0)
     fail (k, name, "%u file(s) left in the module's home, such as %s", files, first_file);
@@ -940,6 +1131,169 @@ log_line (void *ctx, const char *module, enum bx_log_level level, const char *li
   struct kit *k = ctx;
   if (k->verbose || level == BX_LOG_ERROR)
     fprintf (stderr, "%s: %s: %s\n", module, bx_log_level_name (level), line);
+}
+
+/* ---- One process per check. ---------------------------------------------------------- */
+
+typedef void check_fn (struct kit *, const char *);
+
+/* What a check's process tells the kit when it ends. */
+struct child_report
+{
+  unsigned passed, failed, skipped;
+  int not_a_sandbox;      /* an index in not_a_sandbox_reasons */
+  bool unloadable;        /* the module could not be loaded or created */
+  unsigned sentences;     /* failure sentences seen */
+  unsigned bad_sentences; /* of which not fixed strings */
+  char bad_first[SENTENCE_MAX];
+  char leftover[160]; /* a process the module left after destroy(), or empty */
+};
+
+/* The first check: loading as brokerd does, and the protected paths. */
+static void
+check_first (struct kit *k, const char *name)
+{
+  unsigned major, minor;
+  bx_module_version (k->module, &major, &minor);
+  pass (k, name, "%s, runtime ABI %u.%u", bx_module_name (k->module), major, minor);
+
+  const char *const *protected = bx_module_protected_paths (k->module);
+  size_t n_protected = 0;
+  bool absolute = true;
+  for (; protected != NULL && protected[n_protected] != NULL; n_protected++)
+    absolute = absolute && protected[n_protected][0] == '/';
+  if (!absolute)
+    fail (k, "protected paths are absolute", "a protected path is relative");
+  else
+    pass (k, "protected paths are absolute", "%zu named", n_protected);
+  /* A module that says it is none is taken at its word: no contract check would pass. */
+  if (bx_module_not_a_sandbox (k->module))
+    k->not_a_sandbox_n = 3;
+}
+
+/* In the check's process: load and create the module, run CHECK (check_first when NULL),
+ * destroy the instance. */
+static void
+child_main (struct kit *k, const char *name, check_fn *check, struct child_report *r)
+{
+  /* Counted afresh: the kit adds this process's counts to its own. */
+  k->passed = k->failed = k->skipped = 0;
+  k->sentences = k->bad_sentences = 0;
+  k->bad_first[0] = '\0';
+  k->check = name;
+  cleanup_error bx_error err = NULL;
+  if (bx_module_load (k->path, NULL, &k->module, &err) < 0
+      || bx_module_create (k->module, k->options, k->home, log_line, k, &err) < 0)
+    {
+      if (check == NULL)
+        fail (k, name, "%s", bx_error_msg (err));
+      else
+        fail (k, name, "the module could not be loaded again: %s", bx_error_msg (err));
+      r->unloadable = true;
+    }
+  else if (check == NULL)
+    check_first (k, name);
+  else
+    check (k, name);
+  bx_module_destroy (k->module);
+  k->module = NULL;
+  /* The module ran in this process: what it left is a child of this process, which the
+   * last check would not see once this process has gone. */
+  cleanup_free char *left = leftover_process (k);
+  if (left != NULL)
+    {
+      struct timespec ts = { 0, 300 * 1000 * 1000 }; /* a moment for processes being reaped */
+      nanosleep (&ts, NULL);
+      free (left);
+      left = leftover_process (k);
+    }
+  if (left != NULL)
+    snprintf (r->leftover, sizeof r->leftover, "%s, after \"%s\"", left, name);
+  r->passed = k->passed;
+  r->failed = k->failed;
+  r->skipped = k->skipped;
+  r->not_a_sandbox = k->not_a_sandbox_n;
+  r->sentences = k->sentences;
+  r->bad_sentences = k->bad_sentences;
+  memcpy (r->bad_first, k->bad_first, sizeof r->bad_first);
+}
+
+/* Runs one check in a process of its own and adds up what it reports.  Its calls are
+ * numbered from INDEX * 1000, so no two checks' calls share an id.  A process that ends
+ * without its report (the module crashed it) fails the check by name. */
+static void
+run_in_child (struct kit *k, const char *name, check_fn *check, unsigned index,
+              struct child_report *out)
+{
+  struct child_report r = { 0 };
+  int p[2];
+  fflush (stdout);
+  fflush (stderr);
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    {
+      fail (k, name, "cannot make a pipe: %s", strerror (errno));
+      return;
+    }
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      close (p[0]);
+      close (p[1]);
+      fail (k, name, "cannot fork: %s", strerror (errno));
+      return;
+    }
+  if (pid == 0)
+    {
+      close (p[0]);
+      k->call_n = index * 1000;
+      child_main (k, name, check, &r);
+      fflush (stdout);
+      ssize_t w = write (p[1], &r, sizeof r);
+      _exit (w == (ssize_t)sizeof r ? 0 : 1);
+    }
+  close (p[1]);
+  size_t got = 0;
+  for (ssize_t n; got < sizeof r; got += (size_t)n)
+    if ((n = TEMP_FAILURE_RETRY (read (p[0], (char *)&r + got, sizeof r - got))) <= 0)
+      break;
+  close (p[0]);
+  int status = 0;
+  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (got == sizeof r)
+    {
+      k->passed += r.passed;
+      k->failed += r.failed;
+      k->skipped += r.skipped;
+      if (r.not_a_sandbox > 0
+          && (size_t)r.not_a_sandbox < sizeof not_a_sandbox_reasons / sizeof (char *))
+        {
+          k->not_a_sandbox_n = r.not_a_sandbox;
+          k->not_a_sandbox = not_a_sandbox_reasons[r.not_a_sandbox];
+        }
+      k->sentences += r.sentences;
+      if (r.bad_sentences > 0 && k->bad_sentences == 0)
+        memcpy (k->bad_first, r.bad_first, sizeof k->bad_first);
+      k->bad_sentences += r.bad_sentences;
+      k->bad_first[sizeof k->bad_first - 1] = '\0';
+      if (r.leftover[0] != '\0' && k->leftover[0] == '\0')
+        memcpy (k->leftover, r.leftover, sizeof k->leftover);
+      k->leftover[sizeof k->leftover - 1] = '\0';
+    }
+  else if (WIFSIGNALED (status))
+    {
+      fail (k, name, "the module crashed: signal %d (%s) ended the check's process",
+            WTERMSIG (status), strsignal (WTERMSIG (status)));
+      r.unloadable = check == NULL;
+    }
+  else
+    {
+      fail (k, name, "the check's process ended without its report (exit status %d)",
+            WIFEXITED (status) ? WEXITSTATUS (status) : -1);
+      r.unloadable = check == NULL;
+    }
+  if (out != NULL)
+    *out = r;
 }
 
 static void
@@ -1084,7 +1438,6 @@ main (int argc, char **argv)
 
   /* An absolute path, as brokerd's config names one. */
   cleanup_free char *path = module[0] == '/' ? bx_xstrdup (module) : realpath (module, NULL);
-  cleanup_error bx_error err = NULL;
   if (path == NULL)
     {
       printf ("FAIL: loads as brokerd loads it: %s: %s\n", module, strerror (errno));
@@ -1092,39 +1445,30 @@ main (int argc, char **argv)
       remove_tree (k.root);
       return 2;
     }
-  if (bx_module_load (path, NULL, &k.module, &err) < 0
-      || bx_module_create (k.module, options, k.home, log_line, &k, &err) < 0)
+  k.path = path;
+  k.options = options;
+  struct child_report first = { 0 };
+  run_in_child (&k, "loads as brokerd loads it", NULL, 0, &first);
+  if (first.unloadable)
     {
-      printf ("FAIL: loads as brokerd loads it: %s\n", bx_error_msg (err));
-      printf ("conformance: 0 passed, 1 failed\n");
-      bx_module_destroy (k.module);
+      printf ("conformance: %u passed, %u failed\n", k.passed, k.failed);
+      bx_options_free (options);
       remove_tree (k.root);
       return 2;
     }
-  unsigned major, minor;
-  bx_module_version (k.module, &major, &minor);
-  pass (&k, "loads as brokerd loads it", "%s, runtime ABI %u.%u", bx_module_name (k.module), major,
-        minor);
-
-  const char *const *protected = bx_module_protected_paths (k.module);
-  size_t n_protected = 0;
-  bool absolute = true;
-  for (; protected != NULL && protected[n_protected] != NULL; n_protected++)
-    absolute = absolute && protected[n_protected][0] == '/';
-  if (!absolute)
-    fail (&k, "protected paths are absolute", "a protected path is relative");
-  else
-    pass (&k, "protected paths are absolute", "%zu named", n_protected);
 
   /* The contract, in order; each check reports under its name. */
   static const struct
   {
     const char *name;
-    void (*run) (struct kit *, const char *);
+    check_fn *run;
   } checks[] = {
+    /* Whether it is a sandbox at all: when not, every later check is skipped. */
+    { "read_file runs toolkit over a read-only mount", check_runs_toolkit },
     { "write_file writes through a writable mount", check_write },
     { "a read-only mount is read-only", check_read_only },
     { "shell runs /bin/sh at the mounts' own paths", check_shell },
+    { "arguments of nearly 2 MiB reach toolkit whole", check_large_arguments },
     { "nothing else of the host is visible", check_nothing_else },
     { "the sandbox's root is not the host's root", check_user_namespace },
     { "no setuid or setgid file outlives a call", check_no_setid_file },
@@ -1139,25 +1483,37 @@ main (int argc, char **argv)
     { "the file size limit caps a file", check_file_size },
     { "a cancelled call ends within 1 s with its fixed sentence", check_cancellation },
     { "calls from many threads at once", check_concurrency },
+    { "toolkit's exit status 2 is a failure, not output", check_toolkit_exit_2 },
     { "failure sentences carry no sandbox text", check_sentences },
   };
-  check_runs_toolkit (&k, "read_file runs toolkit over a read-only mount");
   for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
     if (k.not_a_sandbox != NULL)
       skip (&k, checks[i].name, "%s", k.not_a_sandbox);
     else
-      checks[i].run (&k, checks[i].name);
-  /* After destroy(): a module may keep helpers for its instance's life, never longer. */
-  bx_module_destroy (k.module);
-  k.module = NULL;
+      run_in_child (&k, checks[i].name, checks[i].run, (unsigned)i + 1, NULL);
+  /* After every instance's destroy(): a module may keep helpers for its instance's life,
+   * never longer. */
   if (k.not_a_sandbox != NULL)
     skip (&k, "nothing is left behind", "%s", k.not_a_sandbox);
   else
     check_nothing_left (&k, "nothing is left behind");
+  if (k.bad_sentences > 0)
+    fail (&k, "failure sentences are fixed strings",
+          "%u of %u were not a fixed string in static storage; the first %s", k.bad_sentences,
+          k.sentences, k.bad_first);
+  else
+    pass (&k, "failure sentences are fixed strings", "%u seen, each in read-only storage",
+          k.sentences);
 
   bx_options_free (options);
   remove_tree (k.root);
-  printf ("conformance: %u passed, %u failed\n", k.passed, k.failed);
+  /* Never a count that reads as a pass: none of the contract was tried. */
+  if (k.not_a_sandbox != NULL)
+    printf ("conformance: not a sandbox: %u passed, %u failed, %u skipped; no check of the "
+            "contract ran\n",
+            k.passed, k.failed, k.skipped);
+  else
+    printf ("conformance: %u passed, %u failed\n", k.passed, k.failed);
   if (k.failed > 0)
     return 1;
   return k.not_a_sandbox != NULL ? 3 : 0;

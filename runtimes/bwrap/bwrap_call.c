@@ -18,7 +18,7 @@
 #include "deliver.h"
 #include "open_nofollow.h"
 
-const char bx_bwrap_sentence_could_not_run[] = "the tool could not run";
+const char bx_bwrap_sentence_could_not_run[] = BX_SENTENCE_COULD_NOT_RUN;
 #define SENTENCE_COULD_NOT_RUN bx_bwrap_sentence_could_not_run
 const char bx_bwrap_sentence_unavailable[] = "the tool runner could not start the container";
 #define SENTENCE_UNAVAILABLE bx_bwrap_sentence_unavailable

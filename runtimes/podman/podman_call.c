@@ -18,7 +18,7 @@
 #include "egress_records.h"
 #include "podman.h"
 
-static const char SENTENCE_COULD_NOT_RUN[] = "the tool could not run";
+static const char SENTENCE_COULD_NOT_RUN[] = BX_SENTENCE_COULD_NOT_RUN;
 static const char SENTENCE_UNAVAILABLE[] = "the tool runner could not start the container";
 static const char SENTENCE_STOPPED[] = BX_SENTENCE_STOPPED;
 static const char SENTENCE_TIME_LIMIT[] = BX_SENTENCE_TIME_LIMIT;

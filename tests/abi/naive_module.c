@@ -4,11 +4,21 @@
  * limit and cancellation honoured (so the kit's run stays short) and nothing else: the kit
  * must catch every rule it breaks.  Test builds only; never installed.
  *
- *   option toolkit: the toolkit program (required) */
+ *   option toolkit: the toolkit program (required)
+ *
+ * Built again with one fault each, for the kit's own robustness:
+ *   NAIVE_CRASH_ON_WRITE     run() dereferences NULL on a write_file call
+ *   NAIVE_GARBAGE_SENTENCE   every failure sentence is built per call, on the heap, with
+ *                            terminal control bytes in it
+ *   NAIVE_DECLINES_LIMITS    a call with a memory, pids, CPU or file size limit, or with
+ *                            egress, is answered BX_RUN_UNAVAILABLE, as the header allows
+ *                            a module that cannot enforce them
+ * and once honest: NAIVE_DECLARED declares itself no sandbox (BX_RUNTIME_NOT_A_SANDBOX). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +66,57 @@ now_ms (void)
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+#ifdef NAIVE_GARBAGE_SENTENCE
+/* What a careless module does: a sentence made per call, holding bytes that would rewrite
+ * a terminal (clear the screen, ring the bell). */
+static const char *
+garbage (const char *fixed)
+{
+  size_t len = strlen (fixed) + 32;
+  char *s = malloc (len);
+  if (s != NULL)
+    snprintf (s, len, "\x1b[2J\a%s\r\n", fixed);
+  return s != NULL ? s : fixed;
+}
+#endif
+
+static enum bx_run_status naive_run_tool (void *instance, const bx_run_spec *spec,
+                                          bx_run_result *result, const char **sentence);
+
 static enum bx_run_status
 naive_run (void *instance, const bx_run_spec *spec, bx_run_result *result, const char **sentence)
+{
+  struct naive *n = instance;
+  const struct bx_host *h = n->host;
+  (void)h;
+#ifdef NAIVE_CRASH_ON_WRITE
+  if (h->spec_tool_id (spec) == BX_RUNTIME_TOOL_WRITE_FILE)
+    *(volatile int *)NULL = 1;
+#endif
+#ifdef NAIVE_DECLINES_LIMITS
+  if (h->spec_limit (spec, BX_LIMIT_MEMORY) || h->spec_limit (spec, BX_LIMIT_PIDS)
+      || h->spec_limit (spec, BX_LIMIT_CPU) || h->spec_limit (spec, BX_LIMIT_FILE_SIZE))
+    {
+      *sentence = "the naive runtime cannot enforce this call's limits";
+      return BX_RUN_UNAVAILABLE;
+    }
+  if (h->spec_has_egress (spec))
+    {
+      *sentence = "the naive runtime has no network";
+      return BX_RUN_UNAVAILABLE;
+    }
+#endif
+  enum bx_run_status status = naive_run_tool (instance, spec, result, sentence);
+#ifdef NAIVE_GARBAGE_SENTENCE
+  if (status != BX_RUN_OK)
+    *sentence = garbage (*sentence);
+#endif
+  return status;
+}
+
+static enum bx_run_status
+naive_run_tool (void *instance, const bx_run_spec *spec, bx_run_result *result,
+                const char **sentence)
 {
   struct naive *n = instance;
   const struct bx_host *h = n->host;
@@ -147,5 +206,10 @@ naive_destroy (void *instance)
   free (instance);
 }
 
+#ifdef NAIVE_DECLARED
+#define NAIVE_FLAGS BX_RUNTIME_NOT_A_SANDBOX
+#else
+#define NAIVE_FLAGS 0
+#endif
 BX_RUNTIME_DEFINE (.name = "naive", .create = naive_create, .run = naive_run,
-                   .destroy = naive_destroy);
+                   .destroy = naive_destroy, .flags = NAIVE_FLAGS);

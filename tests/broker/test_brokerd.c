@@ -1678,7 +1678,7 @@ START_TEST (test_brokerd_check_config_prints_a_summary)
   ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 0);
   cleanup_free char *out = read_text (b.out);
   cleanup_free char *runtime
-      = bx_xasprintf ("runtime: fake (%s/fake.so, ABI 1.2)", BX_TEST_RUNTIMEDIR);
+      = bx_xasprintf ("runtime: fake (%s/fake.so, ABI 1.3)", BX_TEST_RUNTIMEDIR);
   ck_assert_msg (strstr (out, runtime) != NULL, "got: %s", out);
   cleanup_free char *g1 = bx_xasprintf (
       "grant 1 (line 9): read_file, write_file in %s/notes; class internal, trusted", b.dir);

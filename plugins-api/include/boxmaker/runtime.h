@@ -18,7 +18,9 @@
  * module and its Makefile, is installed in /usr/share/doc/boxmaker-dev/ (boxmaker-dev);
  * boxmaker-runtime(7) summarises this header, and boxmaker-runtime-check(1) runs the
  * SANDBOX CONTRACT below against a module.  pkg-config --variable=abi_version
- * boxmaker-runtime prints the version of this header.
+ * boxmaker-runtime prints the version of this header.  toolkit, the program every sandbox
+ * runs, comes with boxmaker-tools (which boxmaker-dev suggests but does not pull in); it is
+ * installed in $(pkg-config --variable=toolkitdir boxmaker-runtime).
  *
  * VERSIONS
  *   The ABI has a major and a minor number.  A minor release only appends fields at the end
@@ -46,7 +48,9 @@
  *   The key words MUST, MUST NOT, SHOULD and MAY are normative.  brokerd has already
  *   decided that the call may run; a module's whole job is to run it so that it can reach
  *   nothing else.  A module that cannot honour a rule below MUST answer the call
- *   BX_RUN_UNAVAILABLE rather than run it with less containment.
+ *   BX_RUN_UNAVAILABLE rather than run it with less containment, unless it declares itself
+ *   no sandbox at all (BX_RUNTIME_NOT_A_SANDBOX in bx_runtime.flags, since 1.3), of which
+ *   brokerd warns at every start.
  *
  *   Running toolkit.
  *   - A module MUST run each call in a fresh sandbox of its own, started for this call and
@@ -56,7 +60,19 @@
  *     arguments (spec_arguments()) on standard input, then end of file.  toolkit writes the
  *     tool's output on standard output.  Exit status 0 (success) and 1 (the tool's own
  *     error, such as a missing file) are both output: answer BX_RUN_OK with what it wrote.
- *     Exit status 2 means toolkit could not run the call: answer BX_RUN_FAILED.
+ *     Exit status 2 means toolkit could not run the call: answer BX_RUN_FAILED with
+ *     BX_SENTENCE_COULD_NOT_RUN.
+ *   - The arguments are at most BX_RUNTIME_ARGUMENTS_MAX bytes (2 MiB).  toolkit reads all
+ *     of them, to end of file, before it writes a byte, so a module MAY write them all and
+ *     then read; a program between the module and toolkit that may write first (a
+ *     container engine's warnings) SHOULD be read in the same poll() that writes.
+ *   - toolkit's standard error is its own reason for an exit status 2; a program between
+ *     may add its own messages.  It MUST NOT reach the output or a sentence: give it a
+ *     pipe of its own, read with the output so that it never fills, and log a bounded part
+ *     of it on one line (or send it to /dev/null).
+ *   - The shell tool's working folder (its "cwd" argument, which brokerd fills in when the
+ *     model gave none) is toolkit's to apply, inside the sandbox: a module passes the
+ *     arguments as they are and MAY start toolkit in any folder, such as /.
  *   - The sandbox's root MUST hold /bin/sh, toolkit, and for http_fetch curl with every
  *     library it loads, the CA certificates (/etc/ssl/certs/ca-certificates.crt) and the
  *     NSS files name lookup needs (/etc/nsswitch.conf and the NSS libraries it names).
@@ -81,6 +97,9 @@
  *
  *   Network.
  *   - When spec_has_egress() is 0 the sandbox MUST have no network at all (loopback only).
+ *   - A module that cannot give a call egress this way (no network of its own to start the
+ *     proxy in) answers every call whose spec_has_egress() is 1 BX_RUN_UNAVAILABLE, with a
+ *     fixed sentence of its own; it never runs http_fetch with no way out.
  *   - Otherwise its one way out MUST be toolkit's egress proxy, run outside the tool's
  *     sandbox as `toolkit egress-proxy --socket PATH --allow HOST[,HOST...]` with the
  *     hosts spec_egress_host() lists (and `--allow-private RANGE[,RANGE...]` with the
@@ -99,6 +118,12 @@
  *   - Past the time limit the module MUST kill everything the call started and answer
  *     BX_RUN_FAILED with BX_SENTENCE_TIME_LIMIT.  Killed for lack of memory, it SHOULD
  *     answer BX_RUN_FAILED with BX_SENTENCE_STOPPED.
+ *   - A memory limit holds the whole sandbox, all its processes together, memory and swap:
+ *     a cgroup's (cgroup v2's memory.max with memory.swap.max, or cgroup v1's memory
+ *     controller), or a kernel of the sandbox's own (gVisor, a virtual machine).  A
+ *     per-process rlimit (RLIMIT_AS, RLIMIT_DATA) is none: a sandbox multiplies it by
+ *     forking.  Without one, a module answers a call with a memory limit
+ *     BX_RUN_UNAVAILABLE.
  *   - Output past BX_LIMIT_OUTPUT is cut there, by the host: output_append() keeps what
  *     fits, marks the output truncated itself and answers -1; the module then stops
  *     reading the tool's output and ends the call.  A module that cuts the output at a
@@ -132,6 +157,11 @@
  *     close-on-exec from birth (O_CLOEXEC, pipe2, SOCK_CLOEXEC), since other threads
  *     start children at the same time.  A module MUST wait for its children by pid, never
  *     with waitpid(-1) or a SIGCHLD handler.
+ *   - Plain fork() is allowed, but brokerd is threaded: until it execs or _exits, the child
+ *     MUST call only async-signal-safe functions (no malloc, no stdio, no host function:
+ *     another thread may have held their lock at the fork), and it starts with the calling
+ *     thread's blocked signals.  posix_spawn with the attributes above does all of that,
+ *     and does not copy brokerd's memory map.
  *
  *   Its own files and the host.
  *   - Paths a sandbox must never be granted (the module's rootfs, its helpers) MUST be
@@ -158,7 +188,7 @@ extern "C" {
 
 #define BX_RUNTIME_MAGIC     0x62786d72u /* "bxmr" */
 #define BX_RUNTIME_ABI_MAJOR 1
-#define BX_RUNTIME_ABI_MINOR 2
+#define BX_RUNTIME_ABI_MINOR 3
 #define BX_RUNTIME_ENTRY     "bx_runtime_entry"
 
 /* Modules build with -fvisibility=hidden; this marks the one symbol they export. */
@@ -206,6 +236,12 @@ enum bx_run_status
 #define BX_SENTENCE_TIME_LIMIT "the tool ran past its time limit"
 #define BX_SENTENCE_STOPPED    "the tool was stopped: it ran out of memory or was killed"
 #define BX_SENTENCE_CANCELLED  "the call was cancelled"
+/* toolkit's exit status 2: it could not run the call.  A sentence, not a field: a module
+ * built against an older header may write the same text. */
+#define BX_SENTENCE_COULD_NOT_RUN "the tool could not run"
+
+/* The most bytes spec_arguments() gives (2 MiB): toolkit refuses more. */
+#define BX_RUNTIME_ARGUMENTS_MAX (2u * 1024 * 1024)
 
 /* The limits of one call (since 1.1), read with bx_host.spec_limit.  0: not set by brokerd's
  * config, the module's own default applies. */
@@ -262,8 +298,8 @@ struct bx_host
   int (*spec_mount_writable) (const bx_run_spec *spec, size_t index);
   /* Network: 0 means none at all (read_file, write_file, a shell without hosts); 1 means the
    * call (http_fetch, a shell whose grant has hosts) may reach exactly the host patterns
-   * listed (docs/hosts.md: "host" for port 443, "host:PORT", "host:*" for every port), at
-   * public addresses.  For a shell, toolkit finds the proxy's socket at
+   * listed ("host" for port 443, "host:PORT", "host:*" for every port, as brokerd.yaml(5)
+   * describes them), at public addresses.  For a shell, toolkit finds the proxy's socket at
    * /run/egress/egress.sock and gives the command a forwarder on 127.0.0.1. */
   int (*spec_has_egress) (const bx_run_spec *spec);
   size_t (*spec_egress_count) (const bx_run_spec *spec);
@@ -337,7 +373,7 @@ struct bx_host
   /* Private destinations (since 1.2), config key `allow_private`: address ranges such as 10.0.0.0/8
    * or fd00::/8 that the egress proxy may reach besides public addresses, passed to it as
    * `--allow-private RANGE[,RANGE...]`.  None (0) for most calls.  brokerd has checked
-   * each with the rules of docs/hosts.md: never loopback or link-local. */
+   * each: never loopback or link-local. */
   size_t (*spec_egress_private_count) (const bx_run_spec *spec);
   const char *(*spec_egress_private) (const bx_run_spec *spec, size_t index);
   /* The image the grant names for this call (since 1.2; config key `image`), pinned by digest
@@ -347,8 +383,11 @@ struct bx_host
    * that cannot run another image MUST answer BX_RUN_UNAVAILABLE. */
   const char *(*spec_image) (const bx_run_spec *spec);
   /* The root folder the grant names for this call (since 1.2; config key `rootfs`), pinned by its
-   * content digest (/PATH@sha256:<64 hex digits>, the digest as bwrap.so's digest.c and
-   * build-dev-image.sh --rootfs compute it); NULL for the module's own root.  Never set
+   * content digest (/PATH@sha256:<64 hex digits>: the SHA-256 of a manifest with one line
+   * "<path> <type> <mode> <uid> <gid> <content>\n" per entry below PATH, in byte order of
+   * the paths, relative to PATH; type f, d or l; mode the permission bits in octal; content
+   * a file's SHA-256 in hex, a link's target, or - for a folder; as bwrap.so computes it);
+   * NULL for the module's own root.  Never set
    * for http_fetch, nor together with spec_image.  brokerd has passed the same string to the
    * module's check_root before any call of the grant; a module MUST run such a call in
    * that root, read-only, with toolkit from its own installed copy mounted read-only,
@@ -415,8 +454,19 @@ struct bx_runtime
    * grant that names a `rootfs`, and passes an `image` on unchecked. */
   int (*check_root) (void *instance, const char *key, const char *root, bx_error_sink *sink);
 
+  /* What the module is (since 1.3): BX_RUNTIME_NOT_A_SANDBOX, or 0 for a module that keeps
+   * the SANDBOX CONTRACT.  brokerd reads it only where the table's size says it is there. */
+  uint32_t flags;
+
   /* Later minor versions append fields here. */
 };
+
+/* bx_runtime.flags (since 1.3): the module runs calls without the SANDBOX CONTRACT's
+ * containment (on the host, say, as a stand-in on a developer's machine).  brokerd then
+ * warns at every start, on standard error or in its journal, that its tool calls are not
+ * contained, and boxmaker-runtime-check skips the contract, saying why.  A module that
+ * runs nothing (refusing.so) need not set it. */
+#define BX_RUNTIME_NOT_A_SANDBOX 0x1u
 
 /* The 1.0 table ends after destroy: a smaller table is refused. */
 #define BX_RUNTIME_TABLE_MIN_SIZE                                                                  \
