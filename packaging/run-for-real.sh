@@ -29,7 +29,8 @@
 #   BX_BUILD_DIR  the build folder (default <checkout>/build-run)
 #   BX_DEMO_DIR   the demo folder (default /srv/boxmaker-demo)
 #   BX_SOCKET     brokerd's socket (default /run/boxmaker/broker.sock, where boxmaker looks)
-#   BX_HOME       brokerd's home (default /var/lib/boxmaker)
+#   BX_HOME       brokerd's home (default /var/lib/boxmaker-run-for-real: not the packaged
+#                 service's /var/lib/boxmaker, which purging the boxmaker package removes)
 #   BX_ROOTFS     bwrap's or gvisor's read-only root (default /var/lib/boxmaker-RUNTIME/rootfs)
 #   BX_BIN_DIR    the folder `boxmaker` is linked into (default /usr/local/bin); empty: no
 #                 link anywhere, and the printed commands name the build's boxmaker
@@ -40,7 +41,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 build=${BX_BUILD_DIR:-$src/build-run}
 demo=${BX_DEMO_DIR:-/srv/boxmaker-demo}
 socket=${BX_SOCKET:-/run/boxmaker/broker.sock}
-home=${BX_HOME:-/var/lib/boxmaker}
+home=${BX_HOME:-/var/lib/boxmaker-run-for-real}
 rootfs=${BX_ROOTFS:-}
 bin_dir=${BX_BIN_DIR-/usr/local/bin}
 config=$build/run-for-real.yaml
@@ -57,7 +58,7 @@ while [ $# -gt 0 ]; do
     --runtime=*) runtime=${1#--runtime=}; shift ;;
     --no-build) build_it=0; shift ;;
     --no-start) start_it=0; shift ;;
-    -h|--help) sed -n '3,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '3,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
 done

@@ -43,7 +43,7 @@ for m in "$runtimedir"/*; do ln -s "$m" "$build/runtimes/modules/"; done
 # other programs writing there meanwhile cannot disturb this test); the rest must be as
 # they were.
 guarded="/srv /var/lib /usr/local/bin"
-defaults="/srv/boxmaker-demo /var/lib/boxmaker /var/lib/boxmaker-bwrap /run/boxmaker /usr/local/bin/boxmaker"
+defaults="/srv/boxmaker-demo /var/lib/boxmaker /var/lib/boxmaker-run-for-real /var/lib/boxmaker-bwrap /run/boxmaker /usr/local/bin/boxmaker"
 state () {
   for p in /run/boxmaker /srv; do
     if [ -e "$p" ]; then
@@ -94,6 +94,17 @@ after=$(state)
 before: $before
 after:  $after"
 echo "PASS: nothing written to $defaults"
+
+# Its own home by default, not the packaged service's: purging the boxmaker package removes
+# what boxmaker.postrm names, and must not take a home run-for-real.sh made for itself.
+default_home=$(sh "$script" --help | sed -n 's/.*BX_HOME .*(default \([^:)]*\).*/\1/p')
+purged=$(sed -n '/^  purge)/,/;;/p' "$(dirname "$script")/debian/boxmaker.postrm" \
+  | sed -n 's/^ *rm -rf //p' | tr ' ' '\n')
+[ -n "$default_home" ] && [ -n "$purged" ] || fail "cannot read the default home ($default_home) or what a purge removes ($purged)"
+for p in $purged; do
+  case $default_home/ in "$p"/*) fail "the default home $default_home lies in $p, which purging boxmaker removes" ;; esac
+done
+echo "PASS: the default home $default_home is none of what purging boxmaker removes ($(echo $purged))"
 
 # On cgroup v2 it looks at the v2 controllers.  Here a v2 hierarchy mounted in a mount
 # namespace offers none of memory, pids and cpu (the v1 hierarchies hold them), so it must
