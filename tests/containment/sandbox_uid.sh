@@ -16,7 +16,8 @@
 # rootless podman too: a call holding every inotify instance it can leaves one for another
 # call and for brokerd's user.  On a cgroup v1 host
 # rootless podman applies no memory, pids or CPU limit: brokerd must refuse to start there
-# unless cgroup_limits is off.  For bwrap.so (run as root) the file's owner must not be
+# unless cgroup_limits is off; so on cgroup v2 without a user manager.  Under systemd on
+# cgroup v2 the user gets its manager (loginctl enable-linger), and the limits hold.  For bwrap.so (run as root) the file's owner must not be
 # root.
 . "$(dirname "$0")/lib.sh"
 
@@ -50,6 +51,10 @@ undo_user () {
     # Rootless podman leaves its pause process for the user: ours, ended by id.
     for p in $(ps -o pid= -u "$uid" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
     sleep 0.2
+    if [ -n "${linger:-}" ]; then
+      loginctl disable-linger "$user" 2>/dev/null
+      loginctl terminate-user "$user" 2>/dev/null
+    fi
     usermod --del-subuids "$sub-$((sub + 65535))" --del-subgids "$sub-$((sub + 65535))" "$user" 2>/dev/null
     userdel "$user" 2>/dev/null
     rm -rf "/tmp/podman-run-$uid" "/tmp/containers-user-$uid" "/run/user/$uid/containers" "/run/user/$uid/libpod"
@@ -64,9 +69,23 @@ usermod --add-subuids "$sub-$((sub + 65535))" --add-subgids "$sub-$((sub + 65535
 uid=$(id -u "$user")
 mkdir -p "$uhome"
 chown "$user:$user" "$uhome"
+# Under systemd on cgroup v2, rootless podman keeps the limits only through the user's own
+# manager (docs/config.md): the user gets one, as README.Debian tells an administrator.
+cgroups=$(stat -fc %T /sys/fs/cgroup)
+linger=
+session_env=
+if [ "$cgroups" = cgroup2fs ] && [ -d /run/systemd/system ] && command -v loginctl >/dev/null 2>&1; then
+  loginctl enable-linger "$user" || fail "loginctl enable-linger $user failed"
+  linger=1
+  i=0
+  while [ ! -S "/run/user/$uid/bus" ] && [ $i -lt 3000 ]; do sleep 0.1; i=$((i + 1)); done
+  [ -S "/run/user/$uid/bus" ] || { fail "no user manager for $user"; finish; }
+  session_env="XDG_RUNTIME_DIR=/run/user/$uid DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/$uid/bus"
+fi
 as_user () {
+  # shellcheck disable=SC2086
   (cd "$uhome" && setpriv --reuid="$user" --regid="$user" --init-groups \
-     env -i HOME="$uhome" PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@")
+     env -i HOME="$uhome" PATH=/usr/sbin:/usr/bin:/sbin:/bin $session_env "$@")
 }
 
 uimage=$(as_user "$here/../../packaging/image/build-image.sh" --quiet --toolkit "$toolkit" \
@@ -114,8 +133,15 @@ YAML
 }
 
 # Where the host cannot keep the limits, brokerd does not start until they are turned off.
-cgroups=$(stat -fc %T /sys/fs/cgroup)
-if [ "$cgroups" != cgroup2fs ]; then
+if [ "$cgroups" = cgroup2fs ] && [ -z "$linger" ]; then
+  config ""
+  msg=$(as_user "$brokerd" --check-config "$uhome/b.yaml" --runtimedir "$runtimedir" 2>&1) \
+    && fail "brokerd --check-config accepts rootless podman without a user manager: $msg" \
+    || { contains "$msg" "cgroup_limits: off" \
+           && pass "rootless on cgroup v2 without a user manager: --check-config refuses, naming the way out" \
+           || fail "rootless on cgroup v2 without a user manager: --check-config says: $msg"; }
+  config "    cgroup_limits: off"
+elif [ "$cgroups" != cgroup2fs ]; then
   config ""
   msg=$(as_user "$brokerd" --check-config "$uhome/b.yaml" --runtimedir "$runtimedir" 2>&1) \
     && fail "brokerd --check-config accepts rootless podman on cgroup v1: $msg" \
