@@ -24,17 +24,20 @@ struct bx_placeholder
   dev_t dev;
   ino_t ino;
   bool folder;
-  int parent;    /* the folder it lies in, O_PATH: removal never follows a path string */
-  char *name;    /* its name in PARENT */
-  char *path;    /* its full path, for the record and the log */
-  bool recorded; /* its making is in this brokerd's record file */
+  int parent;       /* the folder it lies in, O_PATH: removal never follows a path string */
+  dev_t parent_dev; /* that folder's identity: files share one inode (below), so a file is */
+  ino_t parent_ino; /* known by its folder and name as well */
+  char *name;       /* its name in PARENT */
+  char *path;       /* its full path, for the record and the log */
+  bool recorded;    /* its making is in this brokerd's record file */
   unsigned refs;
   struct bx_placeholder *next;
 };
 
 /* The record file in this brokerd's folder of records: a line "+ TYPE DEV INO LEN PATH" when
- * a placeholder is made (TYPE d or f, PATH exactly LEN bytes), "- DEV INO" when it is removed
- * or left.  What was made and not removed is what a killed brokerd left. */
+ * a placeholder is made (TYPE d or f, PATH exactly LEN bytes), "- DEV INO LEN PATH" when it is
+ * removed or left ("- DEV INO" from an earlier version: every placeholder of that inode).
+ * What was made and not removed is what a killed brokerd left. */
 #define RECORD_LOG "log"
 /* Past this length the file is written again with the live placeholders only: calls that
  * overlap without end never let it go with the last placeholder. */
@@ -51,6 +54,22 @@ static int records_lock = -1; /* that folder, open and locked (flock) */
 static int records_log = -1;  /* RECORDS/log, appended to (RECORD_LOG) */
 static size_t records_size;   /* its length */
 static char token[32];        /* the folder's name */
+
+/* The empty file every file placeholder in one folder is a name of, made once (O_TMPFILE) and
+ * linked where a placeholder goes.  Making a new inode for each was most of what protected
+ * paths cost a call: ext4 looks for a free inode past the recently deleted ones, and a call
+ * deletes a dozen or more.  A name costs a directory entry only.  One per folder, so that
+ * what someone who may (root) writes into a placeholder shows in no other folder.  Kept open
+ * (O_PATH) while a placeholder lives; a new one where it is not empty, 0444 and brokerd's
+ * any more, or cannot be linked (all its names gone). */
+struct template
+{
+  int fd;
+  dev_t dev; /* the folder it was made in */
+  ino_t ino;
+  struct template *next;
+};
+static struct template *templates;
 
 /* This brokerd's folder of records, made and locked when the first placeholder is: a lock
  * nobody holds is a dead brokerd's, which the next one to start sweeps (another brokerd
@@ -123,11 +142,18 @@ int
 bx_placeholder_find (struct bx_placeholder_refs *refs, int dir, const char *name, struct stat *st)
 {
   pthread_mutex_lock (&lock);
+  struct stat folder;
   int r = fstatat (dir, name, st, AT_SYMLINK_NOFOLLOW);
   int saved = errno;
+  if (r == 0 && fstat (dir, &folder) < 0)
+    {
+      r = -1;
+      saved = errno;
+    }
   if (r == 0)
     for (struct bx_placeholder *p = live; p != NULL; p = p->next)
-      if (p->dev == st->st_dev && p->ino == st->st_ino)
+      if (p->dev == st->st_dev && p->ino == st->st_ino && p->parent_dev == folder.st_dev
+          && p->parent_ino == folder.st_ino && strcmp (p->name, name) == 0)
         {
           hold (refs, p);
           r = 1;
@@ -216,9 +242,108 @@ record_made (const struct bx_placeholder *p)
 static void
 record_removed (const struct bx_placeholder *p)
 {
-  char line[64];
-  int n = snprintf (line, sizeof line, "- %ju %ju\n", (uintmax_t)p->dev, (uintmax_t)p->ino);
-  record_append (line, (size_t)n);
+  cleanup_free char *line = bx_xasprintf ("- %ju %ju %zu %s\n", (uintmax_t)p->dev,
+                                          (uintmax_t)p->ino, strlen (p->path), p->path);
+  record_append (line, strlen (line));
+}
+
+/* Whether T is still the empty read-only file of brokerd's it was made as, into *ST. */
+static bool
+template_intact (const struct template *t, struct stat *st)
+{
+  return fstat (t->fd, st) == 0 && S_ISREG (st->st_mode) && st->st_size == 0
+         && st->st_uid == geteuid () && (st->st_mode & 07777) == 0444;
+}
+
+static void
+template_drop (struct template **tp)
+{
+  struct template *t = *tp;
+  *tp = t->next;
+  close (t->fd);
+  free (t);
+}
+
+/* A new template, unnamed, in DIR (FOLDER its identity). */
+static struct template *
+template_make (int dir, const struct stat *folder)
+{
+  int fd = openat (dir, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0444);
+  if (fd < 0)
+    return NULL;
+  /* Kept as a path only: nothing of brokerd's holds the file open for writing. */
+  char link[64];
+  snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
+  int path = -1;
+  if (fchmod (fd, 0444) == 0)
+    path = open (link, O_PATH | O_CLOEXEC);
+  int e = errno;
+  close (fd);
+  if (path < 0)
+    {
+      errno = e;
+      return NULL;
+    }
+  struct template *t = bx_xzalloc (sizeof *t);
+  t->fd = path;
+  t->dev = folder->st_dev;
+  t->ino = folder->st_ino;
+  t->next = templates;
+  templates = t;
+  return t;
+}
+
+/* Where FOLDER's template is in the list (or the list's end). */
+static struct template **
+template_of (const struct stat *folder)
+{
+  struct template **tp = &templates;
+  while (*tp != NULL && ((*tp)->dev != folder->st_dev || (*tp)->ino != folder->st_ino))
+    tp = &(*tp)->next;
+  return tp;
+}
+
+/* NAME in DIR made a name of DIR's template, into *ST.  0, or -1 with errno
+ * (EEXIST: something is there; EOPNOTSUPP and the like: no template on this file system). */
+static int
+link_template (int dir, const char *name, struct stat *st)
+{
+  struct stat folder;
+  if (fstat (dir, &folder) < 0)
+    return -1;
+  /* Two rounds: the template found, then a new one when that one would not do. */
+  for (int round = 0; round < 2; round++)
+    {
+      struct template **tp = template_of (&folder);
+      if (*tp != NULL && !template_intact (*tp, st))
+        {
+          template_drop (tp);
+          tp = template_of (&folder);
+        }
+      if (*tp == NULL)
+        {
+          if (template_make (dir, &folder) == NULL)
+            return -1;
+          tp = &templates;
+          if (!template_intact (*tp, st))
+            {
+              template_drop (tp);
+              errno = EAGAIN;
+              return -1;
+            }
+        }
+      char link[64];
+      snprintf (link, sizeof link, "/proc/self/fd/%d", (*tp)->fd);
+      if (linkat (AT_FDCWD, link, dir, name, AT_SYMLINK_FOLLOW) == 0)
+        return 0;
+      /* ENOENT: every name it had is gone, and the kernel links an unnamed file only
+       * before its first name; EXDEV: the folder is reached through another mount. */
+      if (errno != EXDEV && errno != ENOENT)
+        return -1;
+      template_drop (tp);
+    }
+  errno = EAGAIN;
+  return -1;
 }
 
 int
@@ -245,8 +370,14 @@ bx_placeholder_make (struct bx_placeholder_refs *refs, int dir, const char *name
             close (fd);
         }
     }
-  else
+  else if (link_template (dir, name, &st) == 0)
     {
+      made = true;
+      r = 0;
+    }
+  else if (errno != EEXIST)
+    {
+      /* No template on this file system (no O_TMPFILE): a file of its own. */
       int fd = openat (dir, name, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
       if (fd >= 0)
         {
@@ -256,8 +387,9 @@ bx_placeholder_make (struct bx_placeholder_refs *refs, int dir, const char *name
           close (fd);
         }
     }
+  struct stat dir_st;
   int parent = r == 0 ? fcntl (dir, F_DUPFD_CLOEXEC, 0) : -1;
-  if (r == 0 && parent < 0)
+  if (r == 0 && (parent < 0 || fstat (parent, &dir_st) < 0))
     r = -1;
   if (r < 0)
     {
@@ -275,6 +407,8 @@ bx_placeholder_make (struct bx_placeholder_refs *refs, int dir, const char *name
   p->ino = st.st_ino;
   p->folder = folder;
   p->parent = parent;
+  p->parent_dev = dir_st.st_dev;
+  p->parent_ino = dir_st.st_ino;
   p->name = bx_xstrdup (name);
   p->path = bx_xstrdup (path);
   p->recorded = record_made (p);
@@ -335,7 +469,11 @@ bx_placeholder_release (struct bx_placeholder_refs *refs)
       free (p);
     }
   if (live == NULL)
-    records_close ();
+    {
+      records_close ();
+      while (templates != NULL)
+        template_drop (&templates);
+    }
   pthread_mutex_unlock (&lock);
   free (refs->held);
   refs->held = NULL;
@@ -467,7 +605,7 @@ sweep_log (const char *text, size_t len)
       char type = 0;
       uintmax_t dev = 0, ino = 0;
       size_t plen = 0;
-      int used = 0;
+      int used = 0, more = 0;
       if (sscanf (p, "+ %c %ju %ju %zu %n", &type, &dev, &ino, &plen, &used) == 4
           && (type == 'd' || type == 'f') && plen <= (size_t)(end - p - used)
           && p[used + plen] == '\n')
@@ -477,10 +615,22 @@ sweep_log (const char *text, size_t len)
           p += used + plen + 1;
           continue;
         }
-      if (sscanf (p, "- %ju %ju%n", &dev, &ino, &used) == 2 && p[used] == '\n')
+      if (sscanf (p, "- %ju %ju%n", &dev, &ino, &used) == 2)
         {
+          /* The path when there is one: names of one inode go one by one. */
+          const char *gone = NULL;
+          if (p[used] == ' ' && sscanf (p + used, " %zu %n", &plen, &more) == 1
+              && plen <= (size_t)(end - p - used - more) && p[used + more + plen] == '\n')
+            {
+              gone = p + used + more;
+              used += more + (int)plen;
+            }
+          if (p[used] != '\n')
+            goto broken;
           for (size_t i = 0; i < n; i++)
-            if (v[i].path != NULL && v[i].dev == dev && v[i].ino == ino)
+            if (v[i].path != NULL && v[i].dev == dev && v[i].ino == ino
+                && (gone == NULL
+                    || (strlen (v[i].path) == plen && memcmp (v[i].path, gone, plen) == 0)))
               {
                 free (v[i].path);
                 v[i].path = NULL;
@@ -488,6 +638,7 @@ sweep_log (const char *text, size_t len)
           p += used + 1;
           continue;
         }
+    broken:
       /* A line cut by a full disk, or not brokerd's: the rest cannot be trusted. */
       bx_log (LOG_WARNING, NULL, "ignoring the rest of a placeholder record at byte %zu",
               (size_t)(p - text));

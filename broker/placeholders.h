@@ -7,7 +7,8 @@
  * owned by its own user (root) and not writable (folders 0555, files 0444), relative to the
  * descriptor of the folder already walked, and the call mounts it read-only like a path
  * that was there.  When the call ends brokerd removes it again, if it is still the same
- * inode and still empty.
+ * inode and still empty.  The file placeholders of one folder are names of one empty file
+ * (placeholders.c), so a call adds and removes names, not inodes.
  *
  * Two calls in one folder share a placeholder: removing a mount point on the host would
  * detach it in the other call's sandbox and leave that call unprotected.  So brokerd keeps

@@ -43,7 +43,7 @@ one (const char *grant, int alone)
       if (fd < 0 || dup2 (fd, 5) < 0)
         _exit (3);
       fd = 5;
-      if (alone && bx_bwrap_bind_alone (&fd, 1) < 0)
+      if (alone && bx_bwrap_bind_alone (&fd, NULL, 1) < 0)
         _exit (4);
       if (setresgid (65534, 65534, 65534) < 0 || setresuid (65534, 65534, 65534) < 0)
         _exit (5);

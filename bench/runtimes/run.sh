@@ -11,13 +11,16 @@
 #   gvisor.so     `boxmaker call` -> brokerd -> gvisor.so, all limits on
 #   podman.so     `boxmaker call` -> brokerd -> podman.so (when podman is installed and
 #                 BENCH_PODMAN is not 0), the same limits
+#   bwrap.so-ro0  bwrap.so again, its grant with `readonly: []` (write_file and shell only):
+#                 against bwrap.so, what the default protected paths cost
 # For each side: p50 and p90 of the wall time, and the CPU time per call, brokerd's and
 # its sandboxes' included (cgroup v1 cpuacct); then the ratios to the floors, and brokerd's
 # resident memory with bwrap.so and 8 callers at once.  Goals: bwrap.so p50 <= 10 ms,
 # <= 1.5x bare bwrap and >= 15x faster than podman.so; gvisor.so <= 1.2x runsc do.
 #
 #   bench/runtimes/run.sh BUILD_DIR [ROUNDS]       # default 30; BENCH_IDLE_MS: sleep
-#                                                  # before each call (cold starts)
+#                                                  # before each call (cold starts);
+#                                                  # BENCH_GVISOR=0, BENCH_PODMAN=0: without
 #
 # BUILD_DIR holds a build of this tree (brokerd, boxmaker, toolkit, bwrap.so, gvisor.so,
 # podman.so).  As root on this kind of host (cgroup v1, runc).  Builds a read-only root and,
@@ -33,7 +36,8 @@ idle_ms=${BENCH_IDLE_MS:-0}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 [ "$(id -u)" = 0 ] || { echo "run.sh: needs root (cgroups, the sandbox's uid)" >&2; exit 1; }
 bwrap=$(command -v bwrap) || { echo "run.sh: bubblewrap is not installed" >&2; exit 1; }
-runsc=$(command -v runsc || true)
+runsc=
+[ "${BENCH_GVISOR:-1}" = 0 ] || runsc=$(command -v runsc || true)
 podman=
 [ "${BENCH_PODMAN:-1}" = 0 ] || podman=$(command -v podman || true)
 work=$(mktemp -d /tmp/bx-bench-runtimes.XXXXXX)
@@ -79,8 +83,8 @@ printf '%s' "{\"path\":\"$g/file.txt\"}" > "$work/read_file.json"
 printf '%s' "{\"path\":\"$g/w.txt\",\"content\":\"written\"}" > "$work/write_file.json"
 printf '%s' "{\"command\":\"echo\\u0020hi\",\"cwd\":\"$g\"}" > "$work/shell.json"
 
-# start_brokerd NAME RUNTIME_BLOCK: in a cpuacct cgroup of its own, so that its CPU time and
-# its sandboxes' (bwrap.so's keepers fork them) is charged to its side.
+# start_brokerd NAME RUNTIME_BLOCK [GRANT_LINE]: in a cpuacct cgroup of its own, so that its
+# CPU time and its sandboxes' (bwrap.so's keepers fork them) is charged to its side.
 start_brokerd () {
   cat > "$work/$1.yaml" <<YAML
 socket: $work/$1.sock
@@ -91,6 +95,7 @@ grants:
   - tools: [read_file, write_file, shell]
     paths: [$g]
     class: private
+${3:-}
 YAML
   cg=
   if [ -n "$acct" ]; then
@@ -122,6 +127,12 @@ start_brokerd bwrap "  module: bwrap
     rootfs: $work/rootfs
     egress_dir: $work/egress
 $limits"
+# The same module with no protected path in the grant: the default ones' cost.
+start_brokerd bwrap_ro0 "  module: bwrap
+  options:
+    rootfs: $work/rootfs
+    egress_dir: $work/egress
+$limits" "    readonly: []"
 if [ -n "$runsc" ]; then
   start_brokerd gvisor "  module: gvisor
   options:
@@ -151,9 +162,10 @@ for d in bin etc lib lib64 root; do
 done
 # The cpuacct.usage files of a brokerd side: its own cgroup's, and for gvisor.so the parent
 # cgroup runsc puts the sandboxes in.
-bwrap_cpu=- gvisor_cpu=- podman_cpu=-
+bwrap_cpu=- bwrap_ro0_cpu=- gvisor_cpu=- podman_cpu=-
 if [ -n "$acct" ]; then
   bwrap_cpu=$acct/bx-bench-bwrap-$$/cpuacct.usage
+  bwrap_ro0_cpu=$acct/bx-bench-bwrap_ro0-$$/cpuacct.usage
   # podman's containers are not brokerd's children: conmon and runc's processes sit in
   # cgroups of their own, so podman.so's figure is brokerd's and podman's own process.
   podman_cpu=$acct/bx-bench-podman-$$/cpuacct.usage
@@ -171,6 +183,8 @@ for tool in read_file write_file shell; do
       "$tool" "$in" "$bwrap" "$root_binds" "$bind" "$g" "$g" "$tool"
     printf '%s\tbwrap.so\t-1\t%s\t%s\t%s call %s %s --socket %s --session bench\n' \
       "$tool" "$in" "$bwrap_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/bwrap.sock"
+    [ "$tool" = read_file ] || printf '%s\tbwrap.so-ro0\t-1\t%s\t%s\t%s call %s %s --socket %s --session bench\n' \
+      "$tool" "$in" "$bwrap_ro0_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/bwrap_ro0.sock"
     if [ -n "$runsc" ]; then
       # runsc do: the host's root read-only under an overlay, no network, the same platform.
       printf '%s\trunsc-do\t-1\t%s\t-\t%s --root %s --platform=ptrace --network=none do -quiet -cwd / %s %s\n' \
@@ -182,6 +196,7 @@ for tool in read_file write_file shell; do
       "$tool" "$in" "$podman_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/podman.sock"
   } >> "$sides"
 done
+printf 'RATIO\tbwrap.so\tbwrap.so-ro0\n' >> "$sides"
 printf 'RATIO\tbwrap.so\tbare-bwrap\nRATIO\tbwrap.so\tfork+exec\nRATIO\tbare-bwrap\tfork+exec\n' >> "$sides"
 printf 'RATIO\tgvisor.so\trunsc-do\nRATIO\tgvisor.so\tfork+exec\nRATIO\tgvisor.so\tbwrap.so\n' >> "$sides"
 printf 'RATIO\tpodman.so\tbwrap.so\nRATIO\tpodman.so\tgvisor.so\n' >> "$sides"

@@ -242,6 +242,9 @@ struct bx_bwrap_child
   /* fds[mount_first] and the mount_count after it are mount sources: each is bound in
    * alone, without the mounts below it (bwrap_alone.c). */
   size_t mount_first, mount_count;
+  /* One per mount source, or NULL: true where its copy is made read-only there, for the
+   * mounts that reach the sandbox inside another one's tree (bwrap_argv.c). */
+  const bool *mount_readonly;
   /* A sandbox's shares of its uid's counters (NULL for a helper such as slirp4netns, which
    * must stay in the host's user namespace to join the sandbox's). */
   const struct bx_bwrap_ucounts *ucounts;
@@ -272,10 +275,11 @@ void bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *child
 /* ---- bwrap_alone.c ----------------------------------------------------------------------- */
 /* In the child, as root: moves it into a mount namespace of its own and there mounts each
  * of the COUNT mount sources FDS on top of itself without the mounts below it, each
- * descriptor now naming that copy.  0, or -1 with errno: ESTALE when a source was removed,
- * moved under a symbolic link or covered by another mount since it was opened (the call's
- * source changed, not the runtime).  Async-signal-safe. */
-int bx_bwrap_bind_alone (const int *fds, size_t count);
+ * descriptor now naming that copy, read-only where READONLY (NULL: none) says so.  A source
+ * inside an earlier one lands on that one's copy, which then holds it as a submount.  0, or -1 with
+ * errno: ESTALE when a source was removed, moved under a symbolic link or covered by another mount
+ * since it was opened (the call's source changed, not the runtime).  Async-signal-safe. */
+int bx_bwrap_bind_alone (const int *fds, const bool *readonly, size_t count);
 
 /* ---- bwrap_keeper.c: the process that forks a slot's sandboxes inside the slot's cgroups. */
 /* Starts a keeper in the slot's cgroups: born in the cgroup v2 folder CGROUP (clone3 with

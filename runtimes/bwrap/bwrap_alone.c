@@ -16,6 +16,10 @@
  * on top, binds it with its submounts (none) and checks that the folder it bound is the
  * descriptor's (device and inode).
  *
+ * A source inside an earlier one (a protected path in a granted folder) lands on that one's
+ * copy and comes with it when bubblewrap binds it (bwrap_argv.c): a copy the sandbox must
+ * not write is made read-only here, since bubblewrap never binds it by itself.
+ *
  * The copy is taken with open_tree from the descriptor brokerd opened without following
  * links, before the namespace changes; the place it goes is found again by path in the new
  * namespace and must be the same folder (device and inode), or the call fails.  Raw system
@@ -23,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -79,7 +84,7 @@ fd_link (char link[32], int fd)
 }
 
 int
-bx_bwrap_bind_alone (const int *fds, size_t count)
+bx_bwrap_bind_alone (const int *fds, const bool *readonly, size_t count)
 {
   if (count == 0)
     return 0;
@@ -128,6 +133,15 @@ bx_bwrap_bind_alone (const int *fds, size_t count)
         goto out;
       fd_link (link, tree[i]);
       if (mount (NULL, link, NULL, MS_PRIVATE, NULL) < 0)
+        goto out;
+      /* Only the read-only flag, on this copy alone: the source's own flags (nosuid and the
+       * like) stay, and bubblewrap adds its own when it binds the tree it lies in. */
+      struct
+      {
+        uint64_t attr_set, attr_clr, propagation, userns_fd;
+      } attr = { MOUNT_ATTR_RDONLY, 0, 0, 0 };
+      if (readonly != NULL && readonly[i]
+          && syscall (SYS_mount_setattr, tree[i], "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
         goto out;
       /* The copy's descriptor, now mounted, takes the source's number. */
       if (dup2 (tree[i], fds[i]) < 0)

@@ -47,6 +47,23 @@ push_root (struct bx_argv *b, const struct bx_bwrap_root_step *steps, size_t cou
     }
 }
 
+/* Whether MOUNTS[I] lies below one of the mounts before it that keeps its flags: a
+ * writable one, or any when it is read-only itself (bubblewrap makes every submount of a
+ * read-only bind read-only). */
+static bool
+inside_earlier (const struct bx_bwrap_mount *mounts, size_t i)
+{
+  for (size_t j = 0; j < i; j++)
+    {
+      size_t n = strlen (mounts[j].path);
+      if ((mounts[j].writable || !mounts[i].writable)
+          && strncmp (mounts[i].path, mounts[j].path, n) == 0
+          && (mounts[i].path[n] == '/' || (n == 1 && mounts[j].path[0] == '/')))
+        return true;
+    }
+  return false;
+}
+
 char **
 bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *call)
 {
@@ -102,6 +119,12 @@ bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *ca
     }
   for (size_t i = 0; i < call->mount_count; i++)
     {
+      /* One inside an earlier one (a protected path in a granted folder) is already a
+       * submount of that one's copy, read-only where it must be (bwrap_alone.c), and comes
+       * with its recursive bind: binding it again costs bubblewrap a reading of the whole
+       * mount table per mount. */
+      if (inside_earlier (call->mounts, i))
+        continue;
       push_fd (&b, call->mounts[i].writable ? "--bind-fd" : "--ro-bind-fd", call->mounts[i].fd);
       bx_argv_push (&b, call->mounts[i].path);
     }

@@ -98,6 +98,10 @@ bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call, co
   call->status_fd = FD_STATUS;
 
   char **argv = bx_bwrap_argv (&inst->cfg, call);
+  /* The egress folder, after the mounts, is bound by bubblewrap itself. */
+  cleanup_free bool *readonly = bx_xzalloc ((extra_count + 1) * sizeof (bool));
+  for (size_t i = 0; i < call->mount_count && i < extra_count; i++)
+    readonly[i] = !call->mounts[i].writable;
   struct bx_bwrap_child child = {
     .cgroups = inst->cgroups,
     .slot = slot,
@@ -108,6 +112,7 @@ bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call, co
     .fd_count = count,
     .mount_first = 2,
     .mount_count = extra_count,
+    .mount_readonly = readonly,
     .ucounts = &inst->ucounts,
   };
   bx_bwrap_run (argv, &child, input, input_len, cap, deadline, status[0], cancel_fd, o);

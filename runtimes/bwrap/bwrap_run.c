@@ -107,7 +107,7 @@ bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *c, int in,
         }
       for (size_t i = 0; i < c->mount_count; i++)
         mounts[i] = 3 + (int)(c->mount_first + i);
-      if (bx_bwrap_bind_alone (mounts, c->mount_count) < 0)
+      if (bx_bwrap_bind_alone (mounts, c->mount_readonly, c->mount_count) < 0)
         child_fail (report);
     }
 

@@ -335,14 +335,61 @@ START_TEST (test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start)
   kill (pid, SIGKILL);
   int status;
   ck_assert_int_eq (waitpid (pid, &status, 0), pid);
-  /* The owner wrote into one of them meanwhile: that one stays. */
+  /* The owner put a file of theirs in place of one meanwhile: that one stays.  (Writing into
+   * one would write into every file placeholder of the folder: they are names of one file.) */
   cleanup_free char *cmd
-      = bx_xasprintf ("chmod 644 '%s/.profile' && echo x > '%s/.profile'", root, root);
+      = bx_xasprintf ("rm -f '%s/.profile' && echo x > '%s/.profile'", root, root);
   ck_assert_int_eq (system (cmd), 0);
   bx_placeholders_start (home);
   cleanup_free char *after = listing ();
   ck_assert_str_eq (after, ".profile ");
   /* No record is left, nor the folders of them. */
+  cleanup_free char *gone = bx_xasprintf ("%s/placeholders", home);
+  struct stat st;
+  ck_assert_int_eq (lstat (gone, &st), -1);
+  ck_assert_int_eq (rmdir (home), 0);
+}
+END_TEST
+
+/* The file placeholders of a folder are names of one file: the record of one that went names
+ * its path, so the others' records still stand for the next start. */
+START_TEST (test_a_name_still_held_by_a_killed_brokerd_is_swept_after_another_went)
+{
+  cleanup_free char *home = bx_xasprintf ("%s-home", root);
+  ck_assert_int_eq (mkdir (home, 0700), 0);
+  int ready[2];
+  ck_assert_int_eq (pipe (ready), 0);
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    {
+      bx_placeholders_start (home);
+      const char *first[] = { ".bashrc" }, *second[] = { ".profile" };
+      struct bx_placeholder_refs a = { 0 }, b = { 0 };
+      struct bx_protect_list list = { 0 };
+      char *detail = NULL;
+      bool made = bx_protect_folder (root, first, 1, &list, &a, &detail) == 0
+                  && bx_protect_folder (root, second, 1, &list, &b, &detail) == 0;
+      bx_placeholder_release (&b);
+      char ok = made ? 'y' : 'n';
+      if (write (ready[1], &ok, 1) != 1)
+        _exit (1);
+      pause ();
+      _exit (0);
+    }
+  close (ready[1]);
+  char ok = 0;
+  ck_assert_int_eq (read (ready[0], &ok, 1), 1);
+  close (ready[0]);
+  ck_assert_int_eq (ok, 'y');
+  cleanup_free char *held = listing ();
+  ck_assert_str_eq (held, ".bashrc ");
+  kill (pid, SIGKILL);
+  int status;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  bx_placeholders_start (home);
+  cleanup_free char *after = listing ();
+  ck_assert_str_eq (after, "");
   cleanup_free char *gone = bx_xasprintf ("%s/placeholders", home);
   struct stat st;
   ck_assert_int_eq (lstat (gone, &st), -1);
@@ -580,6 +627,7 @@ make_suite (void)
   tcase_add_test (tc, test_two_calls_share_a_placeholder_and_the_last_removes_it);
   tcase_add_test (tc, test_a_placeholder_that_changed_is_left_in_place);
   tcase_add_test (tc, test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start);
+  tcase_add_test (tc, test_a_name_still_held_by_a_killed_brokerd_is_swept_after_another_went);
   tcase_add_test (tc, test_records_live_only_while_a_placeholder_does);
   tcase_add_test (tc, test_the_record_file_stays_short_under_overlapping_calls);
   tcase_add_test (tc, test_a_git_file_is_protected_instead_of_what_it_names);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,7 +98,7 @@ folder_alone (void)
   struct stat before, after;
   if (fd < 0 || fstat (fd, &before) < 0)
     return 1;
-  if (bx_bwrap_bind_alone (&fd, 1) < 0)
+  if (bx_bwrap_bind_alone (&fd, NULL, 1) < 0)
     return 2;
   /* Through the descriptor and by path alike: the folder's own file, not the mount's. */
   if (faccessat (fd, "own", R_OK, 0) < 0 || faccessat (fd, "sub/x", F_OK, 0) == 0)
@@ -135,7 +136,7 @@ file_alone (void)
   int fd = open (file, O_PATH | O_CLOEXEC);
   int other = open (dir, O_PATH | O_CLOEXEC);
   int fds[] = { other, fd };
-  if (fd < 0 || other < 0 || bx_bwrap_bind_alone (fds, 2) < 0)
+  if (fd < 0 || other < 0 || bx_bwrap_bind_alone (fds, NULL, 2) < 0)
     return 1;
   char link[64], path[128];
   snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
@@ -155,6 +156,41 @@ START_TEST (test_file_and_folder)
 }
 END_TEST
 
+/* A protected path inside a granted folder: its copy made read-only lands on the folder's
+ * copy, so a recursive copy of the folder (what bubblewrap binds) holds it read-only, and
+ * the folder stays writable. */
+static int
+file_read_only_in_folder (void)
+{
+  int other = open (dir, O_PATH | O_CLOEXEC);
+  int fd = open (file, O_PATH | O_CLOEXEC);
+  int fds[] = { other, fd };
+  bool readonly[] = { false, true };
+  if (fd < 0 || other < 0 || bx_bwrap_bind_alone (fds, readonly, 2) < 0)
+    return 1;
+  if (open (file, O_WRONLY | O_CLOEXEC) >= 0 || errno != EROFS)
+    return 2;
+  int tree = (int)syscall (SYS_open_tree, other, "",
+                           OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+  if (tree < 0)
+    return 3;
+  if (openat (tree, "file", O_WRONLY | O_CLOEXEC) >= 0 || errno != EROFS)
+    return 4;
+  int w = openat (tree, "own", O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (w < 0)
+    return 5;
+  close (w);
+  return 0;
+}
+
+START_TEST (test_a_read_only_source_inside_another_comes_with_it_read_only)
+{
+  ck_assert_int_eq (in_child (file_read_only_in_folder), 0);
+  ck_assert_int_eq (mounts_at (file), 0);
+  ck_assert_int_eq (mounts_at (dir), 0);
+}
+END_TEST
+
 static int
 gone (void)
 {
@@ -166,7 +202,7 @@ gone (void)
   if (fd < 0 || rmdir (gone_dir) < 0)
     return 2;
   errno = 0;
-  if (bx_bwrap_bind_alone (&fd, 1) == 0 || errno != ESTALE)
+  if (bx_bwrap_bind_alone (&fd, NULL, 1) == 0 || errno != ESTALE)
     return 3;
   return 0;
 }
@@ -184,7 +220,7 @@ static int
 covered (void)
 {
   errno = 0;
-  int rc = bx_bwrap_bind_alone (&covered_fd, 1);
+  int rc = bx_bwrap_bind_alone (&covered_fd, NULL, 1);
   return rc == 0 || errno != ESTALE ? 1 : 0;
 }
 
@@ -206,7 +242,7 @@ none (void)
 {
   char before[64], after[64];
   ssize_t a = readlink ("/proc/self/ns/mnt", before, sizeof before);
-  if (a <= 0 || bx_bwrap_bind_alone (NULL, 0) < 0)
+  if (a <= 0 || bx_bwrap_bind_alone (NULL, NULL, 0) < 0)
     return 1;
   ssize_t b = readlink ("/proc/self/ns/mnt", after, sizeof after);
   return a == b && memcmp (before, after, (size_t)a) == 0 ? 0 : 2;
@@ -226,6 +262,7 @@ make_suite (void)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_folder_without_the_mount_below);
   tcase_add_test (tc, test_file_and_folder);
+  tcase_add_test (tc, test_a_read_only_source_inside_another_comes_with_it_read_only);
   tcase_add_test (tc, test_source_gone_is_refused);
   tcase_add_test (tc, test_source_covered_is_refused);
   tcase_add_test (tc, test_no_source_keeps_the_namespace);

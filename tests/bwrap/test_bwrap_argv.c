@@ -74,6 +74,21 @@ START_TEST (test_write_file_binds_the_grant_writable_from_its_descriptor)
 }
 END_TEST
 
+/* A protected path comes with its folder's bind, already a read-only submount of the folder's
+ * copy (bwrap_alone.c); bubblewrap would make a writable one below a read-only folder
+ * read-only, so that one is bound on its own. */
+START_TEST (test_a_mount_inside_a_granted_folder_comes_with_its_bind)
+{
+  struct bx_bwrap_mount m[] = { { "/home/me/notes", 5, true },
+                                { "/home/me/notes/.git", 6, false },
+                                { "/home/me/notes/.git/hooks", 7, false },
+                                { "/home/me/notes-other", 8, false },
+                                { "/srv/data", 9, false },
+                                { "/srv/data/sub", 10, true } };
+  check_call ("nested.argv", "shell", m, 6, -1, NULL);
+}
+END_TEST
+
 START_TEST (test_shell_binds_every_grant_in_order)
 {
   struct bx_bwrap_mount m[] = { { "/home/me/notes", 5, true }, { "/srv/data", 6, false } };
@@ -332,6 +347,7 @@ make_suite (void)
   tcase_add_test (tc, test_read_file_binds_the_grant_read_only_from_its_descriptor);
   tcase_add_test (tc, test_write_file_binds_the_grant_writable_from_its_descriptor);
   tcase_add_test (tc, test_shell_binds_every_grant_in_order);
+  tcase_add_test (tc, test_a_mount_inside_a_granted_folder_comes_with_its_bind);
   tcase_add_test (tc, test_http_fetch_binds_only_the_egress_folder);
   tcase_add_test (tc, test_proxy_gets_its_hosts_and_socket);
   tcase_add_test (tc, test_proxy_gets_the_private_ranges_last);
