@@ -172,26 +172,48 @@ bx_server_listen_at (const char *path, unsigned mode, int *out, bx_error *err)
   cleanup_close int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return bx_error_set (err, errno, "socket %s: cannot make a socket", path);
+  /* Bound, given its mode and listening under a name of its own, then linked into place:
+   * a client that finds the socket's file never finds it refusing (bound, not yet
+   * listening), whatever the scheduler does between the steps.  Where the path leaves no
+   * room for that name, it is bound in place. */
+  cleanup_free char *staged = bx_xasprintf ("%s.%ld.new", path, (long)getpid ());
+  struct sockaddr_un at = addr;
+  const char *at_path = path;
+  if (strlen (staged) < sizeof at.sun_path)
+    {
+      strcpy (at.sun_path, staged);
+      at_path = staged;
+      unlink (staged); /* one a brokerd of this pid left */
+    }
   /* Bind with a tight umask so the socket never exists with looser permissions than the
    * config asks for, then set the exact mode.  brokerd is single-threaded here. */
   mode_t old = umask (0177);
-  int r = bind (fd, (const struct sockaddr *)&addr, sizeof addr);
+  int r = bind (fd, (const struct sockaddr *)&at, sizeof at);
   int bind_errno = errno;
   umask (old);
   if (r < 0)
-    return bx_error_set (err, bind_errno, "socket %s: cannot bind", path);
-  if (chmod (path, mode) < 0)
+    return bx_error_set (err, bind_errno, "socket %s: cannot bind", at_path);
+  if (chmod (at_path, mode) < 0)
     {
       int e = errno;
-      unlink (path);
+      unlink (at_path);
       return bx_error_set (err, e, "socket %s: cannot set its mode %04o", path, mode);
     }
+  const char *failed = NULL;
   if (listen (fd, SOMAXCONN) < 0)
+    failed = "cannot listen";
+  /* A link, not a rename: like bind, it never takes the place of a socket another brokerd
+   * made meanwhile. */
+  else if (at_path != path && link (at_path, path) < 0)
+    failed = errno == EEXIST ? "another brokerd made it meanwhile" : "cannot move it into place";
+  if (failed != NULL)
     {
       int e = errno;
-      unlink (path);
-      return bx_error_set (err, e, "socket %s: cannot listen", path);
+      unlink (at_path);
+      return bx_error_set (err, e, "socket %s: %s", path, failed);
     }
+  if (at_path != path)
+    unlink (at_path);
   *out = steal_fd (&fd);
   return 0;
 }
