@@ -413,6 +413,8 @@ run_main (void *arg)
   pthread_mutex_lock (&a->lock);
   a->running--;
   pthread_cond_broadcast (&a->changed);
+  if (a->stopping)
+    bx_brokerd_wake (a->brokerd);
   pthread_mutex_unlock (&a->lock);
   return NULL;
 }
@@ -1004,6 +1006,8 @@ bx_approvals_leave (struct bx_approvals *a)
   pthread_mutex_lock (&a->lock);
   a->owners--;
   pthread_cond_broadcast (&a->changed);
+  if (a->stopping)
+    bx_brokerd_wake (a->brokerd);
   pthread_mutex_unlock (&a->lock);
 }
 
@@ -1057,6 +1061,39 @@ bx_approvals_stop_waiting (struct bx_approvals *a)
   pthread_join (a->waiter, NULL);
 }
 
+/* Whether no approved call runs and (unless RUNS_ONLY) no owner's connection is open. */
+struct quiet
+{
+  struct bx_approvals *a;
+  bool runs_only;
+};
+
+static bool
+is_quiet (void *ctx)
+{
+  const struct quiet *q = ctx;
+  pthread_mutex_lock (&q->a->lock);
+  bool done = q->a->running == 0 && (q->runs_only || q->a->owners == 0);
+  pthread_mutex_unlock (&q->a->lock);
+  return done;
+}
+
+/* Until Q is quiet or DEADLINE: on brokerd's loop, so that what it serves goes on, or, when
+ * the loop failed, on the approvals' condition alone. */
+static void
+wait_quiet (struct quiet *q, int64_t deadline)
+{
+  struct bx_approvals *a = q->a;
+  if (bx_brokerd_run_until (a->brokerd, is_quiet, q, deadline) >= 0)
+    return;
+  struct timespec until = bx_deadline_timespec (deadline);
+  pthread_mutex_lock (&a->lock);
+  while (a->running > 0 || (!q->runs_only && a->owners > 0))
+    if (pthread_cond_timedwait (&a->changed, &a->lock, &until) == ETIMEDOUT)
+      break;
+  pthread_mutex_unlock (&a->lock);
+}
+
 unsigned
 bx_approvals_stop (struct bx_approvals *a, int64_t deadline)
 {
@@ -1064,11 +1101,9 @@ bx_approvals_stop (struct bx_approvals *a, int64_t deadline)
     return 0;
   bx_approvals_stop_waiting (a);
 
-  struct timespec until = bx_deadline_timespec (deadline);
+  struct quiet all = { a, false }, runs = { a, true };
+  wait_quiet (&all, deadline);
   pthread_mutex_lock (&a->lock);
-  while (a->running > 0 || a->owners > 0)
-    if (pthread_cond_timedwait (&a->changed, &a->lock, &until) == ETIMEDOUT)
-      break;
   if (a->running > 0 && a->brokerd->canceller != NULL)
     {
       /* Past the deadline: approved calls still running are cancelled like the others, and
@@ -1076,11 +1111,8 @@ bx_approvals_stop (struct bx_approvals *a, int64_t deadline)
       bx_log (LOG_WARNING, NULL, "%u approved call(s) still running; cancelling them", a->running);
       pthread_mutex_unlock (&a->lock);
       bx_canceller_cancel_all (a->brokerd->canceller);
+      wait_quiet (&runs, deadline + CANCEL_WAIT_MS);
       pthread_mutex_lock (&a->lock);
-      until.tv_sec += CANCEL_WAIT_MS / 1000;
-      while (a->running > 0)
-        if (pthread_cond_timedwait (&a->changed, &a->lock, &until) == ETIMEDOUT)
-          break;
     }
   unsigned left = a->running + a->owners;
   pthread_mutex_unlock (&a->lock);
