@@ -556,7 +556,7 @@ bx_server_run (struct brokerd *brokerd, int64_t *grace_end)
   pthread_condattr_destroy (&ca);
 
   cleanup_error bx_error err = NULL;
-  int r = bx_drainer_start (&s->drainer, &err);
+  int r = bx_drainer_start (brokerd->loop, &s->drainer, &err);
   if (r == 0 && (r = pthread_create (&s->watcher, NULL, watcher_main, s)) != 0)
     {
       bx_drainer_stop (s->drainer);
