@@ -102,7 +102,7 @@ bx_brokerd_new (struct bx_config *config, struct bx_module *module, int listen_f
   /* One canceller for the server's calls and the approved ones: brokerd stopping past its
    * grace period cancels them all the same way. */
   bx_error cerr = NULL;
-  if (bx_canceller_start (&b->canceller, &cerr) < 0)
+  if (bx_canceller_start (b->loop, &b->canceller, &cerr) < 0)
     {
       bx_log (LOG_WARNING, NULL, "%s: a client that leaves does not cancel its call",
               bx_error_msg (cerr));

@@ -13,6 +13,7 @@
 #include "bx/deadline.h"
 
 #include "drain.h"
+#include "loop.h"
 #include "notify.h"
 
 /* How many refused connections wait at once; past that a refusal closes at once (its
@@ -125,8 +126,8 @@ hold (struct bx_drainer *d, const struct handed *in)
     d->held->prev = h;
   d->held = h;
   if (sd_event_add_io (d->loop, &h->io, h->fd, EPOLLIN | EPOLLRDHUP, on_readable, h) < 0
-      || sd_event_add_time (d->loop, &h->timer, CLOCK_MONOTONIC, (uint64_t)in->deadline * 1000, 0,
-                            on_deadline, h)
+      || sd_event_add_time (d->loop, &h->timer, CLOCK_MONOTONIC, (uint64_t)in->deadline * 1000,
+                            BX_LOOP_ACCURACY_US, on_deadline, h)
              < 0)
     release (h);
 }

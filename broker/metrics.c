@@ -17,6 +17,7 @@
 #include "bx/deadline.h"
 
 #include "metrics.h"
+#include "loop.h"
 
 static const char *const tools[]
     = { "read_file", "write_file", "shell", "http_fetch", "unknown", "none" };
@@ -399,7 +400,7 @@ on_accept (sd_event_source *src, int fd, uint32_t revents, void *userdata)
   sd_event *loop = sd_event_source_get_event (src);
   if (sd_event_add_io (loop, &r->io, cfd, EPOLLIN, on_reader_io, r) < 0
       || sd_event_add_time_relative (loop, &r->timer, CLOCK_MONOTONIC, METRICS_REQUEST_MS * 1000ULL,
-                                     0, on_reader_time, r)
+                                     BX_LOOP_ACCURACY_US, on_reader_time, r)
              < 0)
     {
       sd_event_source_disable_unref (r->io);
