@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The admin socket.  See admin.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -13,7 +15,6 @@
 
 #include "bx/cleanup.h"
 #include "bx/deadline.h"
-#include "bx/fd.h"
 #include "bx/frame.h"
 
 #include "admin.h"
@@ -37,7 +38,7 @@ struct bx_admin
   const struct bx_config *config;
   struct bx_approvals *approvals;
   int fd;
-  pthread_t acceptor;
+  sd_event_source *accepting; /* the listening socket, on brokerd's loop */
   pthread_mutex_t lock;
   unsigned open;      /* connections being served */
   uid_t overflow_uid; /* never an owner: see peer_is_owner */
@@ -246,65 +247,73 @@ conn_main (void *arg)
   return NULL;
 }
 
-static void *
-accept_main (void *arg)
+/* Refuses FD with DETAIL and closes it.  The frame is small and the connection fresh: its
+ * socket buffer takes it at once, so the loop is not held up. */
+static void
+refuse (int fd, const char *detail)
 {
-  struct bx_admin *admin = arg;
-  for (;;)
+  send_error (fd, detail);
+  close (fd);
+}
+
+/* A new owner's connection, taken by brokerd's loop.  What it asks may block (a `watch`
+ * streams for as long as the owner reads), so each is served by a thread of its own. */
+static int
+on_accept (sd_event_source *src, int listen_fd, uint32_t revents, void *userdata)
+{
+  (void)src;
+  (void)revents;
+  struct bx_admin *admin = userdata;
+  int fd = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC);
+  if (fd < 0)
+    return 0; /* gone before it was taken, or out of descriptors: the next one is tried */
+  uid_t uid = (uid_t)-1;
+  if (!peer_is_owner (admin, fd, &uid))
     {
-      int fd = bx_accept_retrying (admin->fd);
-      if (fd < 0)
-        return NULL; /* shut down: brokerd is stopping */
-      uid_t uid = (uid_t)-1;
-      if (!peer_is_owner (admin, fd, &uid))
-        {
-          send_error (fd, "not allowed: this socket is for the owners in the admin group");
-          close (fd);
-          continue;
-        }
-      pthread_mutex_lock (&admin->lock);
-      bool full = admin->open >= ADMIN_MAX_CONNECTIONS;
+      refuse (fd, "not allowed: this socket is for the owners in the admin group");
+      return 0;
+    }
+  pthread_mutex_lock (&admin->lock);
+  bool full = admin->open >= ADMIN_MAX_CONNECTIONS;
+  if (!full)
+    admin->open++;
+  pthread_mutex_unlock (&admin->lock);
+  if (full || !bx_approvals_enter (admin->approvals))
+    {
       if (!full)
-        admin->open++;
-      pthread_mutex_unlock (&admin->lock);
-      if (full || !bx_approvals_enter (admin->approvals))
         {
-          if (!full)
-            {
-              pthread_mutex_lock (&admin->lock);
-              admin->open--;
-              pthread_mutex_unlock (&admin->lock);
-            }
-          send_error (fd, full ? "too many admin connections" : "brokerd is stopping");
-          close (fd);
-          continue;
-        }
-      struct conn *c = bx_xzalloc (sizeof *c);
-      c->admin = admin;
-      c->fd = fd;
-      c->uid = uid;
-      pthread_attr_t attr;
-      pthread_attr_init (&attr);
-      pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
-      pthread_t t;
-      int r = pthread_create (&t, &attr, conn_main, c);
-      pthread_attr_destroy (&attr);
-      if (r != 0)
-        {
-          send_error (fd, "brokerd cannot serve the connection now");
-          close (fd);
-          free (c);
           pthread_mutex_lock (&admin->lock);
           admin->open--;
           pthread_mutex_unlock (&admin->lock);
-          bx_approvals_leave (admin->approvals);
         }
+      refuse (fd, full ? "too many admin connections" : "brokerd is stopping");
+      return 0;
     }
+  struct conn *c = bx_xzalloc (sizeof *c);
+  c->admin = admin;
+  c->fd = fd;
+  c->uid = uid;
+  pthread_attr_t attr;
+  pthread_attr_init (&attr);
+  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+  pthread_t t;
+  int r = pthread_create (&t, &attr, conn_main, c);
+  pthread_attr_destroy (&attr);
+  if (r != 0)
+    {
+      refuse (fd, "brokerd cannot serve the connection now");
+      free (c);
+      pthread_mutex_lock (&admin->lock);
+      admin->open--;
+      pthread_mutex_unlock (&admin->lock);
+      bx_approvals_leave (admin->approvals);
+    }
+  return 0;
 }
 
 int
-bx_admin_start (const struct bx_config *cfg, struct bx_approvals *approvals, struct bx_admin **out,
-                bx_error *err)
+bx_admin_start (const struct bx_config *cfg, sd_event *loop, struct bx_approvals *approvals,
+                struct bx_admin **out, bx_error *err)
 {
   /* The agents reach the callers' socket through its group; that group must not approve. */
   struct stat st;
@@ -329,13 +338,17 @@ bx_admin_start (const struct bx_config *cfg, struct bx_approvals *approvals, str
   admin->fd = fd;
   admin->overflow_uid = overflow_uid ();
   pthread_mutex_init (&admin->lock, NULL);
-  int r = pthread_create (&admin->acceptor, NULL, accept_main, admin);
-  if (r != 0)
+  /* Only the loop accepts: a connection gone between its wake-up and accept() must not
+   * block it. */
+  int r = fcntl (fd, F_SETFL, O_NONBLOCK) < 0 ? -errno : 0;
+  if (r == 0)
+    r = sd_event_add_io (loop, &admin->accepting, fd, EPOLLIN, on_accept, admin);
+  if (r < 0)
     {
       unlink (cfg->admin_socket);
       pthread_mutex_destroy (&admin->lock);
       free (admin);
-      return bx_error_set (err, r, "admin socket %s: cannot start its thread", cfg->admin_socket);
+      return bx_error_set (err, -r, "admin socket %s: cannot serve it", cfg->admin_socket);
     }
   fd = -1;
   *out = admin;
@@ -347,12 +360,14 @@ bx_admin_stop (struct bx_admin *admin)
 {
   if (admin == NULL)
     return;
-  shutdown (admin->fd, SHUT_RDWR);
-  pthread_join (admin->acceptor, NULL);
+  if (admin->accepting == NULL)
+    return;
+  admin->accepting = sd_event_source_disable_unref (admin->accepting);
   if (unlink (admin->config->admin_socket) < 0 && errno != ENOENT)
     bx_log (LOG_WARNING, NULL, "cannot remove %s: %s", admin->config->admin_socket,
             strerror (errno));
   close (admin->fd);
+  admin->fd = -1;
 }
 
 void

@@ -13,6 +13,7 @@
 #define BX_BROKER_ADMIN_H
 
 #include <stdbool.h>
+#include <systemd/sd-event.h>
 
 #include "bx/error.h"
 
@@ -21,14 +22,14 @@
 
 struct bx_admin;
 
-/* Binds CONFIG's admin_socket (mode 0660, group admin_group) and starts accepting.  Refuses
- * when the callers' socket (already bound) has the admin group.  JOURNAL: where its log
- * lines go (notify.h, bx_log). */
-int bx_admin_start (const struct bx_config *config, struct bx_approvals *approvals,
+/* Binds CONFIG's admin_socket (mode 0660, group admin_group) and accepts on it as a source
+ * of LOOP (brokerd's); each owner's connection is served by a thread of its own.  Refuses
+ * when the callers' socket (already bound) has the admin group. */
+int bx_admin_start (const struct bx_config *config, sd_event *loop, struct bx_approvals *approvals,
                     struct bx_admin **out, bx_error *err);
 
-/* Stops accepting and removes the socket; connections still open end as approvals stop
- * (bx_approvals_stop waits for them). */
+/* Stops accepting and removes the socket, on the loop's thread; connections still open end
+ * as approvals stop (bx_approvals_stop waits for them). */
 void bx_admin_stop (struct bx_admin *admin);
 /* Frees a stopped ADMIN once bx_approvals_stop found no connection left. */
 void bx_admin_free (struct bx_admin *admin);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -23,6 +24,7 @@
 #include "call.h"
 #include "notify.h"
 #include "daemon.h"
+#include "loop.h"
 #include "runner.h"
 
 /* How long a pending frame or a refusal may take to write: the socket buffer of a fresh
@@ -64,6 +66,9 @@ struct entry
   char *retry_key;
   bool left;     /* its client left; the waiter ends its call (a final line) */
   bool detached; /* and that is done: the approval waits for the same call asked again */
+  /* Its connection as a source of brokerd's loop, while it is watched. */
+  sd_event_source *watch;
+  int watched_fd;
 };
 
 /* A once_per_session approval, kept until brokerd stops or a reload changes its grant. */
@@ -88,8 +93,11 @@ struct bx_approvals
   struct brokerd *brokerd; /* where log lines go, the canceller, the request timeout */
   pthread_mutex_t lock;
   pthread_cond_t changed; /* an event, a run or an owner's connection ended */
-  int wake;               /* eventfd: the waiter polls it */
-  pthread_t waiter;
+  /* The waiter is brokerd's loop: an eventfd that other threads write when something
+   * changed, each waiting connection, and a timer for the next expiry are its sources. */
+  int wake;
+  sd_event_source *wake_source;
+  sd_event_source *timer;
   struct entry *entries; /* waiting, or answered and not yet finished by the waiter */
   unsigned count;        /* entries plus those being handed over */
   unsigned running;      /* approved calls running */
@@ -413,6 +421,8 @@ run_main (void *arg)
   pthread_mutex_lock (&a->lock);
   a->running--;
   pthread_cond_broadcast (&a->changed);
+  if (a->stopping)
+    bx_brokerd_wake (a->brokerd);
   pthread_mutex_unlock (&a->lock);
   return NULL;
 }
@@ -547,22 +557,55 @@ check_connection (struct bx_approvals *a, struct entry *e, short revents)
     }
 }
 
-static void *
-waiter_main (void *arg)
+/* Lock held, on the loop: ENTRY's connection is no longer watched (its call is finished,
+ * or its client left and its connection is about to close). */
+static void
+unwatch (struct entry *e)
 {
-  struct bx_approvals *a = arg;
-  struct pollfd *fds = bx_xzalloc ((BX_APPROVALS_MAX_PENDING + 1) * sizeof *fds);
-  struct entry **polled = bx_xzalloc ((BX_APPROVALS_MAX_PENDING + 1) * sizeof *polled);
-  struct entry **leaving = bx_xzalloc (BX_APPROVALS_MAX_PENDING * sizeof *leaving);
-  pthread_mutex_lock (&a->lock);
+  e->watch = sd_event_source_disable_unref (e->watch);
+}
+
+static int on_connection (sd_event_source *src, int fd, uint32_t revents, void *userdata);
+
+/* Lock held, on the loop: ENTRY's connection is watched, for a hang-up and, unless the
+ * client half-closed, for bytes.  The fd is the parked call's, which changes when the same
+ * call asked again took ENTRY over. */
+static void
+watch (struct bx_approvals *a, struct entry *e)
+{
+  uint32_t events = e->half_closed ? 0 : EPOLLIN;
+  if (e->watch != NULL && e->watched_fd == e->parked->fd)
+    {
+      sd_event_source_set_io_events (e->watch, events);
+      return;
+    }
+  unwatch (e);
+  e->watched_fd = e->parked->fd;
+  int r = sd_event_add_io (a->brokerd->loop, &e->watch, e->watched_fd, events, on_connection, e);
+  if (r < 0)
+    {
+      /* Not watchable (out of memory): it waits on for its answer or its expiry. */
+      bx_log (LOG_ERR, NULL, "watching a call waiting for approval: %s", strerror (-r));
+      e->watch = NULL;
+    }
+}
+
+/* Settles what expired or what the stop ends, takes the settled off the list and finishes
+ * them, ends the calls whose clients left, and watches the others; then sets the timer for
+ * the next expiry.  On the loop, whenever something may have changed: an answer or a call
+ * taken (the eventfd), a connection, the timer. */
+static void
+look (struct bx_approvals *a)
+{
+  struct entry *leaving[BX_APPROVALS_MAX_PENDING];
   for (;;)
     {
-      /* Settle what expired or what the stop ends; take the settled off the list. */
+      pthread_mutex_lock (&a->lock);
       int64_t now = bx_now_ms ();
       struct entry *done = NULL;
       struct entry **link = &a->entries;
       int64_t next = BX_NO_DEADLINE;
-      size_t n = 1, n_leaving = 0;
+      size_t n_leaving = 0;
       while (*link != NULL)
         {
           struct entry *e = *link;
@@ -574,6 +617,7 @@ waiter_main (void *arg)
           if (e->left && !e->detached)
             {
               /* Its call ends below, outside the lock; then it is detached. */
+              unwatch (e);
               leaving[n_leaving++] = e;
               link = &e->next;
               continue;
@@ -588,6 +632,7 @@ waiter_main (void *arg)
               = e->detached && e->state == BX_APPROVAL_APPROVED && now < e->expires && !a->stopping;
           if (e->state != BX_APPROVAL_PENDING && !held)
             {
+              unwatch (e);
               *link = e->next;
               e->next = done;
               done = e;
@@ -598,11 +643,7 @@ waiter_main (void *arg)
           if (e->expires < next)
             next = e->expires;
           if (!e->detached)
-            {
-              fds[n]
-                  = (struct pollfd){ .fd = e->parked->fd, .events = e->half_closed ? 0 : POLLIN };
-              polled[n++] = e;
-            }
+            watch (a, e);
           link = &e->next;
         }
       bool leave = a->stopping && a->entries == NULL && a->count == 0;
@@ -615,15 +656,6 @@ waiter_main (void *arg)
           for (size_t i = 0; i < n_leaving; i++)
             leaving[i]->detached = true;
           pthread_mutex_unlock (&a->lock);
-          /* Look again at once: what changed meanwhile (an answer, the stop) is seen there. */
-          while (done != NULL)
-            {
-              struct entry *e = done;
-              done = e->next;
-              finish (a, e);
-            }
-          pthread_mutex_lock (&a->lock);
-          continue;
         }
       while (done != NULL)
         {
@@ -631,36 +663,62 @@ waiter_main (void *arg)
           done = e->next;
           finish (a, e);
         }
+      if (n_leaving > 0)
+        continue; /* look again at once: what changed meanwhile is seen there */
       if (leave)
         {
           pthread_mutex_lock (&a->lock);
           a->finished = true;
           pthread_cond_broadcast (&a->changed);
           pthread_mutex_unlock (&a->lock);
-          break;
+          sd_event_source_set_enabled (a->timer, SD_EVENT_OFF);
+          return;
         }
-      fds[0] = (struct pollfd){ .fd = a->wake, .events = POLLIN };
-      int timeout = next == BX_NO_DEADLINE ? -1 : bx_deadline_left (next) + 1;
-      int r = poll (fds, n, timeout);
-      pthread_mutex_lock (&a->lock);
-      if (r < 0)
-        continue;
-      if (fds[0].revents & POLLIN)
+      if (next == BX_NO_DEADLINE)
+        sd_event_source_set_enabled (a->timer, SD_EVENT_OFF);
+      else
         {
-          uint64_t v;
-          if (read (a->wake, &v, sizeof v) < 0)
-            {
-              /* EAGAIN: another read took it */
-            }
+          /* A millisecond past it: the expiry is then seen as passed. */
+          sd_event_source_set_time (a->timer, (uint64_t)(next + 1) * 1000);
+          sd_event_source_set_enabled (a->timer, SD_EVENT_ONESHOT);
         }
-      for (size_t i = 1; i < n; i++)
-        if (fds[i].revents != 0)
-          check_connection (a, polled[i], fds[i].revents);
+      return;
     }
-  free (fds);
-  free (polled);
-  free (leaving);
-  return NULL;
+}
+
+/* What a waiting connection's client did: bytes, a half-close or a hang-up. */
+static int
+on_connection (sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+  (void)src;
+  (void)fd;
+  struct entry *e = userdata;
+  struct bx_approvals *a = e->owner;
+  pthread_mutex_lock (&a->lock);
+  check_connection (a, e, (short)revents);
+  pthread_mutex_unlock (&a->lock);
+  look (a);
+  return 0;
+}
+
+static int
+on_wake (sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+  (void)src;
+  (void)revents;
+  uint64_t count;
+  (void)TEMP_FAILURE_RETRY (read (fd, &count, sizeof count));
+  look (userdata);
+  return 0;
+}
+
+static int
+on_expiry (sd_event_source *src, uint64_t usec, void *userdata)
+{
+  (void)src;
+  (void)usec;
+  look (userdata);
+  return 0;
 }
 
 /* ---- Taking a call. ------------------------------------------------------------------ */
@@ -1009,6 +1067,8 @@ bx_approvals_leave (struct bx_approvals *a)
   pthread_mutex_lock (&a->lock);
   a->owners--;
   pthread_cond_broadcast (&a->changed);
+  if (a->stopping)
+    bx_brokerd_wake (a->brokerd);
   pthread_mutex_unlock (&a->lock);
 }
 
@@ -1032,17 +1092,29 @@ bx_approvals_start (struct brokerd *brokerd, struct bx_approvals **out, bx_error
   pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
   pthread_cond_init (&a->changed, &ca);
   pthread_condattr_destroy (&ca);
-  int r = pthread_create (&a->waiter, NULL, waiter_main, a);
-  if (r != 0)
+  sd_event *loop = brokerd->loop;
+  int r = sd_event_add_io (loop, &a->wake_source, a->wake, EPOLLIN, on_wake, a);
+  if (r >= 0)
+    r = sd_event_add_time (loop, &a->timer, CLOCK_MONOTONIC, 0, BX_LOOP_ACCURACY_US, on_expiry, a);
+  if (r >= 0)
+    r = sd_event_source_set_enabled (a->timer, SD_EVENT_OFF);
+  if (r < 0)
     {
-      close (a->wake);
-      pthread_cond_destroy (&a->changed);
-      pthread_mutex_destroy (&a->lock);
-      free (a);
-      return bx_error_set (err, r, "approvals: cannot start the waiter thread");
+      bx_approvals_free (a);
+      return bx_error_set (err, -r, "approvals: cannot watch the waiting calls");
     }
   *out = a;
   return 0;
+}
+
+static bool
+is_finished (void *ctx)
+{
+  struct bx_approvals *a = ctx;
+  pthread_mutex_lock (&a->lock);
+  bool done = a->finished;
+  pthread_mutex_unlock (&a->lock);
+  return done;
 }
 
 void
@@ -1057,9 +1129,50 @@ bx_approvals_stop_waiting (struct bx_approvals *a)
   pthread_mutex_unlock (&a->lock);
   if (!first)
     return;
+  /* The loop answers every waiting call, then the approvals are finished. */
   wake_waiter (a);
-  /* The waiter answers every waiting call, then leaves. */
-  pthread_join (a->waiter, NULL);
+  if (bx_brokerd_run_until (a->brokerd, is_finished, a, BX_NO_DEADLINE) >= 0)
+    return;
+  /* The loop failed: looked at from here until done. */
+  while (!is_finished (a))
+    {
+      look (a);
+      struct timespec ts = { 0, 10 * 1000 * 1000 };
+      nanosleep (&ts, NULL);
+    }
+}
+
+/* Whether no approved call runs and (unless RUNS_ONLY) no owner's connection is open. */
+struct quiet
+{
+  struct bx_approvals *a;
+  bool runs_only;
+};
+
+static bool
+is_quiet (void *ctx)
+{
+  const struct quiet *q = ctx;
+  pthread_mutex_lock (&q->a->lock);
+  bool done = q->a->running == 0 && (q->runs_only || q->a->owners == 0);
+  pthread_mutex_unlock (&q->a->lock);
+  return done;
+}
+
+/* Until Q is quiet or DEADLINE: on brokerd's loop, so that what it serves goes on, or, when
+ * the loop failed, on the approvals' condition alone. */
+static void
+wait_quiet (struct quiet *q, int64_t deadline)
+{
+  struct bx_approvals *a = q->a;
+  if (bx_brokerd_run_until (a->brokerd, is_quiet, q, deadline) >= 0)
+    return;
+  struct timespec until = bx_deadline_timespec (deadline);
+  pthread_mutex_lock (&a->lock);
+  while (a->running > 0 || (!q->runs_only && a->owners > 0))
+    if (pthread_cond_timedwait (&a->changed, &a->lock, &until) == ETIMEDOUT)
+      break;
+  pthread_mutex_unlock (&a->lock);
 }
 
 unsigned
@@ -1069,11 +1182,9 @@ bx_approvals_stop (struct bx_approvals *a, int64_t deadline)
     return 0;
   bx_approvals_stop_waiting (a);
 
-  struct timespec until = bx_deadline_timespec (deadline);
+  struct quiet all = { a, false }, runs = { a, true };
+  wait_quiet (&all, deadline);
   pthread_mutex_lock (&a->lock);
-  while (a->running > 0 || a->owners > 0)
-    if (pthread_cond_timedwait (&a->changed, &a->lock, &until) == ETIMEDOUT)
-      break;
   if (a->running > 0 && a->brokerd->canceller != NULL)
     {
       /* Past the deadline: approved calls still running are cancelled like the others, and
@@ -1081,11 +1192,8 @@ bx_approvals_stop (struct bx_approvals *a, int64_t deadline)
       bx_log (LOG_WARNING, NULL, "%u approved call(s) still running; cancelling them", a->running);
       pthread_mutex_unlock (&a->lock);
       bx_canceller_cancel_all (a->brokerd->canceller);
+      wait_quiet (&runs, deadline + CANCEL_WAIT_MS);
       pthread_mutex_lock (&a->lock);
-      until.tv_sec += CANCEL_WAIT_MS / 1000;
-      while (a->running > 0)
-        if (pthread_cond_timedwait (&a->changed, &a->lock, &until) == ETIMEDOUT)
-          break;
     }
   unsigned left = a->running + a->owners;
   pthread_mutex_unlock (&a->lock);
@@ -1097,6 +1205,8 @@ bx_approvals_free (struct bx_approvals *a)
 {
   if (a == NULL)
     return;
+  sd_event_source_disable_unref (a->wake_source);
+  sd_event_source_disable_unref (a->timer);
   close (a->wake);
   for (size_t i = 0; i < a->n_remembered; i++)
     {

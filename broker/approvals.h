@@ -4,11 +4,13 @@
  *
  * The worker that read the call hands it over here and goes back to accept(): the call
  * (call.h) is parked with what its wait adds (a random 128-bit approval id, the canonical
- * argument bytes, the summary, the expiry).  One waiter thread watches every waiting connection and
- * the expiries with one poll(), so a thousand waiting calls cost descriptors, not threads, and
- * never take a slot from the calls that need no approval.  An approved call runs in a thread of its
- * own, exactly the bytes stored; every other end is a final `denied`, or nothing when the client
- * left.  Every change is an audit line. */
+ * argument bytes, the summary, the expiry).  brokerd's loop is the waiter: every waiting
+ * connection is one of its io sources and the next expiry its timer, so a thousand waiting
+ * calls cost descriptors, not threads, and never take a slot from the calls that need no
+ * approval.  Other threads (workers, owners' connections) change the waiting calls under a
+ * lock and wake the loop through an eventfd; only the loop's thread calls sd_event.  An approved
+ * call runs in a thread of its own, exactly the bytes stored; every other end is a final `denied`,
+ * or nothing when the client left.  Every change is an audit line. */
 #ifndef BX_BROKER_APPROVALS_H
 #define BX_BROKER_APPROVALS_H
 
@@ -38,9 +40,9 @@ struct bx_approvals;
 struct bx_call;
 struct brokerd;
 
-/* Starts the waiter thread.  OPS (brokerd.h: the config, module and audit log the parked calls
- * run with, the canceller that watches approved calls' clients, where log lines go) must
- * outlive it. */
+/* Makes the approvals, whose waiting calls are watched by BROKERD's loop.  BROKERD (daemon.h:
+ * the config, module and audit log the parked calls run with, the canceller that watches
+ * approved calls' clients, the loop) must outlive them. */
 int bx_approvals_start (struct brokerd *brokerd, struct bx_approvals **out, bx_error *err);
 
 /* The server's hook, after the call was decided: false when it needs no approval (A is NULL,

@@ -13,6 +13,7 @@
 #include "bx/deadline.h"
 
 #include "cancel.h"
+#include "loop.h"
 #include "notify.h"
 #include "run_spec.h"
 
@@ -23,26 +24,31 @@ struct bx_canceller
 {
   int epoll_fd;
   int wake_fd;
-  pthread_t thread;
+  /* On brokerd's loop: the epoll set (readable when a client it holds hung up, or when a
+   * new watch woke it), and the timer that puts the runs that lasted long enough into it. */
+  sd_event_source *set;
+  sd_event_source *timer;
   pthread_mutex_t lock;
   struct bx_cancel_watch *watches; /* every watch, newest first; some in the epoll set */
   uint64_t next_id;
-  bool waiting; /* the thread waits with no deadline: a new watch must wake it */
-  bool stopping;
+  bool waiting; /* the timer is off: a new watch must wake the loop (and clears this) */
+  bool asleep;  /* the timer is off: the loop's own record, which watches leave alone */
+  /* Nothing was due at the last look: the timer looks once more before it goes off. */
+  bool empty_before;
 };
 
 static void
 wake (struct bx_canceller *c)
 {
   uint64_t one = 1;
-  while (write (c->wake_fd, &one, sizeof one) < 0 && errno == EINTR)
-    ;
+  (void)TEMP_FAILURE_RETRY (write (c->wake_fd, &one, sizeof one));
 }
 
 /* Cancels W; the lock is held. */
 static void
 cancel_locked (struct bx_canceller *c, struct bx_cancel_watch *w)
 {
+  (void)c;
   bx_run_spec_cancel (w->spec);
   w->cancelled = true;
 }
@@ -99,99 +105,119 @@ register_due (struct bx_canceller *c)
   return next < 0 ? -1 : (int)((next + 999999) / 1000000);
 }
 
-static void *
-watch_main (void *arg)
+/* Registers what is due and sets the timer for what comes next; the lock is held.  With
+ * nothing due, the timer looks once more a little later before it goes off: calls come and
+ * go within that time on a busy brokerd, and a loop woken by each would cost each a
+ * write. */
+static void
+schedule_locked (struct bx_canceller *c)
 {
-  struct bx_canceller *c = arg;
-  /* Nothing due at one look: look again a little later before sleeping without a deadline.
-   * Calls come and go within that time on a busy brokerd, and a thread that slept after
-   * each would be woken by each. */
-  bool empty_before = false;
-  pthread_mutex_lock (&c->lock);
-  while (!c->stopping)
+  int timeout = register_due (c);
+  if (timeout < 0 && !c->empty_before)
     {
-      int timeout = register_due (c);
-      if (timeout < 0 && !empty_before)
-        {
-          timeout = BX_CANCEL_WATCH_AFTER_MS;
-          empty_before = true;
-        }
-      else if (timeout >= 0)
-        empty_before = false;
-      c->waiting = timeout < 0;
-      pthread_mutex_unlock (&c->lock);
-      struct epoll_event ev[16];
-      int n = epoll_wait (c->epoll_fd, ev, 16, timeout);
-      int e = errno;
-      pthread_mutex_lock (&c->lock);
-      c->waiting = false;
-      if (timeout < 0)
-        empty_before = false; /* woken by a new watch: look again at it a tick later */
-      if (n < 0)
-        {
-          if (e == EINTR)
-            continue;
-          bx_log (LOG_ERR, NULL, "watching clients: %s", strerror (e));
-          break;
-        }
-      for (int i = 0; i < n; i++)
-        {
-          if (ev[i].data.u64 == WAKE_ID)
-            {
-              uint64_t count;
-              while (read (c->wake_fd, &count, sizeof count) < 0 && errno == EINTR)
-                ;
-              continue;
-            }
-          /* By id, not by pointer: the call may have ended (and its watch gone) between
-           * epoll_wait and the lock. */
-          for (struct bx_cancel_watch *w = c->watches; w != NULL; w = w->next)
-            if (w->id == ev[i].data.u64)
-              {
-                if (ev[i].events & (EPOLLHUP | EPOLLERR))
-                  {
-                    cancel_locked (c, w);
-                    unlink_locked (c, w);
-                  }
-                else
-                  {
-                    /* POLLRDHUP alone: the client shut down its sending side and may still
-                     * read the answer (as while it waits for approval).  From now on only
-                     * a hang-up counts, which epoll reports without asking. */
-                    struct epoll_event quiet = { .events = 0, .data.u64 = w->id };
-                    epoll_ctl (c->epoll_fd, EPOLL_CTL_MOD, w->client_fd, &quiet);
-                  }
-                break;
-              }
-        }
+      timeout = BX_CANCEL_WATCH_AFTER_MS;
+      c->empty_before = true;
     }
+  else if (timeout >= 0)
+    c->empty_before = false;
+  c->waiting = c->asleep = timeout < 0;
+  if (c->asleep)
+    sd_event_source_set_enabled (c->timer, SD_EVENT_OFF);
+  else
+    {
+      sd_event_source_set_time_relative (c->timer, (uint64_t)timeout * 1000);
+      sd_event_source_set_enabled (c->timer, SD_EVENT_ONESHOT);
+    }
+}
+
+/* What the epoll set reports: hang-ups, and wake-ups from new watches. */
+static void
+take_events_locked (struct bx_canceller *c)
+{
+  struct epoll_event ev[16];
+  int n = epoll_wait (c->epoll_fd, ev, 16, 0);
+  for (int i = 0; i < n; i++)
+    {
+      if (ev[i].data.u64 == WAKE_ID)
+        {
+          uint64_t count;
+          (void)TEMP_FAILURE_RETRY (read (c->wake_fd, &count, sizeof count));
+          continue;
+        }
+      for (struct bx_cancel_watch *w = c->watches; w != NULL; w = w->next)
+        if (w->id == ev[i].data.u64)
+          {
+            if (ev[i].events & (EPOLLHUP | EPOLLERR))
+              {
+                cancel_locked (c, w);
+                unlink_locked (c, w);
+              }
+            else
+              {
+                /* POLLRDHUP alone: the client shut down its sending side and may still
+                 * read the answer (as while it waits for approval).  From now on only a
+                 * hang-up counts, which epoll reports without asking. */
+                struct epoll_event quiet = { .events = 0, .data.u64 = w->id };
+                epoll_ctl (c->epoll_fd, EPOLL_CTL_MOD, w->client_fd, &quiet);
+              }
+            break;
+          }
+    }
+}
+
+static int
+on_set (sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+  (void)src;
+  (void)fd;
+  (void)revents;
+  struct bx_canceller *c = userdata;
+  pthread_mutex_lock (&c->lock);
+  if (c->asleep)
+    c->empty_before = false; /* woken by a new watch: look again at it a tick later */
+  take_events_locked (c);
+  schedule_locked (c);
   pthread_mutex_unlock (&c->lock);
-  return NULL;
+  return 0;
+}
+
+static int
+on_timer (sd_event_source *src, uint64_t usec, void *userdata)
+{
+  (void)src;
+  (void)usec;
+  struct bx_canceller *c = userdata;
+  pthread_mutex_lock (&c->lock);
+  schedule_locked (c);
+  pthread_mutex_unlock (&c->lock);
+  return 0;
 }
 
 int
-bx_canceller_start (struct bx_canceller **out, bx_error *err)
+bx_canceller_start (sd_event *loop, struct bx_canceller **out, bx_error *err)
 {
   struct bx_canceller *c = bx_xzalloc (sizeof *c);
   c->epoll_fd = epoll_create1 (EPOLL_CLOEXEC);
   c->wake_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   c->next_id = WAKE_ID + 1;
+  c->waiting = c->asleep = true;
   pthread_mutex_init (&c->lock, NULL);
   struct epoll_event ev = { .events = EPOLLIN, .data.u64 = WAKE_ID };
-  int r;
+  int r = 0;
   if (c->epoll_fd < 0 || c->wake_fd < 0
       || epoll_ctl (c->epoll_fd, EPOLL_CTL_ADD, c->wake_fd, &ev) < 0)
-    r = bx_error_set (err, errno, "cannot watch clients for cancellation");
-  else if ((r = pthread_create (&c->thread, NULL, watch_main, c)) != 0)
-    r = bx_error_set (err, r, "cannot start the thread that watches clients");
-  if (r != 0)
+    r = -errno;
+  if (r == 0)
+    r = sd_event_add_io (loop, &c->set, c->epoll_fd, EPOLLIN, on_set, c);
+  if (r == 0)
+    r = sd_event_add_time_relative (loop, &c->timer, CLOCK_MONOTONIC, 0, BX_LOOP_ACCURACY_US,
+                                    on_timer, c);
+  if (r == 0)
+    r = sd_event_source_set_enabled (c->timer, SD_EVENT_OFF);
+  if (r < 0)
     {
-      if (c->epoll_fd >= 0)
-        close (c->epoll_fd);
-      if (c->wake_fd >= 0)
-        close (c->wake_fd);
-      pthread_mutex_destroy (&c->lock);
-      free (c);
+      bx_error_set (err, -r, "cannot watch clients for cancellation");
+      bx_canceller_stop (c);
       return -1;
     }
   *out = c;
@@ -203,13 +229,12 @@ bx_canceller_stop (struct bx_canceller *c)
 {
   if (c == NULL)
     return;
-  pthread_mutex_lock (&c->lock);
-  c->stopping = true;
-  pthread_mutex_unlock (&c->lock);
-  wake (c);
-  pthread_join (c->thread, NULL);
-  close (c->epoll_fd);
-  close (c->wake_fd);
+  sd_event_source_disable_unref (c->set);
+  sd_event_source_disable_unref (c->timer);
+  if (c->epoll_fd >= 0)
+    close (c->epoll_fd);
+  if (c->wake_fd >= 0)
+    close (c->wake_fd);
   pthread_mutex_destroy (&c->lock);
   free (c);
 }
@@ -230,7 +255,7 @@ bx_cancel_watch_start (struct bx_canceller *c, struct bx_cancel_watch *w, int cl
   w->listed = true;
   w->next = c->watches;
   c->watches = w;
-  /* The thread sleeps without a deadline when nothing is due: it needs one now. */
+  /* The loop's timer is off when nothing is due: it needs one now. */
   bool must_wake = c->waiting;
   c->waiting = false;
   pthread_mutex_unlock (&c->lock);

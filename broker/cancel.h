@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Cancellation (ABI 1.1): while a call runs, one thread watches every running call's client
+/* Cancellation (ABI 1.1): while a call runs, brokerd's loop watches every running call's client
  * socket for POLLRDHUP and POLLHUP.  When a client hangs up (POLLHUP: it closed the
  * connection, or died), its call's spec is cancelled, which makes the descriptor the module
  * polls readable.  POLLRDHUP alone is a client that shut down its sending side: it may still
  * read the answer, so the call goes on (approvals.c treats a waiting call the same way).  When
  * brokerd stops and its grace period is over, every call still running is cancelled the same way.
  *
- * One thread and one epoll set for the whole server, rather than a thread per call.  A call's
+ * One epoll set for the whole server, itself one io source of brokerd's loop (with a timer),
+ * rather than a thread per call: the workers add and remove their calls' clients under a
+ * lock (epoll_ctl is safe from any thread) and never touch the loop.  A call's
  * client joins the epoll set only once its run has lasted BX_CANCEL_WATCH_AFTER_MS: most
  * runs end sooner, and then watching them costs no system call at all; a client that hangs
  * up during a longer run is still seen at once, and one gone before is seen at that point. */
@@ -15,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <systemd/sd-event.h>
 
 #include <boxmaker/runtime.h>
 
@@ -39,9 +42,9 @@ struct bx_cancel_watch
   struct bx_cancel_watch *next;
 };
 
-/* JOURNAL: where its one possible log line goes (notify.h, bx_log). */
-int bx_canceller_start (struct bx_canceller **out, bx_error *err);
-/* Stops the thread and frees it; no watch may be registered. */
+/* Makes a canceller whose sources are LOOP's. */
+int bx_canceller_start (sd_event *loop, struct bx_canceller **out, bx_error *err);
+/* On the loop's thread: removes its sources and frees it; no watch may be registered. */
 void bx_canceller_stop (struct bx_canceller *canceller);
 
 /* Starts watching CLIENT_FD for SPEC's call.  A client already gone cancels at once. */

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "bx/deadline.h"
@@ -20,7 +22,57 @@ start_approvals (struct brokerd *b, bx_error *err)
     return 0;
   if (bx_approvals_start (b, &b->approvals, err) < 0)
     return -1;
-  return bx_admin_start (b->config, b->approvals, &b->admin, err);
+  return bx_admin_start (b->config, b->loop, b->approvals, &b->admin, err);
+}
+
+static int
+on_wake (sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+  (void)src;
+  (void)revents;
+  (void)userdata;
+  uint64_t count;
+  (void)TEMP_FAILURE_RETRY (read (fd, &count, sizeof count));
+  return 0;
+}
+
+/* The loop, and its source that other threads wake it with. */
+static int
+make_loop (struct brokerd *b, bx_error *err)
+{
+  int r = sd_event_new (&b->loop);
+  if (r < 0)
+    return bx_error_set (err, -r, "cannot make brokerd's event loop");
+  b->wake_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (b->wake_fd < 0)
+    return bx_error_set (err, errno, "cannot make brokerd's event loop");
+  r = sd_event_add_io (b->loop, &b->wake_source, b->wake_fd, EPOLLIN, on_wake, b);
+  if (r < 0)
+    return bx_error_set (err, -r, "cannot make brokerd's event loop");
+  return 0;
+}
+
+void
+bx_brokerd_wake (struct brokerd *b)
+{
+  uint64_t one = 1;
+  (void)TEMP_FAILURE_RETRY (write (b->wake_fd, &one, sizeof one));
+}
+
+int
+bx_brokerd_run_until (struct brokerd *b, bool (*done) (void *ctx), void *ctx, int64_t deadline)
+{
+  for (;;)
+    {
+      if (done (ctx))
+        return 1;
+      int left = bx_deadline_left (deadline);
+      if (left == 0)
+        return 0;
+      int r = sd_event_run (b->loop, left < 0 ? UINT64_MAX : (uint64_t)left * 1000);
+      if (r < 0)
+        return r;
+    }
 }
 
 int
@@ -36,12 +88,10 @@ bx_brokerd_new (struct bx_config *config, struct bx_module *module, int listen_f
   /* Placeholders a brokerd killed in the middle of a call left in granted folders. */
   bx_placeholders_start (config->home);
   b->metrics = bx_metrics_new ();
-  int r = sd_event_new (&b->loop);
-  if (r < 0)
-    bx_error_set (err, -r, "cannot make brokerd's event loop");
-  if (r < 0 || bx_audit_open (config->audit, &b->audit, err) < 0
+  b->wake_fd = -1;
+  if (make_loop (b, err) < 0 || bx_audit_open (config->audit, &b->audit, err) < 0
       || (config->metrics_socket != NULL
-          && bx_metrics_serve (b->metrics, config->metrics_socket, err) < 0))
+          && bx_metrics_serve (b->metrics, b->loop, config->metrics_socket, err) < 0))
     goto fail;
   if (!b->socket_activated)
     {
@@ -52,7 +102,7 @@ bx_brokerd_new (struct bx_config *config, struct bx_module *module, int listen_f
   /* One canceller for the server's calls and the approved ones: brokerd stopping past its
    * grace period cancels them all the same way. */
   bx_error cerr = NULL;
-  if (bx_canceller_start (&b->canceller, &cerr) < 0)
+  if (bx_canceller_start (b->loop, &b->canceller, &cerr) < 0)
     {
       bx_log (LOG_WARNING, NULL, "%s: a client that leaves does not cancel its call",
               bx_error_msg (cerr));
@@ -102,8 +152,12 @@ bx_brokerd_free (struct brokerd *b)
     unlink (b->config->socket);
   if (b->listen_fd >= 0)
     close (b->listen_fd);
-  sd_event_unref (b->loop);
+  /* The metrics' sources go before their loop. */
   bx_metrics_free (b->metrics);
+  sd_event_source_disable_unref (b->wake_source);
+  if (b->wake_fd >= 0)
+    close (b->wake_fd);
+  sd_event_unref (b->loop);
   bx_module_destroy (b->module);
   bx_audit_close (b->audit);
   if (b->live != NULL)

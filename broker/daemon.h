@@ -46,9 +46,14 @@ struct brokerd
   /* The calls waiting for approval and the owners' socket; NULL when no grant asks. */
   struct bx_approvals *approvals;
   struct bx_admin *admin;
-  /* The listening socket, and the loop the main thread runs (signals, status). */
+  /* The listening socket, and the loop the main thread runs: signals, the status, the
+   * metrics and the admin socket are its sources.  Only the main thread touches the loop;
+   * another thread hands it work through a locked queue of its own and bx_brokerd_wake. */
   int listen_fd;
   sd_event *loop;
+  int wake_fd; /* an eventfd: a source of the loop that any thread may make readable */
+  sd_event_source *wake_source;
+  int signo;             /* SIGTERM or SIGINT once one came: brokerd stops */
   bool socket_activated; /* the listening socket is systemd's: never shut down or removed */
   bool socket_ours;      /* the socket file is ours to remove when brokerd stops */
   /* When socket activated, where brokerd connects to wake its own workers at stop: a path
@@ -78,6 +83,16 @@ bx_brokerd_freep (struct brokerd **p)
   bx_brokerd_free (*p);
 }
 #define cleanup_brokerd __attribute__ ((cleanup (bx_brokerd_freep)))
+
+/* Wakes brokerd's loop from any thread, so that the main thread looks again at what
+ * bx_brokerd_run_until waits for.  Never fails. */
+void bx_brokerd_wake (struct brokerd *brokerd);
+/* Runs brokerd's loop on the main thread until DONE (CTX) is true, or DEADLINE
+ * (bx/deadline.h) passed.  DONE is asked before each turn of the loop; whoever changes what
+ * it reads from another thread calls bx_brokerd_wake.  1 when DONE, 0 past DEADLINE, or a
+ * negative errno when the loop failed. */
+int bx_brokerd_run_until (struct brokerd *brokerd, bool (*done) (void *ctx), void *ctx,
+                          int64_t deadline);
 
 /* SIGHUP (`systemctl reload`): opens the audit log again (after a rotation) and re-reads the
  * grants; whatever fails is logged and the running state stays. */

@@ -13,52 +13,76 @@
 #include "bx/deadline.h"
 
 #include "drain.h"
+#include "loop.h"
 #include "notify.h"
 
 /* How many refused connections wait at once; past that a refusal closes at once (its
  * client may then see EPIPE instead of the refusal, which is still a refusal). */
 #define DRAIN_MAX 128
-/* The epoll data of the eventfd that wakes the thread (connections use their fd). */
-#define WAKE_KEY UINT64_MAX
 
+/* A connection handed over by a worker, not yet taken by the loop. */
+struct handed
+{
+  int fd;
+  int64_t deadline;
+  size_t max;
+};
+
+/* A connection the loop drains: read until its client closes, its bytes are all dropped, or
+ * its deadline. */
 struct held
 {
-  int fd; /* -1: a free slot */
-  int64_t deadline;
+  struct bx_drainer *d;
+  int fd;
   size_t left; /* bytes still to read and drop */
+  sd_event_source *io;
+  sd_event_source *timer;
+  struct held *prev, *next;
 };
 
 struct bx_drainer
 {
-  int epoll_fd;
+  sd_event *loop;
   int wake_fd;
-  pthread_t thread;
+  sd_event_source *wake;
   pthread_mutex_t lock;
-  struct held held[DRAIN_MAX];
+  /* Under the lock: what the workers handed over, and how many connections the drainer
+   * has (handed over or held), which DRAIN_MAX bounds. */
+  struct handed handed[DRAIN_MAX];
+  unsigned n_handed;
   unsigned n;
   bool stopping;
+  struct held *held; /* the loop's alone */
 };
 
-/* Closes slot I; the lock is held. */
+/* Closes H; on the loop. */
 static void
-release_locked (struct bx_drainer *d, unsigned i)
+release (struct held *h)
 {
-  epoll_ctl (d->epoll_fd, EPOLL_CTL_DEL, d->held[i].fd, NULL);
-  close (d->held[i].fd);
-  d->held[i].fd = -1;
+  struct bx_drainer *d = h->d;
+  if (h->prev != NULL)
+    h->prev->next = h->next;
+  else
+    d->held = h->next;
+  if (h->next != NULL)
+    h->next->prev = h->prev;
+  sd_event_source_disable_unref (h->io);
+  sd_event_source_disable_unref (h->timer);
+  close (h->fd);
+  free (h);
+  pthread_mutex_lock (&d->lock);
   d->n--;
+  pthread_mutex_unlock (&d->lock);
 }
 
-/* Reads and drops what slot I's client sent; true when it is done with. */
+/* Reads and drops what H's client sent; true when it is done with. */
 static bool
 drain_one (struct held *h)
 {
   char buf[4096];
   for (;;)
     {
-      ssize_t n = recv (h->fd, buf, sizeof buf, MSG_DONTWAIT);
-      if (n < 0 && errno == EINTR)
-        continue;
+      ssize_t n = TEMP_FAILURE_RETRY (recv (h->fd, buf, sizeof buf, MSG_DONTWAIT));
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         return false;
       if (n <= 0 || (size_t)n >= h->left)
@@ -67,79 +91,83 @@ drain_one (struct held *h)
     }
 }
 
-static void *
-drain_main (void *arg)
+static int
+on_readable (sd_event_source *src, int fd, uint32_t revents, void *userdata)
 {
-  struct bx_drainer *d = arg;
+  (void)src;
+  (void)fd;
+  (void)revents;
+  struct held *h = userdata;
+  if (drain_one (h))
+    release (h);
+  return 0;
+}
+
+static int
+on_deadline (sd_event_source *src, uint64_t usec, void *userdata)
+{
+  (void)src;
+  (void)usec;
+  release (userdata);
+  return 0;
+}
+
+/* Starts draining what a worker handed over; on the loop.  A connection the loop cannot
+ * watch is closed at once. */
+static void
+hold (struct bx_drainer *d, const struct handed *in)
+{
+  struct held *h = bx_xzalloc (sizeof *h);
+  h->d = d;
+  h->fd = in->fd;
+  h->left = in->max;
+  h->next = d->held;
+  if (d->held != NULL)
+    d->held->prev = h;
+  d->held = h;
+  if (sd_event_add_io (d->loop, &h->io, h->fd, EPOLLIN | EPOLLRDHUP, on_readable, h) < 0
+      || sd_event_add_time (d->loop, &h->timer, CLOCK_MONOTONIC, (uint64_t)in->deadline * 1000,
+                            BX_LOOP_ACCURACY_US, on_deadline, h)
+             < 0)
+    release (h);
+}
+
+/* Workers handed connections over. */
+static int
+on_wake (sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+  (void)src;
+  (void)revents;
+  struct bx_drainer *d = userdata;
+  uint64_t count;
+  (void)TEMP_FAILURE_RETRY (read (fd, &count, sizeof count));
+  struct handed taken[DRAIN_MAX];
   pthread_mutex_lock (&d->lock);
-  while (!d->stopping)
-    {
-      /* Those past their time go; the next deadline sets the wait. */
-      int64_t next = -1;
-      for (unsigned i = 0; i < DRAIN_MAX; i++)
-        if (d->held[i].fd >= 0)
-          {
-            int64_t left = bx_deadline_left (d->held[i].deadline);
-            if (left <= 0)
-              release_locked (d, i);
-            else if (next < 0 || left < next)
-              next = left;
-          }
-      pthread_mutex_unlock (&d->lock);
-      struct epoll_event ev[32];
-      int n = epoll_wait (d->epoll_fd, ev, 32, next < 0 ? -1 : (int)next);
-      int e = errno;
-      pthread_mutex_lock (&d->lock);
-      if (n < 0 && e != EINTR)
-        {
-          bx_log (LOG_ERR, NULL, "draining refused connections: %s", strerror (e));
-          break;
-        }
-      for (int k = 0; k < n; k++)
-        {
-          if (ev[k].data.u64 == WAKE_KEY)
-            {
-              uint64_t count;
-              while (read (d->wake_fd, &count, sizeof count) < 0 && errno == EINTR)
-                ;
-              continue;
-            }
-          for (unsigned i = 0; i < DRAIN_MAX; i++)
-            if (d->held[i].fd == (int)ev[k].data.u64)
-              {
-                if (drain_one (&d->held[i]))
-                  release_locked (d, i);
-                break;
-              }
-        }
-    }
+  unsigned n = d->n_handed;
+  memcpy (taken, d->handed, n * sizeof taken[0]);
+  d->n_handed = 0;
   pthread_mutex_unlock (&d->lock);
-  return NULL;
+  for (unsigned i = 0; i < n; i++)
+    hold (d, &taken[i]);
+  return 0;
 }
 
 int
-bx_drainer_start (struct bx_drainer **out, bx_error *err)
+bx_drainer_start (sd_event *loop, struct bx_drainer **out, bx_error *err)
 {
   struct bx_drainer *d = bx_xzalloc (sizeof *d);
-  for (unsigned i = 0; i < DRAIN_MAX; i++)
-    d->held[i].fd = -1;
-  d->epoll_fd = epoll_create1 (EPOLL_CLOEXEC);
+  d->loop = sd_event_ref (loop);
   d->wake_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   pthread_mutex_init (&d->lock, NULL);
-  struct epoll_event ev = { .events = EPOLLIN, .data.u64 = WAKE_KEY };
-  int r;
-  if (d->epoll_fd < 0 || d->wake_fd < 0
-      || epoll_ctl (d->epoll_fd, EPOLL_CTL_ADD, d->wake_fd, &ev) < 0)
-    r = bx_error_set (err, errno, "cannot drain refused connections");
-  else if ((r = pthread_create (&d->thread, NULL, drain_main, d)) != 0)
-    r = bx_error_set (err, r, "cannot start the thread that drains refused connections");
-  if (r != 0)
+  int r
+      = d->wake_fd < 0 ? -errno : sd_event_add_io (loop, &d->wake, d->wake_fd, EPOLLIN, on_wake, d);
+  if (r < 0)
     {
-      if (d->epoll_fd >= 0)
-        close (d->epoll_fd);
+      bx_error_set (err, -r, "cannot drain refused connections");
       if (d->wake_fd >= 0)
         close (d->wake_fd);
       pthread_mutex_destroy (&d->lock);
+      sd_event_unref (d->loop);
       free (d);
       return -1;
     }
@@ -147,33 +175,22 @@ bx_drainer_start (struct bx_drainer **out, bx_error *err)
   return 0;
 }
 
-static void
-wake (struct bx_drainer *d)
-{
-  uint64_t one = 1;
-  while (write (d->wake_fd, &one, sizeof one) < 0 && errno == EINTR)
-    ;
-}
-
 void
 bx_drainer_add (struct bx_drainer *d, int fd, int64_t ms, size_t max)
 {
   pthread_mutex_lock (&d->lock);
-  unsigned i = 0;
-  while (i < DRAIN_MAX && d->held[i].fd >= 0)
-    i++;
-  struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.u64 = (uint64_t)fd };
-  if (d->stopping || i == DRAIN_MAX || epoll_ctl (d->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0)
+  if (d->stopping || d->n == DRAIN_MAX)
     {
       pthread_mutex_unlock (&d->lock);
       close (fd);
       return;
     }
-  d->held[i] = (struct held){ .fd = fd, .deadline = bx_deadline_in (ms), .left = max };
+  d->handed[d->n_handed++]
+      = (struct handed){ .fd = fd, .deadline = bx_deadline_in (ms), .max = max };
   d->n++;
   pthread_mutex_unlock (&d->lock);
-  /* Its deadline may come before the one the thread waits for. */
-  wake (d);
+  uint64_t one = 1;
+  (void)TEMP_FAILURE_RETRY (write (d->wake_fd, &one, sizeof one));
 }
 
 void
@@ -183,14 +200,19 @@ bx_drainer_stop (struct bx_drainer *d)
     return;
   pthread_mutex_lock (&d->lock);
   d->stopping = true;
+  for (unsigned i = 0; i < d->n_handed; i++)
+    close (d->handed[i].fd);
+  d->n -= d->n_handed;
+  d->n_handed = 0;
   pthread_mutex_unlock (&d->lock);
-  wake (d);
-  pthread_join (d->thread, NULL);
-  for (unsigned i = 0; i < DRAIN_MAX; i++)
-    if (d->held[i].fd >= 0)
-      close (d->held[i].fd);
-  close (d->epoll_fd);
+  for (struct held *h = d->held, *next; h != NULL; h = next)
+    {
+      next = h->next;
+      release (h);
+    }
+  sd_event_source_disable_unref (d->wake);
   close (d->wake_fd);
   pthread_mutex_destroy (&d->lock);
+  sd_event_unref (d->loop);
   free (d);
 }

@@ -3,12 +3,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -16,9 +15,9 @@
 
 #include "bx/cleanup.h"
 #include "bx/deadline.h"
-#include "bx/fd.h"
 
 #include "metrics.h"
+#include "loop.h"
 
 static const char *const tools[]
     = { "read_file", "write_file", "shell", "http_fetch", "unknown", "none" };
@@ -58,11 +57,12 @@ struct bx_metrics
   atomic_ullong reloads_refused;
   atomic_ullong egress_allowed;
   atomic_ullong egress_refused;
-  /* The socket server. */
+  /* The socket, served by brokerd's loop, and the readers being answered. */
   int listen_fd;
   char *path;
-  pthread_t thread;
-  bool serving;
+  sd_event_source *listening;
+  struct reader *readers;
+  unsigned n_readers;
 };
 
 struct bx_metrics *
@@ -256,88 +256,175 @@ bx_metrics_render (struct bx_metrics *m)
 #define METRICS_IO_MS 1000
 /* How long a connection may take to show whether it speaks HTTP. */
 #define METRICS_REQUEST_MS 200
+/* Readers served at once; past this the socket is not accepted from until one ends. */
+#define METRICS_MAX_READERS 16
 
-static void
-write_all (int fd, const char *s, size_t n, int64_t deadline)
+/* One reader, served by brokerd's loop: its request read (for at most METRICS_REQUEST_MS),
+ * then the exposition written (for at most METRICS_IO_MS), then closed. */
+struct reader
 {
-  while (n > 0)
-    {
-      struct pollfd p = { .fd = fd, .events = POLLOUT };
-      if (poll (&p, 1, bx_deadline_left (deadline)) <= 0)
-        return;
-      ssize_t w = send (fd, s, n, MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (w < 0 && (errno == EINTR || errno == EAGAIN))
-        continue;
-      if (w <= 0)
-        return;
-      s += w;
-      n -= (size_t)w;
-    }
-}
-
-static void
-answer (struct bx_metrics *m, int fd)
-{
-  /* The request, if any: an HTTP GET gets an HTTP answer; end of input or silence gets the
-   * bare text. */
+  struct bx_metrics *m;
+  int fd;
+  sd_event_source *io;
+  sd_event_source *timer;
   char req[1024];
-  size_t got = 0;
-  int64_t deadline = bx_deadline_in (METRICS_REQUEST_MS);
-  bool http = false;
-  while (got < sizeof req)
-    {
-      struct pollfd p = { .fd = fd, .events = POLLIN };
-      if (poll (&p, 1, bx_deadline_left (deadline)) <= 0)
-        break;
-      ssize_t n = recv (fd, req + got, sizeof req - got, MSG_DONTWAIT);
-      if (n < 0 && (errno == EINTR || errno == EAGAIN))
-        continue;
-      if (n <= 0)
-        break;
-      got += (size_t)n;
-      if (got >= 4 && memcmp (req, "GET ", 4) == 0)
-        {
-          if (memmem (req, got, "\r\n\r\n", 4) == NULL && memmem (req, got, "\n\n", 2) == NULL)
-            continue;
-          http = true;
-        }
-      break;
-    }
-  cleanup_free char *text = bx_metrics_render (m);
-  deadline = bx_deadline_in (METRICS_IO_MS);
-  if (http)
-    {
-      cleanup_free char *head
-          = bx_xasprintf ("HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4; "
-                          "charset=utf-8\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-                          strlen (text));
-      write_all (fd, head, strlen (head), deadline);
-    }
-  write_all (fd, text, strlen (text), deadline);
+  size_t got;
+  char *out; /* the answer, once the request is read */
+  size_t len, sent;
+  struct reader *prev, *next;
+};
+
+static void
+reader_free (struct reader *r)
+{
+  struct bx_metrics *m = r->m;
+  if (r->prev != NULL)
+    r->prev->next = r->next;
+  else
+    m->readers = r->next;
+  if (r->next != NULL)
+    r->next->prev = r->prev;
+  if (m->n_readers-- == METRICS_MAX_READERS && m->listening != NULL)
+    sd_event_source_set_enabled (m->listening, SD_EVENT_ON);
+  sd_event_source_disable_unref (r->io);
+  sd_event_source_disable_unref (r->timer);
+  close (r->fd);
+  free (r->out);
+  free (r);
 }
 
-static void *
-serve_main (void *arg)
+/* The request is read (or never came): the answer is made and written from now on.  An
+ * HTTP GET gets an HTTP answer; end of input or silence gets the bare text. */
+static void
+start_answer (struct reader *r, bool http)
 {
-  struct bx_metrics *m = arg;
-  for (;;)
+  cleanup_free char *text = bx_metrics_render (r->m);
+  if (http)
+    r->out = bx_xasprintf ("HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4; "
+                           "charset=utf-8\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                           strlen (text), text);
+  else
+    r->out = steal_pointer (&text);
+  r->len = strlen (r->out);
+  sd_event_source_set_io_events (r->io, EPOLLOUT);
+  sd_event_source_set_time_relative (r->timer, METRICS_IO_MS * 1000ULL);
+}
+
+/* Reads what came; true when the request is complete (or will never be). */
+static bool
+read_request (struct reader *r, bool *http)
+{
+  *http = false;
+  while (r->got < sizeof r->req)
     {
-      int fd = bx_accept_retrying (m->listen_fd);
-      if (fd < 0)
-        return NULL; /* shut down */
-      answer (m, fd);
-      close (fd);
+      ssize_t n = TEMP_FAILURE_RETRY (
+          recv (r->fd, r->req + r->got, sizeof r->req - r->got, MSG_DONTWAIT));
+      if (n < 0 && errno == EAGAIN)
+        return false;
+      if (n <= 0)
+        return true;
+      r->got += (size_t)n;
+      if (r->got < 4 || memcmp (r->req, "GET ", 4) != 0)
+        return true;
+      if (memmem (r->req, r->got, "\r\n\r\n", 4) != NULL
+          || memmem (r->req, r->got, "\n\n", 2) != NULL)
+        {
+          *http = true;
+          return true;
+        }
     }
+  return true;
+}
+
+/* Writes what is left; true when all is written or the reader is gone. */
+static bool
+write_answer (struct reader *r)
+{
+  while (r->sent < r->len)
+    {
+      ssize_t w = TEMP_FAILURE_RETRY (
+          send (r->fd, r->out + r->sent, r->len - r->sent, MSG_DONTWAIT | MSG_NOSIGNAL));
+      if (w < 0 && errno == EAGAIN)
+        return false;
+      if (w <= 0)
+        return true;
+      r->sent += (size_t)w;
+    }
+  return true;
+}
+
+static int
+on_reader_io (sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+  (void)src;
+  (void)fd;
+  (void)revents;
+  struct reader *r = userdata;
+  if (r->out == NULL)
+    {
+      bool http;
+      if (read_request (r, &http))
+        start_answer (r, http);
+      return 0;
+    }
+  if (write_answer (r))
+    reader_free (r);
+  return 0;
+}
+
+static int
+on_reader_time (sd_event_source *src, uint64_t usec, void *userdata)
+{
+  (void)src;
+  (void)usec;
+  struct reader *r = userdata;
+  if (r->out == NULL)
+    start_answer (r, false);
+  else
+    reader_free (r);
+  return 0;
+}
+
+static int
+on_accept (sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+  (void)src;
+  (void)revents;
+  struct bx_metrics *m = userdata;
+  int cfd = accept4 (fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (cfd < 0)
+    return 0; /* gone before it was taken, or out of descriptors: the next one is tried */
+  struct reader *r = bx_xzalloc (sizeof *r);
+  r->m = m;
+  r->fd = cfd;
+  sd_event *loop = sd_event_source_get_event (src);
+  if (sd_event_add_io (loop, &r->io, cfd, EPOLLIN, on_reader_io, r) < 0
+      || sd_event_add_time_relative (loop, &r->timer, CLOCK_MONOTONIC, METRICS_REQUEST_MS * 1000ULL,
+                                     BX_LOOP_ACCURACY_US, on_reader_time, r)
+             < 0)
+    {
+      sd_event_source_disable_unref (r->io);
+      close (cfd);
+      free (r);
+      return 0;
+    }
+  r->next = m->readers;
+  if (m->readers != NULL)
+    m->readers->prev = r;
+  m->readers = r;
+  if (++m->n_readers == METRICS_MAX_READERS)
+    sd_event_source_set_enabled (m->listening, SD_EVENT_OFF);
+  return 0;
 }
 
 int
-bx_metrics_serve (struct bx_metrics *m, const char *path, bx_error *err)
+bx_metrics_serve (struct bx_metrics *m, sd_event *loop, const char *path, bx_error *err)
 {
   struct sockaddr_un addr = { .sun_family = AF_UNIX };
   if (strlen (path) >= sizeof addr.sun_path)
     return bx_error_setc (err, ENAMETOOLONG, "metrics socket %s: the path is too long", path);
   strcpy (addr.sun_path, path);
-  cleanup_close int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  cleanup_close int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0)
     return bx_error_set (err, errno, "metrics socket %s: cannot make a socket", path);
   struct stat st;
@@ -366,28 +453,28 @@ bx_metrics_serve (struct bx_metrics *m, const char *path, bx_error *err)
       unlink (path);
       return bx_error_set (err, e, "metrics socket %s: cannot listen", path);
     }
+  r = sd_event_add_io (loop, &m->listening, fd, EPOLLIN, on_accept, m);
+  if (r < 0)
+    {
+      unlink (path);
+      return bx_error_set (err, -r, "metrics socket %s: cannot serve it", path);
+    }
   m->listen_fd = steal_fd (&fd);
   m->path = bx_xstrdup (path);
-  r = pthread_create (&m->thread, NULL, serve_main, m);
-  if (r != 0)
-    {
-      close (m->listen_fd);
-      m->listen_fd = -1;
-      unlink (path);
-      return bx_error_set (err, r, "metrics socket %s: cannot start its thread", path);
-    }
-  m->serving = true;
   return 0;
 }
 
 void
 bx_metrics_stop (struct bx_metrics *m)
 {
-  if (!m->serving)
+  if (m->listening == NULL)
     return;
-  m->serving = false;
-  shutdown (m->listen_fd, SHUT_RDWR);
-  pthread_join (m->thread, NULL);
+  m->listening = sd_event_source_disable_unref (m->listening);
+  for (struct reader *r = m->readers, *next; r != NULL; r = next)
+    {
+      next = r->next;
+      reader_free (r);
+    }
   close (m->listen_fd);
   m->listen_fd = -1;
   unlink (m->path);

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <systemd/sd-event.h>
 
 #include "bx/error.h"
 
@@ -44,11 +45,12 @@ unsigned bx_metrics_in_flight (struct bx_metrics *metrics);
 char *bx_metrics_render (struct bx_metrics *metrics);
 
 /* Listens on PATH (mode 0660, a stale socket replaced) and answers each connection with the
- * exposition from a thread of its own; a connection may send an HTTP GET first, which is
- * answered with an HTTP response around the same text.  -1 and ERR when the socket cannot
- * be made. */
-int bx_metrics_serve (struct bx_metrics *metrics, const char *path, bx_error *err);
-/* Stops serving and removes the socket. */
+ * exposition, as sources of LOOP (brokerd's), so that a reader costs no thread and a slow one
+ * holds up nobody; a connection may send an HTTP GET first, which is answered with an HTTP
+ * response around the same text.  -1 and ERR when the socket cannot be made. */
+int bx_metrics_serve (struct bx_metrics *metrics, sd_event *loop, const char *path, bx_error *err);
+/* Stops serving, closes the readers' connections and removes the socket; on the loop's
+ * thread, before the loop goes. */
 void bx_metrics_stop (struct bx_metrics *metrics);
 
 #endif

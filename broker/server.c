@@ -84,7 +84,8 @@ struct server
   struct brokerd *brokerd;
   int listen_fd;
   pthread_mutex_t lock;
-  pthread_cond_t done;  /* signalled when active or workers drop */
+  pthread_cond_t done;  /* signalled when active or workers drop (and the loop woken, once
+                         * stopping) */
   pthread_cond_t turn;  /* followers wait here to lead */
   pthread_cond_t watch; /* the watcher waits here while the leader is not serving */
   unsigned active;      /* connections being served: at most max_connections */
@@ -100,7 +101,8 @@ struct server
   struct bx_peers peers;      /* connections being served, per peer uid */
   struct bx_drainer *drainer; /* holds refused connections */
   bool stopping;
-  unsigned told; /* the calls in flight systemd last heard of */
+  unsigned told;           /* the calls in flight systemd last heard of */
+  sd_event_source *status; /* the status tick, until brokerd stops */
 };
 
 /* ---- The socket. --------------------------------------------------------------------- */
@@ -451,27 +453,59 @@ worker_main (void *arg)
           bx_peers_drop (&s->peers, uid);
           s->active--;
           pthread_cond_broadcast (&s->done);
+          if (s->stopping)
+            bx_brokerd_wake (s->brokerd);
         }
       if (s->led && s->leader_term == term)
         s->leader_serving = false;
     }
   s->workers--;
   pthread_cond_broadcast (&s->done);
+  if (s->stopping)
+    bx_brokerd_wake (s->brokerd);
   pthread_mutex_unlock (&s->lock);
   return NULL;
 }
 
-/* SIGTERM and SIGINT end brokerd's loop with their number; SIGHUP is a reload. */
+/* SIGTERM and SIGINT stop brokerd; SIGHUP is a reload.  Once brokerd stops, the loop still
+ * serves (the metrics, the calls' ends) but signals are left alone, as they were before it
+ * stopped: a second SIGTERM does not cut the grace period short. */
 static int
 on_signal (sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
 {
+  (void)src;
   struct server *s = userdata;
+  if (s->brokerd->signo != 0)
+    return 0;
   if (si->ssi_signo == SIGHUP)
-    {
-      bx_brokerd_reload (s->brokerd);
-      return 0;
-    }
-  return sd_event_exit (sd_event_source_get_event (src), (int)si->ssi_signo);
+    bx_brokerd_reload (s->brokerd);
+  else
+    s->brokerd->signo = (int)si->ssi_signo;
+  return 0;
+}
+
+static bool
+signalled (void *ctx)
+{
+  const struct brokerd *b = ctx;
+  return b->signo != 0;
+}
+
+/* Whether every call ended and every worker left (or, with CALLS_ONLY, every call ended). */
+struct drained
+{
+  struct server *s;
+  bool calls_only;
+};
+
+static bool
+server_drained (void *ctx)
+{
+  const struct drained *d = ctx;
+  pthread_mutex_lock (&d->s->lock);
+  bool done = d->s->active == 0 && (d->calls_only || d->s->workers == 0);
+  pthread_mutex_unlock (&d->s->lock);
+  return done;
 }
 
 /* Every STATUS_MS: systemd hears the calls in flight when their number changed. */
@@ -489,7 +523,8 @@ on_status_tick (sd_event_source *src, uint64_t usec, void *userdata)
 }
 
 /* The loop's sources of the server: the signals (blocked in every thread: sd-event reads
- * them from a signalfd) and the status tick.  Removed with the loop.  0, or -1 (logged). */
+ * them from a signalfd) and the status tick.  The signals are removed with the loop, the
+ * status tick when brokerd stops.  0, or -1 (logged). */
 static int
 watch_signals (struct server *s)
 {
@@ -499,12 +534,28 @@ watch_signals (struct server *s)
   for (size_t i = 0; i < sizeof signals / sizeof signals[0] && r >= 0; i++)
     r = sd_event_add_signal (loop, NULL, signals[i], on_signal, s);
   if (r >= 0)
-    r = sd_event_add_time_relative (loop, NULL, CLOCK_MONOTONIC, STATUS_MS * 1000ULL, 0,
+    r = sd_event_add_time_relative (loop, &s->status, CLOCK_MONOTONIC, STATUS_MS * 1000ULL, 0,
                                     on_status_tick, s);
   if (r >= 0)
     return 0;
   bx_log (LOG_CRIT, NULL, "cannot watch signals: %s", strerror (-r));
   return -1;
+}
+
+/* Until D is drained or DEADLINE: on the loop, so that what it serves goes on, or, when the
+ * loop failed, on the workers' condition alone. */
+static void
+wait_server (struct brokerd *brokerd, bool loop_ok, struct drained *d, int64_t deadline)
+{
+  if (loop_ok && bx_brokerd_run_until (brokerd, server_drained, d, deadline) >= 0)
+    return;
+  struct server *s = d->s;
+  struct timespec until = bx_deadline_timespec (deadline);
+  pthread_mutex_lock (&s->lock);
+  while (s->active > 0 || (!d->calls_only && s->workers > 0))
+    if (pthread_cond_timedwait (&s->done, &s->lock, &until) == ETIMEDOUT)
+      break;
+  pthread_mutex_unlock (&s->lock);
 }
 
 int
@@ -527,7 +578,7 @@ bx_server_run (struct brokerd *brokerd, int64_t *grace_end)
   pthread_condattr_destroy (&ca);
 
   cleanup_error bx_error err = NULL;
-  int r = bx_drainer_start (&s->drainer, &err);
+  int r = bx_drainer_start (brokerd->loop, &s->drainer, &err);
   if (r == 0 && (r = pthread_create (&s->watcher, NULL, watcher_main, s)) != 0)
     {
       bx_drainer_stop (s->drainer);
@@ -547,16 +598,21 @@ bx_server_run (struct brokerd *brokerd, int64_t *grace_end)
   spawn_worker (s);
   pthread_mutex_unlock (&s->lock);
 
-  /* This thread runs brokerd's loop: it waits for signals, and tells systemd the calls in
-   * flight when they change (at most every STATUS_MS).  SIGTERM or SIGINT ends it with the
-   * signal's number; a failing loop ends it with an error (0). */
+  /* This thread runs brokerd's loop: it waits for signals, tells systemd the calls in
+   * flight when they change (at most every STATUS_MS), and serves the loop's other sources.
+   * SIGTERM or SIGINT ends this part with the signal's number; a failing loop ends it with
+   * an error (0). */
   int signo = 0;
-  if (watch_signals (s) == 0)
-    signo = sd_event_loop (brokerd->loop);
-  if (signo < 0)
+  bool loop_ok = watch_signals (s) == 0;
+  if (loop_ok)
     {
-      bx_log (LOG_CRIT, NULL, "brokerd's loop: %s", strerror (-signo));
-      signo = 0;
+      int r = bx_brokerd_run_until (brokerd, signalled, brokerd, BX_NO_DEADLINE);
+      if (r < 0)
+        {
+          bx_log (LOG_CRIT, NULL, "brokerd's loop: %s", strerror (-r));
+          loop_ok = false;
+        }
+      signo = brokerd->signo;
     }
 
   /* Stop accepting and remove the socket at once: a client now gets "connection refused"
@@ -564,6 +620,7 @@ bx_server_run (struct brokerd *brokerd, int64_t *grace_end)
    * socket.  shutdown() wakes the workers waiting in accept(); the descriptor itself is
    * closed only when no worker can be using it. */
   bx_notify_stopping ();
+  s->status = sd_event_source_disable_unref (s->status);
   /* One grace period for every call, from now: approved calls share it (brokerd.c). */
   int64_t deadline = bx_deadline_in (cfg->grace_ms);
   *grace_end = deadline;
@@ -589,12 +646,11 @@ bx_server_run (struct brokerd *brokerd, int64_t *grace_end)
   /* Calls waiting for their owner are answered now; no call is taken for approval again. */
   bx_approvals_stop_waiting (brokerd->approvals);
 
-  struct timespec until = bx_deadline_timespec (deadline);
-  /* Running calls finish, the other workers leave; then nothing uses the server. */
+  /* Running calls finish, the other workers leave; then nothing uses the server.  The loop
+   * goes on meanwhile (a failed one is not run again: the waits are then plain sleeps). */
+  struct drained all = { s, false }, calls = { s, true };
+  wait_server (brokerd, loop_ok, &all, deadline);
   pthread_mutex_lock (&s->lock);
-  while (s->active > 0 || s->workers > 0)
-    if (pthread_cond_timedwait (&s->done, &s->lock, &until) == ETIMEDOUT)
-      break;
   if (s->active > 0 && brokerd->canceller != NULL)
     {
       /* Past the grace period: the calls still running are cancelled, and their modules
@@ -603,11 +659,8 @@ bx_server_run (struct brokerd *brokerd, int64_t *grace_end)
               s->active, (long long)cfg->grace_ms);
       pthread_mutex_unlock (&s->lock);
       bx_canceller_cancel_all (brokerd->canceller);
+      wait_server (brokerd, loop_ok, &calls, deadline + CANCEL_WAIT_MS);
       pthread_mutex_lock (&s->lock);
-      until.tv_sec += CANCEL_WAIT_MS / 1000;
-      while (s->active > 0)
-        if (pthread_cond_timedwait (&s->done, &s->lock, &until) == ETIMEDOUT)
-          break;
     }
   unsigned left = s->active;
   bool clear = s->workers == 0;

@@ -1087,8 +1087,8 @@ START_TEST (test_brokerd_stays_sound_under_mixed_load)
   ck_assert_int_eq (odd, 0);
   /* Every round but a client that leaves early asks, about three in four. */
   ck_assert_int_gt (answered, N * ROUNDS / 2);
-  /* max_connections + 1 workers, the main thread, the watcher, the canceller, the drainer
-   * and a few of the modules' and libraries' own. */
+  /* max_connections + 1 workers, the main thread (brokerd's loop), the watcher and a few of
+   * the modules' and libraries' own. */
   ck_assert_msg (most <= 4 + 1 + 8, "%d threads", most);
   /* Nothing is left running: brokerd stops without waiting out its grace of 30 s. */
   int64_t t0 = bx_now_ms ();
