@@ -99,15 +99,19 @@ class TestSocketActivation(unittest.TestCase):
     def test_refuses_a_socket_listening_elsewhere(self):
         other = f"{self.b.dir}/other.sock"
         self.b.start(prefix=["systemd-socket-activate", "-l", other], wait=False)
-        # Activation happens on the first connection, once systemd-socket-activate listens.
-        for _ in range(1000):
-            if os.path.exists(other):
+        # Activation happens on the first connection, once systemd-socket-activate listens:
+        # it binds before it listens, so the file may be there a moment before a connection
+        # is taken.  (The bounds only end a hang.)
+        for _ in range(6000):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect(other)
                 break
-            time.sleep(0.01)
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(other)
-        s.close()
-        self.assertEqual(self.b.proc.wait(10), 1)
+            except (FileNotFoundError, ConnectionRefusedError):
+                time.sleep(0.01)
+            finally:
+                s.close()
+        self.assertEqual(self.b.proc.wait(60), 1)
         self.assertIn("the socket passed is not a Unix stream socket listening on "
                       f"{self.b.sock}", self.b.output())
 
