@@ -389,15 +389,15 @@ else
     });
 
     // brokerd's own approvals: the owner answers on the admin socket with boxmaker approve.
-    const waitingIds = async () => {
-      const out = await new Promise ((resolve) => {
-        const c = spawn (boxmaker, ['approvals', '--json', '--admin-socket', `${work}/admin.sock`]);
-        let o = '';
-        c.stdout.on ('data', (d) => { o += d; });
-        c.on ('exit', () => resolve (o));
-      });
-      return [...out.matchAll (/"approval":"([0-9a-f]{32})"/g)].map ((m) => m[1]);
-    };
+    // The owner's list as `boxmaker approvals --json` prints it.
+    const approvalsJson = () => new Promise ((resolve) => {
+      const c = spawn (boxmaker, ['approvals', '--json', '--admin-socket', `${work}/admin.sock`]);
+      let o = '';
+      c.stdout.on ('data', (d) => { o += d; });
+      c.on ('exit', () => resolve (o));
+    });
+    const waitingIds = async () =>
+      [...(await approvalsJson ()).matchAll (/"approval":"([0-9a-f]{32})"/g)].map ((m) => m[1]);
     // A bound that only ends a hang: a loaded machine may take seconds.
     const waitFor = async (cond) => {
       for (let i = 0; i < 2400; i++)
@@ -442,13 +442,7 @@ else
     // keeps its approval (listed as client_left), and the same call asked again in the same
     // session waits on that approval, or runs at once once the owner approved.
     const listedLeft = async (id) => {
-      const out = await new Promise ((resolve) => {
-        const c = spawn (boxmaker, ['approvals', '--json', '--admin-socket', `${work}/admin.sock`]);
-        let o = '';
-        c.stdout.on ('data', (d) => { o += d; });
-        c.on ('exit', () => resolve (o));
-      });
-      const list = JSON.parse (out);
+      const list = JSON.parse (await approvalsJson ());
       return (list.pending || list).some ((p) => p.approval === id && p.client_left === true);
     };
     const approveId = async (id) => {
