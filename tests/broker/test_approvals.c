@@ -613,6 +613,9 @@ START_TEST (test_approvals_a_client_that_leaves_ends_its_call_and_the_approval_w
   close (fd);
   /* The call ends (its line says cancelled) but its approval is still listed, marked. */
   ck_assert_msg (wait_client_left (&b, approval), "not listed as a call whose client left");
+  cleanup_free char *shown = NULL;
+  ck_assert_int_eq (boxmaker (&b, &shown, "approvals", NULL, NULL, NULL), 0);
+  ck_assert_msg (strstr (shown, "(client left: runs when asked again)") != NULL, "%s", shown);
   ck_assert (audit_has (&b, "\"call\":\"c1\""));
   json_t *lines = audit_lines_of (&b, approval);
   ck_assert_uint_eq (json_array_size (lines), 2);
