@@ -3,7 +3,7 @@
  * the allowed ones through a runtime module.
  *
  *   brokerd --config FILE [--runtimedir DIR]        serve
- *   brokerd --check-config FILE [--runtimedir DIR]  load the config and the module, print a
+ *   brokerd --check-config FILE [--runtimedir DIR]  load the config and the modules, print a
  *                                                   summary, exit 0; or print errors, exit 1
  *
  * Exit status: 0 served and stopped on SIGTERM/SIGINT (or the config is valid), 1 a config,
@@ -31,6 +31,7 @@
 #include "module_loader.h"
 #include "notify.h"
 #include "protect.h"
+#include "runtimes.h"
 #include "server.h"
 
 #ifndef BX_RUNTIMEDIR
@@ -47,7 +48,7 @@ usage (FILE *to)
          "       brokerd --check-config FILE [--runtimedir DIR]\n"
          "\n"
          "  --config FILE        serve with the config in FILE\n"
-         "  --check-config FILE  check FILE and the runtime module it names, print a summary\n"
+         "  --check-config FILE  check FILE and the runtime modules it names, print a summary\n"
          "  --runtimedir DIR     where runtime modules are found by name (default " BX_RUNTIMEDIR
          ")\n"
          "  --debug              also log the runtime module's debug lines\n"
@@ -88,26 +89,14 @@ config_freep (struct bx_config **p)
 #define cleanup_config __attribute__ ((cleanup (config_freep)))
 
 static inline void
-module_destroyp (struct bx_module **p)
+runtimes_freep (struct bx_runtimes **p)
 {
-  bx_module_destroy (*p);
+  bx_runtimes_free (*p);
 }
-#define cleanup_module __attribute__ ((cleanup (module_destroyp)))
+#define cleanup_runtimes __attribute__ ((cleanup (runtimes_freep)))
 
-/* Loads CFG's runtime module and creates it with its options: 0, or -1 with ERR placed at
- * the option or the module line at fault. */
-static int
-start_module (const struct bx_config *cfg, const char *runtimedir, bool *debug,
-              struct bx_module **out, bx_error *err)
-{
-  const char *name = cfg->runtime_module ? cfg->runtime_module : BX_REFUSING_MODULE;
-  if (bx_module_load (name, runtimedir, out, err) < 0)
-    return cfg->runtime_where != NULL ? bx_error_wrap (err, "%s", cfg->runtime_where) : -1;
-  return bx_module_create (*out, cfg->runtime_options, cfg->home, log_line, debug, err);
-}
-
-/* A config with errors whose runtime part was read still has its module tried, so that one
- * run lists the module's refusal of its options too, after the config's errors. */
+/* A config with errors whose runtime part was read still has its modules tried, so that one
+ * run lists a module's refusal of its options too, after the config's errors. */
 static void
 print_config_errors (const struct bx_config *cfg, bool runtime_read, const char *runtimedir,
                      bool *debug, bx_error err)
@@ -116,8 +105,8 @@ print_config_errors (const struct bx_config *cfg, bool runtime_read, const char 
   if (cfg == NULL || !runtime_read)
     return;
   cleanup_error bx_error module_err = NULL;
-  cleanup_module struct bx_module *module = NULL;
-  if (start_module (cfg, runtimedir, debug, &module, &module_err) < 0)
+  cleanup_runtimes struct bx_runtimes *runtimes = NULL;
+  if (bx_runtimes_start (cfg, runtimedir, log_line, debug, &runtimes, &module_err) < 0)
     print_error (false, module_err);
 }
 
@@ -135,13 +124,21 @@ warn_not_a_sandbox (struct bx_module *module)
 }
 
 static void
-print_summary (const struct bx_config *cfg, struct bx_module *module)
+print_summary (const struct bx_config *cfg, const struct bx_runtimes *runtimes)
 {
-  unsigned major = 0, minor = 0;
-  bx_module_version (module, &major, &minor);
   printf ("%s: valid\n", cfg->file);
-  printf ("runtime: %s (%s, ABI %u.%u)\n", bx_module_name (module), bx_module_path (module), major,
-          minor);
+  for (size_t i = 0; i < runtimes->count; i++)
+    {
+      struct bx_module *module = runtimes->modules[i];
+      unsigned major = 0, minor = 0;
+      bx_module_version (module, &major, &minor);
+      if (i == 0)
+        printf ("runtime: %s (%s, ABI %u.%u)\n", bx_module_name (module), bx_module_path (module),
+                major, minor);
+      else
+        printf ("runtime %s: %s (%s, ABI %u.%u)\n", cfg->runtimes[i - 1].name,
+                bx_module_name (module), bx_module_path (module), major, minor);
+    }
   printf ("socket: %s (mode %04o), home: %s, audit: %s\n", cfg->socket, cfg->socket_mode, cfg->home,
           cfg->audit);
   if (bx_config_wants_approvals (cfg))
@@ -185,6 +182,8 @@ print_summary (const struct bx_config *cfg, struct bx_module *module)
         printf (", in image %s", g->image);
       if (g->rootfs != NULL)
         printf (", in rootfs %s", g->rootfs);
+      if (g->runtime_name != NULL)
+        printf (", runtime %s", bx_grant_runtime_name (cfg, g));
       if (!g->writable)
         printf (", folders read-only");
       printf ("; class %s, %s", bx_class_name (g->class), g->untrusted ? "untrusted" : "trusted");
@@ -288,35 +287,41 @@ main (int argc, char **argv)
       print_error (false, err);
       return 1;
     }
-  cleanup_module struct bx_module *module = NULL;
-  if (start_module (cfg, runtimedir, &debug, &module, &err) < 0
-      || bx_protect_check (cfg, module, &err) < 0 || bx_grant_roots_check (cfg, module, &err) < 0)
+  cleanup_runtimes struct bx_runtimes *runtimes = NULL;
+  if (bx_runtimes_start (cfg, runtimedir, log_line, &debug, &runtimes, &err) < 0
+      || bx_runtimes_check (cfg, runtimes, &err) < 0)
     {
       print_error (false, err);
       return 1;
     }
-  warn_not_a_sandbox (module);
+  for (size_t i = 0; i < runtimes->count; i++)
+    warn_not_a_sandbox (runtimes->modules[i]);
   if (check)
     {
-      print_summary (cfg, module);
+      print_summary (cfg, runtimes);
       return 0;
     }
 
   cleanup_brokerd struct brokerd *b = NULL;
-  if (bx_brokerd_new (steal_pointer (&cfg), steal_pointer (&module), steal_fd (&listen_fd),
+  if (bx_brokerd_new (steal_pointer (&cfg), steal_pointer (&runtimes), steal_fd (&listen_fd),
                       wake_path, &b, &err)
       < 0)
     {
       print_error (false, err);
       return 1;
     }
+  struct bx_module *default_module = b->runtimes->modules[0];
   bx_log (LOG_INFO, NULL, "listening on %s%s with runtime %s, %zu grant(s)", b->config->socket,
-          b->socket_activated ? " (passed by systemd)" : "", bx_module_name (b->module),
+          b->socket_activated ? " (passed by systemd)" : "", bx_module_name (default_module),
           b->config->n_grants);
+  for (size_t i = 1; i < b->runtimes->count; i++)
+    bx_log (LOG_INFO, NULL, "runtime %s: %s (%s) for the grants that name it",
+            b->config->runtimes[i - 1].name, bx_module_name (b->runtimes->modules[i]),
+            bx_module_path (b->runtimes->modules[i]));
   if (b->admin != NULL)
     bx_log (LOG_INFO, NULL, "owners approve calls on %s (group %u)", b->config->admin_socket,
             b->config->admin_gid);
-  bx_notify_ready (b->config, bx_module_name (b->module));
+  bx_notify_ready (b->config, bx_module_name (default_module));
   int64_t grace_end = bx_deadline_in (0);
   int left = bx_server_run (b, &grace_end);
   bool failed = left < 0;

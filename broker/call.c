@@ -285,9 +285,9 @@ bx_call_run (struct bx_call *c)
     {
       int64_t t = bx_now_ns ();
       /* Cancelled when its client hangs up, or when brokerd stops past its grace period. */
-      c->answer
-          = bx_runner_respond (c->brokerd->module, d, c->id, c->rec.call, c->rec.session,
-                               c->brokerd->canceller, c->fd, c->brokerd->fair, c->uid, report);
+      c->answer = bx_runner_respond (bx_runtimes_of_grant (c->brokerd->runtimes, d->grant), d,
+                                     c->id, c->rec.call, c->rec.session, c->brokerd->canceller,
+                                     c->fd, c->brokerd->fair, c->uid, report);
       if (allowed)
         c->run_ns = bx_now_ns () - t;
       if (report->problem != NULL)

@@ -33,6 +33,8 @@ struct config_walk
   const char *home;         /* the config's home, known before the grants are read */
   yaml_node_t *module_node; /* runtime.module when it is a path, for the check after grants */
   bool runtime_read;        /* runtime and home read without a problem */
+  /* For each of cfg->runtimes, its module's node when the module is a path. */
+  yaml_node_t **runtime_module_nodes;
 };
 #define CONFIG_WALK(w) ((struct config_walk *)(w)->user)
 
@@ -281,13 +283,18 @@ parse_limits (struct bx_walk *w, yaml_node_t *node, const char *what, uint64_t *
     }
 }
 
+static void parse_grant_runtime (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg,
+                                 struct bx_grant *g);
+
 static void
-parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant *g)
+parse_grant (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg, struct bx_grant *g)
 {
   static const char *const known[] = {
     "tools",  "paths",         "hosts",    "class",    "untrusted", "approval", "approval_timeout",
-    "limits", "allow_private", "readonly", "writable", "image",     "rootfs",   NULL
+    "limits", "allow_private", "readonly", "writable", "image",     "rootfs",   "runtime",
+    NULL
   };
+  size_t index = cfg->n_grants;
   enum
   {
     K_TOOLS,
@@ -303,6 +310,7 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant
     K_WRITABLE,
     K_IMAGE,
     K_ROOTFS,
+    K_RUNTIME,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
@@ -446,6 +454,8 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant
     }
   if (v[K_ROOTFS] != NULL)
     bx_grant_rootfs_parse (w, v[K_ROOTFS], v[K_IMAGE] != NULL, g);
+  if (v[K_RUNTIME] != NULL)
+    parse_grant_runtime (w, v[K_RUNTIME], cfg, g);
 
   if (v[K_CLASS] != NULL)
     {
@@ -634,7 +644,7 @@ parse_grants (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
   cfg->grants = bx_xzalloc ((n + 1) * sizeof *cfg->grants);
   BX_WALK_ITEMS (w, node, item)
   {
-    parse_grant (w, item, cfg->n_grants, &cfg->grants[cfg->n_grants]);
+    parse_grant (w, item, cfg, &cfg->grants[cfg->n_grants]);
     cfg->n_grants++;
   }
   if (w->count == 0)
@@ -642,7 +652,7 @@ parse_grants (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
 }
 
 static void
-parse_options (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
+parse_options (struct bx_walk *w, yaml_node_t *node, bx_options *options)
 {
   if (!bx_walk_visit (w, node))
     return;
@@ -689,26 +699,30 @@ parse_options (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
             items[count++] = s;
         }
         if (ok)
-          bx_options_add_list (cfg->runtime_options, name, items, count);
+          bx_options_add_list (options, name, items, count);
       }
     else
       {
         const char *s = bx_walk_string (w, value, name, "a string or a list of strings");
         if (s != NULL)
-          bx_options_add_string (cfg->runtime_options, name, s);
+          bx_options_add_string (options, name, s);
       }
     cleanup_free char *where = bx_walk_where (w, key);
-    bx_options_set_where (cfg->runtime_options, name, where);
+    bx_options_set_where (options, name, where);
   }
 }
 
-static void
-parse_runtime (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
+/* A module and its options, as `runtime` and each entry of `runtimes` write them: *MODULE
+ * and *WHERE are set when the module is valid, *PATH_NODE too when it is a path.  Returns
+ * whether a module was written. */
+static bool
+parse_module_and_options (struct bx_walk *w, yaml_node_t *node, const char *what, char **module,
+                          bx_options *options, char **where, yaml_node_t **path_node)
 {
   static const char *const known[] = { "module", "options", NULL };
   yaml_node_t *keys[2], *v[2];
-  if (!bx_walk_mapping (w, node, "runtime", known, keys, v))
-    return;
+  if (!bx_walk_mapping (w, node, what, known, keys, v))
+    return false;
   if (v[0] != NULL)
     {
       const char *m = bx_walk_string (w, v[0], "module", "a module name or an absolute path");
@@ -721,16 +735,197 @@ parse_runtime (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
                              m);
           else
             {
-              cfg->runtime_module = bx_xstrdup (m);
-              cfg->runtime_where = bx_walk_where (w, v[0]);
-              bx_options_set_where (cfg->runtime_options, NULL, cfg->runtime_where);
+              *module = bx_xstrdup (m);
+              *where = bx_walk_where (w, v[0]);
+              bx_options_set_where (options, NULL, *where);
               if (m[0] == '/')
-                CONFIG_WALK (w)->module_node = v[0];
+                *path_node = v[0];
             }
         }
     }
   if (v[1] != NULL)
-    parse_options (w, v[1], cfg);
+    parse_options (w, v[1], options);
+  return v[0] != NULL;
+}
+
+static void
+parse_runtime (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
+{
+  parse_module_and_options (w, node, "runtime", &cfg->runtime_module, cfg->runtime_options,
+                            &cfg->runtime_where, &CONFIG_WALK (w)->module_node);
+}
+
+/* The last part of a module's name or path, without ".so": what it is loaded as. */
+static char *
+module_stem (const char *module)
+{
+  const char *base = strrchr (module, '/') ? strrchr (module, '/') + 1 : module;
+  size_t n = strlen (base);
+  if (n > 3 && strcmp (base + n - 3, ".so") == 0)
+    n -= 3;
+  return bx_xstrndup (base, n);
+}
+
+/* The name grants give the default runtime: its module's. */
+static const char *
+default_module (const struct bx_config *cfg)
+{
+  return cfg->runtime_module != NULL ? cfg->runtime_module : BX_REFUSING_MODULE;
+}
+
+/* Where a module is loaded already: the default's or an earlier runtime's, or NULL. */
+static const char *
+module_loaded_by (const struct bx_config *cfg, const char *module, size_t before)
+{
+  cleanup_free char *stem = module_stem (module);
+  cleanup_free char *def = module_stem (default_module (cfg));
+  if (strcmp (stem, def) == 0)
+    return "the default runtime";
+  for (size_t i = 0; i < before; i++)
+    {
+      if (cfg->runtimes[i].module == NULL)
+        continue;
+      cleanup_free char *other = module_stem (cfg->runtimes[i].module);
+      if (strcmp (stem, other) == 0)
+        return cfg->runtimes[i].name;
+    }
+  return NULL;
+}
+
+static struct bx_runtime_conf *
+add_runtime (struct bx_walk *w, struct bx_config *cfg, const char *name)
+{
+  cfg->runtimes = bx_xrealloc (cfg->runtimes, (cfg->n_runtimes + 1) * sizeof *cfg->runtimes);
+  struct config_walk *cw = CONFIG_WALK (w);
+  cw->runtime_module_nodes
+      = bx_xrealloc (cw->runtime_module_nodes, (cfg->n_runtimes + 1) * sizeof (yaml_node_t *));
+  cw->runtime_module_nodes[cfg->n_runtimes] = NULL;
+  struct bx_runtime_conf *r = &cfg->runtimes[cfg->n_runtimes++];
+  *r = (struct bx_runtime_conf){ .name = bx_xstrdup (name), .options = bx_options_new () };
+  return r;
+}
+
+/* `runtimes`: NAME -> {module, options}, the runtimes grants may choose beside the default.
+ * Each module is loaded once: two runtimes of one module would each sweep the other's
+ * sandboxes as leftovers. */
+static void
+parse_runtimes (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
+{
+  if (!bx_walk_visit (w, node))
+    return;
+  if (node->type != YAML_MAPPING_NODE)
+    {
+      bx_walk_problem (w, node,
+                       "\"runtimes\" is %s: expected a mapping of names to {module, options}",
+                       bx_walk_is_null (node) ? "empty" : bx_walk_kind (node));
+      return;
+    }
+  BX_WALK_PAIRS (w, node, key, value)
+  {
+    const char *name = bx_walk_string (w, key, "runtimes", "a runtime name");
+    if (name == NULL)
+      continue;
+    bool dup = false;
+    for (size_t i = 0; i < cfg->n_runtimes && !dup; i++)
+      dup = strcmp (cfg->runtimes[i].name, name) == 0;
+    cleanup_free char *def = module_stem (default_module (cfg));
+    if (dup)
+      {
+        bx_walk_problem (w, key, "duplicate runtime \"%s\"", name);
+        continue;
+      }
+    if (!bx_module_name_valid (name))
+      {
+        bx_walk_problem (w, key, "runtime name \"%s\" is not valid: expected [a-z0-9_-]", name);
+        continue;
+      }
+    if (strcmp (name, def) == 0)
+      {
+        bx_walk_problem (w, key,
+                         "runtime name \"%s\" is the default runtime's module: a grant naming "
+                         "it would be ambiguous; expected another name",
+                         name);
+        continue;
+      }
+    char what[80];
+    snprintf (what, sizeof what, "runtime \"%.40s\"", name);
+    unsigned before = w->count;
+    struct bx_runtime_conf *r = add_runtime (w, cfg, name);
+    yaml_node_t **path_node = &CONFIG_WALK (w)->runtime_module_nodes[cfg->n_runtimes - 1];
+    if (bx_walk_is_null (value))
+      (void)bx_walk_visit (w, value);
+    if (!bx_walk_is_null (value)
+        && parse_module_and_options (w, value, what, &r->module, r->options, &r->where, path_node))
+      {
+        if (r->module == NULL)
+          continue;
+      }
+    else if (w->count == before)
+      {
+        /* No module: the entry's name is the module's. */
+        r->module = bx_xstrdup (name);
+        r->where = bx_walk_where (w, key);
+        bx_options_set_where (r->options, NULL, r->where);
+      }
+    const char *by = r->module ? module_loaded_by (cfg, r->module, cfg->n_runtimes - 1) : NULL;
+    if (by != NULL)
+      bx_walk_problem (w, key,
+                       "runtime \"%s\" loads module \"%s\", which %s%s%s loads already: a "
+                       "module is loaded once, with one set of options; expected grants to name "
+                       "that runtime",
+                       name, r->module, strcmp (by, "the default runtime") == 0 ? "" : "runtime \"",
+                       by, strcmp (by, "the default runtime") == 0 ? "" : "\"");
+  }
+}
+
+/* A grant's `runtime`: an entry of `runtimes`, the default runtime's module, or a module of
+ * the runtimes folder no entry names, which is then loaded with its default options. */
+static void
+parse_grant_runtime (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg,
+                     struct bx_grant *g)
+{
+  const char *name
+      = bx_walk_string (w, node, "runtime", "the name of a runtime of \"runtimes\" or a module");
+  if (name == NULL)
+    return;
+  if (!bx_module_name_valid (name))
+    {
+      bx_walk_problem (w, node,
+                       "runtime \"%s\" is not valid: expected the name of a runtime of "
+                       "\"runtimes\" or of a module in the runtimes folder ([a-z0-9_-])",
+                       name);
+      return;
+    }
+  g->runtime_name = bx_xstrdup (name);
+  for (size_t i = 0; i < cfg->n_runtimes; i++)
+    if (strcmp (cfg->runtimes[i].name, name) == 0)
+      {
+        g->runtime = i + 1;
+        return;
+      }
+  cleanup_free char *def = module_stem (default_module (cfg));
+  if (strcmp (name, def) == 0)
+    return;
+  const char *by = module_loaded_by (cfg, name, cfg->n_runtimes);
+  if (by != NULL)
+    {
+      bx_walk_problem (w, node,
+                       "runtime \"%s\" is the module of runtime \"%s\": expected that "
+                       "runtime's name",
+                       name, by);
+      return;
+    }
+  struct bx_runtime_conf *r = add_runtime (w, cfg, name);
+  r->module = bx_xstrdup (name);
+  r->where = bx_walk_where (w, node);
+  bx_options_set_where (r->options, NULL, r->where);
+  g->runtime = cfg->n_runtimes;
+}
+
+const char *
+bx_grant_runtime_name (const struct bx_config *cfg, const struct bx_grant *g)
+{
+  return g->runtime != 0 ? cfg->runtimes[g->runtime - 1].name : default_module (cfg);
 }
 
 /* The first grant folder that holds FILE, or NULL. */
@@ -786,6 +981,9 @@ bx_grant_canonical (const struct bx_grant *g)
   fprintf (f, "writable %d\n", g->writable);
   canonical_string (f, "image", g->image);
   canonical_string (f, "rootfs", g->rootfs);
+  /* Only when named, so a grant that names none keeps the text it always had. */
+  if (g->runtime_name != NULL)
+    canonical_string (f, "runtime", g->runtime_name);
   fprintf (f, "class %d\nuntrusted %d\napproval %d %lld\nlimits", (int)g->class, g->untrusted,
            (int)g->approval, (long long)g->approval_timeout_ms);
   for (size_t i = 0; i < BX_LIMIT_COUNT; i++)
@@ -884,40 +1082,68 @@ parse_admin (struct bx_walk *w, yaml_node_t *root, yaml_node_t *sock, yaml_node_
 #define BWRAP_DEFAULT_SLOTS  16
 #define PODMAN_DEFAULT_SLOTS 64
 
-/* The runtime's slots: the calls it runs at once, past which a call waits inside it, in
- * its own order (bwrap.so's `slots`), or past which its sandboxes' shares would not hold
+/* A runtime's slots: the calls it runs at once, past which a call waits inside it, in its
+ * own order (bwrap.so's `slots`), or past which its sandboxes' shares would not hold
  * (podman.so's `slots`); 0 for a runtime that runs every call at once. */
 static unsigned long
-runtime_slots (const struct bx_config *cfg)
+slots_of (const char *module, const bx_options *options)
 {
-  const char *text = bx_options_string (cfg->runtime_options, "slots");
+  const char *text = bx_options_string (options, "slots");
   if (text != NULL)
     {
       char *end = NULL;
       unsigned long slots = strtoul (text, &end, 10);
       return end != text && *end == '\0' ? slots : 0;
     }
-  const char *module = cfg->runtime_module;
-  const char *base = module != NULL && strrchr (module, '/') ? strrchr (module, '/') + 1 : module;
-  if (base != NULL && (strcmp (base, "bwrap") == 0 || strcmp (base, "bwrap.so") == 0))
+  if (module == NULL)
+    return 0;
+  cleanup_free char *stem = module_stem (module);
+  if (strcmp (stem, "bwrap") == 0)
     return BWRAP_DEFAULT_SLOTS;
-  if (base != NULL && (strcmp (base, "podman") == 0 || strcmp (base, "podman.so") == 0))
+  if (strcmp (stem, "podman") == 0)
     return PODMAN_DEFAULT_SLOTS;
   return 0;
 }
 
-/* max_running is never more than the runtime's slots: a call past them would wait in the
+/* The fewest slots of the runtimes that have some (max_running counts the calls of every
+ * runtime together, and all of them may go to one), and which runtime has them: NULL for
+ * the default. */
+static unsigned long
+runtime_slots (const struct bx_config *cfg, const char **which)
+{
+  unsigned long slots = slots_of (cfg->runtime_module, cfg->runtime_options);
+  if (which != NULL)
+    *which = NULL;
+  for (size_t i = 0; i < cfg->n_runtimes; i++)
+    {
+      unsigned long s = slots_of (cfg->runtimes[i].module, cfg->runtimes[i].options);
+      if (s != 0 && (slots == 0 || s < slots))
+        {
+          slots = s;
+          if (which != NULL)
+            *which = cfg->runtimes[i].name;
+        }
+    }
+  return slots;
+}
+
+/* max_running is never more than a runtime's slots: a call past them would wait in the
  * module, outside fair admission. */
 static void
 check_running (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
 {
-  unsigned long slots = runtime_slots (cfg);
+  const char *which = NULL;
+  unsigned long slots = runtime_slots (cfg, &which);
   if (cfg->max_running != 0 && slots != 0 && cfg->max_running > slots)
-    bx_walk_problem (w, node,
-                     "max_running %u is more than the runtime's %lu slots: expected at most "
-                     "%lu, or calls past the slots would wait in the module, outside fair "
-                     "admission",
-                     cfg->max_running, slots, slots);
+    {
+      cleanup_free char *whose
+          = which ? bx_xasprintf ("runtime \"%s\"'s", which) : bx_xstrdup ("the runtime's");
+      bx_walk_problem (w, node,
+                       "max_running %u is more than %s %lu slots: expected at most "
+                       "%lu, or calls past the slots would wait in the module, outside fair "
+                       "admission",
+                       cfg->max_running, whose, slots, slots);
+    }
 }
 
 static void
@@ -939,6 +1165,7 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
                                        "limits",
                                        "max_running",
                                        "max_running_per_uid",
+                                       "runtimes",
                                        NULL };
   enum
   {
@@ -958,6 +1185,7 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
     K_LIMITS,
     K_RUNNING,
     K_RUNNING_PER_UID,
+    K_RUNTIMES,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
@@ -1017,13 +1245,16 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
   unsigned before_runtime = w->count;
   if (v[K_RUNTIME] != NULL)
     parse_runtime (w, v[K_RUNTIME], cfg);
-  CONFIG_WALK (w)->runtime_read = home_read && w->count == before_runtime;
-  check_running (w, v[K_RUNNING], cfg);
+  if (v[K_RUNTIMES] != NULL)
+    parse_runtimes (w, v[K_RUNTIMES], cfg);
   if (v[K_LIMITS] != NULL)
     parse_limits (w, v[K_LIMITS], "limits", cfg->limits);
   CONFIG_WALK (w)->home = cfg->home;
   if (v[K_GRANTS] != NULL)
     parse_grants (w, v[K_GRANTS], cfg);
+  /* Grants may name runtimes of their own: all are known only now. */
+  CONFIG_WALK (w)->runtime_read = home_read && w->count == before_runtime;
+  check_running (w, v[K_RUNNING], cfg);
   /* A grant's limit left unset takes the config's default: the runner reads the grant. */
   for (size_t i = 0; i < cfg->n_grants; i++)
     for (int k = 0; k < BX_LIMIT_COUNT; k++)
@@ -1086,6 +1317,14 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
         "module \"%s\" lies in the granted folder %s: a sandbox could replace it; expected "
         "a file outside every grant",
         cfg->runtime_module, folder);
+  for (size_t i = 0; i < cfg->n_runtimes; i++)
+    if (CONFIG_WALK (w)->runtime_module_nodes[i] != NULL
+        && (folder = granted_folder_of (cfg, cfg->runtimes[i].module)) != NULL)
+      bx_walk_problem (
+          w, CONFIG_WALK (w)->runtime_module_nodes[i],
+          "module \"%s\" lies in the granted folder %s: a sandbox could replace it; expected "
+          "a file outside every grant",
+          cfg->runtimes[i].module, folder);
 }
 
 static struct bx_config *
@@ -1116,6 +1355,14 @@ bx_config_free (struct bx_config *cfg)
   free (cfg->runtime_module);
   free (cfg->runtime_where);
   bx_options_free (cfg->runtime_options);
+  for (size_t i = 0; i < cfg->n_runtimes; i++)
+    {
+      free (cfg->runtimes[i].name);
+      free (cfg->runtimes[i].module);
+      free (cfg->runtimes[i].where);
+      bx_options_free (cfg->runtimes[i].options);
+    }
+  free (cfg->runtimes);
   for (size_t i = 0; i < cfg->n_grants; i++)
     {
       free_strings (cfg->grants[i].paths, cfg->grants[i].n_paths);
@@ -1125,6 +1372,7 @@ bx_config_free (struct bx_config *cfg)
       free_strings (cfg->grants[i].readonly, cfg->grants[i].n_readonly);
       free (cfg->grants[i].image);
       free (cfg->grants[i].rootfs);
+      free (cfg->grants[i].runtime_name);
     }
   free (cfg->grants);
   free (cfg->audit);
@@ -1169,6 +1417,7 @@ config_parse (const char *text, size_t len, const char *name, struct bx_config *
       bx_walk_end (&w);
     }
   yaml_parser_delete (&parser);
+  free (cw.runtime_module_nodes);
   if (w.count > 0)
     {
       cleanup_free char *text = bx_walk_problems_text (&w);
@@ -1187,7 +1436,7 @@ config_parse (const char *text, size_t len, const char *name, struct bx_config *
   /* Unset: the runtime's slots, and half of them for one uid, so another caller's call never
    * waits for a run.  A runtime without slots runs every call at once: max_connections, all
    * of them for one uid (max_connections_per_uid already holds it back). */
-  unsigned long slots = runtime_slots (cfg);
+  unsigned long slots = runtime_slots (cfg, NULL);
   bool has_slots = slots != 0 && slots <= 4096;
   if (cfg->max_running == 0)
     cfg->max_running = has_slots ? (unsigned)slots : cfg->max_connections;

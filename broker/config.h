@@ -62,12 +62,26 @@ struct bx_grant
   char *image;   /* the image its calls but http_fetch run in (NAME@sha256:...); NULL: default */
   char *rootfs;  /* or the root folder they run in (/PATH@sha256:...); NULL: default */
   unsigned root_line, root_column; /* where image or rootfs is written, 1-based */
+  /* The runtime its calls run in: 0 the default (`runtime`), K cfg->runtimes[K - 1]. */
+  size_t runtime;
+  char *runtime_name; /* as the grant writes it; NULL: the default */
   enum bx_data_class class;
   bool untrusted;
   enum bx_approval approval;
   int64_t approval_timeout_ms;
   uint64_t limits[BX_LIMIT_COUNT]; /* its `limits` (call_limits.h); 0: the config's default */
   unsigned line; /* where the grant starts in the file (1-based), for the summary */
+};
+
+/* A runtime grants may choose by name, beside the default: an entry of `runtimes`, or a
+ * module a grant names that no entry names (then with the module's default options).  Every
+ * one is loaded at start, once. */
+struct bx_runtime_conf
+{
+  char *name;          /* what a grant's `runtime` says */
+  char *module;        /* a name or an absolute path */
+  bx_options *options; /* each option knows where it was written */
+  char *where;         /* FILE:LINE:COLUMN of the entry's module (or of the grant's runtime) */
 };
 
 static inline bool
@@ -87,11 +101,13 @@ struct bx_config
   /* Calls the module runs at once, and of which one peer uid's (fair.h). */
   unsigned max_running, max_running_per_uid;
   int64_t grace_ms;
-  int64_t request_timeout_ms;  /* the whole request frame must arrive within this */
-  char *runtime_module;        /* a name or an absolute path; NULL: the refusing runtime */
-  bx_options *runtime_options; /* each option knows where it was written */
-  char *runtime_where;         /* FILE:LINE:COLUMN of runtime.module, or NULL */
-  struct bx_grant *grants;     /* in file order: the first that matches a call wins */
+  int64_t request_timeout_ms;       /* the whole request frame must arrive within this */
+  char *runtime_module;             /* a name or an absolute path; NULL: the refusing runtime */
+  bx_options *runtime_options;      /* each option knows where it was written */
+  char *runtime_where;              /* FILE:LINE:COLUMN of runtime.module, or NULL */
+  struct bx_runtime_conf *runtimes; /* the named ones, entries in file order, then implicit */
+  size_t n_runtimes;
+  struct bx_grant *grants; /* in file order: the first that matches a call wins */
   size_t n_grants;
   char *audit; /* "stderr" or an absolute path opened for append */
   /* The owners' socket for approvals: used only when a grant asks for approval, and then
@@ -109,6 +125,9 @@ bool bx_config_wants_approvals (const struct bx_config *config);
  * exactly when they grant the same.  What a remembered approval is bound to (approvals.h).
  * Newly allocated. */
 char *bx_grant_canonical (const struct bx_grant *grant);
+
+/* The name of the runtime grant G runs in: its `runtime`, or the default's module. */
+const char *bx_grant_runtime_name (const struct bx_config *config, const struct bx_grant *grant);
 
 /* The module used when the config names none: it runs nothing. */
 #define BX_REFUSING_MODULE "refusing"

@@ -76,12 +76,12 @@ bx_brokerd_run_until (struct brokerd *b, bool (*done) (void *ctx), void *ctx, in
 }
 
 int
-bx_brokerd_new (struct bx_config *config, struct bx_module *module, int listen_fd,
+bx_brokerd_new (struct bx_config *config, struct bx_runtimes *runtimes, int listen_fd,
                 const char *wake_path, struct brokerd **out, bx_error *err)
 {
   struct brokerd *b = bx_xzalloc (sizeof *b);
   b->config = b->config_owned = config;
-  b->module = module;
+  b->runtimes = runtimes;
   b->listen_fd = listen_fd;
   b->socket_activated = listen_fd >= 0;
   snprintf (b->wake_path, sizeof b->wake_path, "%s", wake_path ? wake_path : "");
@@ -115,7 +115,7 @@ bx_brokerd_new (struct bx_config *config, struct bx_module *module, int listen_f
    * runs, since its start-only keys are read throughout. */
   b->live = bx_live_config_new (b->config_owned);
   b->config_owned = NULL;
-  bx_live_config_protect (b->live, module);
+  bx_live_config_protect (b->live, runtimes);
   const struct bx_config *first = NULL;
   b->first = bx_live_config_get (b->live, &first);
   b->config = first;
@@ -158,7 +158,7 @@ bx_brokerd_free (struct brokerd *b)
   if (b->wake_fd >= 0)
     close (b->wake_fd);
   sd_event_unref (b->loop);
-  bx_module_destroy (b->module);
+  bx_runtimes_free (b->runtimes);
   bx_audit_close (b->audit);
   if (b->live != NULL)
     {

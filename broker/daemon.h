@@ -25,6 +25,7 @@
 #include "fair.h"
 #include "metrics.h"
 #include "module_loader.h"
+#include "runtimes.h"
 #include "notify.h"
 #include "reload.h"
 
@@ -35,7 +36,7 @@ struct brokerd
   const struct bx_config *config;
   struct bx_live_config *live;
   struct bx_config_hold *first;
-  struct bx_module *module;
+  struct bx_runtimes *runtimes; /* the default runtime first (runtimes.h) */
   struct bx_audit *audit;
   struct bx_metrics *metrics;
   /* Watches the clients of running calls, the server's and the approved ones alike; NULL
@@ -63,13 +64,13 @@ struct brokerd
   struct bx_config *config_owned; /* until the live config takes it */
 };
 
-/* Makes a brokerd of CONFIG and MODULE (created), both taken whatever happens: the
+/* Makes a brokerd of CONFIG and RUNTIMES (created), both taken whatever happens: the
  * placeholders a killed brokerd left are cleared, the audit log opened, the metrics socket,
  * the listening socket (LISTEN_FD when systemd passed one, -1 otherwise; then WAKE_PATH is
  * where to reach it) and, when a grant asks for approval, the admin socket serve.  SIGTERM,
  * SIGINT and SIGHUP must be blocked in every thread already.  -1 and ERR when a part could
  * not be made; then what was made is gone again. */
-int bx_brokerd_new (struct bx_config *config, struct bx_module *module, int listen_fd,
+int bx_brokerd_new (struct bx_config *config, struct bx_runtimes *runtimes, int listen_fd,
                     const char *wake_path, struct brokerd **out, bx_error *err);
 /* After the server stopped: closes the owners' socket, and waits until GRACE_END for
  * approved calls still running (bx_approvals_stop).  Returns how many are left. */

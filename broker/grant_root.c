@@ -93,7 +93,8 @@ folder_meeting (const struct bx_config *cfg, const struct bx_grant *g)
   return NULL;
 }
 
-/* An earlier grant than I that names the same root as grant I, or SIZE_MAX. */
+/* An earlier grant than I that names the same root as grant I in the same runtime, or
+ * SIZE_MAX.  Each runtime checks the roots it runs itself. */
 static size_t
 same_root_before (const struct bx_config *cfg, size_t i)
 {
@@ -101,6 +102,8 @@ same_root_before (const struct bx_config *cfg, size_t i)
   for (size_t j = 0; j < i; j++)
     {
       const struct bx_grant *h = &cfg->grants[j];
+      if (h->runtime != g->runtime)
+        continue;
       if ((g->image != NULL && h->image != NULL && strcmp (g->image, h->image) == 0)
           || (g->rootfs != NULL && h->rootfs != NULL && strcmp (g->rootfs, h->rootfs) == 0))
         return j;
@@ -109,7 +112,8 @@ same_root_before (const struct bx_config *cfg, size_t i)
 }
 
 int
-bx_grant_roots_check (const struct bx_config *cfg, struct bx_module *module, bx_error *err)
+bx_grant_roots_check (const struct bx_config *cfg, const struct bx_runtimes *runtimes,
+                      bx_error *err)
 {
   cleanup_free char *all = NULL;
   /* A root several grants name is checked once: hashing a large rootfs takes a second. */
@@ -143,7 +147,7 @@ bx_grant_roots_check (const struct bx_config *cfg, struct bx_module *module, bx_
           continue;
         }
       cleanup_error bx_error why = NULL;
-      if (bx_module_check_root (module, key, root, &why) < 0)
+      if (bx_module_check_root (bx_runtimes_of_grant (runtimes, g), key, root, &why) < 0)
         {
           failed[i] = true;
           add_line (&all, bx_xasprintf ("%s:%u:%u: grant %zu %s %s: %s", cfg->file, g->root_line,

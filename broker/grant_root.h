@@ -13,7 +13,7 @@
 #include "bx/error.h"
 
 #include "config.h"
-#include "module_loader.h"
+#include "runtimes.h"
 #include "yaml_walk.h"
 
 /* The value NODE of a grant's `rootfs` key into G->rootfs: /PATH@sha256:<64 hex digits>,
@@ -22,8 +22,9 @@ void bx_grant_rootfs_parse (struct bx_walk *w, yaml_node_t *node, bool has_image
                             struct bx_grant *g);
 
 /* 0 when no grant folder holds or lies in a grant's rootfs (a sandbox could change the root
- * other calls run in) and MODULE accepts every grant's image and rootfs (check_root); else
+ * other calls run in) and each grant's runtime accepts its image or rootfs (check_root); else
  * -1 with one line per grant at fault, each starting FILE:LINE:COLUMN of its key's value. */
-int bx_grant_roots_check (const struct bx_config *config, struct bx_module *module, bx_error *err);
+int bx_grant_roots_check (const struct bx_config *config, const struct bx_runtimes *runtimes,
+                          bx_error *err);
 
 #endif

@@ -145,20 +145,48 @@ writes (const struct bx_grant *grant)
          || (bx_grant_lists (grant, BX_TOOL_SHELL) && grant->writable);
 }
 
-/* Everything brokerd loads, runs or trusts, for CFG and MODULE; -1 with an error when a
+/* What MODULE loads from or protects (ABI 1.1 protected_paths), added to LIST; -1 with an
+ * error when it names a protected path that is not absolute. */
+static int
+add_module (struct bx_module *module, struct trusted **list, size_t *n, bx_error *err)
+{
+  /* Run or loaded at the next start: a sandbox that replaced them would run as brokerd. */
+  if (bx_module_dir (module) != NULL)
+    add (list, n, bx_module_dir (module), true,
+         named ("the runtimes folder", bx_module_dir (module)));
+  add (list, n, bx_module_path (module), true,
+       named ("the runtime module", bx_module_path (module)));
+  const char *const *paths = bx_module_protected_paths (module);
+  for (size_t p = 0; paths != NULL && paths[p] != NULL; p++)
+    {
+      if (paths[p][0] != '/')
+        {
+          cleanup_free char *shown = bx_printable (paths[p], strlen (paths[p]), 80);
+          return bx_error_setc (err, EINVAL,
+                                "runtime module %s: protected path \"%s\" is not absolute",
+                                bx_module_path (module), shown);
+        }
+      cleanup_free char *shown = bx_printable (paths[p], strlen (paths[p]), 200);
+      add (list, n, paths[p], false,
+           bx_xasprintf ("%s, which runtime module %s protects", shown, bx_module_name (module)));
+    }
+  return 0;
+}
+
+/* Everything brokerd loads, runs or trusts, for CFG and its MODULES; -1 with an error when a
  * module names a protected path that is not absolute. */
 static int
-trusted_list (const struct bx_config *cfg, struct bx_module *module, struct trusted **out,
-              size_t *count, bx_error *err)
+trusted_list (const struct bx_config *cfg, struct bx_module *const *modules, size_t n_modules,
+              struct trusted **out, size_t *count, bx_error *err)
 {
   struct trusted *list = NULL;
   size_t n = 0;
-  /* Run or loaded at the next start: a sandbox that replaced them would run as brokerd. */
-  if (bx_module_dir (module) != NULL)
-    add (&list, &n, bx_module_dir (module), true,
-         named ("the runtimes folder", bx_module_dir (module)));
-  add (&list, &n, bx_module_path (module), true,
-       named ("the runtime module", bx_module_path (module)));
+  for (size_t m = 0; m < n_modules; m++)
+    if (add_module (modules[m], &list, &n, err) < 0)
+      {
+        free_list (list, n);
+        return -1;
+      }
   add (&list, &n, cfg->file, true, named ("the config file", cfg->file));
   char self[PATH_MAX];
   ssize_t len = readlink ("/proc/self/exe", self, sizeof self - 1);
@@ -175,32 +203,18 @@ trusted_list (const struct bx_config *cfg, struct bx_module *module, struct trus
   if (bx_config_wants_approvals (cfg))
     add (&list, &n, cfg->admin_socket, false, named ("the admin socket", cfg->admin_socket));
   add (&list, &n, cfg->metrics_socket, false, named ("the metrics socket", cfg->metrics_socket));
-  const char *const *paths = bx_module_protected_paths (module);
-  for (size_t p = 0; paths != NULL && paths[p] != NULL; p++)
-    {
-      if (paths[p][0] != '/')
-        {
-          cleanup_free char *shown = bx_printable (paths[p], strlen (paths[p]), 80);
-          free_list (list, n);
-          return bx_error_setc (err, EINVAL,
-                                "runtime module %s: protected path \"%s\" is not absolute",
-                                bx_module_path (module), shown);
-        }
-      cleanup_free char *shown = bx_printable (paths[p], strlen (paths[p]), 200);
-      add (&list, &n, paths[p], false,
-           bx_xasprintf ("%s, which runtime module %s protects", shown, bx_module_name (module)));
-    }
   *out = list;
   *count = n;
   return 0;
 }
 
 int
-bx_protect_check (const struct bx_config *cfg, struct bx_module *module, bx_error *err)
+bx_protect_check (const struct bx_config *cfg, struct bx_module *const *modules, size_t n_modules,
+                  bx_error *err)
 {
   struct trusted *list = NULL;
   size_t n = 0;
-  if (trusted_list (cfg, module, &list, &n, err) < 0)
+  if (trusted_list (cfg, modules, n_modules, &list, &n, err) < 0)
     return -1;
   cleanup_free char *all = NULL;
   for (size_t i = 0; i < cfg->n_grants; i++)

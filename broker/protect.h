@@ -3,10 +3,10 @@
  * config (at --check-config, at start and at each reload) where a grant folder holds or lies
  * inside:
  * - for grants whose sandboxes write their folders (write_file, or shell not `writable:
- *   false`): the runtimes folder modules are loaded from by name, the module's file, the
+ *   false`): the runtimes folder modules are loaded from by name, every loaded module's file, the
  *   config file and brokerd's own program, which the next start loads or runs;
  * - for every grant: brokerd's home, the audit log, the sockets (callers', admin, metrics)
- *   and the paths the runtime module protects (ABI 1.1 protected_paths: its rootfs, its
+ *   and the paths each runtime module protects (ABI 1.1 protected_paths: its rootfs, its
  *   helpers, podman's storage, seccomp profile and toolkit), which a sandbox could read,
  *   forge or replace.
  * Paths are compared as the kernel resolves them when the check runs (every symbolic link
@@ -23,7 +23,8 @@
 
 /* 0, or -1 with one line per grant path at fault, each FILE:LINE:COLUMN of the path, what it
  * holds or lies inside, and why. */
-int bx_protect_check (const struct bx_config *config, struct bx_module *module, bx_error *err);
+int bx_protect_check (const struct bx_config *config, struct bx_module *const *modules,
+                      size_t n_modules, bx_error *err);
 
 enum bx_meeting
 {

@@ -24,7 +24,7 @@ struct bx_live_config
 {
   pthread_mutex_t lock;
   struct bx_config_hold *current;
-  struct bx_module *module; /* its protected paths hold for a reloaded config too */
+  const struct bx_runtimes *runtimes; /* their protected paths hold for a reloaded config too */
 };
 
 static struct bx_config_hold *
@@ -104,6 +104,19 @@ same_options (const bx_options *a, const bx_options *b)
   return true;
 }
 
+static bool
+same_runtimes (const struct bx_config *a, const struct bx_config *b)
+{
+  if (a->n_runtimes != b->n_runtimes)
+    return false;
+  for (size_t i = 0; i < a->n_runtimes; i++)
+    if (!same_string (a->runtimes[i].name, b->runtimes[i].name)
+        || !same_string (a->runtimes[i].module, b->runtimes[i].module)
+        || !same_options (a->runtimes[i].options, b->runtimes[i].options))
+      return false;
+  return true;
+}
+
 const char *
 bx_config_restart_key (const struct bx_config *a, const struct bx_config *b)
 {
@@ -118,6 +131,10 @@ bx_config_restart_key (const struct bx_config *a, const struct bx_config *b)
     return "runtime.module";
   if (!same_options (a->runtime_options, b->runtime_options))
     return "runtime.options";
+  /* The runtimes grants name: each is loaded at start, and a grant's index into them must
+   * mean the same runtime in both. */
+  if (!same_runtimes (a, b))
+    return "runtimes";
   if (a->max_connections != b->max_connections)
     return "max_connections";
   if (a->max_running != b->max_running)
@@ -161,9 +178,7 @@ bx_live_config_reload (struct bx_live_config *live, bx_error *err)
           bx_config_free (fresh);
           fresh = NULL;
         }
-      else if (live->module != NULL
-               && (bx_protect_check (fresh, live->module, err) < 0
-                   || bx_grant_roots_check (fresh, live->module, err) < 0))
+      else if (live->runtimes != NULL && bx_runtimes_check (fresh, live->runtimes, err) < 0)
         {
           r = -1;
           bx_config_free (fresh);
@@ -183,9 +198,9 @@ bx_live_config_reload (struct bx_live_config *live, bx_error *err)
 }
 
 void
-bx_live_config_protect (struct bx_live_config *live, struct bx_module *module)
+bx_live_config_protect (struct bx_live_config *live, const struct bx_runtimes *runtimes)
 {
-  live->module = module;
+  live->runtimes = runtimes;
 }
 
 void

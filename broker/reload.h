@@ -5,15 +5,16 @@
  * A call holds the config it started with until it ends (its decision points into the
  * grants), so a reload never changes a call half way; the old config is freed when its last
  * call ends.  A reload re-reads the file and takes it only when it checks and changes
- * nothing but the grants: every other key (socket, home, audit, runtime, limits) is read at
- * start only, and a file that changes one of them stays out, with a message saying which. */
+ * nothing but the grants: every other key (socket, home, audit, runtime, runtimes, limits) is
+ * read at start only, and so are the runtimes grants name (runtimes.h), and a file that changes one
+ * of them stays out, with a message saying which. */
 #ifndef BX_BROKER_RELOAD_H
 #define BX_BROKER_RELOAD_H
 
 #include "bx/error.h"
 
 #include "config.h"
-#include "module_loader.h"
+#include "runtimes.h"
 
 struct bx_live_config;
 struct bx_config_hold; /* one call's reference */
@@ -27,9 +28,9 @@ void bx_live_config_put (struct bx_live_config *live, struct bx_config_hold *hol
 /* Re-reads the file.  0: the new grants serve the next calls; -1 and ERR: the running config
  * stays. */
 int bx_live_config_reload (struct bx_live_config *live, bx_error *err);
-/* A reloaded config must keep clear of MODULE's protected paths (protect.h), as the first
- * one did. */
-void bx_live_config_protect (struct bx_live_config *live, struct bx_module *module);
+/* A reloaded config must keep clear of the RUNTIMES' protected paths (protect.h), and each
+ * grant's own root must pass its runtime's check, as for the first one. */
+void bx_live_config_protect (struct bx_live_config *live, const struct bx_runtimes *runtimes);
 /* Frees what nobody holds; the caller makes sure no call is running. */
 void bx_live_config_free (struct bx_live_config *live);
 

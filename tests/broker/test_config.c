@@ -58,7 +58,7 @@ static const struct bad bad_table[] = {
     "t.yaml:2:1: unknown key \"sockt\" in the config: expected one of socket, socket_mode, home, "
     "max_connections, grace_ms, request_timeout_ms, runtime, grants, audit, admin_socket, "
     "admin_group, metrics_socket, max_connections_per_uid, limits, max_running, "
-    "max_running_per_uid" },
+    "max_running_per_uid, runtimes" },
   { "relative metrics_socket", "metrics_socket: m.sock\n",
     "t.yaml:1:17: metrics_socket \"m.sock\" is relative: expected an absolute path" },
   { "metrics_socket in a grant",
@@ -76,7 +76,7 @@ static const struct bad bad_table[] = {
   { "unknown key in a grant", G_READ "    paths: [/a]\n    path: [/b]\n",
     "t.yaml:4:5: unknown key \"path\" in grant 1: expected one of tools, paths, hosts, class, "
     "untrusted, approval, approval_timeout, limits, allow_private, readonly, writable, "
-    "image, rootfs" },
+    "image, rootfs, runtime" },
   { "limit out of range", "limits:\n  time: 0s\n",
     "t.yaml:2:9: \"time\" is \"0s\": expected a duration such as 30s, 500ms or 2m, from 1ms "
     "to a day (1440m)" },
@@ -441,6 +441,47 @@ static const struct bad bad_table[] = {
     "admin_group: 0\n" G_READ "    paths: [/run/boxmaker]\n    approval: always\n",
     "t.yaml:1:1: admin_socket \"/run/boxmaker/admin.sock\" lies in the granted folder "
     "/run/boxmaker: a sandbox could replace it; expected a file outside every grant" },
+  /* Several runtimes: `runtimes` and a grant's `runtime`. */
+  { "runtimes not a mapping", "runtimes: [gvisor]\n",
+    "t.yaml:1:11: \"runtimes\" is a list: expected a mapping of names to {module, options}" },
+  { "runtime entry with an unknown key", "runtimes:\n  g:\n    module: gvisor\n    opts: {}\n",
+    "t.yaml:4:5: unknown key \"opts\" in runtime \"g\": expected one of module, options" },
+  { "runtime entry with a bad name", "runtimes:\n  G V:\n    module: gvisor\n",
+    "t.yaml:2:3: runtime name \"G V\" is not valid: expected [a-z0-9_-]" },
+  { "runtime entry with a bad module", "runtimes:\n  g:\n    module: ../gvisor\n",
+    "t.yaml:3:13: module \"../gvisor\" is not valid: expected a name of [a-z0-9_-] or an "
+    "absolute path to a .so" },
+  { "runtime entry named as the default module",
+    "runtime:\n  module: bwrap\nruntimes:\n  bwrap:\n    module: gvisor\n",
+    "t.yaml:4:3: runtime name \"bwrap\" is the default runtime's module: a grant naming it "
+    "would be ambiguous; expected another name" },
+  { "runtime entry loading the default module again",
+    "runtime:\n  module: bwrap\nruntimes:\n  other:\n    module: /usr/lib/x/bwrap.so\n",
+    "t.yaml:4:3: runtime \"other\" loads module \"/usr/lib/x/bwrap.so\", which the default "
+    "runtime loads already: a module is loaded once, with one set of options; expected grants "
+    "to name that runtime" },
+  { "two runtime entries of one module",
+    "runtimes:\n  a:\n    module: gvisor\n  b:\n    module: gvisor\n",
+    "t.yaml:4:3: runtime \"b\" loads module \"gvisor\", which runtime \"a\" loads already: a "
+    "module is loaded once, with one set of options; expected grants to name that runtime" },
+  { "runtime entry module path in a granted folder",
+    "runtimes:\n  a:\n    module: /srv/w/a.so\ngrants:\n  - tools: [shell]\n    paths: [/srv/w]\n",
+    "t.yaml:3:13: module \"/srv/w/a.so\" lies in the granted folder /srv/w: a sandbox could "
+    "replace it; expected a file outside every grant" },
+  { "grant runtime not a name", G_READ "    paths: [/a]\n    runtime: /opt/gvisor.so\n",
+    "t.yaml:4:14: runtime \"/opt/gvisor.so\" is not valid: expected the name of a runtime of "
+    "\"runtimes\" or of a module in the runtimes folder ([a-z0-9_-])" },
+  { "grant runtime a list", G_READ "    paths: [/a]\n    runtime: [gvisor]\n",
+    "t.yaml:4:14: \"runtime\" is a list: expected the name of a runtime of \"runtimes\" or a "
+    "module" },
+  { "grant runtime naming an entry's module",
+    "runtimes:\n  strong:\n    module: gvisor\n" G_READ "    paths: [/a]\n    runtime: gvisor\n",
+    "t.yaml:7:14: runtime \"gvisor\" is the module of runtime \"strong\": expected that "
+    "runtime's name" },
+  { "max_running over another runtime's slots",
+    "max_running: 20\nruntime:\n  module: podman\nruntimes:\n  quick:\n    module: bwrap\n",
+    "t.yaml:1:14: max_running 20 is more than runtime \"quick\"'s 16 slots: expected at most 16, "
+    "or calls past the slots would wait in the module, outside fair admission" },
   { "two documents", "home: /a\n---\nhome: /b\n",
     "t.yaml:3:1: a second YAML document: expected exactly one" },
   { "invalid YAML", "grants: [\n  - tools: [read_file\n",
@@ -488,7 +529,7 @@ START_TEST (test_config_reports_errors_in_file_order)
                     "or secret\n"
                     "t.yaml:4:5: unknown key \"extra\" in grant 1: expected one of tools, paths, "
                     "hosts, class, untrusted, approval, approval_timeout, limits, allow_private, "
-                    "readonly, writable, image, rootfs");
+                    "readonly, writable, image, rootfs, runtime");
 }
 END_TEST
 
@@ -869,7 +910,7 @@ START_TEST (test_config_refuses_a_writable_grant_over_what_brokerd_loads)
       ck_assert_msg (bx_config_parse (text, strlen (text), file, &cfg, &perr) == 0, "%s",
                      bx_error_msg (perr));
       cleanup_error bx_error why = NULL;
-      int r = bx_protect_check (cfg, module, &why);
+      int r = bx_protect_check (cfg, &module, 1, &why);
       if (cases[i].expected == NULL)
         ck_assert_msg (r == 0, "case %zu: %s", i, bx_error_msg (why));
       else
@@ -891,6 +932,61 @@ START_TEST (test_config_refuses_a_writable_grant_over_what_brokerd_loads)
   bx_module_destroy (module);
   cleanup_free char *rm = bx_xasprintf ("rm -rf %s", tmpl);
   ck_assert_int_eq (system (rm), 0);
+}
+END_TEST
+
+/* A grant chooses its runtime: an entry of `runtimes` (with its own options), the default's
+ * module, or a module no entry names, which becomes a runtime of its own (no options). */
+START_TEST (test_config_grants_choose_their_runtime)
+{
+  struct bx_config *cfg = parse_ok ("runtime:\n"
+                                    "  module: bwrap\n"
+                                    "runtimes:\n"
+                                    "  strong:\n"
+                                    "    module: gvisor\n"
+                                    "    options:\n"
+                                    "      memory: 256m\n"
+                                    "  fake:\n"
+                                    "grants:\n"
+                                    "  - tools: [shell]\n"
+                                    "    runtime: strong\n"
+                                    "  - tools: [shell]\n"
+                                    "  - tools: [shell]\n"
+                                    "    runtime: bwrap\n"
+                                    "  - tools: [shell]\n"
+                                    "    runtime: podman\n"
+                                    "  - tools: [shell]\n"
+                                    "    runtime: podman\n");
+  ck_assert_uint_eq (cfg->n_runtimes, 3);
+  ck_assert_str_eq (cfg->runtimes[0].name, "strong");
+  ck_assert_str_eq (cfg->runtimes[0].module, "gvisor");
+  ck_assert_str_eq (cfg->runtimes[0].where, "t.yaml:5:13");
+  ck_assert_str_eq (bx_options_string (cfg->runtimes[0].options, "memory"), "256m");
+  ck_assert_str_eq (bx_options_where (cfg->runtimes[0].options, "memory"), "t.yaml:7:7");
+  /* An entry without a module: its name is the module's. */
+  ck_assert_str_eq (cfg->runtimes[1].module, "fake");
+  ck_assert_uint_eq (bx_options_count (cfg->runtimes[1].options), 0);
+  /* A module no entry names, once however many grants name it. */
+  ck_assert_str_eq (cfg->runtimes[2].name, "podman");
+  ck_assert_str_eq (cfg->runtimes[2].module, "podman");
+  ck_assert_str_eq (cfg->runtimes[2].where, "t.yaml:16:14");
+  ck_assert_uint_eq (cfg->grants[0].runtime, 1);
+  ck_assert_uint_eq (cfg->grants[1].runtime, 0);
+  ck_assert_uint_eq (cfg->grants[2].runtime, 0);
+  ck_assert_uint_eq (cfg->grants[3].runtime, 3);
+  ck_assert_uint_eq (cfg->grants[4].runtime, 3);
+  ck_assert_str_eq (bx_grant_runtime_name (cfg, &cfg->grants[0]), "strong");
+  ck_assert_str_eq (bx_grant_runtime_name (cfg, &cfg->grants[1]), "bwrap");
+  /* The default runtime is unchanged by the others. */
+  ck_assert_str_eq (cfg->runtime_module, "bwrap");
+  /* max_running: the fewest slots of any runtime (bwrap.so's 16 here, podman.so's 64). */
+  ck_assert_uint_eq (cfg->max_running, 16);
+  /* The runtime is part of what a grant grants; a grant naming none keeps its text. */
+  cleanup_free char *strong = bx_grant_canonical (&cfg->grants[0]);
+  cleanup_free char *plain = bx_grant_canonical (&cfg->grants[1]);
+  ck_assert_ptr_nonnull (strstr (strong, "runtime 6:strong"));
+  ck_assert_ptr_null (strstr (plain, "runtime"));
+  bx_config_free (cfg);
 }
 END_TEST
 
@@ -923,6 +1019,7 @@ make_suite (void)
   tcase_add_test (tc, test_config_reads_every_key);
   tcase_add_test (tc, test_config_durations_take_the_module_options_grammar);
   tcase_add_test (tc, test_config_options_know_their_place);
+  tcase_add_test (tc, test_config_grants_choose_their_runtime);
   tcase_add_test (tc, test_config_limits_default_under_the_grants);
   tcase_add_test (tc, test_config_accepts_a_module_by_absolute_path);
   tcase_add_test (tc, test_config_takes_a_quoted_item_holding_a_dash);
