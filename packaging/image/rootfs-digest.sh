@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # rootfs-digest.sh DIR: prints the content digest of the root file system in DIR, as
-# bwrap.so checks it (its option rootfs_digest, a grant's rootfs: PATH@sha256:DIGEST;
-# runtimes/bwrap/bwrap_digest.c computes the same): the SHA-256 of one line per entry,
+# bwrap.so and gvisor.so check it (bwrap.so's option rootfs_digest, a grant's rootfs:
+# PATH@sha256:DIGEST; runtimes/common/rootfs_digest.c computes the same): the SHA-256 of
+# one line per entry,
 # "<path> <type> <mode> <uid> <gid> <content>", in byte order of the paths, where content is
 # a file's SHA-256, "-" for a folder and a link's target.  Exit 1 when an entry is neither a
 # file, a folder nor a link.

@@ -11,6 +11,8 @@
 
 #include <boxmaker/runtime.h>
 
+#include "grant_rootfs.h"
+
 #include "bx/command.h"
 
 /* The limits a cgroup enforces. */
@@ -48,27 +50,6 @@ struct bx_bwrap_mount
   bool writable;
 };
 
-/* One step of a grant's own root (config key rootfs), in bubblewrap's order. */
-enum bx_bwrap_root_kind
-{
-  BX_BWRAP_ROOT_BIND, /* --ro-bind SOURCE DEST: a folder or file of the root */
-  BX_BWRAP_ROOT_LINK, /* --symlink SOURCE DEST: a link of the root, SOURCE its target */
-  BX_BWRAP_ROOT_DIR,  /* --dir DEST: a folder on the way to a granted folder */
-};
-
-struct bx_bwrap_root_step
-{
-  enum bx_bwrap_root_kind kind;
-  char *source; /* NULL for a folder */
-  char *dest;
-};
-
-/* Where toolkit appears in a grant's own root: read-only, the module's root's bin/toolkit,
- * as podman.so mounts it into a grant's image. */
-#define BX_BWRAP_INJECTED_TOOLKIT "/run/boxmaker/toolkit"
-/* The PATH of a call in a grant's own root, Debian's default. */
-#define BX_BWRAP_ROOT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
 /* What one sandbox gets, besides the config.  Descriptor numbers are the ones bwrap sees. */
 struct bx_bwrap_call
 {
@@ -83,8 +64,8 @@ struct bx_bwrap_call
   const char *allow;         /* the proxy: its comma-separated host patterns */
   const char *allow_private; /* the proxy: the grant's allow_private ranges, or NULL */
   /* A grant's own root: its steps instead of the module's root, and toolkit from the
-   * module's root at BX_BWRAP_INJECTED_TOOLKIT.  NULL: the module's root. */
-  const struct bx_bwrap_root_step *root;
+   * module's root at BX_RUNTIME_INJECTED_TOOLKIT.  NULL: the module's root. */
+  const struct bx_runtime_root_step *root;
   size_t root_count;
 };
 
@@ -92,32 +73,6 @@ struct bx_bwrap_call
  * A NULL-terminated array whose first element is cfg->bwrap; free with bx_bwrap_argv_free. */
 char **bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *call);
 void bx_bwrap_argv_free (char **argv);
-
-/* ---- bwrap_digest.c ---------------------------------------------------------------------- */
-#define BX_BWRAP_DIGEST_LEN 71 /* "sha256:" and 64 hex digits */
-/* The content digest of the root ROOT (see bwrap_digest.c); 0, or -1 with a message.  OWNED: also
- * refuse an entry anyone but root could change. */
-int bx_bwrap_rootfs_digest (const char *root, bool owned, char digest[BX_BWRAP_DIGEST_LEN + 1],
-                            char **why);
-
-/* ---- bwrap_grant_root.c: a grant's own root (config key rootfs, host spec_rootfs). ----------- */
-/* The roots check_root accepted, so a call runs only in one whose digest was checked. */
-struct bx_bwrap_roots;
-struct bx_bwrap_roots *bx_bwrap_roots_new (void);
-void bx_bwrap_roots_free (struct bx_bwrap_roots *roots);
-/* bx_runtime.check_root: KEY "rootfs" with ROOT /PATH@sha256:<64 hex> is checked (a folder
- * of root's alone, holding what its digest says) and remembered; "image" is refused. */
-int bx_bwrap_check_root (void *instance, const char *key, const char *root, bx_error_sink *sink);
-/* The folder of ROOT, /PATH@sha256:..., when check_root accepted it and it is still the
- * same folder (not one moved into its place since); NULL otherwise (malloc'd). */
-char *bx_bwrap_roots_folder (struct bx_bwrap_roots *roots, const char *root);
-/* The steps that make the folder ROOT the sandbox's root, with the folders on the way to
- * each of the COUNT granted MOUNTS made in its tmpfs rather than bound (a read-only bind
- * could not hold their mount points).  0 with *steps (free with bx_bwrap_root_steps_free),
- * or -1 with a message. */
-int bx_bwrap_root_steps (const char *root, const struct bx_bwrap_mount *mounts, size_t count,
-                         struct bx_bwrap_root_step **steps, size_t *step_count, char **why);
-void bx_bwrap_root_steps_free (struct bx_bwrap_root_step *steps, size_t count);
 
 /* ---- bwrap_seccomp.c --------------------------------------------------------------------- */
 /* The filter as BPF bytes (malloc'd), or -1 with a message. */
@@ -302,7 +257,7 @@ struct bx_bwrap_instance
   char **rootfs_dirs;
   char *name; /* "<pid>-<start time>": names this instance's cgroups and egress folders */
   const char *protected[5];        /* protected_paths: rootfs, bwrap, slirp4netns, egress_dir */
-  struct bx_bwrap_roots *roots;    /* grants' own roots that check_root accepted */
+  struct bx_runtime_roots *roots;  /* grants' own roots that check_root accepted */
   struct bx_bwrap_ucounts ucounts; /* each sandbox's shares (bwrap_ucounts.c) */
   uint64_t _Atomic counter;
 };

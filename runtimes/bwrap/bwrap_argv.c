@@ -25,21 +25,21 @@ push_fd (struct bx_argv *b, const char *option, int fd)
 /* A grant's own root: its folders and files bound read-only, its links made again, and the
  * folders on the way to a granted folder made in the sandbox's tmpfs. */
 static void
-push_root (struct bx_argv *b, const struct bx_bwrap_root_step *steps, size_t count)
+push_root (struct bx_argv *b, const struct bx_runtime_root_step *steps, size_t count)
 {
   for (size_t i = 0; i < count; i++)
     {
       switch (steps[i].kind)
         {
-        case BX_BWRAP_ROOT_BIND:
+        case BX_RUNTIME_ROOT_BIND:
           bx_argv_push (b, "--ro-bind");
           bx_argv_push (b, steps[i].source);
           break;
-        case BX_BWRAP_ROOT_LINK:
+        case BX_RUNTIME_ROOT_LINK:
           bx_argv_push (b, "--symlink");
           bx_argv_push (b, steps[i].source);
           break;
-        case BX_BWRAP_ROOT_DIR:
+        case BX_RUNTIME_ROOT_DIR:
           bx_argv_push (b, "--dir");
           break;
         }
@@ -87,7 +87,7 @@ bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *ca
   bx_argv_push (&b, "--clearenv");
   bx_argv_push (&b, "--setenv");
   bx_argv_push (&b, "PATH");
-  bx_argv_push (&b, call->root != NULL ? BX_BWRAP_ROOT_PATH : "/bin");
+  bx_argv_push (&b, call->root != NULL ? BX_RUNTIME_ROOT_PATH : "/bin");
   bx_argv_push (&b, "--setenv");
   bx_argv_push (&b, "HOME");
   bx_argv_push (&b, "/tmp");
@@ -115,7 +115,7 @@ bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *ca
     {
       bx_argv_push (&b, "--ro-bind");
       bx_argv_pushf (&b, "%s/bin/toolkit", cfg->rootfs);
-      bx_argv_push (&b, BX_BWRAP_INJECTED_TOOLKIT);
+      bx_argv_push (&b, BX_RUNTIME_INJECTED_TOOLKIT);
     }
   for (size_t i = 0; i < call->mount_count; i++)
     {
@@ -140,7 +140,7 @@ bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *ca
   bx_argv_push (&b, "--chdir");
   bx_argv_push (&b, "/tmp");
   bx_argv_push (&b, "--");
-  bx_argv_push (&b, call->root != NULL ? BX_BWRAP_INJECTED_TOOLKIT : "/bin/toolkit");
+  bx_argv_push (&b, call->root != NULL ? BX_RUNTIME_INJECTED_TOOLKIT : "/bin/toolkit");
   bx_argv_push (&b, call->tool);
   if (call->allow != NULL)
     {

@@ -231,6 +231,7 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
   const struct bx_host *host = inst->host;
   size_t count = host->spec_mount_count (spec);
   cleanup_free struct bx_bwrap_mount *mounts = bx_xmalloc ((count + 1) * sizeof *mounts);
+  cleanup_free const char **paths = bx_xmalloc ((count + 1) * sizeof *paths);
   cleanup_free int *fds = bx_xmalloc ((count + 1) * sizeof (int));
   size_t opened = 0;
   enum bx_run_status status = BX_RUN_OK;
@@ -246,6 +247,7 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
           status = fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
           break;
         }
+      paths[opened] = path;
       mounts[opened] = (struct bx_bwrap_mount){
         .path = path,
         .fd = FD_FIRST_MOUNT + (int)opened,
@@ -255,12 +257,12 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
   /* A grant's own root runs only once check_root has seen it match its digest. */
   const char *rootfs = BX_HOST_HAS (host, spec_rootfs) ? host->spec_rootfs (spec) : NULL;
   cleanup_free char *root = NULL;
-  struct bx_bwrap_root_step *steps = NULL;
+  struct bx_runtime_root_step *steps = NULL;
   size_t step_count = 0;
   if (status == BX_RUN_OK && rootfs != NULL)
     {
       cleanup_free char *why = NULL;
-      root = bx_bwrap_roots_folder (inst->roots, rootfs);
+      root = bx_runtime_roots_folder (inst->roots, rootfs);
       if (root == NULL)
         {
           host->log (host, BX_LOG_ERROR,
@@ -269,7 +271,7 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
                      name, rootfs, RUNBOOK_POINTER);
           status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
         }
-      else if (bx_bwrap_root_steps (root, mounts, count, &steps, &step_count, &why) < 0)
+      else if (bx_runtime_root_steps (root, paths, count, &steps, &step_count, &why) < 0)
         {
           host->log (host, BX_LOG_ERROR, "%s: the grant's root: %s; %s", name, why,
                      RUNBOOK_POINTER);
@@ -315,7 +317,7 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
       status = answer (inst, name, &o, oom, limit_ms, result, sentence);
       bx_command_result_clear (&o);
     }
-  bx_bwrap_root_steps_free (steps, step_count);
+  bx_runtime_root_steps_free (steps, step_count);
   for (size_t i = 0; i < opened; i++)
     close (fds[i]);
   return status;

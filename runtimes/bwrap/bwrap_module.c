@@ -16,6 +16,7 @@
 #include "bwrap.h"
 #include "instance.h"
 #include "rootfs.h"
+#include "rootfs_digest.h"
 #include "tool_limits.h"
 
 static const char *const known_options[] = {
@@ -46,7 +47,7 @@ static int
 check_digest (const struct bx_host *host, const struct bx_bwrap_config *cfg, bx_error_sink *sink)
 {
   const char *want = cfg->rootfs_digest;
-  bool form = strlen (want) == BX_BWRAP_DIGEST_LEN && strncmp (want, "sha256:", 7) == 0
+  bool form = strlen (want) == BX_RUNTIME_DIGEST_LEN && strncmp (want, "sha256:", 7) == 0
               && strspn (want + 7, "0123456789abcdef") == 64;
   if (!form)
     {
@@ -56,9 +57,9 @@ check_digest (const struct bx_host *host, const struct bx_bwrap_config *cfg, bx_
                        want);
       return -1;
     }
-  char got[BX_BWRAP_DIGEST_LEN + 1];
+  char got[BX_RUNTIME_DIGEST_LEN + 1];
   cleanup_free char *why = NULL;
-  if (bx_bwrap_rootfs_digest (cfg->rootfs, false, got, &why) < 0)
+  if (bx_runtime_rootfs_digest (cfg->rootfs, false, got, &why) < 0)
     {
       host->error_set (sink, "option rootfs_digest: cannot compute the digest of %s: %s",
                        cfg->rootfs, why);
@@ -133,7 +134,7 @@ free_instance (struct bx_bwrap_instance *inst)
     return;
   bx_bwrap_cgroups_close (inst->cgroups);
   bx_runtime_rootfs_folders_free (inst->rootfs_dirs);
-  bx_bwrap_roots_free (inst->roots);
+  bx_runtime_roots_free (inst->roots);
   free (inst->bpf);
   free (inst->name);
   free (inst);
@@ -145,7 +146,7 @@ bwrap_create (const struct bx_host *host, const bx_options *options, void **inst
 {
   struct bx_bwrap_instance *inst = bx_xzalloc (sizeof *inst);
   inst->host = host;
-  inst->roots = bx_bwrap_roots_new ();
+  inst->roots = bx_runtime_roots_new ();
   atomic_init (&inst->counter, 0);
   if (read_options (host, options, &inst->cfg, sink) < 0 || check_rootfs (host, inst, sink) < 0)
     {
@@ -242,6 +243,14 @@ bwrap_protected_paths (void *instance)
   return inst->protected;
 }
 
+/* A grant's "rootfs" is checked against its digest and remembered (grant_rootfs.h). */
+static int
+bwrap_check_root (void *instance, const char *key, const char *root, bx_error_sink *sink)
+{
+  struct bx_bwrap_instance *inst = instance;
+  return bx_runtime_roots_check (inst->host, inst->roots, "bwrap", key, root, sink);
+}
+
 BX_RUNTIME_DEFINE (.name = "bwrap", .create = bwrap_create, .run = bwrap_run,
                    .destroy = bwrap_destroy, .protected_paths = bwrap_protected_paths,
-                   .check_root = bx_bwrap_check_root);
+                   .check_root = bwrap_check_root);

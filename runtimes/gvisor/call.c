@@ -159,13 +159,89 @@ make_dirs (const char *root, const char *path)
     }
 }
 
+/* Binds SRC (a folder or a file of a root only root can change) read-only at DEST, made
+ * in the sandbox's root tmpfs; 0 or -1 with errno. */
+static int
+bind_read_only (const char *src, const char *dest)
+{
+  struct stat st;
+  if (lstat (src, &st) < 0)
+    return -1;
+  if (S_ISDIR (st.st_mode))
+    {
+      if (mkdir (dest, 0755) < 0)
+        return -1;
+    }
+  else
+    {
+      int fd = open (dest, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+      if (fd < 0)
+        return -1;
+      close (fd);
+    }
+  if (mount (src, dest, NULL, MS_BIND, NULL) < 0
+      || mount (NULL, dest, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL)
+             < 0)
+    return -1;
+  return 0;
+}
+
+/* A grant's own root in the sandbox's root ROOT: its folders and files bound read-only, its
+ * links made again, the folders on the way to a granted folder made in the tmpfs
+ * (grant_rootfs.h), and toolkit from the module's root at BX_RUNTIME_INJECTED_TOOLKIT.
+ * 0, or -1 with errno (and *WHY for a root that cannot be read). */
+static int
+fill_grant_root (struct bx_gvisor_instance *inst, const char *root, const char *grant_root,
+                 const bx_run_spec *spec, char **why)
+{
+  const struct bx_host *host = inst->host;
+  size_t count = host->spec_mount_count (spec);
+  cleanup_free const char **paths = bx_xmalloc ((count + 1) * sizeof *paths);
+  for (size_t i = 0; i < count; i++)
+    paths[i] = host->spec_mount_path (spec, i);
+  struct bx_runtime_root_step *steps = NULL;
+  size_t n = 0;
+  if (bx_runtime_root_steps (grant_root, paths, count, &steps, &n, why) < 0)
+    {
+      errno = EINVAL;
+      return -1;
+    }
+  int r = 0;
+  for (size_t i = 0; i < n && r == 0; i++)
+    {
+      cleanup_free char *dest = bx_xasprintf ("%s%s", root, steps[i].dest);
+      switch (steps[i].kind)
+        {
+        case BX_RUNTIME_ROOT_DIR:
+          r = mkdir (dest, 0755);
+          break;
+        case BX_RUNTIME_ROOT_LINK:
+          /* Made in the tmpfs: gVisor's kernel follows it inside the sandbox's root. */
+          r = symlink (steps[i].source, dest);
+          break;
+        case BX_RUNTIME_ROOT_BIND:
+          r = bind_read_only (steps[i].source, dest);
+          break;
+        }
+    }
+  bx_runtime_root_steps_free (steps, n);
+  if (r < 0 || make_dirs (root, "/run/boxmaker") < 0)
+    return -1;
+  cleanup_free char *toolkit = bx_xasprintf ("%s/bin/toolkit", inst->cfg.rootfs);
+  cleanup_free char *injected = bx_xasprintf ("%s" BX_RUNTIME_INJECTED_TOOLKIT, root);
+  return bind_read_only (toolkit, injected);
+}
+
 /* The sandbox's root: a small tmpfs in the box's folder holding the module's root's
- * top-level folders, bound read-only one by one, and the mount points of the call's grant
- * folders and of /run/egress made here.  runsc's file proxy makes a mount point that is
- * missing in the root on the host; in this root, not the module's, which stays as built
- * (and digest-checked). */
+ * top-level folders, bound read-only one by one, or GRANT_ROOT's (fill_grant_root) when the
+ * grant names a root of its own, and the mount points of the call's grant folders and of
+ * /run/egress made here.  runsc's file proxy makes a mount point that is missing in the
+ * root on the host; in this root, not the module's or the grant's, which stay as built
+ * (and digest-checked).  NULL with errno (and *WHY for a grant's root that cannot be
+ * read). */
 static char *
-make_root (struct bx_gvisor_instance *inst, struct box *b, const bx_run_spec *spec)
+make_root (struct bx_gvisor_instance *inst, struct box *b, const bx_run_spec *spec,
+           const char *grant_root, char **why)
 {
   const struct bx_host *host = inst->host;
   char *root = bx_xasprintf ("%s/root", b->dir);
@@ -178,15 +254,19 @@ make_root (struct bx_gvisor_instance *inst, struct box *b, const bx_run_spec *sp
       return NULL;
     }
   b->root = root;
-  for (size_t i = 0; i < inst->rootfs_dir_count; i++)
+  if (grant_root != NULL)
     {
-      cleanup_free char *dest = bx_xasprintf ("%s/%s", root, inst->rootfs_dirs[i]);
-      cleanup_free char *src = bx_xasprintf ("%s/%s", inst->cfg.rootfs, inst->rootfs_dirs[i]);
-      if (mkdir (dest, 0755) < 0 || mount (src, dest, NULL, MS_BIND, NULL) < 0
-          || mount (NULL, dest, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL)
-                 < 0)
+      if (fill_grant_root (inst, root, grant_root, spec, why) < 0)
         return NULL;
     }
+  else
+    for (size_t i = 0; i < inst->rootfs_dir_count; i++)
+      {
+        cleanup_free char *dest = bx_xasprintf ("%s/%s", root, inst->rootfs_dirs[i]);
+        cleanup_free char *src = bx_xasprintf ("%s/%s", inst->cfg.rootfs, inst->rootfs_dirs[i]);
+        if (bind_read_only (src, dest) < 0)
+          return NULL;
+      }
   for (size_t i = 0; i < host->spec_mount_count (spec); i++)
     if (make_dirs (root, host->spec_mount_path (spec, i)) < 0)
       return NULL;
@@ -595,7 +675,8 @@ egress_start (struct bx_gvisor_instance *inst, const bx_run_spec *spec, const ch
                          allow_private ? "--allow-private" : NULL,
                          allow_private,
                          NULL };
-  if (make_root (inst, &e->box, spec) == NULL)
+  /* The proxy always runs in the module's root: it is toolkit's own code. */
+  if (make_root (inst, &e->box, spec, NULL, NULL) == NULL)
     {
       host->log (host, BX_LOG_ERROR, "%s-egress: cannot make the sandbox's root: %s; %s", name,
                  strerror (errno), RUNBOOK_POINTER);
@@ -676,7 +757,8 @@ egress_stop (struct bx_gvisor_instance *inst, const char *name, struct egress *e
 
 static enum bx_run_status
 run_tool (struct bx_gvisor_instance *inst, const bx_run_spec *spec, const char *name, int tool,
-          struct box *b, const char *egress, bx_run_result *result, const char **sentence)
+          struct box *b, const char *egress, const char *grant_root, bx_run_result *result,
+          const char **sentence)
 {
   const struct bx_host *host = inst->host;
   size_t count = host->spec_mount_count (spec);
@@ -697,19 +779,25 @@ run_tool (struct bx_gvisor_instance *inst, const bx_run_spec *spec, const char *
       b->points[b->point_count++] = point;
       mounts[i] = (struct bx_gvisor_mount){ .dest = path, .source = point, .writable = writable };
     }
-  if (make_root (inst, b, spec) == NULL)
+  cleanup_free char *why = NULL;
+  if (make_root (inst, b, spec, grant_root, &why) == NULL)
     {
       host->log (host, BX_LOG_ERROR, "%s: cannot make the sandbox's root in %s: %s; %s", name,
-                 b->dir, strerror (errno), RUNBOOK_POINTER);
+                 b->dir, why != NULL ? why : strerror (errno), RUNBOOK_POINTER);
       return fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
     }
   /* SIGXFSZ ignored, as bwrap.so does: a write past the file size limit fails with EFBIG,
    * which toolkit reports, rather than killing it.  gVisor's kernel starts the process with
-   * its own dispositions, so the root's shell sets it before it becomes toolkit. */
+   * its own dispositions, so the root's shell sets it before it becomes toolkit.  In a
+   * grant's own root the shell is that root's, toolkit the module's. */
   const char *args[]
-      = { "/bin/sh", "-c", "trap '' XFSZ; exec /bin/toolkit \"$0\"", host->spec_tool (spec), NULL };
+      = { "/bin/sh", "-c",
+          grant_root != NULL ? "trap '' XFSZ; exec " BX_RUNTIME_INJECTED_TOOLKIT " \"$0\""
+                             : "trap '' XFSZ; exec /bin/toolkit \"$0\"",
+          host->spec_tool (spec), NULL };
   struct bx_gvisor_box box = {
     .root = b->root,
+    .path = grant_root != NULL ? BX_RUNTIME_ROOT_PATH : NULL,
     .args = args,
     .mounts = mounts,
     .mount_count = count,
@@ -778,20 +866,29 @@ bx_gvisor_call_run (struct bx_gvisor_instance *inst, const bx_run_spec *spec, bx
       host->log (host, BX_LOG_ERROR, "unknown tool %d", tool);
       return fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
     }
-  /* A grant's own root: check_root refuses both kinds, so only a host that skipped the
-   * check gets here, and no call runs in less than the grant asked for. */
-  if ((BX_HOST_HAS (host, spec_image) && host->spec_image (spec) != NULL)
-      || (BX_HOST_HAS (host, spec_rootfs) && host->spec_rootfs (spec) != NULL))
+  cleanup_free char *name
+      = bx_xasprintf ("%s-%s", host->spec_session (spec), host->spec_call (spec));
+  /* A grant's image: check_root refuses it, so only a host that skipped the check gets
+   * here, and no call runs in less than the grant asked for. */
+  if (BX_HOST_HAS (host, spec_image) && host->spec_image (spec) != NULL)
+    {
+      host->log (host, BX_LOG_ERROR, "%s: the grant names image %s: gvisor.so runs no image", name,
+                 host->spec_image (spec));
+      return fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
+    }
+  /* A grant's own root runs only once check_root has seen it match its digest. */
+  const char *rootfs = BX_HOST_HAS (host, spec_rootfs) ? host->spec_rootfs (spec) : NULL;
+  cleanup_free char *grant_root = NULL;
+  if (rootfs != NULL && (grant_root = bx_runtime_roots_folder (inst->roots, rootfs)) == NULL)
     {
       host->log (host, BX_LOG_ERROR,
-                 "the grant names a root of its own: gvisor.so runs only "
-                 "its own");
+                 "%s: the grant's root %s is not the folder that was checked (written again "
+                 "since? reload brokerd to check it); %s",
+                 name, rootfs, RUNBOOK_POINTER);
       return fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
     }
   if (host->spec_cancelled (spec))
     return fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
-  cleanup_free char *name
-      = bx_xasprintf ("%s-%s", host->spec_session (spec), host->spec_call (spec));
   enum bx_run_status status;
   struct egress e = { .netns = -1, .slirp = -1, .proxy = -1 };
   bool egress = host->spec_has_egress (spec) != 0;
@@ -819,7 +916,8 @@ bx_gvisor_call_run (struct bx_gvisor_instance *inst, const bx_run_spec *spec, bx
                  ? fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED)
                  : fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
   else
-    status = run_tool (inst, spec, name, tool, &b, egress ? e.box.egress : NULL, result, sentence);
+    status = run_tool (inst, spec, name, tool, &b, egress ? e.box.egress : NULL, grant_root, result,
+                       sentence);
   box_close (&b);
   if (egress)
     egress_stop (inst, name, &e, result);

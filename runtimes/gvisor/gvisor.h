@@ -11,6 +11,7 @@
 
 #include <boxmaker/runtime.h>
 
+#include "grant_rootfs.h"
 #include "tool_limits.h"
 
 /* The module's options, checked once by create() and read-only afterwards. */
@@ -48,6 +49,7 @@ struct bx_gvisor_mount
 struct bx_gvisor_box
 {
   const char *root;        /* the sandbox's root folder (call.c makes it of the module's) */
+  const char *path;        /* the process's PATH; NULL: /bin (the module's root) */
   const char *const *args; /* the process's arguments: toolkit TOOL, or the proxy */
   const struct bx_gvisor_mount *mounts;
   size_t mount_count;
@@ -88,6 +90,7 @@ struct bx_gvisor_instance
   char **rootfs_dirs; /* the root's top-level folders, bound one by one */
   size_t rootfs_dir_count;
   const char *protected[5];
+  struct bx_runtime_roots *roots; /* grants' own roots that check_root accepted */
   uint64_t _Atomic counter;
 };
 

@@ -96,6 +96,7 @@ free_instance (struct bx_gvisor_instance *inst)
   if (inst == NULL)
     return;
   bx_runtime_rootfs_folders_free (inst->rootfs_dirs);
+  bx_runtime_roots_free (inst->roots);
   free (inst->name);
   free ((char *)inst->cfg.seccomp);
   free (inst->runsc_root);
@@ -109,6 +110,7 @@ gvisor_create (const struct bx_host *host, const bx_options *options, void **ins
 {
   struct bx_gvisor_instance *inst = bx_xzalloc (sizeof *inst);
   inst->host = host;
+  inst->roots = bx_runtime_roots_new ();
   atomic_init (&inst->counter, 0);
   if (read_options (host, options, &inst->cfg, sink) < 0
       || bx_runtime_check_rootfs (host, inst->cfg.rootfs, sink) < 0
@@ -266,16 +268,13 @@ gvisor_protected_paths (void *instance)
   return inst->protected;
 }
 
-/* A grant's own root is not run here (yet): every call runs in the module's root. */
+/* A grant's "rootfs" is checked against its digest and remembered (grant_rootfs.h); its
+ * calls but http_fetch then run in it.  An image is refused: gvisor.so runs no image. */
 static int
 gvisor_check_root (void *instance, const char *key, const char *root, bx_error_sink *sink)
 {
   struct bx_gvisor_instance *inst = instance;
-  inst->host->error_set (sink,
-                         "gvisor.so runs every call in its own root (option rootfs), not the "
-                         "%s %s: name this grant's root under bwrap.so or podman.so",
-                         key, root);
-  return -1;
+  return bx_runtime_roots_check (inst->host, inst->roots, "gvisor", key, root, sink);
 }
 
 BX_RUNTIME_DEFINE (.name = "gvisor", .create = gvisor_create, .run = gvisor_run,

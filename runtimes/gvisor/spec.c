@@ -99,7 +99,10 @@ bx_gvisor_spec_json (const struct bx_gvisor_config *cfg, const struct bx_gvisor_
       add_string (&t, box->args[i]);
     }
   add (&t, "],\n", 3);
-  addf (&t, "    \"env\": [\"PATH=/bin\", \"HOME=/tmp\"],\n    \"cwd\": \"/tmp\",\n"
+  add (&t, "    \"env\": [", strlen ("    \"env\": ["));
+  cleanup_free char *path = bx_xasprintf ("PATH=%s", box->path != NULL ? box->path : "/bin");
+  add_string (&t, path);
+  addf (&t, ", \"HOME=/tmp\"],\n    \"cwd\": \"/tmp\",\n"
             "    \"noNewPrivileges\": true,\n"
             "    \"capabilities\": {\"bounding\": [], \"effective\": [], \"inheritable\": [], "
             "\"permitted\": [], \"ambient\": []},\n    \"rlimits\": [\n");

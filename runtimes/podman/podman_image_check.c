@@ -34,12 +34,12 @@ bx_podman_check_root (void *instance, const char *key, const char *root, bx_erro
 {
   struct bx_podman_instance *inst = instance;
   const struct bx_host *host = inst->host;
-  if (bx_runtime_root_key (host, "image", key, sink) < 0)
+  if (bx_runtime_root_key (host, "podman", key, sink) < 0)
     return -1;
   const char *at = strrchr (root, '@');
   if (at == NULL || root[0] == '-')
     {
-      host->error_set (sink, "%s", bx_runtime_root_only ("image"));
+      host->error_set (sink, "%s", bx_runtime_root_only ("podman"));
       return -1;
     }
   char **argv = bx_podman_argv_inspect (&inst->cfg, root);

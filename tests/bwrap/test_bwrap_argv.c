@@ -12,6 +12,7 @@
 #include <check.h>
 
 #include "bwrap.h"
+#include "rootfs_digest.h"
 #include "open_nofollow.h"
 #define GOLDEN_PROGRAM "@BWRAP@"
 #include "golden_argv.h"
@@ -132,13 +133,13 @@ START_TEST (test_shell_in_a_grants_root_gets_its_steps_and_toolkit_mounted_in)
 {
   struct bx_bwrap_config cfg = config ();
   struct bx_bwrap_mount m[] = { { "/home/me/work", 5, true } };
-  struct bx_bwrap_root_step root[] = {
-    { BX_BWRAP_ROOT_LINK, "usr/bin", "/bin" },
-    { BX_BWRAP_ROOT_BIND, "/srv/dev-root/etc", "/etc" },
-    { BX_BWRAP_ROOT_DIR, NULL, "/home" },
-    { BX_BWRAP_ROOT_BIND, "/srv/dev-root/home/other", "/home/other" },
-    { BX_BWRAP_ROOT_LINK, "usr/lib", "/lib" },
-    { BX_BWRAP_ROOT_BIND, "/srv/dev-root/usr", "/usr" },
+  struct bx_runtime_root_step root[] = {
+    { BX_RUNTIME_ROOT_LINK, "usr/bin", "/bin" },
+    { BX_RUNTIME_ROOT_BIND, "/srv/dev-root/etc", "/etc" },
+    { BX_RUNTIME_ROOT_DIR, NULL, "/home" },
+    { BX_RUNTIME_ROOT_BIND, "/srv/dev-root/home/other", "/home/other" },
+    { BX_RUNTIME_ROOT_LINK, "usr/lib", "/lib" },
+    { BX_RUNTIME_ROOT_BIND, "/srv/dev-root/usr", "/usr" },
   };
   struct bx_bwrap_call call = {
     .tool = "shell",
@@ -172,38 +173,38 @@ START_TEST (test_root_steps_make_the_way_to_each_grant)
   free (cmd);
   char *work = NULL;
   ck_assert (asprintf (&work, "/home/me/work") > 0);
-  struct bx_bwrap_mount m[] = { { work, 5, true } };
-  struct bx_bwrap_root_step *steps = NULL;
+  const char *m[] = { work };
+  struct bx_runtime_root_step *steps = NULL;
   size_t n = 0;
   char *why = NULL;
-  ck_assert_int_eq (bx_bwrap_root_steps (root, m, 1, &steps, &n, &why), 0);
+  ck_assert_int_eq (bx_runtime_root_steps (root, m, 1, &steps, &n, &why), 0);
   static const struct
   {
-    enum bx_bwrap_root_kind kind;
+    enum bx_runtime_root_kind kind;
     const char *source; /* after ROOT for a bind */
     const char *dest;
   } want[] = {
-    { BX_BWRAP_ROOT_LINK, "usr/bin", "/bin" },
-    { BX_BWRAP_ROOT_BIND, "/etc", "/etc" },
-    { BX_BWRAP_ROOT_DIR, NULL, "/home" },
-    { BX_BWRAP_ROOT_DIR, NULL, "/home/me" },
-    { BX_BWRAP_ROOT_BIND, "/home/other", "/home/other" },
-    { BX_BWRAP_ROOT_BIND, "/usr", "/usr" },
+    { BX_RUNTIME_ROOT_LINK, "usr/bin", "/bin" },
+    { BX_RUNTIME_ROOT_BIND, "/etc", "/etc" },
+    { BX_RUNTIME_ROOT_DIR, NULL, "/home" },
+    { BX_RUNTIME_ROOT_DIR, NULL, "/home/me" },
+    { BX_RUNTIME_ROOT_BIND, "/home/other", "/home/other" },
+    { BX_RUNTIME_ROOT_BIND, "/usr", "/usr" },
   };
   ck_assert_uint_eq (n, sizeof want / sizeof want[0]);
   for (size_t i = 0; i < n; i++)
     {
       ck_assert_int_eq (steps[i].kind, want[i].kind);
       ck_assert_str_eq (steps[i].dest, want[i].dest);
-      if (want[i].kind == BX_BWRAP_ROOT_LINK)
+      if (want[i].kind == BX_RUNTIME_ROOT_LINK)
         ck_assert_str_eq (steps[i].source, want[i].source);
-      else if (want[i].kind == BX_BWRAP_ROOT_BIND)
+      else if (want[i].kind == BX_RUNTIME_ROOT_BIND)
         {
           ck_assert_int_eq (strncmp (steps[i].source, root, strlen (root)), 0);
           ck_assert_str_eq (steps[i].source + strlen (root), want[i].source);
         }
     }
-  bx_bwrap_root_steps_free (steps, n);
+  bx_runtime_root_steps_free (steps, n);
   free (work);
   ck_assert (asprintf (&cmd, "rm -rf %s", root) > 0);
   ck_assert_int_eq (system (cmd), 0);
@@ -308,9 +309,9 @@ START_TEST (test_rootfs_digest_is_the_sha256_of_its_manifest)
   ck_assert_int_eq (symlink ("../a", path), 0);
   free (path);
 
-  char got[BX_BWRAP_DIGEST_LEN + 1];
+  char got[BX_RUNTIME_DIGEST_LEN + 1];
   char *why = NULL;
-  ck_assert_int_eq (bx_bwrap_rootfs_digest (root, false, got, &why), 0);
+  ck_assert_int_eq (bx_runtime_rootfs_digest (root, false, got, &why), 0);
 
   /* sha256("abc") is the FIPS 180-2 example. */
   char *manifest = NULL, *cmd = NULL;

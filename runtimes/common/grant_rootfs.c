@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A grant's own root (config key rootfs): a folder pinned by its content digest that a
- * grant's calls but http_fetch run in, such as the development image's tree that
- * build-dev-image.sh --rootfs writes.
+/* A grant's own root (config key rootfs) under bwrap.so and gvisor.so: a folder pinned by
+ * its content digest that a grant's calls but http_fetch run in, such as the development
+ * image's tree that build-dev-image.sh --rootfs writes.
  *
  * brokerd hands each grant's root to check_root before any call runs in it: the folder
  * must be root's alone (no one else could change it after the check) and hold exactly
@@ -21,8 +21,9 @@
 
 #include "bx/cleanup.h"
 
-#include "bwrap.h"
 #include "check_root.h"
+#include "grant_rootfs.h"
+#include "rootfs_digest.h"
 
 struct checked_root
 {
@@ -31,23 +32,23 @@ struct checked_root
   ino_t ino;
 };
 
-struct bx_bwrap_roots
+struct bx_runtime_roots
 {
   pthread_mutex_t lock; /* check_root may run at a reload while calls run */
   struct checked_root *items;
   size_t count;
 };
 
-struct bx_bwrap_roots *
-bx_bwrap_roots_new (void)
+struct bx_runtime_roots *
+bx_runtime_roots_new (void)
 {
-  struct bx_bwrap_roots *roots = bx_xzalloc (sizeof *roots);
+  struct bx_runtime_roots *roots = bx_xzalloc (sizeof *roots);
   pthread_mutex_init (&roots->lock, NULL);
   return roots;
 }
 
 void
-bx_bwrap_roots_free (struct bx_bwrap_roots *roots)
+bx_runtime_roots_free (struct bx_runtime_roots *roots)
 {
   if (roots == NULL)
     return;
@@ -64,7 +65,7 @@ static size_t
 folder_length (const char *root)
 {
   const char *at = strrchr (root, '@');
-  if (root[0] != '/' || at == NULL || strlen (at + 1) != BX_BWRAP_DIGEST_LEN
+  if (root[0] != '/' || at == NULL || strlen (at + 1) != BX_RUNTIME_DIGEST_LEN
       || strncmp (at + 1, "sha256:", 7) != 0 || strspn (at + 8, "0123456789abcdef") != 64)
     return 0;
   return (size_t)(at - root);
@@ -72,7 +73,7 @@ folder_length (const char *root)
 
 /* ROOT's folder, as ST says it was when checked. */
 static void
-remember (struct bx_bwrap_roots *roots, const char *root, const struct stat *st)
+remember (struct bx_runtime_roots *roots, const char *root, const struct stat *st)
 {
   pthread_mutex_lock (&roots->lock);
   size_t i = 0;
@@ -89,7 +90,7 @@ remember (struct bx_bwrap_roots *roots, const char *root, const struct stat *st)
 }
 
 char *
-bx_bwrap_roots_folder (struct bx_bwrap_roots *roots, const char *root)
+bx_runtime_roots_folder (struct bx_runtime_roots *roots, const char *root)
 {
   bool checked = false;
   dev_t dev = 0;
@@ -116,11 +117,10 @@ bx_bwrap_roots_folder (struct bx_bwrap_roots *roots, const char *root)
 }
 
 int
-bx_bwrap_check_root (void *instance, const char *key, const char *root, bx_error_sink *sink)
+bx_runtime_roots_check (const struct bx_host *host, struct bx_runtime_roots *roots,
+                        const char *module, const char *key, const char *root, bx_error_sink *sink)
 {
-  struct bx_bwrap_instance *inst = instance;
-  const struct bx_host *host = inst->host;
-  if (bx_runtime_root_key (host, "rootfs", key, sink) < 0)
+  if (bx_runtime_root_key (host, module, key, sink) < 0)
     return -1;
   size_t n = folder_length (root);
   if (n == 0)
@@ -141,9 +141,9 @@ bx_bwrap_check_root (void *instance, const char *key, const char *root, bx_error
       host->error_set (sink, "%s must belong to root and be writable by no one else", folder);
       return -1;
     }
-  char got[BX_BWRAP_DIGEST_LEN + 1];
+  char got[BX_RUNTIME_DIGEST_LEN + 1];
   cleanup_free char *why = NULL;
-  if (bx_bwrap_rootfs_digest (folder, true, got, &why) < 0)
+  if (bx_runtime_rootfs_digest (folder, true, got, &why) < 0)
     {
       host->error_set (sink, "%s cannot serve as a root: %s", folder, why);
       return -1;
@@ -156,7 +156,7 @@ bx_bwrap_check_root (void *instance, const char *key, const char *root, bx_error
                        folder, got, root + n + 1);
       return -1;
     }
-  remember (inst->roots, root, &st);
+  remember (roots, root, &st);
   host->log (host, BX_LOG_INFO, "a grant's root %s matches its digest", folder);
   return 0;
 }
@@ -165,19 +165,19 @@ bx_bwrap_check_root (void *instance, const char *key, const char *root, bx_error
 
 struct steps
 {
-  struct bx_bwrap_root_step *items;
+  struct bx_runtime_root_step *items;
   size_t len, cap;
 };
 
 static void
-add_step (struct steps *s, enum bx_bwrap_root_kind kind, char *source, char *dest)
+add_step (struct steps *s, enum bx_runtime_root_kind kind, char *source, char *dest)
 {
   if (s->len == s->cap)
     s->items = bx_xrealloc (s->items, (s->cap = s->cap ? s->cap * 2 : 32) * sizeof *s->items);
-  s->items[s->len++] = (struct bx_bwrap_root_step){ kind, source, dest };
+  s->items[s->len++] = (struct bx_runtime_root_step){ kind, source, dest };
 }
 
-/* What is made by bubblewrap itself, or over it: never taken from the root. */
+/* What the module makes for each call, or over it: never taken from the root. */
 static bool
 made_for_the_call (const char *dest)
 {
@@ -190,13 +190,13 @@ made_for_the_call (const char *dest)
 
 /* 1 when a mount is DEST itself, 2 when one lies below it, 0 otherwise. */
 static int
-mount_meets (const char *dest, const struct bx_bwrap_mount *mounts, size_t count)
+mount_meets (const char *dest, const char *const *mounts, size_t count)
 {
   size_t n = strlen (dest);
   int meets = 0;
   for (size_t i = 0; i < count; i++)
     {
-      const char *p = mounts[i].path;
+      const char *p = mounts[i];
       if (strncmp (p, dest, n) != 0)
         continue;
       if (p[n] == '\0')
@@ -215,7 +215,7 @@ compare_names (const void *a, const void *b)
 
 /* The steps for the folder REL of ROOT ("" for the root itself), in name order. */
 static int
-plan_folder (const char *root, const char *rel, const struct bx_bwrap_mount *mounts, size_t count,
+plan_folder (const char *root, const char *rel, const char *const *mounts, size_t count,
              struct steps *s, char **why)
 {
   cleanup_free char *path = bx_xasprintf ("%s%s", root, rel);
@@ -258,16 +258,16 @@ plan_folder (const char *root, const char *rel, const struct bx_bwrap_mount *mou
           else
             {
               target[len] = '\0';
-              add_step (s, BX_BWRAP_ROOT_LINK, bx_xstrdup (target), dest);
+              add_step (s, BX_RUNTIME_ROOT_LINK, bx_xstrdup (target), dest);
             }
         }
       else if (S_ISDIR (st.st_mode) && meets == 2)
         {
-          add_step (s, BX_BWRAP_ROOT_DIR, NULL, dest);
+          add_step (s, BX_RUNTIME_ROOT_DIR, NULL, dest);
           r = plan_folder (root, dest, mounts, count, s, why);
         }
       else if (S_ISDIR (st.st_mode) || S_ISREG (st.st_mode))
-        add_step (s, BX_BWRAP_ROOT_BIND, bx_xasprintf ("%s%s", root, dest), dest);
+        add_step (s, BX_RUNTIME_ROOT_BIND, bx_xasprintf ("%s%s", root, dest), dest);
       else
         free (dest);
     }
@@ -279,13 +279,13 @@ plan_folder (const char *root, const char *rel, const struct bx_bwrap_mount *mou
 }
 
 int
-bx_bwrap_root_steps (const char *root, const struct bx_bwrap_mount *mounts, size_t count,
-                     struct bx_bwrap_root_step **steps, size_t *step_count, char **why)
+bx_runtime_root_steps (const char *root, const char *const *mounts, size_t count,
+                       struct bx_runtime_root_step **steps, size_t *step_count, char **why)
 {
   struct steps s = { 0 };
   if (plan_folder (root, "", mounts, count, &s, why) < 0)
     {
-      bx_bwrap_root_steps_free (s.items, s.len);
+      bx_runtime_root_steps_free (s.items, s.len);
       return -1;
     }
   *steps = s.items;
@@ -294,7 +294,7 @@ bx_bwrap_root_steps (const char *root, const struct bx_bwrap_mount *mounts, size
 }
 
 void
-bx_bwrap_root_steps_free (struct bx_bwrap_root_step *steps, size_t count)
+bx_runtime_root_steps_free (struct bx_runtime_root_step *steps, size_t count)
 {
   for (size_t i = 0; i < count; i++)
     {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The content digest of a read-only root, so a config can pin the root it was written for
- * (option rootfs_digest).  build-image.sh --rootfs prints the same digest.
+ * (bwrap.so's option rootfs_digest, a grant's rootfs under bwrap.so and gvisor.so).
+ * build-image.sh --rootfs prints the same digest (packaging/image/rootfs-digest.sh).
  *
  * It is the SHA-256 of a manifest with one line per entry below the root, in byte order
  * of their paths:
@@ -19,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,7 @@
 
 #include "bx/cleanup.h"
 
-#include "bwrap.h"
+#include "rootfs_digest.h"
 
 /* ---- SHA-256 (FIPS 180-4) ---------------------------------------------------------------- */
 struct sha256
@@ -273,8 +275,8 @@ hash_entry (int dirfd, const char *path, bool owned, struct sha256 *s, char **wh
 }
 
 int
-bx_bwrap_rootfs_digest (const char *root, bool owned, char digest[BX_BWRAP_DIGEST_LEN + 1],
-                        char **why)
+bx_runtime_rootfs_digest (const char *root, bool owned, char digest[BX_RUNTIME_DIGEST_LEN + 1],
+                          char **why)
 {
   int dirfd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dirfd < 0)
