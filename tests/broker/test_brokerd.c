@@ -1669,6 +1669,99 @@ START_TEST (test_brokerd_audit_line_cuts_an_unknown_tools_name)
 }
 END_TEST
 
+/* ---- Several runtimes. --------------------------------------------------------------------- */
+
+/* Each grant's calls run in its own runtime: refusing.so by default, fake.so for the grant
+ * that names it, in one brokerd; --check-config lists both. */
+START_TEST (test_brokerd_runs_each_grant_in_its_runtime)
+{
+  struct bx_test_brokerd b;
+  bx_test_brokerd_init (&b);
+  cleanup_free char *text = bx_xasprintf ("socket: %s\n"
+                                          "home: %s/home\n"
+                                          "audit: %s\n"
+                                          "runtime:\n"
+                                          "  module: refusing\n"
+                                          "runtimes:\n"
+                                          "  echo:\n"
+                                          "    module: fake\n"
+                                          "    options:\n"
+                                          "      mode: echo\n"
+                                          "grants:\n"
+                                          "  - tools: [read_file]\n"
+                                          "    paths: [%s/notes]\n"
+                                          "  - tools: [read_file]\n"
+                                          "    paths: [%s/work]\n"
+                                          "    runtime: echo\n",
+                                          b.sock, b.dir, b.audit, b.dir, b.dir);
+  write_text (b.config, text);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 0);
+  cleanup_free char *out = read_text (b.out);
+  cleanup_free char *refusing
+      = bx_xasprintf ("runtime: refusing (%s/refusing.so, ABI", BX_TEST_RUNTIMEDIR);
+  cleanup_free char *fake
+      = bx_xasprintf ("runtime echo: fake (%s/fake.so, ABI", BX_TEST_RUNTIMEDIR);
+  ck_assert_msg (strstr (out, refusing) != NULL && strstr (out, fake) != NULL, "got: %s", out);
+  cleanup_free char *g2
+      = bx_xasprintf ("grant 2 (line 14): read_file in %s/work, runtime echo;", b.dir);
+  ck_assert_msg (strstr (out, g2) != NULL, "got: %s", out);
+
+  bx_test_brokerd_start (&b);
+  cleanup_free char *in_default = bx_xasprintf ("{\"path\": \"%s/notes/a.txt\"}", b.dir);
+  json_t *r = call (&b, "read_file", in_default);
+  ck_assert_str_eq (msg_type (r), "failed");
+  ck_assert_str_eq (msg_field (r, "message"),
+                    "no tool runtime is configured: every call is refused");
+  json_decref (r);
+  cleanup_free char *in_echo = bx_xasprintf ("{\"path\": \"%s/work/a.txt\"}", b.dir);
+  r = call (&b, "read_file", in_echo);
+  json_t *echo = echo_of (r);
+  ck_assert_str_eq (json_string_value (json_object_get (echo, "tool")), "read_file");
+  json_decref (echo);
+  json_decref (r);
+
+  /* A reload that moves a grant to a runtime not loaded at start keeps the running config. */
+  cleanup_free char *moved = bx_xasprintf ("%s  - tools: [read_file]\n    paths: [%s/other]\n"
+                                           "    runtime: bwrap\n",
+                                           text, b.dir);
+  write_text (b.config, moved);
+  ck_assert_int_eq (kill (b.pid, SIGHUP), 0);
+  int64_t deadline = bx_deadline_in (30000);
+  for (;;)
+    {
+      cleanup_free char *log = read_text (b.out);
+      if (strstr (log, "\"runtimes\" changed, which only a restart applies") != NULL)
+        break;
+      ck_assert_msg (bx_now_ms () < deadline, "no refused reload in the log: %s", log);
+      sleep_ms (5);
+    }
+  r = call (&b, "read_file", in_echo);
+  echo = echo_of (r);
+  json_decref (echo);
+  json_decref (r);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
+}
+END_TEST
+
+/* A grant naming a module that is not in the runtimes folder stops the start, at the place
+ * of its `runtime`. */
+START_TEST (test_brokerd_refuses_a_grant_runtime_it_cannot_load)
+{
+  struct bx_test_brokerd b;
+  broker_init (&b, NULL, NULL);
+  cleanup_free char *text = read_text (b.config);
+  cleanup_free char *more = bx_xasprintf (
+      "%s  - tools: [shell]\n    paths: [%s/elsewhere]\n    runtime: nosuch\n", text, b.dir);
+  write_text (b.config, more);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 1);
+  cleanup_free char *out = read_text (b.out);
+  cleanup_free char *want = bx_xasprintf (
+      "brokerd: %s:19:14: runtime module %s/nosuch.so: no such file", b.config, BX_TEST_RUNTIMEDIR);
+  ck_assert_msg (strstr (out, want) != NULL, "got: %s\nwant: %s", out, want);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--config"), 1);
+}
+END_TEST
+
 /* ---- --check-config. ----------------------------------------------------------------------- */
 
 START_TEST (test_brokerd_check_config_prints_a_summary)
@@ -1904,6 +1997,8 @@ make_suite (void)
   tcase_add_test (tc, test_brokerd_passes_allow_private_to_the_module_and_logs_it);
   tcase_add_test (tc, test_brokerd_audit_line_cuts_an_unknown_tools_name);
   tcase_add_test (tc, test_brokerd_check_config_prints_a_summary);
+  tcase_add_test (tc, test_brokerd_runs_each_grant_in_its_runtime);
+  tcase_add_test (tc, test_brokerd_refuses_a_grant_runtime_it_cannot_load);
   tcase_add_test (tc, test_brokerd_check_config_prints_errors_and_fails);
   tcase_add_test (tc, test_brokerd_check_config_lists_config_errors_and_the_modules_refusal);
   tcase_add_test (tc, test_brokerd_check_config_has_the_module_check_each_grants_root);
