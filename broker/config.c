@@ -35,6 +35,7 @@ struct config_walk
   bool runtime_read;        /* runtime and home read without a problem */
   /* For each of cfg->runtimes, its module's node when the module is a path. */
   yaml_node_t **runtime_module_nodes;
+  bool grant_runtime_problem; /* a grant's `runtime` could not be read */
 };
 #define CONFIG_WALK(w) ((struct config_walk *)(w)->user)
 
@@ -887,13 +888,17 @@ parse_grant_runtime (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg
   const char *name
       = bx_walk_string (w, node, "runtime", "the name of a runtime of \"runtimes\" or a module");
   if (name == NULL)
-    return;
+    {
+      CONFIG_WALK (w)->grant_runtime_problem = true;
+      return;
+    }
   if (!bx_module_name_valid (name))
     {
       bx_walk_problem (w, node,
                        "runtime \"%s\" is not valid: expected the name of a runtime of "
                        "\"runtimes\" or of a module in the runtimes folder ([a-z0-9_-])",
                        name);
+      CONFIG_WALK (w)->grant_runtime_problem = true;
       return;
     }
   g->runtime_name = bx_xstrdup (name);
@@ -913,6 +918,7 @@ parse_grant_runtime (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg
                        "runtime \"%s\" is the module of runtime \"%s\": expected that "
                        "runtime's name",
                        name, by);
+      CONFIG_WALK (w)->grant_runtime_problem = true;
       return;
     }
   struct bx_runtime_conf *r = add_runtime (w, cfg, name);
@@ -1247,13 +1253,15 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
     parse_runtime (w, v[K_RUNTIME], cfg);
   if (v[K_RUNTIMES] != NULL)
     parse_runtimes (w, v[K_RUNTIMES], cfg);
+  bool runtimes_read = w->count == before_runtime;
   if (v[K_LIMITS] != NULL)
     parse_limits (w, v[K_LIMITS], "limits", cfg->limits);
   CONFIG_WALK (w)->home = cfg->home;
   if (v[K_GRANTS] != NULL)
     parse_grants (w, v[K_GRANTS], cfg);
   /* Grants may name runtimes of their own: all are known only now. */
-  CONFIG_WALK (w)->runtime_read = home_read && w->count == before_runtime;
+  CONFIG_WALK (w)->runtime_read
+      = home_read && runtimes_read && !CONFIG_WALK (w)->grant_runtime_problem;
   check_running (w, v[K_RUNNING], cfg);
   /* A grant's limit left unset takes the config's default: the runner reads the grant. */
   for (size_t i = 0; i < cfg->n_grants; i++)
