@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The runtime modules of one brokerd: see runtimes.h. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bx/cleanup.h"
 
@@ -10,17 +13,24 @@
 #include "protect.h"
 #include "runtimes.h"
 
-/* Loads MODULE (a name or a path; NULL: the refusing module) and creates it with OPTIONS;
- * an error is placed at WHERE (FILE:LINE:COLUMN) when the config wrote one. */
-static int
-start_one (const struct bx_config *cfg, const char *module, const bx_options *options,
-           const char *where, const char *runtimedir, bx_module_log_fn log, void *log_ctx,
-           struct bx_module **out, bx_error *err)
+/* Whether A and B were loaded from one file, by whatever names (a link, another path). */
+static bool
+same_file (const struct bx_module *a, const struct bx_module *b)
 {
-  const char *name = module != NULL ? module : BX_REFUSING_MODULE;
-  if (bx_module_load (name, runtimedir, out, err) < 0)
-    return where != NULL ? bx_error_wrap (err, "%s", where) : -1;
-  return bx_module_create (*out, options, cfg->home, log, log_ctx, err);
+  struct stat sa, sb;
+  if (stat (bx_module_path (a), &sa) < 0 || stat (bx_module_path (b), &sb) < 0)
+    return strcmp (bx_module_path (a), bx_module_path (b)) == 0;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* The runtime before I that loaded the file MODULE was loaded from, or SIZE_MAX. */
+static size_t
+loaded_before (const struct bx_runtimes *rt, size_t i, const struct bx_module *module)
+{
+  for (size_t k = 0; k < i; k++)
+    if (same_file (rt->modules[k], module))
+      return k;
+  return SIZE_MAX;
 }
 
 int
@@ -33,30 +43,30 @@ bx_runtimes_start (const struct bx_config *cfg, const char *runtimedir, bx_modul
   for (size_t i = 0; i <= cfg->n_runtimes; i++)
     {
       const struct bx_runtime_conf *r = i > 0 ? &cfg->runtimes[i - 1] : NULL;
+      const char *module = r ? r->module : cfg->runtime_module;
+      const char *where = r ? r->where : cfg->runtime_where;
       struct bx_module *m = NULL;
-      int res = r == NULL ? start_one (cfg, cfg->runtime_module, cfg->runtime_options,
-                                       cfg->runtime_where, runtimedir, log, log_ctx, &m, err)
-                          : start_one (cfg, r->module, r->options, r->where, runtimedir, log,
-                                       log_ctx, &m, err);
+      int res = bx_module_load (module != NULL ? module : BX_REFUSING_MODULE, runtimedir, &m, err);
+      if (res < 0 && where != NULL)
+        bx_error_wrap (err, "%s", where);
+      size_t k = res == 0 ? loaded_before (rt, i, m) : SIZE_MAX;
+      /* One file by two names: two instances of one module would each sweep
+       * the other's sandboxes as leftovers.  The config refuses what it can see by name. */
+      if (k != SIZE_MAX)
+        res = bx_error_setc (err, EINVAL,
+                             "%s: module %s is loaded already, by %s: a module is loaded once; "
+                             "expected grants to name that runtime",
+                             where, bx_module_path (m),
+                             k == 0 ? "the default runtime" : cfg->runtimes[k - 1].name);
+      else if (res == 0)
+        res = bx_module_create (m, r ? r->options : cfg->runtime_options, cfg->home, log, log_ctx,
+                                err);
       rt->modules[rt->count++] = m;
       if (res < 0)
         {
           bx_runtimes_free (rt);
           return -1;
         }
-      /* One file by a name and by its path: two instances of one module would each sweep
-       * the other's sandboxes as leftovers.  The config refuses what it can see by name. */
-      for (size_t k = 0; k < i; k++)
-        if (strcmp (bx_module_path (rt->modules[k]), bx_module_path (m)) == 0)
-          {
-            bx_error_setc (err, EINVAL,
-                           "%s: module %s is loaded already, by %s: a module is loaded once; "
-                           "expected grants to name that runtime",
-                           r->where, bx_module_path (m),
-                           k == 0 ? "the default runtime" : cfg->runtimes[k - 1].name);
-            bx_runtimes_free (rt);
-            return -1;
-          }
     }
   *out = rt;
   return 0;

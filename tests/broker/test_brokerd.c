@@ -1762,6 +1762,26 @@ START_TEST (test_brokerd_refuses_a_grant_runtime_it_cannot_load)
 }
 END_TEST
 
+/* A module is loaded once, however it is named: a link to the default's file is refused
+ * before a second instance of it is made. */
+START_TEST (test_brokerd_loads_a_module_file_once)
+{
+  struct bx_test_brokerd b;
+  broker_init (&b, NULL, NULL);
+  cleanup_free char *link = bx_xasprintf ("%s/other.so", b.dir);
+  cleanup_free char *target = bx_xasprintf ("%s/fake.so", BX_TEST_RUNTIMEDIR);
+  ck_assert_int_eq (symlink (target, link), 0);
+  cleanup_free char *text = read_text (b.config);
+  cleanup_free char *more = bx_xasprintf ("%sruntimes:\n  again:\n    module: %s\n", text, link);
+  write_text (b.config, more);
+  ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 1);
+  cleanup_free char *out = read_text (b.out);
+  cleanup_free char *want = bx_xasprintf (
+      "brokerd: %s:19:13: module %s is loaded already, by the default runtime", b.config, link);
+  ck_assert_msg (strstr (out, want) != NULL, "got: %s\nwant: %s", out, want);
+}
+END_TEST
+
 /* ---- --check-config. ----------------------------------------------------------------------- */
 
 START_TEST (test_brokerd_check_config_prints_a_summary)
@@ -1999,6 +2019,7 @@ make_suite (void)
   tcase_add_test (tc, test_brokerd_check_config_prints_a_summary);
   tcase_add_test (tc, test_brokerd_runs_each_grant_in_its_runtime);
   tcase_add_test (tc, test_brokerd_refuses_a_grant_runtime_it_cannot_load);
+  tcase_add_test (tc, test_brokerd_loads_a_module_file_once);
   tcase_add_test (tc, test_brokerd_check_config_prints_errors_and_fails);
   tcase_add_test (tc, test_brokerd_check_config_lists_config_errors_and_the_modules_refusal);
   tcase_add_test (tc, test_brokerd_check_config_has_the_module_check_each_grants_root);
