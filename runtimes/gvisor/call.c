@@ -140,7 +140,9 @@ bind_source (const char *dir, size_t n, const char *path, bool writable)
   return point;
 }
 
-/* mkdir -p of PATH's folders below the folder ROOT (PATH absolute); 0 or -1 with errno. */
+/* mkdir -p of PATH's folders below the folder ROOT (PATH absolute); 0 or -1 with errno.
+ * A link on the way is refused (ELOOP), not followed: made here on the host, a folder
+ * through a grant's root's link (var/run -> /run) would land outside the sandbox's root. */
 static int
 make_dirs (const char *root, const char *path)
 {
@@ -151,8 +153,16 @@ make_dirs (const char *root, const char *path)
         continue;
       char c = *p;
       *p = '\0';
+      struct stat st;
       if (mkdir (full, 0755) < 0 && errno != EEXIST)
         return -1;
+      if (lstat (full, &st) < 0)
+        return -1;
+      if (!S_ISDIR (st.st_mode))
+        {
+          errno = S_ISLNK (st.st_mode) ? ELOOP : ENOTDIR;
+          return -1;
+        }
       *p = c;
       if (c == '\0')
         return 0;
