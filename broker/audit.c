@@ -239,6 +239,8 @@ bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
     bx_json_text_string (&t, "image", r->image);
   if (r->rootfs != NULL)
     bx_json_text_string (&t, "rootfs", r->rootfs);
+  if (r->runtime != NULL)
+    bx_json_text_string (&t, "runtime", r->runtime);
   return bx_json_text_close (&t, NULL);
 }
 
@@ -324,4 +326,5 @@ bx_audit_grant_reach (struct bx_audit_record *r, const struct bx_grant *g, int t
       r->image = g->image;
       r->rootfs = g->rootfs;
     }
+  r->runtime = g->runtime_name;
 }

@@ -77,6 +77,9 @@ struct bx_audit_record
   const char *image;
   /* Likewise its grant's own root folder (config key `rootfs`), logged as "rootfs". */
   const char *rootfs;
+  /* The runtime its grant chose (config key `runtime` on a grant), logged as "runtime":
+   * with several runtimes, the line must say which isolation the call had. */
+  const char *runtime;
 };
 
 struct bx_audit_approval
@@ -90,7 +93,8 @@ struct bx_audit_approval
 
 struct bx_grant;
 /* Fills RECORD's allow_private (a call with network: http_fetch, or shell with hosts) and
- * image and rootfs (a call but http_fetch) from the GRANT that allowed a call of TOOL. */
+ * image and rootfs (a call but http_fetch) and runtime from the GRANT that allowed a call of TOOL.
+ */
 void bx_audit_grant_reach (struct bx_audit_record *record, const struct bx_grant *grant, int tool);
 
 /* What the client is answered (`failed`) when the audit log cannot be written. */

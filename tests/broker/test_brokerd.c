@@ -1719,6 +1719,13 @@ START_TEST (test_brokerd_runs_each_grant_in_its_runtime)
   ck_assert_str_eq (json_string_value (json_object_get (echo, "tool")), "read_file");
   json_decref (echo);
   json_decref (r);
+  /* The audit line names the runtime a grant chose, and only then. */
+  json_t *finals[2];
+  ck_assert_uint_eq (final_audit_lines (b.audit, finals, 2), 2);
+  ck_assert_ptr_null (json_object_get (finals[0], "runtime"));
+  ck_assert_str_eq (json_string_value (json_object_get (finals[1], "runtime")), "echo");
+  json_decref (finals[0]);
+  json_decref (finals[1]);
 
   /* A reload that moves a grant to a runtime not loaded at start keeps the running config. */
   cleanup_free char *moved = bx_xasprintf ("%s  - tools: [read_file]\n    paths: [%s/other]\n"
