@@ -172,13 +172,15 @@ overflow_uid (void)
   return (uid_t)v;
 }
 
-/* The request's fields, strictly: an unknown field or a wrong type is refused. */
-static const char *
-check_request (const json_t *req, const char **op, const char **approval, const char **reason)
+/* The request's fields, strictly: an unknown field or a wrong type is refused, in ERR for
+ * the owner. */
+static int
+check_request (const json_t *req, const char **op, const char **approval, const char **reason,
+               bx_error *err)
 {
   *op = *approval = *reason = NULL;
   if (json_object_get (req, "v") == NULL)
-    return "missing field \"v\": expected 1";
+    return bx_error_setc (err, EINVAL, "missing field \"v\": expected 1");
   const char *key;
   json_t *value;
   json_object_foreach ((json_t *)req, key, value)
@@ -186,7 +188,7 @@ check_request (const json_t *req, const char **op, const char **approval, const 
     if (strcmp (key, "v") == 0)
       {
         if (!json_is_integer (value) || json_integer_value (value) != 1)
-          return "unsupported version: this brokerd speaks 1";
+          return bx_error_setc (err, EINVAL, "unsupported version: this brokerd speaks 1");
       }
     else if (strcmp (key, "op") == 0)
       *op = json_string_value (value);
@@ -195,26 +197,27 @@ check_request (const json_t *req, const char **op, const char **approval, const 
     else if (strcmp (key, "reason") == 0)
       *reason = json_string_value (value);
     else
-      return "unknown field: expected v, op, approval and reason";
+      return bx_error_setc (err, EINVAL, "unknown field: expected v, op, approval and reason");
     if (strcmp (key, "v") != 0 && !json_is_string (value))
-      return "op, approval and reason must be strings";
+      return bx_error_setc (err, EINVAL, "op, approval and reason must be strings");
     if (json_is_string (value) && strlen (json_string_value (value)) != json_string_length (value))
-      return "a string holds a NUL character";
+      return bx_error_setc (err, EINVAL, "a string holds a NUL character");
   }
   if (*op == NULL)
-    return "missing field \"op\": expected list, watch, approve or decline";
+    return bx_error_setc (err, EINVAL,
+                          "missing field \"op\": expected list, watch, approve or decline");
   bool answer = strcmp (*op, "approve") == 0 || strcmp (*op, "decline") == 0;
   if (!answer && strcmp (*op, "list") != 0 && strcmp (*op, "watch") != 0)
-    return "unknown op: expected list, watch, approve or decline";
+    return bx_error_setc (err, EINVAL, "unknown op: expected list, watch, approve or decline");
   if (answer && *approval == NULL)
-    return "missing field \"approval\": expected the approval id";
+    return bx_error_setc (err, EINVAL, "missing field \"approval\": expected the approval id");
   if (!answer && *approval != NULL)
-    return "\"approval\" belongs to approve and decline only";
+    return bx_error_setc (err, EINVAL, "\"approval\" belongs to approve and decline only");
   if (*reason != NULL && strcmp (*op, "decline") != 0)
-    return "\"reason\" belongs to decline only";
+    return bx_error_setc (err, EINVAL, "\"reason\" belongs to decline only");
   if (*reason != NULL && strlen (*reason) > REASON_MAX)
-    return "the reason is too long: at most 1000 bytes";
-  return NULL;
+    return bx_error_setc (err, EINVAL, "the reason is too long: at most 1000 bytes");
+  return 0;
 }
 
 /* The request FRAME (taken) asks; its answer is queued. */
@@ -225,9 +228,9 @@ answer (struct conn *c, json_t *req)
   c->answered = true;
   c->ending = true;
   const char *op, *approval, *reason;
-  const char *why = check_request (req, &op, &approval, &reason);
-  if (why != NULL)
-    send_error (c, why);
+  cleanup_error bx_error why = NULL;
+  if (check_request (req, &op, &approval, &reason, &why) < 0)
+    send_error (c, bx_error_msg (why));
   else if (strcmp (op, "list") == 0)
     send_json (c, json_pack ("{s:s, s:o}", "type", "list", "pending", bx_approvals_list (a, NULL)));
   else if (strcmp (op, "watch") == 0)
@@ -242,7 +245,7 @@ answer (struct conn *c, json_t *req)
     {
       bool approve = strcmp (op, "approve") == 0;
       if (bx_approvals_answer (a, approval, approve, reason, c->uid, &why) < 0)
-        send_error (c, why);
+        send_error (c, bx_error_msg (why));
       else
         send_json (c, json_pack ("{s:s, s:s, s:s}", "type", "done", "approval", approval, "state",
                                  approve ? "approved" : "declined"));

@@ -970,7 +970,7 @@ bx_approvals_list (struct bx_approvals *a, uint64_t *seq)
 
 int
 bx_approvals_answer (struct bx_approvals *a, const char *approval, bool approve, const char *reason,
-                     uid_t approver, const char **why)
+                     uid_t approver, bx_error *err)
 {
   pthread_mutex_lock (&a->lock);
   int64_t now = bx_now_ms ();
@@ -981,8 +981,7 @@ bx_approvals_answer (struct bx_approvals *a, const char *approval, bool approve,
   if (found == NULL || found->state != BX_APPROVAL_PENDING || now >= found->expires)
     {
       pthread_mutex_unlock (&a->lock);
-      *why = "no call waits for approval with that id";
-      return -1;
+      return bx_error_setc (err, ENOENT, "no call waits for approval with that id");
     }
   found->approver_uid = approver;
   if (!approve && reason != NULL && *reason != '\0')

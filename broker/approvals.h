@@ -68,10 +68,10 @@ void bx_approvals_forget_changed (struct bx_approvals *a, const struct bx_config
 json_t *bx_approvals_list (struct bx_approvals *a, uint64_t *seq);
 
 /* Approves or declines the waiting call APPROVAL for a person with uid APPROVER.  REASON
- * (declining only, may be NULL) reaches the model made safe.  0, or -1 with *WHY (static)
- * when no call with that id waits (a wrong id, one already answered, or expired). */
+ * (declining only, may be NULL) reaches the model made safe.  0, or -1 with *ERR for the
+ * owner when no call with that id waits (a wrong id, one already answered, or expired). */
 int bx_approvals_answer (struct bx_approvals *a, const char *approval, bool approve,
-                         const char *reason, uid_t approver, const char **why);
+                         const char *reason, uid_t approver, bx_error *err);
 
 /* The events after *SEQ (a JSON array, possibly empty), without waiting; *SEQ moves past
  * them.  NULL once brokerd stopped and every event was read. */

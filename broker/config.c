@@ -419,11 +419,12 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, size_t index, struct bx_grant
       {
         const char *range = bx_walk_item (w, item, "allow_private", "an address range");
         struct bx_cidr cidr;
-        const char *why = NULL;
+        cleanup_error bx_error why = NULL;
         if (range == NULL)
           continue;
         if (bx_cidr_parse (range, &cidr, &why) < 0)
-          bx_walk_problem (w, item, "allow_private range \"%s\" is refused: %s", range, why);
+          bx_walk_problem (w, item, "allow_private range \"%s\" is refused: %s", range,
+                           bx_error_msg (why));
         else
           g->private_ranges[g->n_private++] = bx_xstrdup (range);
       }

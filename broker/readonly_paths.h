@@ -45,11 +45,11 @@ struct bx_protect_list
 
 /* Appends to LIST the mounts protecting SUBPATHS inside FOLDER (an absolute clean folder),
  * parents before what lies in them, and to REFS the placeholders they use, which the caller
- * releases when the call is over (also after a failure).  0, or -1 with *DETAIL (allocated)
- * naming the path. */
+ * releases when the call is over (also after a failure).  0, or -1 with *ERR naming the
+ * path. */
 int bx_protect_folder (const char *folder, const char *const *subpaths, size_t count,
                        struct bx_protect_list *list, struct bx_placeholder_refs *refs,
-                       char **detail);
+                       bx_error *err);
 void bx_protect_list_clear (struct bx_protect_list *list);
 
 #endif

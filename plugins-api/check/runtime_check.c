@@ -770,9 +770,9 @@ check_pids_limit (struct kit *k, const char *name)
 }
 
 /* The share of a CPU a busy shell got over 3 s, under a CPU limit of MILLIS (0: none);
- * -1 when it could not be measured (*detail says why). */
+ * -1 when it could not be measured (*ERR says why). */
 static double
-busy_share (struct kit *k, uint64_t millis, double *rounds, bool *own, char **detail,
+busy_share (struct kit *k, uint64_t millis, double *rounds, bool *own, bx_error *err,
             struct answer *unavailable)
 {
   /* Busy for 3 s of wall time; the shell's and its children's CPU time then, in ticks.  The
@@ -797,7 +797,10 @@ busy_share (struct kit *k, uint64_t millis, double *rounds, bool *own, char **de
   double share = -1;
   if (at == NULL || sscanf (at, "ticks %lu wall %lu hz %lu", &ticks, &wall, &hz) != 3 || hz == 0
       || wall == 0)
-    *detail = describe (&a);
+    {
+      cleanup_free char *what = describe (&a);
+      bx_error_setc (err, 0, "%s", what);
+    }
   else
     {
       share = (double)ticks / (double)hz / (double)wall;
@@ -814,14 +817,14 @@ check_cpu_limit (struct kit *k, const char *name)
 {
   /* First without a limit: on a machine too busy to give a shell most of a CPU, a limit of
    * a quarter cannot be told from the load. */
-  cleanup_free char *detail = NULL;
+  cleanup_error bx_error detail = NULL;
   double free_rounds = 0, rounds = 0;
   bool own = false;
   struct answer unavailable = { .status = BX_RUN_OK };
   double free_share = busy_share (k, 0, &free_rounds, &own, &detail, &unavailable);
   if (free_share < 0)
     {
-      fail (k, name, "cannot measure: %s", detail);
+      fail (k, name, "cannot measure: %s", bx_error_msg (detail));
       return;
     }
   if (free_share < 0.6)
@@ -852,7 +855,7 @@ check_cpu_limit (struct kit *k, const char *name)
       return;
     }
   if (share < 0)
-    fail (k, name, "cannot measure: %s", detail);
+    fail (k, name, "cannot measure: %s", bx_error_msg (detail));
   /* 0.25 CPU asked; scheduling is coarse over 3 s, so allow up to 0.40. */
   else if (share > 0.40)
     fail (k, name, "used %.2f CPU under a limit of 0.25 (%.2f without)", share, free_share);

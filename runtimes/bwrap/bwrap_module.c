@@ -192,9 +192,10 @@ bwrap_create (const struct bx_host *host, const bx_options *options, void **inst
   int swept = bx_bwrap_cgroups_sweep (inst->cgroups);
   if (swept > 0)
     host->log (host, BX_LOG_INFO, "removed the cgroups of %d brokerd(s) that are gone", swept);
-  if (bx_runtime_own_folder (inst->cfg.egress_dir, 0711, &why) < 0)
+  cleanup_error bx_error folder_err = NULL;
+  if (bx_runtime_own_folder (inst->cfg.egress_dir, 0711, &folder_err) < 0)
     {
-      host->error_set (sink, "option egress_dir: %s", why);
+      host->error_set (sink, "option egress_dir: %s", bx_error_msg (folder_err));
       free_instance (inst);
       return -1;
     }
