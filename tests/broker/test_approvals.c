@@ -29,7 +29,7 @@
 #include "bx/tool_args.h"
 
 #include "approvals.h"
-#include "brokerd.h"
+#include "brokerd_fixture.h"
 #include "config.h"
 #include "policy.h"
 #include "test_main.h"

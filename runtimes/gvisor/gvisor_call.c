@@ -606,7 +606,7 @@ egress_start (struct bx_gvisor_instance *inst, const bx_run_spec *spec, const ch
     .args = args,
     .egress_source = e->box.egress,
     .egress_writable = true,
-    /* No user namespace here (spec.c): the proxy runs as the host uid the tool's sandbox
+    /* No user namespace here (gvisor_spec.c): the proxy runs as the host uid the tool's sandbox
      * maps its own to, so the socket it makes is the tool's to connect to. */
     .uid = inst->cfg.id_base + inst->cfg.uid,
     .gid = inst->cfg.id_base + inst->cfg.gid,
