@@ -12,6 +12,7 @@
 #include <boxmaker/runtime.h>
 
 #include "bx/command.h"
+#include "bx/error.h"
 
 /* The limits a cgroup enforces. */
 struct bx_bwrap_limits
@@ -95,10 +96,10 @@ void bx_bwrap_argv_free (char **argv);
 
 /* ---- bwrap_digest.c ---------------------------------------------------------------------- */
 #define BX_BWRAP_DIGEST_LEN 71 /* "sha256:" and 64 hex digits */
-/* The content digest of the root ROOT (see bwrap_digest.c); 0, or -1 with a message.  OWNED: also
+/* The content digest of the root ROOT (see bwrap_digest.c); 0, or -1 with *ERR.  OWNED: also
  * refuse an entry anyone but root could change. */
 int bx_bwrap_rootfs_digest (const char *root, bool owned, char digest[BX_BWRAP_DIGEST_LEN + 1],
-                            char **why);
+                            bx_error *err);
 
 /* ---- bwrap_grant_root.c: a grant's own root (config key rootfs, host spec_rootfs). ----------- */
 /* The roots check_root accepted, so a call runs only in one whose digest was checked. */
@@ -114,14 +115,14 @@ char *bx_bwrap_roots_folder (struct bx_bwrap_roots *roots, const char *root);
 /* The steps that make the folder ROOT the sandbox's root, with the folders on the way to
  * each of the COUNT granted MOUNTS made in its tmpfs rather than bound (a read-only bind
  * could not hold their mount points).  0 with *steps (free with bx_bwrap_root_steps_free),
- * or -1 with a message. */
+ * or -1 with *ERR. */
 int bx_bwrap_root_steps (const char *root, const struct bx_bwrap_mount *mounts, size_t count,
-                         struct bx_bwrap_root_step **steps, size_t *step_count, char **why);
+                         struct bx_bwrap_root_step **steps, size_t *step_count, bx_error *err);
 void bx_bwrap_root_steps_free (struct bx_bwrap_root_step *steps, size_t count);
 
 /* ---- bwrap_seccomp.c --------------------------------------------------------------------- */
-/* The filter as BPF bytes (malloc'd), or -1 with a message. */
-int bx_bwrap_seccomp_build (void **bpf, size_t *len, char **why);
+/* The filter as BPF bytes (malloc'd), or -1 with *ERR. */
+int bx_bwrap_seccomp_build (void **bpf, size_t *len, bx_error *err);
 /* A fresh readable descriptor holding BPF, at offset 0; -1 with errno. */
 int bx_bwrap_seccomp_fd (const void *bpf, size_t len);
 
@@ -132,10 +133,10 @@ int bx_bwrap_seccomp_fd (const void *bpf, size_t len);
 struct bx_bwrap_cgroups;
 /* ROOT: the cgroup_root option, or NULL for the host's own (see bwrap_cgroup.c).  NAME
  * identifies this instance (it holds brokerd's pid and start time, so the sweep can tell a
- * dead brokerd's leftovers from a live one's).  0, or -1 with a message. */
+ * dead brokerd's leftovers from a live one's).  0, or -1 with *ERR. */
 int bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
                            const struct bx_bwrap_limits *limits, struct bx_bwrap_cgroups **out,
-                           char **why);
+                           bx_error *err);
 /* "cgroup v1" or "cgroup v2", and the folder the slots of CG are in, for the log. */
 const char *bx_bwrap_cgroups_what (const struct bx_bwrap_cgroups *cg);
 const char *bx_bwrap_cgroups_where (const struct bx_bwrap_cgroups *cg);
@@ -177,14 +178,14 @@ struct bx_bwrap_cgroup_backend
   size_t tasks;     /* the one whose cgroup.procs lists every task of a slot */
   bool born_in;     /* a keeper can be born in its slot (clone3 CLONE_INTO_CGROUP) */
   /* Finds the folders the instances go in (ROOT: the option, or NULL) and makes them ready:
-   * TOPS[0..dirs) malloc'd.  0, or -1 with a message. */
-  int (*locate) (const char *root, char **tops, char **why);
-  /* Makes the new folder DIR ready to hold cgroups of its own.  0, or -1 with a message. */
-  int (*ready) (const char *dir, char **why);
+   * TOPS[0..dirs) malloc'd.  0, or -1 with *ERR. */
+  int (*locate) (const char *root, char **tops, bx_error *err);
+  /* Makes the new folder DIR ready to hold cgroups of its own.  0, or -1 with *ERR. */
+  int (*ready) (const char *dir, bx_error *err);
   /* Writes LIMITS into the SLOT's files (FORCE: every file; else those that differ from
-   * WAS).  0, or -1 with a message and errno. */
+   * WAS).  0, or -1 with *ERR and errno. */
   int (*write_limits) (char *const *slot, const struct bx_bwrap_limits *was,
-                       const struct bx_bwrap_limits *limits, bool force, char **why);
+                       const struct bx_bwrap_limits *limits, bool force, bx_error *err);
   /* How many tasks of SLOT the memory limit has killed. */
   uint64_t (*oom_kills) (char *const *slot);
   /* After the last instance's folders in TOPS are gone: gives back what locate took
@@ -197,8 +198,8 @@ extern const struct bx_bwrap_cgroup_backend bx_bwrap_cgroup_v2;
 bool bx_bwrap_cgroup_is_v2 (const char *path);
 /* Writes TEXT to the file PATH in one write.  0, or -1 with errno. */
 int bx_bwrap_cgroup_write (const char *path, const char *text);
-/* Writes VALUE to FILE of the folder DIR; on failure a message naming both.  0 or -1. */
-int bx_bwrap_cgroup_set (const char *dir, const char *file, const char *value, char **why);
+/* Writes VALUE to FILE of the folder DIR.  0, or -1 with *ERR naming both, and errno. */
+int bx_bwrap_cgroup_set (const char *dir, const char *file, const char *value, bx_error *err);
 /* The CPU quota and period (microseconds) that give CPU_MILLIS thousandths of a CPU. */
 void bx_bwrap_cgroup_cpu_quota (int64_t cpu_millis, long long *quota, long long *period);
 
@@ -222,7 +223,8 @@ void bx_bwrap_ucounts_shares (size_t slots, struct bx_bwrap_ucounts *u);
 int bx_bwrap_ucounts_enter (const struct bx_bwrap_ucounts *u);
 /* Tries it at start, in a child that takes UID and GID as a sandbox's would: 0, or -1 with
  * a message (a host whose security module forbids it, say). */
-int bx_bwrap_ucounts_check (const struct bx_bwrap_ucounts *u, int64_t uid, int64_t gid, char **why);
+int bx_bwrap_ucounts_check (const struct bx_bwrap_ucounts *u, int64_t uid, int64_t gid,
+                            bx_error *err);
 
 /* The most descriptors a child gets (fd_count below): with its three standard streams, the
  * kernel's cap on descriptors in one message to the keeper (SCM_MAX_FD, 253).  Each mount
