@@ -230,9 +230,9 @@ parse_protection (struct bx_walk *w, yaml_node_t *readonly, yaml_node_t *writabl
     const char *sub = bx_walk_item (w, item, "readonly", "a path inside the granted folders");
     if (sub == NULL)
       continue;
-    const char *why = bx_protect_subpath_problem (sub);
-    if (why != NULL)
-      bx_walk_problem (w, item, "readonly path \"%s\" %s", sub, why);
+    cleanup_error bx_error why = NULL;
+    if (bx_protect_subpath_check (sub, &why) < 0)
+      bx_walk_problem (w, item, "readonly path \"%s\" %s", sub, bx_error_msg (why));
     else
       g->readonly[g->n_readonly++] = bx_xstrdup (sub);
   }

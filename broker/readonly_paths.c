@@ -24,29 +24,35 @@ const char *const bx_protect_defaults[] = {
 };
 const size_t bx_protect_default_count = sizeof bx_protect_defaults / sizeof bx_protect_defaults[0];
 
-const char *
-bx_protect_subpath_problem (const char *s)
+int
+bx_protect_subpath_check (const char *s, bx_error *err)
 {
   if (s[0] == '\0')
-    return "is empty: expected a path relative to the granted folder, such as .git/hooks";
+    return bx_error_setc (
+        err, EINVAL,
+        "is empty: expected a path relative to the granted folder, such as .git/hooks");
   if (s[0] == '/')
-    return "is absolute: expected a path relative to the granted folder, such as .git/hooks";
+    return bx_error_setc (
+        err, EINVAL,
+        "is absolute: expected a path relative to the granted folder, such as .git/hooks");
   for (const char *p = s; *p; p++)
     if ((unsigned char)*p < 0x20 || *p == 0x7f)
-      return "contains a control character";
+      return bx_error_setc (err, EINVAL, "contains a control character");
   if (strchr (s, ':') != NULL || strchr (s, ',') != NULL)
-    return "cannot be mounted: it contains ':' or ','";
+    return bx_error_setc (err, EINVAL, "cannot be mounted: it contains ':' or ','");
   /* Clean: every component non-empty, neither "." nor "..", no trailing '/'. */
   for (const char *p = s;;)
     {
       size_t len = strcspn (p, "/");
       if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
-        return "is not clean: expected no empty, '.' or '..' component and no trailing '/'";
+        return bx_error_setc (
+            err, EINVAL,
+            "is not clean: expected no empty, '.' or '..' component and no trailing '/'");
       if (p[len] == '\0')
         break;
       p += len + 1;
     }
-  return NULL;
+  return 0;
 }
 
 void

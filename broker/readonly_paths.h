@@ -27,9 +27,9 @@
 extern const char *const bx_protect_defaults[];
 extern const size_t bx_protect_default_count;
 
-/* NULL when SUBPATH is a relative clean path (no empty, '.' or '..' component, no leading or
- * trailing '/', no ':', ',' or control character); else why not. */
-const char *bx_protect_subpath_problem (const char *subpath);
+/* 0 when SUBPATH is a relative clean path (no empty, '.' or '..' component, no leading or
+ * trailing '/', no ':', ',' or control character); else -1 with *ERR saying why not. */
+int bx_protect_subpath_check (const char *subpath, bx_error *err);
 
 struct bx_protect_mount
 {

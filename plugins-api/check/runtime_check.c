@@ -162,11 +162,11 @@ new_spec (struct kit *k, enum bx_tool tool, const char *json)
   return spec;
 }
 
-/* Why SENTENCE is not a fixed sentence in static storage, or NULL when it is one.  It must
+/* 0 when SENTENCE is a fixed sentence in static storage, else -1 with *ERR saying why not.  It must
  * lie in a read-only mapping of a loaded file (a string literal, a const array), which
  * nothing can change between calls, and be one short line of text. */
-static const char *
-sentence_problem (const char *sentence)
+static int
+sentence_check (const char *sentence, bx_error *err)
 {
   uintptr_t at = (uintptr_t)sentence, end = 0;
   char perms[8] = "", file[512] = "";
@@ -185,22 +185,23 @@ sentence_problem (const char *sentence)
         }
     }
   if (maps == NULL)
-    return NULL; /* no /proc: nothing to tell it by */
+    return 0; /* no /proc: nothing to tell it by */
   if (!found)
-    return "it points at no mapped memory";
+    return bx_error_setc (err, EINVAL, "it points at no mapped memory");
   if (file[0] != '/')
-    return "it is not in a loaded file (built at run time, on the heap or the stack)";
+    return bx_error_setc (
+        err, EINVAL, "it is not in a loaded file (built at run time, on the heap or the stack)");
   if (perms[1] == 'w')
-    return "it is in writable memory, which can change between calls";
+    return bx_error_setc (err, EINVAL, "it is in writable memory, which can change between calls");
   size_t len = 0;
   for (; at + len < end && sentence[len] != '\0'; len++)
     if ((unsigned char)sentence[len] < 0x20 || sentence[len] == 0x7f)
-      return "it holds a control byte";
+      return bx_error_setc (err, EINVAL, "it holds a control byte");
     else if (len >= SENTENCE_MAX)
-      return "it is longer than a sentence";
+      return bx_error_setc (err, EINVAL, "it is longer than a sentence");
   if (at + len >= end)
-    return "it does not end";
-  return NULL;
+    return bx_error_setc (err, EINVAL, "it does not end");
+  return 0;
 }
 
 static void
@@ -212,14 +213,15 @@ run (struct kit *k, bx_run_spec *spec, struct answer *a)
   if (a->status == BX_RUN_OK)
     return;
   /* A sentence reaches the model as it is: one that is not fixed is never printed. */
-  const char *why = sentence_problem (a->sentence);
+  cleanup_error bx_error why = NULL;
+  bool fixed = sentence_check (a->sentence, &why) == 0;
   pthread_mutex_lock (&k->lock);
   k->sentences++;
-  if (why != NULL && k->bad_sentences++ == 0)
+  if (!fixed && k->bad_sentences++ == 0)
     snprintf (k->bad_first, sizeof k->bad_first, "in \"%s\" (%s): %s", k->check,
-              a->status == BX_RUN_FAILED ? "failed" : "unavailable", why);
+              a->status == BX_RUN_FAILED ? "failed" : "unavailable", bx_error_msg (why));
   pthread_mutex_unlock (&k->lock);
-  if (why != NULL)
+  if (!fixed)
     a->sentence = not_fixed;
 }
 
