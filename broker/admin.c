@@ -21,7 +21,7 @@
 #include "server.h"
 
 #define ADMIN_MODE 0660
-/* An owner's request must arrive within this; an answer must be read within it. */
+/* An owner's request must arrive within this, and what it has not read must move within it. */
 #define ADMIN_IO_MS 10000
 /* Owners' connections open at once; past this one is refused at once. */
 #define ADMIN_MAX_CONNECTIONS 32
@@ -340,6 +340,9 @@ flush (struct conn *c)
       c->out_off += (size_t)n;
       c->deadline = bx_deadline_in (ADMIN_IO_MS); /* it reads: it gets its time again */
     }
+  /* All out: a watcher that once held a large frame does not keep its memory. */
+  free (c->out);
+  c->out = NULL;
   c->out_len = c->out_off = 0;
   if (c->ending)
     {
