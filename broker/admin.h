@@ -23,15 +23,17 @@
 struct bx_admin;
 
 /* Binds CONFIG's admin_socket (mode 0660, group admin_group) and accepts on it as a source
- * of LOOP (brokerd's); each owner's connection is served by a thread of its own.  Refuses
- * when the callers' socket (already bound) has the admin group. */
+ * of LOOP (brokerd's).  Each owner's connection is a source of LOOP too, read and written
+ * without blocking: no thread of its own, and a watcher that stops reading is dropped once
+ * a frame's worth of output waits for it (logged).  Refuses when the callers' socket
+ * (already bound) has the admin group. */
 int bx_admin_start (const struct bx_config *config, sd_event *loop, struct bx_approvals *approvals,
                     struct bx_admin **out, bx_error *err);
 
 /* Stops accepting and removes the socket, on the loop's thread; connections still open end
- * as approvals stop (bx_approvals_stop waits for them). */
+ * as approvals stop (bx_approvals_stop runs the loop until they did). */
 void bx_admin_stop (struct bx_admin *admin);
-/* Frees a stopped ADMIN once bx_approvals_stop found no connection left. */
+/* Frees a stopped ADMIN, closing the connections still open, before the approvals go. */
 void bx_admin_free (struct bx_admin *admin);
 
 #endif

@@ -113,6 +113,9 @@ struct bx_approvals
   size_t n_uids;
   char *events[EVENT_RING]; /* JSON texts; event number n is events[n % EVENT_RING] */
   uint64_t seq;             /* the number of the last event */
+  /* The owners' watchers (admin.c), told on the loop after events or the end. */
+  void (*notify) (void *ctx);
+  void *notify_ctx;
 };
 
 /* ---- Small parts. -------------------------------------------------------------------- */
@@ -357,6 +360,8 @@ post_event (struct bx_approvals *a, json_t *event)
   free (a->events[a->seq % EVENT_RING]);
   a->events[a->seq % EVENT_RING] = text;
   pthread_cond_broadcast (&a->changed);
+  /* The loop tells the watchers (tell_watchers), whichever thread posted. */
+  wake_waiter (a);
 }
 
 static void
@@ -686,6 +691,21 @@ look (struct bx_approvals *a)
     }
 }
 
+/* On the loop, after it looked: the owners' watchers read what is new (or the end). */
+static void
+tell_watchers (struct bx_approvals *a)
+{
+  if (a->notify != NULL)
+    a->notify (a->notify_ctx);
+}
+
+void
+bx_approvals_on_events (struct bx_approvals *a, void (*notify) (void *ctx), void *ctx)
+{
+  a->notify = notify;
+  a->notify_ctx = ctx;
+}
+
 /* What a waiting connection's client did: bytes, a half-close or a hang-up. */
 static int
 on_connection (sd_event_source *src, int fd, uint32_t revents, void *userdata)
@@ -698,6 +718,7 @@ on_connection (sd_event_source *src, int fd, uint32_t revents, void *userdata)
   check_connection (a, e, (short)revents);
   pthread_mutex_unlock (&a->lock);
   look (a);
+  tell_watchers (a);
   return 0;
 }
 
@@ -709,6 +730,7 @@ on_wake (sd_event_source *src, int fd, uint32_t revents, void *userdata)
   uint64_t count;
   (void)TEMP_FAILURE_RETRY (read (fd, &count, sizeof count));
   look (userdata);
+  tell_watchers (userdata);
   return 0;
 }
 
@@ -718,6 +740,7 @@ on_expiry (sd_event_source *src, uint64_t usec, void *userdata)
   (void)src;
   (void)usec;
   look (userdata);
+  tell_watchers (userdata);
   return 0;
 }
 
@@ -947,7 +970,7 @@ bx_approvals_list (struct bx_approvals *a, uint64_t *seq)
 
 int
 bx_approvals_answer (struct bx_approvals *a, const char *approval, bool approve, const char *reason,
-                     uid_t approver, const char **why)
+                     uid_t approver, bx_error *err)
 {
   pthread_mutex_lock (&a->lock);
   int64_t now = bx_now_ms ();
@@ -958,8 +981,7 @@ bx_approvals_answer (struct bx_approvals *a, const char *approval, bool approve,
   if (found == NULL || found->state != BX_APPROVAL_PENDING || now >= found->expires)
     {
       pthread_mutex_unlock (&a->lock);
-      *why = "no call waits for approval with that id";
-      return -1;
+      return bx_error_setc (err, ENOENT, "no call waits for approval with that id");
     }
   found->approver_uid = approver;
   if (!approve && reason != NULL && *reason != '\0')
@@ -990,13 +1012,9 @@ bx_approvals_answer (struct bx_approvals *a, const char *approval, bool approve,
 }
 
 json_t *
-bx_approvals_events (struct bx_approvals *a, uint64_t *seq, int timeout_ms)
+bx_approvals_events (struct bx_approvals *a, uint64_t *seq)
 {
-  struct timespec until = bx_deadline_timespec (bx_deadline_in (timeout_ms));
   pthread_mutex_lock (&a->lock);
-  while (!a->finished && a->seq == *seq)
-    if (pthread_cond_timedwait (&a->changed, &a->lock, &until) == ETIMEDOUT)
-      break;
   /* The last events (each waiting call stopped) still go out before the end. */
   if (a->finished && a->seq == *seq)
     {

@@ -7,10 +7,10 @@
  * argument bytes, the summary, the expiry).  brokerd's loop is the waiter: every waiting
  * connection is one of its io sources and the next expiry its timer, so a thousand waiting
  * calls cost descriptors, not threads, and never take a slot from the calls that need no
- * approval.  Other threads (workers, owners' connections) change the waiting calls under a
- * lock and wake the loop through an eventfd; only the loop's thread calls sd_event.  An approved
- * call runs in a thread of its own, exactly the bytes stored; every other end is a final `denied`,
- * or nothing when the client left.  Every change is an audit line. */
+ * approval.  Workers and the owners' connections (admin.h, also on the loop) change the
+ * waiting calls under a lock and wake the loop through an eventfd; only the loop's thread calls
+ * sd_event.  An approved call runs in a thread of its own, exactly the bytes stored; every other
+ * end is a final `denied`, or nothing when the client left.  Every change is an audit line. */
 #ifndef BX_BROKER_APPROVALS_H
 #define BX_BROKER_APPROVALS_H
 
@@ -68,14 +68,19 @@ void bx_approvals_forget_changed (struct bx_approvals *a, const struct bx_config
 json_t *bx_approvals_list (struct bx_approvals *a, uint64_t *seq);
 
 /* Approves or declines the waiting call APPROVAL for a person with uid APPROVER.  REASON
- * (declining only, may be NULL) reaches the model made safe.  0, or -1 with *WHY (static)
- * when no call with that id waits (a wrong id, one already answered, or expired). */
+ * (declining only, may be NULL) reaches the model made safe.  0, or -1 with *ERR for the
+ * owner when no call with that id waits (a wrong id, one already answered, or expired). */
 int bx_approvals_answer (struct bx_approvals *a, const char *approval, bool approve,
-                         const char *reason, uid_t approver, const char **why);
+                         const char *reason, uid_t approver, bx_error *err);
 
-/* The events after *SEQ (a JSON array, possibly empty), waiting up to TIMEOUT_MS for one;
- * *SEQ moves past them.  NULL once brokerd stopped and every event was read. */
-json_t *bx_approvals_events (struct bx_approvals *a, uint64_t *seq, int timeout_ms);
+/* The events after *SEQ (a JSON array, possibly empty), without waiting; *SEQ moves past
+ * them.  NULL once brokerd stopped and every event was read. */
+json_t *bx_approvals_events (struct bx_approvals *a, uint64_t *seq);
+
+/* Has brokerd's loop call NOTIFY (CTX) after events were posted, and once the approvals
+ * finished (bx_approvals_events then ends with NULL): the owners' watchers then read them.
+ * One NOTIFY at most; NULL removes it. */
+void bx_approvals_on_events (struct bx_approvals *a, void (*notify) (void *ctx), void *ctx);
 
 /* Starts stopping (the server calls it as it stops accepting): every waiting call gets its
  * final answer ("brokerd stopped ...") now, and calls taken after this are denied at once.
@@ -90,8 +95,8 @@ unsigned bx_approvals_stop (struct bx_approvals *a, int64_t deadline);
 /* Frees a stopped A; only when nothing can use it any more (no worker either). */
 void bx_approvals_free (struct bx_approvals *a);
 
-/* For admin.c: counts an owner's connection in or out of the ones stop waits for.  Enter
- * fails (false) once brokerd is stopping. */
+/* For admin.c, on brokerd's loop: counts an owner's connection in or out of the ones stop
+ * waits for.  Enter fails (false) once brokerd is stopping. */
 bool bx_approvals_enter (struct bx_approvals *a);
 void bx_approvals_leave (struct bx_approvals *a);
 

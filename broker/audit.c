@@ -132,7 +132,7 @@ bx_audit_set_args (struct bx_audit_record *r, const struct bx_tool_args *args)
   r->owned_command = args->command ? bx_audit_cut_command (args->command) : NULL;
   r->arg_command = r->owned_command;
   r->owned_host = NULL;
-  const char *why = NULL;
+  bx_sentence why;
   unsigned port; /* the host is what the line names */
   if (args->url != NULL && bx_fetch_url_host (args->url, &r->owned_host, &port, &why) < 0)
     r->owned_host = NULL;

@@ -233,9 +233,9 @@ parse_protection (struct bx_walk *w, yaml_node_t *readonly, yaml_node_t *writabl
     const char *sub = bx_walk_item (w, item, "readonly", "a path inside the granted folders");
     if (sub == NULL)
       continue;
-    const char *why = bx_protect_subpath_problem (sub);
-    if (why != NULL)
-      bx_walk_problem (w, item, "readonly path \"%s\" %s", sub, why);
+    cleanup_error bx_error why = NULL;
+    if (bx_protect_subpath_check (sub, &why) < 0)
+      bx_walk_problem (w, item, "readonly path \"%s\" %s", sub, bx_error_msg (why));
     else
       g->readonly[g->n_readonly++] = bx_xstrdup (sub);
   }
@@ -428,11 +428,12 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg, struct
       {
         const char *range = bx_walk_item (w, item, "allow_private", "an address range");
         struct bx_cidr cidr;
-        const char *why = NULL;
+        cleanup_error bx_error why = NULL;
         if (range == NULL)
           continue;
         if (bx_cidr_parse (range, &cidr, &why) < 0)
-          bx_walk_problem (w, item, "allow_private range \"%s\" is refused: %s", range, why);
+          bx_walk_problem (w, item, "allow_private range \"%s\" is refused: %s", range,
+                           bx_error_msg (why));
         else
           g->private_ranges[g->n_private++] = bx_xstrdup (range);
       }

@@ -27,22 +27,27 @@ path_length (const char *rootfs)
   return (size_t)(at - rootfs);
 }
 
-/* NULL when ROOTFS is /PATH@sha256:<64 hex digits> with a clean absolute PATH; else why not. */
-static const char *
-rootfs_problem (const char *rootfs)
+/* 0 when ROOTFS is /PATH@sha256:<64 hex digits> with a clean absolute PATH; else -1 with
+ * *ERR saying why not. */
+static int
+rootfs_check (const char *rootfs, bx_error *err)
 {
   size_t n = path_length (rootfs);
   if (n == 0)
-    return "is not pinned by its content digest: expected /PATH@sha256:<64 hex digits>, as "
-           "build-dev-image.sh --rootfs prints";
+    return bx_error_setc (
+        err, EINVAL,
+        "is not pinned by its content digest: expected /PATH@sha256:<64 hex digits>, as "
+        "build-dev-image.sh --rootfs prints");
   cleanup_free char *path = bx_xstrndup (rootfs, n);
   for (const char *p = path; *p != '\0'; p++)
     if ((unsigned char)*p < 0x20 || *p == 0x7f)
-      return "has a control character in its path";
+      return bx_error_setc (err, EINVAL, "has a control character in its path");
   if (!bx_path_is_clean (path))
-    return "has no clean absolute folder before '@': expected a path without '.', '..', "
-           "'//' or a trailing '/', and not / itself";
-  return NULL;
+    return bx_error_setc (
+        err, EINVAL,
+        "has no clean absolute folder before '@': expected a path without '.', '..', "
+        "'//' or a trailing '/', and not / itself");
+  return 0;
 }
 
 void
@@ -52,10 +57,10 @@ bx_grant_rootfs_parse (struct bx_walk *w, yaml_node_t *node, bool has_image, str
       = bx_walk_string (w, node, "rootfs", "a root folder pinned by its content digest");
   if (rootfs == NULL)
     return;
-  const char *why = rootfs_problem (rootfs);
+  cleanup_error bx_error why = NULL;
   cleanup_free char *shown = bx_printable (rootfs, strlen (rootfs), 200);
-  if (why != NULL)
-    bx_walk_problem (w, node, "rootfs \"%s\" %s", shown, why);
+  if (rootfs_check (rootfs, &why) < 0)
+    bx_walk_problem (w, node, "rootfs \"%s\" %s", shown, bx_error_msg (why));
   else if (has_image)
     bx_walk_problem (w, node,
                      "a grant names either \"image\" (podman.so) or \"rootfs\" (bwrap.so), "

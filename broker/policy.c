@@ -172,7 +172,7 @@ all_digits (const char *s, size_t n)
 }
 
 int
-bx_fetch_url_host (const char *url, char **host, unsigned *port, const char **why)
+bx_fetch_url_host (const char *url, char **host, unsigned *port, bx_sentence *why)
 {
   static const char scheme[] = "https://";
   *host = NULL;
@@ -182,42 +182,43 @@ bx_fetch_url_host (const char *url, char **host, unsigned *port, const char **wh
       unsigned char c = (unsigned char)*p;
       if (c <= 0x20 || c >= 0x7f)
         {
-          *why = "the URL holds a space, a control character or a non-ASCII character: "
-                 "expected them percent-encoded";
+          *why
+              = BX_SENTENCE ("the URL holds a space, a control character or a non-ASCII character: "
+                             "expected them percent-encoded");
           return -1;
         }
       if (c == '\\')
         {
-          *why = "the URL holds a backslash: expected none";
+          *why = BX_SENTENCE ("the URL holds a backslash: expected none");
           return -1;
         }
     }
   if (strncasecmp (url, scheme, sizeof scheme - 1) != 0)
     {
-      *why = strstr (url, "://") != NULL ? "only https URLs are allowed"
-                                         : "expected an absolute https:// URL";
+      *why = strstr (url, "://") != NULL ? BX_SENTENCE ("only https URLs are allowed")
+                                         : BX_SENTENCE ("expected an absolute https:// URL");
       return -1;
     }
   const char *auth = url + sizeof scheme - 1;
   size_t alen = strcspn (auth, "/?#");
   if (alen == 0)
     {
-      *why = "the URL has no host";
+      *why = BX_SENTENCE ("the URL has no host");
       return -1;
     }
   if (memchr (auth, '@', alen) != NULL)
     {
-      *why = "the URL holds user information (user@): expected none";
+      *why = BX_SENTENCE ("the URL holds user information (user@): expected none");
       return -1;
     }
   if (auth[0] == '[')
     {
-      *why = "the URL's host is an IP address: expected a host name";
+      *why = BX_SENTENCE ("the URL's host is an IP address: expected a host name");
       return -1;
     }
   if (memchr (auth, '%', alen) != NULL)
     {
-      *why = "the URL's host is percent-encoded: expected a plain host name";
+      *why = BX_SENTENCE ("the URL's host is percent-encoded: expected a plain host name");
       return -1;
     }
   const char *colon = memchr (auth, ':', alen);
@@ -229,8 +230,9 @@ bx_fetch_url_host (const char *url, char **host, unsigned *port, const char **wh
       *port = bx_port_parse (colon + 1, alen - hlen - 1);
       if (*port == 0)
         {
-          *why = "the URL's port is not a port number: expected 1 to 65535 without a leading "
-                 "zero, or no port";
+          *why = BX_SENTENCE (
+              "the URL's port is not a port number: expected 1 to 65535 without a leading "
+              "zero, or no port");
           return -1;
         }
     }
@@ -242,17 +244,17 @@ bx_fetch_url_host (const char *url, char **host, unsigned *port, const char **wh
   struct in_addr a4;
   if (hlen == 0)
     {
-      *why = "the URL has no host";
+      *why = BX_SENTENCE ("the URL has no host");
       return -1;
     }
   if (inet_aton (h, &a4) != 0 || all_digits (last, strlen (last)))
     {
-      *why = "the URL's host is an IP address: expected a host name";
+      *why = BX_SENTENCE ("the URL's host is an IP address: expected a host name");
       return -1;
     }
   if (!bx_valid_host (h))
     {
-      *why = "the URL's host is not a valid host name";
+      *why = BX_SENTENCE ("the URL's host is not a valid host name");
       return -1;
     }
   /* curl reads [1-1000] and {a,b} as a pattern of many URLs (toolkit's fixed argument list for
@@ -260,8 +262,8 @@ bx_fetch_url_host (const char *url, char **host, unsigned *port, const char **wh
    * (refused above) a URL has no use for them unencoded. */
   if (strpbrk (auth + hlen, "[]{}") != NULL)
     {
-      *why = "the URL holds '[', ']', '{' or '}' outside an address: expected them "
-             "percent-encoded";
+      *why = BX_SENTENCE ("the URL holds '[', ']', '{' or '}' outside an address: expected them "
+                          "percent-encoded");
       return -1;
     }
   *host = steal_pointer (&h);
@@ -272,11 +274,11 @@ static void
 decide_fetch (const struct bx_config *cfg, struct bx_decision *d)
 {
   const char *name = bx_tool_name (d->args.tool);
-  const char *why = NULL;
+  bx_sentence why;
   cleanup_free char *u = shown (d->args.url);
   if (bx_fetch_url_host (d->args.url, &d->host, &d->port, &why) < 0)
     {
-      deny (d, "%s: %s: %s", name, why, u);
+      deny (d, "%s: %s: %s", name, why.text, u);
       return;
     }
   for (size_t i = 0; i < cfg->n_grants; i++)

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "bx/error.h"
 #include "bx/tool_args.h"
 
 #include "config.h"
@@ -54,7 +55,8 @@ char *bx_decision_arguments (const struct bx_decision *decision, size_t *len);
  * bx_valid_host accepts (so no IP literal), no percent-encoding or backslash in the host, no
  * space, control character or non-ASCII byte anywhere, no unencoded [ ] { } (curl's URL
  * patterns) after the host.  0 and *host (lowercase, newly
- * allocated) and *port (443 when none is named), or -1 and *why (a static phrase). */
-int bx_fetch_url_host (const char *url, char **host, unsigned *port, const char **why);
+ * allocated) and *port (443 when none is named), or -1 and *WHY, which the model reads in
+ * its refusal. */
+int bx_fetch_url_host (const char *url, char **host, unsigned *port, bx_sentence *why);
 
 #endif

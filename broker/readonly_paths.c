@@ -24,29 +24,35 @@ const char *const bx_protect_defaults[] = {
 };
 const size_t bx_protect_default_count = sizeof bx_protect_defaults / sizeof bx_protect_defaults[0];
 
-const char *
-bx_protect_subpath_problem (const char *s)
+int
+bx_protect_subpath_check (const char *s, bx_error *err)
 {
   if (s[0] == '\0')
-    return "is empty: expected a path relative to the granted folder, such as .git/hooks";
+    return bx_error_setc (
+        err, EINVAL,
+        "is empty: expected a path relative to the granted folder, such as .git/hooks");
   if (s[0] == '/')
-    return "is absolute: expected a path relative to the granted folder, such as .git/hooks";
+    return bx_error_setc (
+        err, EINVAL,
+        "is absolute: expected a path relative to the granted folder, such as .git/hooks");
   for (const char *p = s; *p; p++)
     if ((unsigned char)*p < 0x20 || *p == 0x7f)
-      return "contains a control character";
+      return bx_error_setc (err, EINVAL, "contains a control character");
   if (strchr (s, ':') != NULL || strchr (s, ',') != NULL)
-    return "cannot be mounted: it contains ':' or ','";
+    return bx_error_setc (err, EINVAL, "cannot be mounted: it contains ':' or ','");
   /* Clean: every component non-empty, neither "." nor "..", no trailing '/'. */
   for (const char *p = s;;)
     {
       size_t len = strcspn (p, "/");
       if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
-        return "is not clean: expected no empty, '.' or '..' component and no trailing '/'";
+        return bx_error_setc (
+            err, EINVAL,
+            "is not clean: expected no empty, '.' or '..' component and no trailing '/'");
       if (p[len] == '\0')
         break;
       p += len + 1;
     }
-  return NULL;
+  return 0;
 }
 
 void
@@ -106,14 +112,11 @@ is_a_folder (const char *prefix, size_t len)
 /* One subpath.  FOLDER_FD is the folder, opened O_PATH; it stays open. */
 static int
 protect_one (int folder_fd, const char *folder, const char *subpath, struct bx_protect_list *list,
-             struct bx_placeholder_refs *refs, char **detail)
+             struct bx_placeholder_refs *refs, bx_error *err)
 {
   cleanup_close int dir = fcntl (folder_fd, F_DUPFD_CLOEXEC, 0);
   if (dir < 0)
-    {
-      *detail = bx_xasprintf ("cannot check %s/%s: %s", folder, subpath, strerror (errno));
-      return -1;
-    }
+    return bx_error_set (err, errno, "cannot check %s/%s", folder, subpath);
   cleanup_free char *path = bx_xstrdup (folder);
   for (const char *p = subpath;;)
     {
@@ -145,10 +148,7 @@ protect_one (int folder_fd, const char *folder, const char *subpath, struct bx_p
             break;
         }
       if (found < 0)
-        {
-          *detail = bx_xasprintf ("cannot protect %s: %s", path, strerror (errno));
-          return -1;
-        }
+        return bx_error_set (err, errno, "cannot protect %s", path);
       if (found == 1)
         {
           /* A placeholder (this call's or another's): read-only whole, nothing below it. */
@@ -156,10 +156,7 @@ protect_one (int folder_fd, const char *folder, const char *subpath, struct bx_p
           return 0;
         }
       if (S_ISLNK (st.st_mode))
-        {
-          *detail = bx_xasprintf ("the protected path %s is a symbolic link", path);
-          return -1;
-        }
+        return bx_error_setc (err, 0, "the protected path %s is a symbolic link", path);
       if (S_ISREG (st.st_mode) || (last && S_ISDIR (st.st_mode)))
         {
           add (list, path, false);
@@ -173,8 +170,7 @@ protect_one (int folder_fd, const char *folder, const char *subpath, struct bx_p
       if (next < 0)
         {
           /* Swapped for a link or a file since the look: someone is racing the check. */
-          *detail = bx_xasprintf ("cannot check %s: %s", path, strerror (errno));
-          return -1;
+          return bx_error_set (err, errno, "cannot check %s", path);
         }
       close (dir);
       dir = next;
@@ -184,20 +180,18 @@ protect_one (int folder_fd, const char *folder, const char *subpath, struct bx_p
 
 int
 bx_protect_folder (const char *folder, const char *const *subpaths, size_t count,
-                   struct bx_protect_list *list, struct bx_placeholder_refs *refs, char **detail)
+                   struct bx_protect_list *list, struct bx_placeholder_refs *refs, bx_error *err)
 {
-  *detail = NULL;
   cleanup_close int fd = open (folder, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     {
       /* A folder that is not there is podman's to report; nothing inside it to protect. */
       if (errno == ENOENT)
         return 0;
-      *detail = bx_xasprintf ("cannot check %s: %s", folder, strerror (errno));
-      return -1;
+      return bx_error_set (err, errno, "cannot check %s", folder);
     }
   for (size_t i = 0; i < count; i++)
-    if (protect_one (fd, folder, subpaths[i], list, refs, detail) < 0)
+    if (protect_one (fd, folder, subpaths[i], list, refs, err) < 0)
       return -1;
   return 0;
 }

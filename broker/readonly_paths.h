@@ -27,9 +27,9 @@
 extern const char *const bx_protect_defaults[];
 extern const size_t bx_protect_default_count;
 
-/* NULL when SUBPATH is a relative clean path (no empty, '.' or '..' component, no leading or
- * trailing '/', no ':', ',' or control character); else why not. */
-const char *bx_protect_subpath_problem (const char *subpath);
+/* 0 when SUBPATH is a relative clean path (no empty, '.' or '..' component, no leading or
+ * trailing '/', no ':', ',' or control character); else -1 with *ERR saying why not. */
+int bx_protect_subpath_check (const char *subpath, bx_error *err);
 
 struct bx_protect_mount
 {
@@ -45,11 +45,11 @@ struct bx_protect_list
 
 /* Appends to LIST the mounts protecting SUBPATHS inside FOLDER (an absolute clean folder),
  * parents before what lies in them, and to REFS the placeholders they use, which the caller
- * releases when the call is over (also after a failure).  0, or -1 with *DETAIL (allocated)
- * naming the path. */
+ * releases when the call is over (also after a failure).  0, or -1 with *ERR naming the
+ * path. */
 int bx_protect_folder (const char *folder, const char *const *subpaths, size_t count,
                        struct bx_protect_list *list, struct bx_placeholder_refs *refs,
-                       char **detail);
+                       bx_error *err);
 void bx_protect_list_clear (struct bx_protect_list *list);
 
 #endif

@@ -18,28 +18,27 @@
 /* FOLDER, and when it is writable the grant's protected paths inside it, mounted over it. */
 static int
 add_folder (bx_run_spec *spec, const struct bx_grant *g, const char *folder, bool writable,
-            struct bx_placeholder_refs *refs, char **detail)
+            struct bx_placeholder_refs *refs, bx_error *err)
 {
   bx_run_spec_add_mount (spec, folder, writable);
   if (!writable)
     return 0;
   struct bx_protect_list list = { 0 };
   int r = bx_protect_folder (folder, (const char *const *)g->readonly, g->n_readonly, &list, refs,
-                             detail);
+                             err);
   for (size_t i = 0; r == 0 && i < list.count; i++)
     bx_run_spec_add_mount (spec, list.mounts[i].path, list.mounts[i].writable);
   bx_protect_list_clear (&list);
   return r;
 }
 
-/* The spec, or NULL with *DETAIL (allocated) when a protected path could not be checked.
+/* The spec, or NULL (with *ERR when a protected path could not be checked).
  * REFS gets the placeholders the spec mounts: the caller releases them when the call is over,
  * whatever became of it. */
 static bx_run_spec *
 build_spec (const struct bx_decision *d, const char *call, const char *session,
-            struct bx_placeholder_refs *refs, char **detail)
+            struct bx_placeholder_refs *refs, bx_error *err)
 {
-  *detail = NULL;
   if (d->verdict != BX_ALLOWED || d->grant == NULL)
     return NULL;
   const struct bx_grant *g = d->grant;
@@ -67,12 +66,12 @@ build_spec (const struct bx_decision *d, const char *call, const char *session,
         bx_run_spec_add_mount (spec, d->folder, false);
       break;
     case BX_MOUNT_FOLDER_WRITE:
-      if (d->folder != NULL && add_folder (spec, g, d->folder, true, refs, detail) < 0)
+      if (d->folder != NULL && add_folder (spec, g, d->folder, true, refs, err) < 0)
         goto refused;
       break;
     case BX_MOUNT_GRANT_FOLDERS:
       for (size_t i = 0; i < g->n_paths; i++)
-        if (add_folder (spec, g, g->paths[i], g->writable, refs, detail) < 0)
+        if (add_folder (spec, g, g->paths[i], g->writable, refs, err) < 0)
           goto refused;
       break;
     }
@@ -103,9 +102,9 @@ refused:
 bx_run_spec *
 bx_runner_spec (const struct bx_decision *d, const char *call, const char *session)
 {
-  cleanup_free char *detail = NULL;
+  cleanup_error bx_error err = NULL;
   struct bx_placeholder_refs refs = { 0 };
-  bx_run_spec *spec = build_spec (d, call, session, &refs, &detail);
+  bx_run_spec *spec = build_spec (d, call, session, &refs, &err);
   bx_placeholder_release (&refs);
   return spec;
 }
@@ -155,14 +154,14 @@ bx_runner_respond (struct bx_module *module, const struct bx_decision *d, const 
    * change it. */
   const char *class = bx_class_name (d->grant->class);
   bool untrusted = d->grant->untrusted;
-  cleanup_free char *detail = NULL;
+  cleanup_error bx_error err = NULL;
   struct bx_placeholder_refs refs = { 0 };
-  bx_run_spec *spec = build_spec (d, call, session, &refs, &detail);
+  bx_run_spec *spec = build_spec (d, call, session, &refs, &err);
   if (spec == NULL)
     {
       bx_placeholder_release (&refs);
       /* The owner's log says which path; the model gets the fixed sentence. */
-      report->problem = bx_xstrdup (detail ? detail : "no spec");
+      report->problem = bx_xstrdup (err != NULL ? bx_error_msg (err) : "no spec");
       report->outcome = BX_OUTCOME_FAILED;
       return bx_msg_failed (id, BX_SENTENCE_PROTECTED);
     }

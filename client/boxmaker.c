@@ -25,7 +25,7 @@
 
 #include <boxmaker/client.h>
 
-#include "approvals.h"
+#include "boxmaker_approvals.h"
 #include "env.h"
 #include "audit_verify.h"
 #include "stats.h"

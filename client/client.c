@@ -26,7 +26,7 @@
 
 #include <boxmaker/client.h>
 
-#include "cancel.h"
+#include "client_cancel.h"
 #include "connect.h"
 
 /* Unix time in ms: a pending frame's expiry is wall-clock time from the broker's side. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The library's one way to reach brokerd's socket, shared by a tool call (client.c) and a
- * grants request (grants.c). */
+ * grants request (client_grants.c). */
 #ifndef BX_CLIENT_CONNECT_H
 #define BX_CLIENT_CONNECT_H
 

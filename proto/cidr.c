@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Address ranges for allow_private: see bx/cidr.h. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <string.h>
@@ -49,14 +50,15 @@ static const struct
 };
 
 int
-bx_cidr_parse (const char *text, struct bx_cidr *out, const char **why)
+bx_cidr_parse (const char *text, struct bx_cidr *out, bx_error *err)
 {
   memset (out, 0, sizeof *out);
   size_t len = text ? strnlen (text, BX_CIDR_TEXT_MAX + 1) : 0;
   if (len == 0 || len > BX_CIDR_TEXT_MAX)
     {
-      *why = "expected an IP address, or an address and a prefix length such as 10.0.0.0/8";
-      return -1;
+      return bx_error_setc (
+          err, EINVAL,
+          "expected an IP address, or an address and a prefix length such as 10.0.0.0/8");
     }
   char addr[BX_CIDR_TEXT_MAX + 1];
   const char *slash = strchr (text, '/');
@@ -69,8 +71,9 @@ bx_cidr_parse (const char *text, struct bx_cidr *out, const char **why)
     out->family = AF_INET6;
   else
     {
-      *why = "expected an IP address, or an address and a prefix length such as 10.0.0.0/8";
-      return -1;
+      return bx_error_setc (
+          err, EINVAL,
+          "expected an IP address, or an address and a prefix length such as 10.0.0.0/8");
     }
   unsigned max = out->family == AF_INET ? 32 : 128;
   out->prefix = max;
@@ -87,9 +90,9 @@ bx_cidr_parse (const char *text, struct bx_cidr *out, const char **why)
         }
       if (!ok || n > max)
         {
-          *why = out->family == AF_INET ? "the prefix length is not 0 to 32"
-                                        : "the prefix length is not 0 to 128";
-          return -1;
+          return bx_error_setc (err, EINVAL, "%s",
+                                out->family == AF_INET ? "the prefix length is not 0 to 32"
+                                                       : "the prefix length is not 0 to 128");
         }
       out->prefix = n;
     }
@@ -101,15 +104,13 @@ bx_cidr_parse (const char *text, struct bx_cidr *out, const char **why)
         self.addr[bit / 8] &= (uint8_t) ~(0x80 >> (bit % 8));
       if (memcmp (self.addr, out->addr, sizeof self.addr) != 0)
         {
-          *why = "it has address bits set below its prefix length";
-          return -1;
+          return bx_error_setc (err, EINVAL, "it has address bits set below its prefix length");
         }
     }
   for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
     if (overlaps (out, &never[i].range))
       {
-        *why = never[i].why;
-        return -1;
+        return bx_error_setc (err, EINVAL, "%s", never[i].why);
       }
   return 0;
 }

@@ -98,9 +98,8 @@ bx_frame_read (int fd, int64_t deadline, json_t **out, bx_error *err)
   return decode_body (body, len, out, err);
 }
 
-/* Encodes OBJ into a new buffer holding the header and the body; *len gets the whole size. */
-static int
-encode (const json_t *obj, unsigned char **out, size_t *len, bx_error *err)
+int
+bx_frame_encode (const json_t *obj, unsigned char **out, size_t *len, bx_error *err)
 {
   if (!json_is_object (obj))
     return bx_error_setc (err, EINVAL, "frame: only a JSON object can be sent");
@@ -129,7 +128,7 @@ bx_frame_write (int fd, const json_t *obj, int64_t deadline, bx_error *err)
 {
   cleanup_free unsigned char *buf = NULL;
   size_t len = 0;
-  if (encode (obj, &buf, &len, err) < 0)
+  if (bx_frame_encode (obj, &buf, &len, err) < 0)
     return -1;
   if (bx_write_full (fd, buf, len, deadline, err) < 0)
     {
@@ -140,6 +139,13 @@ bx_frame_write (int fd, const json_t *obj, int64_t deadline, bx_error *err)
       return bx_error_wrap (err, "frame: cannot send");
     }
   return 0;
+}
+
+int
+bx_frame_length (const void *header, uint32_t *len, bx_error *err)
+{
+  *len = get_be32 (header);
+  return check_length (*len, err);
 }
 
 int

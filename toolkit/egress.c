@@ -111,7 +111,7 @@ bx_allow_parse_private (struct bx_allow *allow, const char *list, bx_error *err)
       const char *end = strchrnul (start, ',');
       size_t len = (size_t)(end - start);
       char piece[BX_CIDR_TEXT_MAX + 1];
-      const char *why = len == 0 ? "an empty range" : "too long";
+      cleanup_error bx_error why = NULL;
       bool ok = len >= 1 && len <= BX_CIDR_TEXT_MAX;
       if (ok)
         {
@@ -124,7 +124,9 @@ bx_allow_parse_private (struct bx_allow *allow, const char *list, bx_error *err)
           free (ranges);
           int shown = len > BX_CIDR_TEXT_MAX ? BX_CIDR_TEXT_MAX : (int)len;
           return bx_error_setc (err, EINVAL, "not an address range: \"%.*s\": %s", shown, start,
-                                why);
+                                why != NULL ? bx_error_msg (why)
+                                : len == 0  ? "an empty range"
+                                            : "too long");
         }
       n++;
       if (*end == '\0')

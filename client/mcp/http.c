@@ -7,11 +7,11 @@
  * its own: GET (and DELETE: there are no sessions) is 405.
  *
  * Once the headers are in, before any body is read: an Origin that is not this host's is 403
- * (the spec's defence against DNS rebinding), a missing or wrong bearer token is 401, an
- * MCP-Protocol-Version that is not spoken over HTTP is 400; without one, the request is read
- * as 2025-03-26 (versions.c says why).  Every TCP listener, loopback included, needs a token:
- * without one any local user could call tools as this user.  A Unix socket without a token is
- * made 0600, its owner's alone.
+ * (a web page must not reach this server through a name it rebinds to it), a missing or wrong
+ * bearer token is 401, an MCP-Protocol-Version that is not spoken over HTTP is 400; without one,
+ * the request is read as 2025-03-26 (versions.c says why).  Every TCP listener, loopback included,
+ * needs a token: without one any local user could call tools as this user.  A Unix socket without a
+ * token is made 0600, its owner's alone.
  *
  * Nobody locks the server out before authenticating: a connection that has not yet sent a
  * request through the gate may hold at most UNTRUSTED_MAX of the CONNECTIONS_MAX places (a
@@ -215,8 +215,8 @@ answer (struct MHD_Connection *conn, unsigned status, const char *type, const ch
   return answer_authenticate (conn, status, type, body, NULL);
 }
 
-/* An error before any JSON-RPC message was read: a JSON-RPC error with no id, as the
- * transport spec's examples do. */
+/* An error before any JSON-RPC message was read: a JSON-RPC error with no id, since there
+ * is no request whose id it could answer. */
 static enum MHD_Result
 refuse (struct MHD_Connection *conn, unsigned status, const char *why)
 {
@@ -686,8 +686,8 @@ handler (void *cls, struct MHD_Connection *conn, const char *url, const char *me
   pthread_mutex_unlock (&p->lock);
   if (response == NULL)
     return answer (conn, MHD_HTTP_ACCEPTED, NULL, "");
-  /* A message that could not be read at all (its error has no id) is the transport spec's
-   * "cannot accept the input": 400, with the JSON-RPC error as the body. */
+  /* A message that could not be read at all (its error has no id) is input the server cannot
+   * accept: 400, with the JSON-RPC error as the body. */
   unsigned status = json_object_get (response, "error") != NULL
                             && json_is_null (json_object_get (response, "id"))
                         ? MHD_HTTP_BAD_REQUEST

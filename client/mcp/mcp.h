@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* boxmaker mcp: a Model Context Protocol server in front of brokerd.  docs/mcp.md.
  *
- *   versions.c  the revisions spoken, and what each defines of what this server sends
- *   rpc.c       one JSON-RPC 2.0 message or batch read and checked; responses and errors built
- *   tools.c     the four tools as MCP tools (schemas from proto's table) and one tools/call
- *   grants.c    what the model is told of its grants (brokerd's grants_request answer)
- *   server.c    the session: initialize, ping, tools/list, tools/call on threads,
- *               cancellation, batches
- *   stdio.c     the stdio transport (newline-delimited)
- *   http.c      the streamable HTTP transport (libmicrohttpd)
- *   main.c      `boxmaker mcp` options */
+ *   versions.c    the revisions spoken, and what each defines of what this server sends
+ *   rpc.c         one JSON-RPC 2.0 message or batch read and checked; responses and errors
+ *                 built
+ *   mcp_tools.c   the four tools as MCP tools (schemas from proto's table) and one
+ *                 tools/call
+ *   mcp_grants.c  what the model is told of its grants (brokerd's grants_request answer)
+ *   mcp_server.c  the session: initialize, ping, tools/list, tools/call on threads,
+ *                 cancellation, batches
+ *   stdio.c       the stdio transport (newline-delimited)
+ *   http.c        the streamable HTTP transport (libmicrohttpd)
+ *   main.c        `boxmaker mcp` options */
 #ifndef BX_MCP_H
 #define BX_MCP_H
 
@@ -142,7 +144,7 @@ void bx_mcp_server_handle (struct bx_mcp_server *srv, const char *text, size_t l
 void bx_mcp_server_shutdown (struct bx_mcp_server *srv);
 void bx_mcp_server_free (struct bx_mcp_server *srv);
 
-/* tools.c: GRANTS is brokerd's answer to a grants_request, or NULL when it is not known (then
+/* mcp_tools.c: GRANTS is brokerd's answer to a grants_request, or NULL when it is not known (then
  * every tool is listed, as written in the table). */
 json_t *bx_mcp_tools_list (const struct bx_mcp_version *v, const json_t *grants);
 /* True when NAME is one of the four tools. */
@@ -152,7 +154,7 @@ json_t *bx_mcp_tool_arguments (const char *name, const json_t *arguments);
 /* The tools/call result for brokerd's answer. */
 json_t *bx_mcp_tool_result (const struct bx_client_response *r, const struct bx_mcp_version *v);
 
-/* grants.c.  GRANTS as for bx_mcp_tools_list (its types checked by bx_client_grants).  What
+/* mcp_grants.c.  GRANTS as for bx_mcp_tools_list (its types checked by bx_client_grants).  What
  * the grants give TOOL, one or more sentences ("Granted: the folder /srv/notes."), or NULL
  * when no grant lists it.  Free it. */
 char *bx_mcp_grants_text (const json_t *grants, enum bx_tool tool);

@@ -162,11 +162,11 @@ new_spec (struct kit *k, enum bx_tool tool, const char *json)
   return spec;
 }
 
-/* Why SENTENCE is not a fixed sentence in static storage, or NULL when it is one.  It must
+/* 0 when SENTENCE is a fixed sentence in static storage, else -1 with *ERR saying why not.  It must
  * lie in a read-only mapping of a loaded file (a string literal, a const array), which
  * nothing can change between calls, and be one short line of text. */
-static const char *
-sentence_problem (const char *sentence)
+static int
+sentence_check (const char *sentence, bx_error *err)
 {
   uintptr_t at = (uintptr_t)sentence, end = 0;
   char perms[8] = "", file[512] = "";
@@ -185,22 +185,23 @@ sentence_problem (const char *sentence)
         }
     }
   if (maps == NULL)
-    return NULL; /* no /proc: nothing to tell it by */
+    return 0; /* no /proc: nothing to tell it by */
   if (!found)
-    return "it points at no mapped memory";
+    return bx_error_setc (err, EINVAL, "it points at no mapped memory");
   if (file[0] != '/')
-    return "it is not in a loaded file (built at run time, on the heap or the stack)";
+    return bx_error_setc (
+        err, EINVAL, "it is not in a loaded file (built at run time, on the heap or the stack)");
   if (perms[1] == 'w')
-    return "it is in writable memory, which can change between calls";
+    return bx_error_setc (err, EINVAL, "it is in writable memory, which can change between calls");
   size_t len = 0;
   for (; at + len < end && sentence[len] != '\0'; len++)
     if ((unsigned char)sentence[len] < 0x20 || sentence[len] == 0x7f)
-      return "it holds a control byte";
+      return bx_error_setc (err, EINVAL, "it holds a control byte");
     else if (len >= SENTENCE_MAX)
-      return "it is longer than a sentence";
+      return bx_error_setc (err, EINVAL, "it is longer than a sentence");
   if (at + len >= end)
-    return "it does not end";
-  return NULL;
+    return bx_error_setc (err, EINVAL, "it does not end");
+  return 0;
 }
 
 static void
@@ -212,14 +213,15 @@ run (struct kit *k, bx_run_spec *spec, struct answer *a)
   if (a->status == BX_RUN_OK)
     return;
   /* A sentence reaches the model as it is: one that is not fixed is never printed. */
-  const char *why = sentence_problem (a->sentence);
+  cleanup_error bx_error why = NULL;
+  bool fixed = sentence_check (a->sentence, &why) == 0;
   pthread_mutex_lock (&k->lock);
   k->sentences++;
-  if (why != NULL && k->bad_sentences++ == 0)
+  if (!fixed && k->bad_sentences++ == 0)
     snprintf (k->bad_first, sizeof k->bad_first, "in \"%s\" (%s): %s", k->check,
-              a->status == BX_RUN_FAILED ? "failed" : "unavailable", why);
+              a->status == BX_RUN_FAILED ? "failed" : "unavailable", bx_error_msg (why));
   pthread_mutex_unlock (&k->lock);
-  if (why != NULL)
+  if (!fixed)
     a->sentence = not_fixed;
 }
 
@@ -770,9 +772,9 @@ check_pids_limit (struct kit *k, const char *name)
 }
 
 /* The share of a CPU a busy shell got over 3 s, under a CPU limit of MILLIS (0: none);
- * -1 when it could not be measured (*detail says why). */
+ * -1 when it could not be measured (*ERR says why). */
 static double
-busy_share (struct kit *k, uint64_t millis, double *rounds, bool *own, char **detail,
+busy_share (struct kit *k, uint64_t millis, double *rounds, bool *own, bx_error *err,
             struct answer *unavailable)
 {
   /* Busy for 3 s of wall time; the shell's and its children's CPU time then, in ticks.  The
@@ -797,7 +799,10 @@ busy_share (struct kit *k, uint64_t millis, double *rounds, bool *own, char **de
   double share = -1;
   if (at == NULL || sscanf (at, "ticks %lu wall %lu hz %lu", &ticks, &wall, &hz) != 3 || hz == 0
       || wall == 0)
-    *detail = describe (&a);
+    {
+      cleanup_free char *what = describe (&a);
+      bx_error_setc (err, 0, "%s", what);
+    }
   else
     {
       share = (double)ticks / (double)hz / (double)wall;
@@ -814,14 +819,14 @@ check_cpu_limit (struct kit *k, const char *name)
 {
   /* First without a limit: on a machine too busy to give a shell most of a CPU, a limit of
    * a quarter cannot be told from the load. */
-  cleanup_free char *detail = NULL;
+  cleanup_error bx_error detail = NULL;
   double free_rounds = 0, rounds = 0;
   bool own = false;
   struct answer unavailable = { .status = BX_RUN_OK };
   double free_share = busy_share (k, 0, &free_rounds, &own, &detail, &unavailable);
   if (free_share < 0)
     {
-      fail (k, name, "cannot measure: %s", detail);
+      fail (k, name, "cannot measure: %s", bx_error_msg (detail));
       return;
     }
   if (free_share < 0.6)
@@ -852,7 +857,7 @@ check_cpu_limit (struct kit *k, const char *name)
       return;
     }
   if (share < 0)
-    fail (k, name, "cannot measure: %s", detail);
+    fail (k, name, "cannot measure: %s", bx_error_msg (detail));
   /* 0.25 CPU asked; scheduling is coarse over 3 s, so allow up to 0.40. */
   else if (share > 0.40)
     fail (k, name, "used %.2f CPU under a limit of 0.25 (%.2f without)", share, free_share);

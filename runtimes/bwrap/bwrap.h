@@ -14,6 +14,7 @@
 #include "grant_rootfs.h"
 
 #include "bx/command.h"
+#include "bx/error.h"
 
 /* The limits a cgroup enforces. */
 struct bx_bwrap_limits
@@ -75,8 +76,8 @@ char **bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_c
 void bx_bwrap_argv_free (char **argv);
 
 /* ---- bwrap_seccomp.c --------------------------------------------------------------------- */
-/* The filter as BPF bytes (malloc'd), or -1 with a message. */
-int bx_bwrap_seccomp_build (void **bpf, size_t *len, char **why);
+/* The filter as BPF bytes (malloc'd), or -1 with *ERR. */
+int bx_bwrap_seccomp_build (void **bpf, size_t *len, bx_error *err);
 /* A fresh readable descriptor holding BPF, at offset 0; -1 with errno. */
 int bx_bwrap_seccomp_fd (const void *bpf, size_t len);
 
@@ -87,10 +88,10 @@ int bx_bwrap_seccomp_fd (const void *bpf, size_t len);
 struct bx_bwrap_cgroups;
 /* ROOT: the cgroup_root option, or NULL for the host's own (see bwrap_cgroup.c).  NAME
  * identifies this instance (it holds brokerd's pid and start time, so the sweep can tell a
- * dead brokerd's leftovers from a live one's).  0, or -1 with a message. */
+ * dead brokerd's leftovers from a live one's).  0, or -1 with *ERR. */
 int bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
                            const struct bx_bwrap_limits *limits, struct bx_bwrap_cgroups **out,
-                           char **why);
+                           bx_error *err);
 /* "cgroup v1" or "cgroup v2", and the folder the slots of CG are in, for the log. */
 const char *bx_bwrap_cgroups_what (const struct bx_bwrap_cgroups *cg);
 const char *bx_bwrap_cgroups_where (const struct bx_bwrap_cgroups *cg);
@@ -132,14 +133,14 @@ struct bx_bwrap_cgroup_backend
   size_t tasks;     /* the one whose cgroup.procs lists every task of a slot */
   bool born_in;     /* a keeper can be born in its slot (clone3 CLONE_INTO_CGROUP) */
   /* Finds the folders the instances go in (ROOT: the option, or NULL) and makes them ready:
-   * TOPS[0..dirs) malloc'd.  0, or -1 with a message. */
-  int (*locate) (const char *root, char **tops, char **why);
-  /* Makes the new folder DIR ready to hold cgroups of its own.  0, or -1 with a message. */
-  int (*ready) (const char *dir, char **why);
+   * TOPS[0..dirs) malloc'd.  0, or -1 with *ERR. */
+  int (*locate) (const char *root, char **tops, bx_error *err);
+  /* Makes the new folder DIR ready to hold cgroups of its own.  0, or -1 with *ERR. */
+  int (*ready) (const char *dir, bx_error *err);
   /* Writes LIMITS into the SLOT's files (FORCE: every file; else those that differ from
-   * WAS).  0, or -1 with a message and errno. */
+   * WAS).  0, or -1 with *ERR and errno. */
   int (*write_limits) (char *const *slot, const struct bx_bwrap_limits *was,
-                       const struct bx_bwrap_limits *limits, bool force, char **why);
+                       const struct bx_bwrap_limits *limits, bool force, bx_error *err);
   /* How many tasks of SLOT the memory limit has killed. */
   uint64_t (*oom_kills) (char *const *slot);
   /* After the last instance's folders in TOPS are gone: gives back what locate took
@@ -152,8 +153,8 @@ extern const struct bx_bwrap_cgroup_backend bx_bwrap_cgroup_v2;
 bool bx_bwrap_cgroup_is_v2 (const char *path);
 /* Writes TEXT to the file PATH in one write.  0, or -1 with errno. */
 int bx_bwrap_cgroup_write (const char *path, const char *text);
-/* Writes VALUE to FILE of the folder DIR; on failure a message naming both.  0 or -1. */
-int bx_bwrap_cgroup_set (const char *dir, const char *file, const char *value, char **why);
+/* Writes VALUE to FILE of the folder DIR.  0, or -1 with *ERR naming both, and errno. */
+int bx_bwrap_cgroup_set (const char *dir, const char *file, const char *value, bx_error *err);
 /* The CPU quota and period (microseconds) that give CPU_MILLIS thousandths of a CPU. */
 void bx_bwrap_cgroup_cpu_quota (int64_t cpu_millis, long long *quota, long long *period);
 
@@ -177,7 +178,8 @@ void bx_bwrap_ucounts_shares (size_t slots, struct bx_bwrap_ucounts *u);
 int bx_bwrap_ucounts_enter (const struct bx_bwrap_ucounts *u);
 /* Tries it at start, in a child that takes UID and GID as a sandbox's would: 0, or -1 with
  * a message (a host whose security module forbids it, say). */
-int bx_bwrap_ucounts_check (const struct bx_bwrap_ucounts *u, int64_t uid, int64_t gid, char **why);
+int bx_bwrap_ucounts_check (const struct bx_bwrap_ucounts *u, int64_t uid, int64_t gid,
+                            bx_error *err);
 
 /* The most descriptors a child gets (fd_count below): with its three standard streams, the
  * kernel's cap on descriptors in one message to the keeper (SCM_MAX_FD, 253).  Each mount

@@ -261,7 +261,7 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
   size_t step_count = 0;
   if (status == BX_RUN_OK && rootfs != NULL)
     {
-      cleanup_free char *why = NULL;
+      cleanup_error bx_error why = NULL;
       root = bx_runtime_roots_folder (inst->roots, rootfs);
       if (root == NULL)
         {
@@ -273,7 +273,7 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
         }
       else if (bx_runtime_root_steps (root, paths, count, &steps, &step_count, &why) < 0)
         {
-          host->log (host, BX_LOG_ERROR, "%s: the grant's root: %s; %s", name, why,
+          host->log (host, BX_LOG_ERROR, "%s: the grant's root: %s; %s", name, bx_error_msg (why),
                      RUNBOOK_POINTER);
           status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
         }

@@ -68,13 +68,13 @@ bx_bwrap_cgroup_write (const char *path, const char *text)
 }
 
 int
-bx_bwrap_cgroup_set (const char *dir, const char *file, const char *value, char **why)
+bx_bwrap_cgroup_set (const char *dir, const char *file, const char *value, bx_error *err)
 {
   cleanup_free char *path = bx_xasprintf ("%s/%s", dir, file);
   if (bx_bwrap_cgroup_write (path, value) == 0)
     return 0;
   int saved = errno;
-  *why = bx_xasprintf ("cannot write %s to %s: %s", value, path, strerror (saved));
+  bx_error_set (err, saved, "cannot write %s to %s", value, path);
   errno = saved;
   return -1;
 }
@@ -118,11 +118,11 @@ free_slot_dirs (const struct bx_bwrap_cgroups *cg, char **dirs)
 
 static int
 write_limits (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limits *limits,
-              bool force, char **why)
+              bool force, bx_error *err)
 {
   char *dirs[BX_BWRAP_CGROUP_DIRS];
   slot_dirs (cg, slot, dirs);
-  int rc = cg->b->write_limits (dirs, &cg->set[slot], limits, force, why);
+  int rc = cg->b->write_limits (dirs, &cg->set[slot], limits, force, err);
   int saved = errno;
   free_slot_dirs (cg, dirs);
   if (rc == 0)
@@ -135,7 +135,7 @@ int
 bx_bwrap_cgroups_limit (struct bx_bwrap_cgroups *cg, size_t slot,
                         const struct bx_bwrap_limits *limits)
 {
-  cleanup_free char *why = NULL;
+  cleanup_error bx_error why = NULL;
   if (write_limits (cg, slot, limits, false, &why) == 0)
     return 0;
   /* What was written is unknown now: the next call writes every file again. */
@@ -155,18 +155,15 @@ start_keeper (struct bx_bwrap_cgroups *cg, size_t slot)
 
 static int
 make_slot (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limits *limits,
-           char **why)
+           bx_error *err)
 {
   for (size_t d = 0; d < cg->b->dirs; d++)
     {
       cleanup_free char *dir = slot_path (cg, d, slot);
       if (mkdir (dir, 0700) < 0 && errno != EEXIST)
-        {
-          *why = bx_xasprintf ("cannot make %s: %s", dir, strerror (errno));
-          return -1;
-        }
+        return bx_error_set (err, errno, "cannot make %s", dir);
     }
-  if (write_limits (cg, slot, limits, true, why) < 0)
+  if (write_limits (cg, slot, limits, true, err) < 0)
     return -1;
   for (size_t d = 0; d < cg->b->dirs; d++)
     {
@@ -174,22 +171,13 @@ make_slot (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limit
       cleanup_free char *procs = bx_xasprintf ("%s/cgroup.procs", dir);
       int fd = open (procs, O_WRONLY | O_CLOEXEC);
       if (fd < 0)
-        {
-          *why = bx_xasprintf ("cannot open %s: %s", procs, strerror (errno));
-          return -1;
-        }
+        return bx_error_set (err, errno, "cannot open %s", procs);
       cg->procs[slot * cg->b->dirs + d] = fd;
       if (cg->b->born_in && (cg->folder[slot] = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-        {
-          *why = bx_xasprintf ("cannot open %s: %s", dir, strerror (errno));
-          return -1;
-        }
+        return bx_error_set (err, errno, "cannot open %s", dir);
     }
   if (start_keeper (cg, slot) < 0)
-    {
-      *why = bx_xasprintf ("cannot start the keeper of slot %zu: %s", slot, strerror (errno));
-      return -1;
-    }
+    return bx_error_set (err, errno, "cannot start the keeper of slot %zu", slot);
   return 0;
 }
 
@@ -237,7 +225,7 @@ backend_for (const char *root)
 int
 bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
                        const struct bx_bwrap_limits *limits, struct bx_bwrap_cgroups **out,
-                       char **why)
+                       bx_error *err)
 {
   struct bx_bwrap_cgroups *cg = bx_xzalloc (sizeof *cg);
   cg->b = backend_for (root);
@@ -255,7 +243,7 @@ bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
     cg->keeper[s] = cg->folder[s] = -1;
   pthread_mutex_init (&cg->lock, NULL);
   pthread_cond_init (&cg->freed, NULL);
-  if (cg->b->locate (root, cg->tops, why) < 0)
+  if (cg->b->locate (root, cg->tops, err) < 0)
     {
       bx_bwrap_cgroups_close (cg);
       return -1;
@@ -267,19 +255,19 @@ bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
         {
           /* Named by the folder above boxmaker-bwrap: the hierarchy, or brokerd's subtree. */
           const char *top = cg->tops[d];
-          *why = bx_xasprintf ("cannot make cgroups under %.*s: %s",
-                               (int)(strrchr (top, '/') - top), top, strerror (errno));
+          bx_error_set (err, errno, "cannot make cgroups under %.*s",
+                        (int)(strrchr (top, '/') - top), top);
           bx_bwrap_cgroups_close (cg);
           return -1;
         }
-      if (cg->b->ready (mine, why) < 0)
+      if (cg->b->ready (mine, err) < 0)
         {
           bx_bwrap_cgroups_close (cg);
           return -1;
         }
     }
   for (size_t s = 0; s < slots; s++)
-    if (make_slot (cg, s, limits, why) < 0)
+    if (make_slot (cg, s, limits, err) < 0)
       {
         bx_bwrap_cgroups_close (cg);
         return -1;

@@ -28,7 +28,7 @@ enum
 };
 
 static int
-locate (const char *root, char **tops, char **why)
+locate (const char *root, char **tops, bx_error *err)
 {
   if (root == NULL)
     root = "/sys/fs/cgroup";
@@ -37,28 +37,22 @@ locate (const char *root, char **tops, char **why)
       /* A v1 hierarchy of that controller: cgroup v2 has no per-controller folders. */
       cleanup_free char *probe = bx_xasprintf ("%s/%s/cgroup.procs", root, controllers[c]);
       if (access (probe, F_OK) < 0)
-        {
-          *why = bx_xasprintf ("no cgroup v1 %s hierarchy at %s/%s (this module needs the "
-                               "memory, pids and cpu controllers, of cgroup v1 or v2)",
-                               controllers[c], root, controllers[c]);
-          return -1;
-        }
+        return bx_error_setc (err, 0,
+                              "no cgroup v1 %s hierarchy at %s/%s (this module needs the "
+                              "memory, pids and cpu controllers, of cgroup v1 or v2)",
+                              controllers[c], root, controllers[c]);
       tops[c] = bx_xasprintf ("%s/%s/" TOP, root, controllers[c]);
       if (mkdir (tops[c], 0755) < 0 && errno != EEXIST)
-        {
-          *why = bx_xasprintf ("cannot make cgroups under %s/%s: %s", root, controllers[c],
-                               strerror (errno));
-          return -1;
-        }
+        return bx_error_set (err, errno, "cannot make cgroups under %s/%s", root, controllers[c]);
     }
   return 0;
 }
 
 static int
-ready (const char *dir, char **why)
+ready (const char *dir, bx_error *err)
 {
   (void)dir;
-  (void)why;
+  (void)err;
   return 0;
 }
 
@@ -68,7 +62,7 @@ ready (const char *dir, char **why)
  * shrinks to memory first. */
 static int
 write_limits (char *const *slot, const struct bx_bwrap_limits *was,
-              const struct bx_bwrap_limits *limits, bool force, char **why)
+              const struct bx_bwrap_limits *limits, bool force, bx_error *err)
 {
   if (force || limits->memory != was->memory)
     {
@@ -79,17 +73,16 @@ write_limits (char *const *slot, const struct bx_bwrap_limits *was,
       int first = limits->memory > was->memory && !force ? 1 : 0;
       if (access (memsw, F_OK) < 0)
         {
-          if (bx_bwrap_cgroup_set (slot[MEMORY], files[0], memory, why) < 0)
+          if (bx_bwrap_cgroup_set (slot[MEMORY], files[0], memory, err) < 0)
             return -1;
         }
-      else if (bx_bwrap_cgroup_set (slot[MEMORY], files[first], memory, why) < 0
-               || bx_bwrap_cgroup_set (slot[MEMORY], files[1 - first], memory, why) < 0)
+      else if (bx_bwrap_cgroup_set (slot[MEMORY], files[first], memory, err) < 0
+               || bx_bwrap_cgroup_set (slot[MEMORY], files[1 - first], memory, err) < 0)
         {
           /* The files held something else than we thought: the other order. */
-          free (*why);
-          *why = NULL;
-          if (bx_bwrap_cgroup_set (slot[MEMORY], files[1 - first], memory, why) < 0
-              || bx_bwrap_cgroup_set (slot[MEMORY], files[first], memory, why) < 0)
+          bx_error_free (err);
+          if (bx_bwrap_cgroup_set (slot[MEMORY], files[1 - first], memory, err) < 0
+              || bx_bwrap_cgroup_set (slot[MEMORY], files[first], memory, err) < 0)
             return -1;
         }
     }
@@ -97,7 +90,7 @@ write_limits (char *const *slot, const struct bx_bwrap_limits *was,
     {
       /* The keeper counts as one task of the slot. */
       cleanup_free char *pids = bx_xasprintf ("%lld", (long long)limits->pids + 1);
-      if (bx_bwrap_cgroup_set (slot[PIDS], "pids.max", pids, why) < 0)
+      if (bx_bwrap_cgroup_set (slot[PIDS], "pids.max", pids, err) < 0)
         return -1;
     }
   if (force || limits->cpu_millis != was->cpu_millis)
@@ -107,9 +100,9 @@ write_limits (char *const *slot, const struct bx_bwrap_limits *was,
       cleanup_free char *p = bx_xasprintf ("%lld", period);
       cleanup_free char *q = bx_xasprintf ("%lld", quota);
       /* Quota off first: a period shorter than the quota would be refused. */
-      if (bx_bwrap_cgroup_set (slot[CPU], "cpu.cfs_quota_us", "-1", why) < 0
-          || bx_bwrap_cgroup_set (slot[CPU], "cpu.cfs_period_us", p, why) < 0
-          || bx_bwrap_cgroup_set (slot[CPU], "cpu.cfs_quota_us", q, why) < 0)
+      if (bx_bwrap_cgroup_set (slot[CPU], "cpu.cfs_quota_us", "-1", err) < 0
+          || bx_bwrap_cgroup_set (slot[CPU], "cpu.cfs_period_us", p, err) < 0
+          || bx_bwrap_cgroup_set (slot[CPU], "cpu.cfs_quota_us", q, err) < 0)
         return -1;
     }
   return 0;

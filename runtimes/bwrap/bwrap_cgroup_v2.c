@@ -108,7 +108,7 @@ has_all (const char *list, const char *words)
 }
 
 static int
-ready (const char *dir, char **why)
+ready (const char *dir, bx_error *err)
 {
   cleanup_free char *control = bx_xasprintf ("%s/cgroup.subtree_control", dir);
   cleanup_free char *now = read_line (control);
@@ -117,33 +117,26 @@ ready (const char *dir, char **why)
   if (bx_bwrap_cgroup_write (control, "+memory +pids +cpu") == 0)
     return 0;
   int saved = errno;
-  *why = bx_xasprintf ("cannot enable the memory, pids and cpu controllers in %s: %s%s", control,
-                       strerror (saved),
-                       saved == EBUSY ? " (processes of others are in that cgroup: give "
-                                        "brokerd a cgroup of its own, such as systemd's "
-                                        "Delegate=yes, or the option cgroup_root)"
-                                      : "");
-  return -1;
+  return bx_error_setc (err, 0, "cannot enable the memory, pids and cpu controllers in %s: %s%s",
+                        control, strerror (saved),
+                        saved == EBUSY ? " (processes of others are in that cgroup: give "
+                                         "brokerd a cgroup of its own, such as systemd's "
+                                         "Delegate=yes, or the option cgroup_root)"
+                                       : "");
 }
 
 static int
-locate (const char *root, char **tops, char **why)
+locate (const char *root, char **tops, bx_error *err)
 {
   cleanup_free char *own = own_cgroup ();
   if (own == NULL)
-    {
-      *why = bx_xasprintf ("cannot find brokerd's cgroup v2 in /proc/self/cgroup");
-      return -1;
-    }
+    return bx_error_setc (err, 0, "cannot find brokerd's cgroup v2 in /proc/self/cgroup");
   cleanup_free char *base = NULL;
   if (root != NULL)
     {
       base = realpath (root, NULL);
       if (base == NULL)
-        {
-          *why = bx_xasprintf ("option cgroup_root: %s: %s", root, strerror (errno));
-          return -1;
-        }
+        return bx_error_set (err, errno, "option cgroup_root: %s", root);
     }
   else
     {
@@ -157,11 +150,11 @@ locate (const char *root, char **tops, char **why)
   cleanup_free char *controllers = read_line (controllers_file);
   if (controllers == NULL || !has_all (controllers, CONTROLLERS))
     {
-      *why = bx_xasprintf ("the cgroup v2 controllers memory, pids and cpu are not all "
-                           "available in %s (it offers: %s; under systemd, give the service "
-                           "Delegate=yes)",
-                           base, controllers != NULL ? controllers : strerror (errno));
-      return -1;
+      return bx_error_setc (err, 0,
+                            "the cgroup v2 controllers memory, pids and cpu are not all "
+                            "available in %s (it offers: %s; under systemd, give the service "
+                            "Delegate=yes)",
+                            base, controllers != NULL ? controllers : strerror (errno));
     }
   /* The root cgroup may hold processes and hand out controllers at once; any other must
    * not hold brokerd when its controllers go to its children. */
@@ -170,49 +163,45 @@ locate (const char *root, char **tops, char **why)
       cleanup_free char *leaf = bx_xasprintf ("%s/" LEAF, base);
       cleanup_free char *pid = bx_xasprintf ("%ld", (long)getpid ());
       if ((mkdir (leaf, 0755) < 0 && errno != EEXIST)
-          || bx_bwrap_cgroup_set (leaf, "cgroup.procs", pid, why) < 0)
+          || bx_bwrap_cgroup_set (leaf, "cgroup.procs", pid, err) < 0)
         {
           int saved = errno;
-          free (*why);
-          *why = bx_xasprintf ("cannot move brokerd into a leaf of its own cgroup, %s: %s", leaf,
-                               strerror (saved));
-          return -1;
+          bx_error_free (err);
+          return bx_error_set (err, saved, "cannot move brokerd into a leaf of its own cgroup, %s",
+                               leaf);
         }
     }
-  if (ready (base, why) < 0)
+  if (ready (base, err) < 0)
     return -1;
   tops[0] = bx_xasprintf ("%s/" TOP, base);
   if (mkdir (tops[0], 0755) < 0 && errno != EEXIST)
-    {
-      *why = bx_xasprintf ("cannot make cgroups under %s: %s", base, strerror (errno));
-      return -1;
-    }
-  return ready (tops[0], why);
+    return bx_error_set (err, errno, "cannot make cgroups under %s", base);
+  return ready (tops[0], err);
 }
 
 static int
 write_limits (char *const *slot, const struct bx_bwrap_limits *was,
-              const struct bx_bwrap_limits *limits, bool force, char **why)
+              const struct bx_bwrap_limits *limits, bool force, bx_error *err)
 {
   if (force)
     {
       /* Where the kernel counts swap, none: memory.max then holds memory and swap. */
       cleanup_free char *swap = bx_xasprintf ("%s/memory.swap.max", slot[0]);
       if (access (swap, F_OK) == 0
-          && bx_bwrap_cgroup_set (slot[0], "memory.swap.max", "0", why) < 0)
+          && bx_bwrap_cgroup_set (slot[0], "memory.swap.max", "0", err) < 0)
         return -1;
     }
   if (force || limits->memory != was->memory)
     {
       cleanup_free char *memory = bx_xasprintf ("%llu", (unsigned long long)limits->memory);
-      if (bx_bwrap_cgroup_set (slot[0], "memory.max", memory, why) < 0)
+      if (bx_bwrap_cgroup_set (slot[0], "memory.max", memory, err) < 0)
         return -1;
     }
   if (force || limits->pids != was->pids)
     {
       /* The keeper counts as one task of the slot. */
       cleanup_free char *pids = bx_xasprintf ("%lld", (long long)limits->pids + 1);
-      if (bx_bwrap_cgroup_set (slot[0], "pids.max", pids, why) < 0)
+      if (bx_bwrap_cgroup_set (slot[0], "pids.max", pids, err) < 0)
         return -1;
     }
   if (force || limits->cpu_millis != was->cpu_millis)
@@ -220,7 +209,7 @@ write_limits (char *const *slot, const struct bx_bwrap_limits *was,
       long long quota, period;
       bx_bwrap_cgroup_cpu_quota (limits->cpu_millis, &quota, &period);
       cleanup_free char *max = bx_xasprintf ("%lld %lld", quota, period);
-      if (bx_bwrap_cgroup_set (slot[0], "cpu.max", max, why) < 0)
+      if (bx_bwrap_cgroup_set (slot[0], "cpu.max", max, err) < 0)
         return -1;
     }
   return 0;
@@ -248,7 +237,7 @@ leave (char *const *tops)
   if (rmdir (tops[0]) < 0)
     return;
   /* Controllers off first: a cgroup that hands them out may hold no process. */
-  cleanup_free char *why = NULL;
+  cleanup_error bx_error why = NULL;
   cleanup_free char *pid = bx_xasprintf ("%ld", (long)getpid ());
   if (bx_bwrap_cgroup_set (base, "cgroup.subtree_control", "-memory -pids -cpu", &why) == 0
       && bx_bwrap_cgroup_set (base, "cgroup.procs", pid, &why) == 0)

@@ -58,11 +58,11 @@ check_digest (const struct bx_host *host, const struct bx_bwrap_config *cfg, bx_
       return -1;
     }
   char got[BX_RUNTIME_DIGEST_LEN + 1];
-  cleanup_free char *why = NULL;
+  cleanup_error bx_error why = NULL;
   if (bx_runtime_rootfs_digest (cfg->rootfs, false, got, &why) < 0)
     {
       host->error_set (sink, "option rootfs_digest: cannot compute the digest of %s: %s",
-                       cfg->rootfs, why);
+                       cfg->rootfs, bx_error_msg (why));
       return -1;
     }
   if (strcmp (got, want) != 0)
@@ -153,7 +153,7 @@ bwrap_create (const struct bx_host *host, const bx_options *options, void **inst
       free_instance (inst);
       return -1;
     }
-  cleanup_free char *why = NULL;
+  cleanup_error bx_error why = NULL;
   if (inst->cfg.rootfs_digest != NULL && check_digest (host, &inst->cfg, sink) < 0)
     {
       free_instance (inst);
@@ -161,7 +161,7 @@ bwrap_create (const struct bx_host *host, const bx_options *options, void **inst
     }
   if (bx_bwrap_seccomp_build (&inst->bpf, &inst->bpf_len, &why) < 0)
     {
-      host->error_set (sink, "cannot build the seccomp filter: %s", why);
+      host->error_set (sink, "cannot build the seccomp filter: %s", bx_error_msg (why));
       free_instance (inst);
       return -1;
     }
@@ -173,7 +173,7 @@ bwrap_create (const struct bx_host *host, const bx_options *options, void **inst
       host->error_set (sink,
                        "cannot bound the sandboxes' shares of their uid's kernel counters: %s; "
                        "bwrap.so runs nothing where one sandbox could take them all",
-                       why);
+                       bx_error_msg (why));
       free_instance (inst);
       return -1;
     }
@@ -186,7 +186,7 @@ bwrap_create (const struct bx_host *host, const bx_options *options, void **inst
       host->error_set (sink,
                        "cannot set up the limits' cgroups: %s; bwrap.so runs nothing "
                        "without its memory, pids and CPU limits (run brokerd as root)",
-                       why);
+                       bx_error_msg (why));
       free_instance (inst);
       return -1;
     }
@@ -195,7 +195,7 @@ bwrap_create (const struct bx_host *host, const bx_options *options, void **inst
     host->log (host, BX_LOG_INFO, "removed the cgroups of %d brokerd(s) that are gone", swept);
   if (bx_runtime_own_folder (inst->cfg.egress_dir, 0711, &why) < 0)
     {
-      host->error_set (sink, "option egress_dir: %s", why);
+      host->error_set (sink, "option egress_dir: %s", bx_error_msg (why));
       free_instance (inst);
       return -1;
     }

@@ -71,14 +71,11 @@ native_number (const struct bx_seccomp_rule *row, int *nr)
 }
 
 int
-bx_bwrap_seccomp_build (void **bpf, size_t *len, char **why)
+bx_bwrap_seccomp_build (void **bpf, size_t *len, bx_error *err)
 {
   scmp_filter_ctx ctx = seccomp_init (SCMP_ACT_ALLOW);
   if (ctx == NULL)
-    {
-      *why = bx_xstrdup ("seccomp_init failed");
-      return -1;
-    }
+    return bx_error_setc (err, 0, "%s", bx_xstrdup ("seccomp_init failed"));
   int r = 0;
   for (size_t i = 0; r == 0 && i < bx_seccomp_rule_count; i++)
     {
@@ -87,7 +84,7 @@ bx_bwrap_seccomp_build (void **bpf, size_t *len, char **why)
       if (native_number (row, &b.nr) < 0)
         {
           /* Refusing to start beats a filter that lets the call through. */
-          *why = bx_xasprintf ("libseccomp does not know the system call %s", row->name);
+          bx_error_setc (err, 0, "libseccomp does not know the system call %s", row->name);
           seccomp_release (ctx);
           return -1;
         }
@@ -101,7 +98,7 @@ bx_bwrap_seccomp_build (void **bpf, size_t *len, char **why)
       r = bx_seccomp_expand (row, arg, false, add_rule, &b);
       if (r != 0)
         {
-          *why = bx_xasprintf ("seccomp_rule_add (%s): %s", row->name, strerror (-r));
+          bx_error_set (err, -r, "seccomp_rule_add (%s)", row->name);
           seccomp_release (ctx);
           return -1;
         }
@@ -110,7 +107,7 @@ bx_bwrap_seccomp_build (void **bpf, size_t *len, char **why)
   int fd = memfd_create ("bx-seccomp", MFD_CLOEXEC);
   if (fd < 0 || (r = seccomp_export_bpf (ctx, fd)) != 0)
     {
-      *why = bx_xasprintf ("cannot export the seccomp filter: %s", strerror (fd < 0 ? errno : -r));
+      bx_error_set (err, fd < 0 ? errno : -r, "cannot export the seccomp filter");
       if (fd >= 0)
         close (fd);
       seccomp_release (ctx);
@@ -121,7 +118,7 @@ bx_bwrap_seccomp_build (void **bpf, size_t *len, char **why)
   char *bytes = bx_xmalloc (size > 0 ? (size_t)size : 1);
   if (size <= 0 || pread (fd, bytes, (size_t)size, 0) != size)
     {
-      *why = bx_xstrdup ("cannot read the seccomp filter back");
+      bx_error_setc (err, 0, "cannot read the seccomp filter back");
       free (bytes);
       close (fd);
       return -1;

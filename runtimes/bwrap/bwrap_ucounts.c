@@ -143,14 +143,11 @@ bx_bwrap_ucounts_enter (const struct bx_bwrap_ucounts *u)
 }
 
 int
-bx_bwrap_ucounts_check (const struct bx_bwrap_ucounts *u, int64_t uid, int64_t gid, char **why)
+bx_bwrap_ucounts_check (const struct bx_bwrap_ucounts *u, int64_t uid, int64_t gid, bx_error *err)
 {
   pid_t pid = fork ();
   if (pid < 0)
-    {
-      *why = bx_xasprintf ("cannot fork: %s", strerror (errno));
-      return -1;
-    }
+    return bx_error_set (err, errno, "cannot fork");
   if (pid == 0)
     {
       /* As a sandbox's child does it: the sandbox's uid first (bwrap_run.c). */
@@ -164,15 +161,12 @@ bx_bwrap_ucounts_check (const struct bx_bwrap_ucounts *u, int64_t uid, int64_t g
   int status;
   while (waitpid (pid, &status, 0) < 0)
     if (errno != EINTR)
-      {
-        *why = bx_xasprintf ("cannot wait for the check: %s", strerror (errno));
-        return -1;
-      }
+      return bx_error_set (err, errno, "cannot wait for the check");
   if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
     return 0;
-  *why = bx_xasprintf ("uid %lld cannot make a user namespace and set its /proc/sys/user "
-                       "limits: %s",
-                       (long long)uid,
-                       WIFEXITED (status) ? strerror (WEXITSTATUS (status)) : "killed");
-  return -1;
+  return bx_error_setc (err, 0,
+                        "uid %lld cannot make a user namespace and set its /proc/sys/user "
+                        "limits: %s",
+                        (long long)uid,
+                        WIFEXITED (status) ? strerror (WEXITSTATUS (status)) : "killed");
 }

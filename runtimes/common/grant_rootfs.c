@@ -142,10 +142,10 @@ bx_runtime_roots_check (const struct bx_host *host, struct bx_runtime_roots *roo
       return -1;
     }
   char got[BX_RUNTIME_DIGEST_LEN + 1];
-  cleanup_free char *why = NULL;
+  cleanup_error bx_error why = NULL;
   if (bx_runtime_rootfs_digest (folder, true, got, &why) < 0)
     {
-      host->error_set (sink, "%s cannot serve as a root: %s", folder, why);
+      host->error_set (sink, "%s cannot serve as a root: %s", folder, bx_error_msg (why));
       return -1;
     }
   if (strcmp (got, root + n + 1) != 0)
@@ -216,14 +216,14 @@ compare_names (const void *a, const void *b)
 /* The steps for the folder REL of ROOT ("" for the root itself), in name order. */
 static int
 plan_folder (const char *root, const char *rel, const char *const *mounts, size_t count,
-             struct steps *s, char **why)
+             struct steps *s, bx_error *err)
 {
   cleanup_free char *path = bx_xasprintf ("%s%s", root, rel);
   int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
   if (d == NULL)
     {
-      *why = bx_xasprintf ("cannot read %s: %s", path, strerror (errno));
+      bx_error_set (err, errno, "cannot read %s", path);
       if (fd >= 0)
         close (fd);
       return -1;
@@ -264,7 +264,7 @@ plan_folder (const char *root, const char *rel, const char *const *mounts, size_
       else if (S_ISDIR (st.st_mode) && meets == 2)
         {
           add_step (s, BX_RUNTIME_ROOT_DIR, NULL, dest);
-          r = plan_folder (root, dest, mounts, count, s, why);
+          r = plan_folder (root, dest, mounts, count, s, err);
         }
       else if (S_ISDIR (st.st_mode) || S_ISREG (st.st_mode))
         add_step (s, BX_RUNTIME_ROOT_BIND, bx_xasprintf ("%s%s", root, dest), dest);
@@ -280,10 +280,10 @@ plan_folder (const char *root, const char *rel, const char *const *mounts, size_
 
 int
 bx_runtime_root_steps (const char *root, const char *const *mounts, size_t count,
-                       struct bx_runtime_root_step **steps, size_t *step_count, char **why)
+                       struct bx_runtime_root_step **steps, size_t *step_count, bx_error *err)
 {
   struct steps s = { 0 };
-  if (plan_folder (root, "", mounts, count, &s, why) < 0)
+  if (plan_folder (root, "", mounts, count, &s, err) < 0)
     {
       bx_runtime_root_steps_free (s.items, s.len);
       return -1;

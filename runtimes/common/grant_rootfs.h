@@ -9,6 +9,8 @@
 
 #include <boxmaker/runtime.h>
 
+#include "bx/error.h"
+
 /* The roots check_root accepted, so a call runs only in one whose digest was checked. */
 struct bx_runtime_roots;
 struct bx_runtime_roots *bx_runtime_roots_new (void);
@@ -45,9 +47,9 @@ struct bx_runtime_root_step
  * each of the COUNT granted folders MOUNTS (paths inside the sandbox) made in the sandbox's
  * own tmpfs rather than bound (a read-only bind could not hold their mount points); /proc,
  * /dev, /tmp, /sys and /run are the module's.  0 with *STEPS (free with
- * bx_runtime_root_steps_free), or -1 with a message in *WHY. */
+ * bx_runtime_root_steps_free), or -1 with *ERR. */
 int bx_runtime_root_steps (const char *root, const char *const *mounts, size_t count,
-                           struct bx_runtime_root_step **steps, size_t *step_count, char **why);
+                           struct bx_runtime_root_step **steps, size_t *step_count, bx_error *err);
 void bx_runtime_root_steps_free (struct bx_runtime_root_step *steps, size_t count);
 
 /* Where toolkit appears in a grant's own root: read-only, the module's root's bin/toolkit,

@@ -107,20 +107,14 @@ bx_runtime_rootfs_folders_free (char **folders)
 }
 
 int
-bx_runtime_own_folder (const char *path, mode_t mode, char **why)
+bx_runtime_own_folder (const char *path, mode_t mode, bx_error *err)
 {
   struct stat st;
   if (mkdir (path, mode) < 0 && errno != EEXIST)
-    {
-      *why = bx_xasprintf ("cannot make %s: %s", path, strerror (errno));
-      return -1;
-    }
+    return bx_error_set (err, errno, "cannot make %s", path);
   if (lstat (path, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != geteuid ()
       || (st.st_mode & 022) != 0)
-    {
-      *why
-          = bx_xasprintf ("%s must be a folder of brokerd's user that no one else can write", path);
-      return -1;
-    }
+    return bx_error_setc (err, 0,
+                          "%s must be a folder of brokerd's user that no one else can write", path);
   return 0;
 }

@@ -9,6 +9,8 @@
 
 #include <boxmaker/runtime.h>
 
+#include "bx/error.h"
+
 /* Option NAME as an absolute path (FALLBACK when absent, which may be NULL).  0, or -1 with
  * the error in SINK. */
 int bx_runtime_read_path (const struct bx_host *host, const bx_options *options, const char *name,
@@ -28,7 +30,7 @@ char **bx_runtime_rootfs_folders (const struct bx_host *host, const char *rootfs
 void bx_runtime_rootfs_folders_free (char **folders);
 
 /* PATH as a folder of brokerd's user that no one else can write (made with MODE when
- * missing).  0, or -1 with *WHY (to free). */
-int bx_runtime_own_folder (const char *path, mode_t mode, char **why);
+ * missing).  0, or -1 with *ERR. */
+int bx_runtime_own_folder (const char *path, mode_t mode, bx_error *err);
 
 #endif

@@ -148,14 +148,14 @@ struct paths
 };
 
 static int
-collect (int dirfd, const char *prefix, struct paths *out, char **why)
+collect (int dirfd, const char *prefix, struct paths *out, bx_error *err)
 {
   int fd
       = openat (dirfd, prefix[0] ? prefix : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   DIR *d = fd < 0 ? NULL : fdopendir (fd);
   if (d == NULL)
     {
-      *why = bx_xasprintf ("cannot read %s: %s", prefix[0] ? prefix : ".", strerror (errno));
+      bx_error_set (err, errno, "cannot read %s", prefix[0] ? prefix : ".");
       if (fd >= 0)
         close (fd);
       return -1;
@@ -173,7 +173,7 @@ collect (int dirfd, const char *prefix, struct paths *out, char **why)
       out->items[out->len++] = path;
       struct stat st;
       if (fstatat (dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode))
-        r = collect (dirfd, path, out, why);
+        r = collect (dirfd, path, out, err);
     }
   closedir (d);
   return r;
@@ -219,32 +219,24 @@ root_only (const struct stat *st)
 
 /* One manifest line into S. */
 static int
-hash_entry (int dirfd, const char *path, bool owned, struct sha256 *s, char **why)
+hash_entry (int dirfd, const char *path, bool owned, struct sha256 *s, bx_error *err)
 {
   struct stat st;
   char content[PATH_MAX + 1];
   char type;
   if (fstatat (dirfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    {
-      *why = bx_xasprintf ("cannot stat %s: %s", path, strerror (errno));
-      return -1;
-    }
+    return bx_error_set (err, errno, "cannot stat %s", path);
   if (owned && !root_only (&st))
-    {
-      *why = bx_xasprintf ("%s belongs to uid %u gid %u with mode %o: every entry must belong "
-                           "to root and be writable by no one else",
-                           path, (unsigned)st.st_uid, (unsigned)st.st_gid,
-                           (unsigned)(st.st_mode & 07777));
-      return -1;
-    }
+    return bx_error_setc (err, 0,
+                          "%s belongs to uid %u gid %u with mode %o: every entry must belong "
+                          "to root and be writable by no one else",
+                          path, (unsigned)st.st_uid, (unsigned)st.st_gid,
+                          (unsigned)(st.st_mode & 07777));
   if (S_ISREG (st.st_mode))
     {
       type = 'f';
       if (hash_file (dirfd, path, content) < 0)
-        {
-          *why = bx_xasprintf ("cannot read %s: %s", path, strerror (errno));
-          return -1;
-        }
+        return bx_error_set (err, errno, "cannot read %s", path);
     }
   else if (S_ISDIR (st.st_mode))
     {
@@ -256,17 +248,11 @@ hash_entry (int dirfd, const char *path, bool owned, struct sha256 *s, char **wh
       type = 'l';
       ssize_t n = readlinkat (dirfd, path, content, sizeof content - 1);
       if (n < 0)
-        {
-          *why = bx_xasprintf ("cannot read the link %s: %s", path, strerror (errno));
-          return -1;
-        }
+        return bx_error_set (err, errno, "cannot read the link %s", path);
       content[n] = '\0';
     }
   else
-    {
-      *why = bx_xasprintf ("%s is neither a file, a folder nor a link", path);
-      return -1;
-    }
+    return bx_error_setc (err, 0, "%s is neither a file, a folder nor a link", path);
   cleanup_free char *line
       = bx_xasprintf ("%s %c %o %u %u %s\n", path, type, (unsigned)(st.st_mode & 07777),
                       (unsigned)st.st_uid, (unsigned)st.st_gid, content);
@@ -276,16 +262,13 @@ hash_entry (int dirfd, const char *path, bool owned, struct sha256 *s, char **wh
 
 int
 bx_runtime_rootfs_digest (const char *root, bool owned, char digest[BX_RUNTIME_DIGEST_LEN + 1],
-                          char **why)
+                          bx_error *err)
 {
   int dirfd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dirfd < 0)
-    {
-      *why = bx_xasprintf ("cannot open %s: %s", root, strerror (errno));
-      return -1;
-    }
+    return bx_error_set (err, errno, "cannot open %s", root);
   struct paths paths = { 0 };
-  int r = collect (dirfd, "", &paths, why);
+  int r = collect (dirfd, "", &paths, err);
   if (r == 0)
     {
       if (paths.len > 0)
@@ -293,7 +276,7 @@ bx_runtime_rootfs_digest (const char *root, bool owned, char digest[BX_RUNTIME_D
       struct sha256 s;
       sha256_init (&s);
       for (size_t i = 0; r == 0 && i < paths.len; i++)
-        r = hash_entry (dirfd, paths.items[i], owned, &s, why);
+        r = hash_entry (dirfd, paths.items[i], owned, &s, err);
       if (r == 0)
         {
           memcpy (digest, "sha256:", 7);

@@ -34,7 +34,7 @@ struct bx_gvisor_config
   uint64_t limit_ms[BX_RUNTIME_TOOL_COUNT];
   int64_t uid, gid;    /* the sandbox's processes' (inside gVisor's own kernel) */
   int64_t id_base;     /* the host uid and gid of the sandbox's root: 0 to 65535 map there */
-  const char *seccomp; /* the OCI seccomp section (seccomp.c) */
+  const char *seccomp; /* the OCI seccomp section (gvisor_seccomp.c) */
 };
 
 /* One mount of a sandbox: SOURCE (a path of the module's own, never the grant's) at DEST. */
@@ -48,7 +48,7 @@ struct bx_gvisor_mount
 /* What one sandbox gets besides the config. */
 struct bx_gvisor_box
 {
-  const char *root;        /* the sandbox's root folder (call.c makes it of the module's) */
+  const char *root;        /* the sandbox's root folder (gvisor_call.c makes it of the module's) */
   const char *path;        /* the process's PATH; NULL: /bin (the module's root) */
   const char *const *args; /* the process's arguments: toolkit TOOL, or the proxy */
   const struct bx_gvisor_mount *mounts;
@@ -63,13 +63,13 @@ struct bx_gvisor_box
   uint64_t file_size;
 };
 
-/* ---- spec.c: the bundle's config.json, a pure function of its inputs (malloc'd). ------- */
+/* ---- gvisor_spec.c: the bundle's config.json, a pure function of its inputs (malloc'd). - */
 char *bx_gvisor_spec_json (const struct bx_gvisor_config *cfg, const struct bx_gvisor_box *box);
 
-/* ---- seccomp.c: the OCI seccomp section of every sandbox (malloc'd). ------------------- */
+/* ---- gvisor_seccomp.c: the OCI seccomp section of every sandbox (malloc'd). ------------- */
 char *bx_gvisor_seccomp_json (void);
 
-/* ---- argv.c: runsc's arguments (state folder ROOT) for container ID of the bundle BUNDLE.
+/* ---- gvisor_argv.c: runsc's arguments (state folder ROOT) for container ID of the bundle BUNDLE.
  * NETWORK: "none", or "host" for the proxy, run in a namespace of slirp4netns's.  HOST_UDS: "open"
  * lets the tool connect to the proxy's socket, "create" lets the proxy make it.  NULL-terminated,
  * free with bx_gvisor_argv_free. */
@@ -79,7 +79,7 @@ char **bx_gvisor_argv (const struct bx_gvisor_config *cfg, const char *root, con
 char **bx_gvisor_delete_argv (const struct bx_gvisor_config *cfg, const char *root, const char *id);
 void bx_gvisor_argv_free (char **argv);
 
-/* ---- call.c: one call. --------------------------------------------------------------------- */
+/* ---- gvisor_call.c: one call. ------------------------------------------------------------ */
 struct bx_gvisor_instance
 {
   const struct bx_host *host;

@@ -29,7 +29,7 @@
 #include "bx/tool_args.h"
 
 #include "approvals.h"
-#include "brokerd.h"
+#include "brokerd_fixture.h"
 #include "config.h"
 #include "policy.h"
 #include "test_main.h"
@@ -1817,6 +1817,138 @@ START_TEST (test_approvals_boxmaker_lists_and_watches)
 }
 END_TEST
 
+/* A `watch` over a fresh connection, its first frame (the list) read; the connection. */
+static int
+open_watch (struct broker *b)
+{
+  int w = connect_to (b->d.admin);
+  ck_assert_int_ge (w, 0);
+  json_t *req = json_pack ("{s:i, s:s}", "v", 1, "op", "watch");
+  cleanup_error bx_error err = NULL;
+  ck_assert (bx_frame_write (w, req, bx_deadline_in (5000), &err) == 0);
+  json_decref (req);
+  json_t *first = read_frame (w, 60000);
+  ck_assert_msg (first != NULL, "no list for a watcher");
+  ck_assert_str_eq (json_string_value (json_object_get (first, "type")), "list");
+  json_decref (first);
+  return w;
+}
+
+/* Owners' connections are sources of brokerd's loop: watchers, however many, add no
+ * thread, and each still hears every event. */
+START_TEST (test_approvals_watchers_add_no_thread_to_brokerd)
+{
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL);
+  broker_start (&b);
+  int idle = threads_of (b.d.pid);
+  enum
+  {
+    WATCHERS = 8
+  };
+  int w[WATCHERS];
+  for (int i = 0; i < WATCHERS; i++)
+    w[i] = open_watch (&b);
+  ck_assert_uint_eq (pending_count (&b), 0);
+  ck_assert_int_eq (threads_of (b.d.pid), idle);
+
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/a\"}", b.notes);
+  int fd = send_call (&b, "c1", "s1", "read_file", args);
+  cleanup_free char *approval = read_pending (fd, "c1");
+  for (int i = 0; i < WATCHERS; i++)
+    {
+      json_t *ev = read_frame (w[i], 60000);
+      ck_assert_msg (ev != NULL, "watcher %d heard nothing", i);
+      ck_assert_str_eq (json_string_value (json_object_get (ev, "type")), "pending");
+      ck_assert_str_eq (json_string_value (json_object_get (ev, "approval")), approval);
+      json_decref (ev);
+    }
+  close (fd);
+  for (int i = 0; i < WATCHERS; i++)
+    close (w[i]);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
+/* A watcher that stops reading is dropped once a frame's worth of output waits for it, with
+ * the reason in brokerd's log; the owner who reads, the calls and brokerd go on. */
+START_TEST (test_approvals_a_watcher_that_does_not_read_is_dropped)
+{
+  struct broker b;
+  broker_init (&b, "    approval: always\n", NULL);
+  broker_start (&b);
+  int stuck = open_watch (&b);
+  int reader = open_watch (&b);
+
+  /* Each call's pending event carries its arguments: four of 1.5 MB are more than the
+   * 4 MB a connection holds plus what the socket takes. */
+  enum
+  {
+    CALLS = 4,
+    CONTENT = 1536 * 1024
+  };
+  char *content = bx_xmalloc (CONTENT + 1);
+  memset (content, 'a', CONTENT);
+  content[CONTENT] = '\0';
+  int fds[CALLS];
+  char *approvals[CALLS];
+  for (int i = 0; i < CALLS; i++)
+    {
+      char id[8];
+      snprintf (id, sizeof id, "c%d", i);
+      cleanup_free char *args
+          = bx_xasprintf ("{\"path\":\"%s/big%d\",\"content\":\"%s\"}", b.notes, i, content);
+      fds[i] = send_call (&b, id, "s1", "write_file", args);
+      approvals[i] = read_pending (fds[i], id);
+      json_t *ev = read_frame (reader, 60000);
+      ck_assert_msg (ev != NULL, "the reading watcher missed call %d", i);
+      ck_assert_str_eq (json_string_value (json_object_get (ev, "type")), "pending");
+      json_decref (ev);
+    }
+  free (content);
+
+  cleanup_free char *log = NULL;
+  for (int i = 0; i < 6000; i++)
+    {
+      free (log);
+      log = read_text (b.d.out);
+      if (strstr (log, "dropped the watcher of uid") != NULL)
+        break;
+      sleep_ms (10);
+    }
+  ck_assert_msg (strstr (log, "dropped the watcher of uid") != NULL, "%s", log);
+  /* Its connection ended: what the socket held, then the end. */
+  char buf[65536];
+  ssize_t n = -1;
+  struct pollfd p = { .fd = stuck, .events = POLLIN };
+  while (poll (&p, 1, 60000) == 1 && (n = read (stuck, buf, sizeof buf)) > 0)
+    ;
+  ck_assert_int_eq (n, 0);
+  close (stuck);
+
+  /* The owners and the calls go on. */
+  for (int i = 0; i < CALLS; i++)
+    {
+      cleanup_free char *req
+          = bx_xasprintf ("{\"v\":1,\"op\":\"decline\",\"approval\":\"%s\"}", approvals[i]);
+      json_t *answer = admin (&b, req);
+      ck_assert_str_eq (json_string_value (json_object_get (answer, "type")), "done");
+      json_decref (answer);
+      json_t *f = read_final (fds[i], 60000);
+      ck_assert_str_eq (msg_type (f), "denied");
+      json_decref (f);
+      json_t *ev = read_frame (reader, 60000);
+      ck_assert_msg (ev != NULL, "the reading watcher missed the decline of call %d", i);
+      ck_assert_str_eq (json_string_value (json_object_get (ev, "state")), "declined");
+      json_decref (ev);
+      close (fds[i]);
+      free (approvals[i]);
+    }
+  close (reader);
+  ck_assert_int_eq (broker_stop (&b), 0);
+}
+END_TEST
+
 /* The summary of TOOL with ARGS under a config of a shell grant with two folders and an
  * http_fetch grant. */
 static char *
@@ -2005,6 +2137,8 @@ suite (void)
                   test_approvals_once_per_session_covers_one_session_grant_and_tool_until_restart);
   tcase_add_test (tc, test_approvals_fifty_waiting_calls_leave_ordinary_calls_their_latency);
   tcase_add_test (tc, test_approvals_boxmaker_lists_and_watches);
+  tcase_add_test (tc, test_approvals_watchers_add_no_thread_to_brokerd);
+  tcase_add_test (tc, test_approvals_a_watcher_that_does_not_read_is_dropped);
   tcase_add_test (tc, test_approvals_summary_is_short_and_printable);
   tcase_add_test (tc, test_approvals_every_cut_of_a_summary_shows_where_the_eye_ends);
   tcase_add_test (tc, test_approvals_a_write_file_summary_ends_with_its_path);

@@ -27,7 +27,7 @@
 #include "bx/deadline.h"
 #include "bx/frame.h"
 #include "bx/message.h"
-#include "brokerd.h"
+#include "brokerd_fixture.h"
 #include "run.h"
 #include "test_main.h"
 #include "tree.h"

@@ -292,7 +292,7 @@ END_TEST
 START_TEST (test_fetch_url_host_lowercases)
 {
   char *host = NULL;
-  const char *why = NULL;
+  bx_sentence why;
   unsigned port = 0;
   ck_assert_int_eq (bx_fetch_url_host ("https://Sub.Example.COM:443/X", &host, &port, &why), 0);
   ck_assert_str_eq (host, "sub.example.com");
@@ -306,7 +306,7 @@ START_TEST (test_fetch_url_host_lowercases)
   free (host);
   ck_assert_int_lt (bx_fetch_url_host ("https://1.2.3.4/", &host, &port, &why), 0);
   ck_assert_ptr_null (host);
-  ck_assert_str_eq (why, "the URL's host is an IP address: expected a host name");
+  ck_assert_str_eq (why.text, "the URL's host is an IP address: expected a host name");
 }
 END_TEST
 

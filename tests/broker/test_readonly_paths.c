@@ -76,7 +76,7 @@ shown (const struct bx_protect_list *list)
 /* The mounts protecting SUBPATHS in the root; the placeholders stay held in REFS. */
 static char *
 protect_held (const char *const *subpaths, size_t n, struct bx_placeholder_refs *refs, int *rc,
-              char **detail)
+              bx_error *detail)
 {
   struct bx_protect_list list = { 0 };
   *rc = bx_protect_folder (root, subpaths, n, &list, refs, detail);
@@ -87,7 +87,7 @@ protect_held (const char *const *subpaths, size_t n, struct bx_placeholder_refs 
 
 /* The same for a call that ends at once: its placeholders are released. */
 static char *
-protect (const char *const *subpaths, size_t n, int *rc, char **detail)
+protect (const char *const *subpaths, size_t n, int *rc, bx_error *detail)
 {
   struct bx_placeholder_refs refs = { 0 };
   char *s = protect_held (subpaths, n, &refs, rc, detail);
@@ -149,7 +149,7 @@ START_TEST (test_a_repository_gets_its_hooks_and_config_read_only_and_git_pinned
   make_file (".bashrc");
   make_dir ("src");
   int rc;
-  cleanup_free char *detail = NULL;
+  cleanup_error bx_error detail = NULL;
   cleanup_free char *s = protect (bx_protect_defaults, bx_protect_default_count, &rc, &detail);
   ck_assert_int_eq (rc, 0);
   /* The other start-up files are missing: placeholders, read-only, gone afterwards. */
@@ -166,7 +166,7 @@ START_TEST (test_a_folder_without_git_gets_placeholders_for_the_call)
 {
   struct bx_placeholder_refs refs = { 0 };
   int rc;
-  cleanup_free char *detail = NULL;
+  cleanup_error bx_error detail = NULL;
   cleanup_free char *s
       = protect_held (bx_protect_defaults, bx_protect_default_count, &refs, &rc, &detail);
   ck_assert_int_eq (rc, 0);
@@ -192,7 +192,7 @@ START_TEST (test_a_repository_without_hooks_gets_a_hooks_placeholder)
   make_dir (".git");
   struct bx_placeholder_refs refs = { 0 };
   int rc;
-  cleanup_free char *detail = NULL;
+  cleanup_error bx_error detail = NULL;
   cleanup_free char *s = protect_held (bx_protect_defaults, 2, &refs, &rc, &detail);
   ck_assert_int_eq (rc, 0);
   /* git makes hooks/ a folder, config a file: the placeholders are the same kinds. */
@@ -214,7 +214,7 @@ START_TEST (test_a_deeper_missing_path_gets_a_file_for_its_first_missing_part)
   const char *subs[] = { ".config/fish/config.fish", "proj/.git" };
   struct bx_placeholder_refs refs = { 0 };
   int rc;
-  cleanup_free char *detail = NULL;
+  cleanup_error bx_error detail = NULL;
   cleanup_free char *s = protect_held (subs, 2, &refs, &rc, &detail);
   ck_assert_int_eq (rc, 0);
   ck_assert_str_eq (s, ".config:ro\nproj:ro\n");
@@ -233,7 +233,7 @@ START_TEST (test_two_calls_share_a_placeholder_and_the_last_removes_it)
   const char *subs[] = { ".git/hooks", ".bashrc" };
   struct bx_placeholder_refs a = { 0 }, b = { 0 };
   int rc;
-  cleanup_free char *detail = NULL;
+  cleanup_error bx_error detail = NULL;
   cleanup_free char *sa = protect_held (subs, 2, &a, &rc, &detail);
   ck_assert_int_eq (rc, 0);
   /* The second call finds the first one's placeholders and protects them the same way. */
@@ -255,7 +255,7 @@ START_TEST (test_a_placeholder_that_changed_is_left_in_place)
   const char *subs[] = { ".git/hooks", ".bashrc", ".profile" };
   struct bx_placeholder_refs refs = { 0 };
   int rc;
-  cleanup_free char *detail = NULL;
+  cleanup_error bx_error detail = NULL;
   cleanup_free char *s = protect_held (subs, 3, &refs, &rc, &detail);
   ck_assert_int_eq (rc, 0);
   ck_assert_str_eq (s, ".git:ro\n.bashrc:ro\n.profile:ro\n");
@@ -307,7 +307,7 @@ START_TEST (test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start)
       bx_placeholders_start (home);
       struct bx_placeholder_refs refs = { 0 };
       struct bx_protect_list list = { 0 };
-      char *detail = NULL;
+      cleanup_error bx_error detail = NULL;
       char ok = bx_protect_folder (root, subs, 3, &list, &refs, &detail) == 0 ? 'y' : 'n';
       if (write (ready[1], &ok, 1) != 1)
         _exit (1);
@@ -367,7 +367,7 @@ START_TEST (test_a_name_still_held_by_a_killed_brokerd_is_swept_after_another_we
       const char *first[] = { ".bashrc" }, *second[] = { ".profile" };
       struct bx_placeholder_refs a = { 0 }, b = { 0 };
       struct bx_protect_list list = { 0 };
-      char *detail = NULL;
+      cleanup_error bx_error detail = NULL;
       bool made = bx_protect_folder (root, first, 1, &list, &a, &detail) == 0
                   && bx_protect_folder (root, second, 1, &list, &b, &detail) == 0;
       bx_placeholder_release (&b);
@@ -410,7 +410,7 @@ placeholders_of_a_killed_brokerd (const char *home, const char *const *subs, siz
       bx_placeholders_start (home);
       struct bx_placeholder_refs refs = { 0 };
       struct bx_protect_list list = { 0 };
-      char *detail = NULL;
+      cleanup_error bx_error detail = NULL;
       char ok = bx_protect_folder (root, subs, n, &list, &refs, &detail) == 0 ? 'y' : 'n';
       if (write (ready[1], &ok, 1) != 1)
         _exit (1);
@@ -467,7 +467,7 @@ START_TEST (test_the_record_file_stays_short_under_overlapping_calls)
   const char *lasting[] = { ".bashrc" };
   struct bx_placeholder_refs held = { 0 };
   int rc;
-  cleanup_free char *detail = NULL;
+  cleanup_error bx_error detail = NULL;
   free (protect_held (lasting, 1, &held, &rc, &detail));
   ck_assert_int_eq (rc, 0);
   const char *coming[] = { ".profile" };
@@ -503,7 +503,7 @@ START_TEST (test_records_live_only_while_a_placeholder_does)
   const char *subs[] = { ".bashrc" };
   struct bx_placeholder_refs refs = { 0 };
   int rc;
-  cleanup_free char *detail = NULL;
+  cleanup_error bx_error detail = NULL;
   cleanup_free char *s = protect_held (subs, 1, &refs, &rc, &detail);
   ck_assert_int_eq (rc, 0);
   ck_assert_str_eq (s, ".bashrc:ro\n");
@@ -523,7 +523,7 @@ START_TEST (test_a_git_file_is_protected_instead_of_what_it_names)
    * at hooks the sandbox wrote. */
   make_file (".git");
   int rc;
-  cleanup_free char *detail = NULL;
+  cleanup_error bx_error detail = NULL;
   cleanup_free char *s = protect (bx_protect_defaults, 2, &rc, &detail);
   ck_assert_int_eq (rc, 0);
   ck_assert_str_eq (s, ".git:ro\n");
@@ -549,7 +549,7 @@ START_TEST (test_a_symbolic_link_on_the_way_refuses_the_call)
         make_dir (cases[i].dirs[k]);
       make_link (cases[i].link_target, cases[i].link);
       int rc;
-      cleanup_free char *detail = NULL;
+      cleanup_error bx_error detail = NULL;
       cleanup_free char *s = protect (bx_protect_defaults, bx_protect_default_count, &rc, &detail);
       ck_assert_int_eq (rc, -1);
       /* Nothing is mounted for a call that does not run; what came before the link may be
@@ -557,7 +557,7 @@ START_TEST (test_a_symbolic_link_on_the_way_refuses_the_call)
       ck_assert_ptr_nonnull (s);
       cleanup_free char *want
           = bx_xasprintf ("the protected path %s/%s is a symbolic link", root, cases[i].link);
-      ck_assert_str_eq (detail, want);
+      ck_assert_str_eq (bx_error_msg (detail), want);
       /* What was made for the paths before the link went with the refusal. */
       if (cases[i].dirs[0] == NULL && strcmp (cases[i].link, ".git") != 0)
         {
@@ -574,7 +574,7 @@ START_TEST (test_a_path_listed_twice_or_inside_another_is_mounted_once_read_only
   make_dir (".git/hooks");
   const char *subs[] = { ".git/hooks", ".git", ".git/hooks" };
   int rc;
-  cleanup_free char *detail = NULL;
+  cleanup_error bx_error detail = NULL;
   cleanup_free char *s = protect (subs, 3, &rc, &detail);
   ck_assert_int_eq (rc, 0);
   /* .git was a folder on the way (rw), then listed itself: read-only wins. */
@@ -586,7 +586,7 @@ START_TEST (test_a_missing_folder_protects_nothing)
 {
   struct bx_protect_list list = { 0 };
   struct bx_placeholder_refs refs = { 0 };
-  cleanup_free char *detail = NULL;
+  cleanup_error bx_error detail = NULL;
   cleanup_free char *missing = bx_xasprintf ("%s/not-there", root);
   ck_assert_int_eq (bx_protect_folder (missing, bx_protect_defaults, bx_protect_default_count,
                                        &list, &refs, &detail),
@@ -609,8 +609,11 @@ START_TEST (test_subpath_problems)
     { "a\nb", false },      { "...", true },     { ".git/..x", true },
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-    ck_assert_msg ((bx_protect_subpath_problem (cases[i].sub) == NULL) == cases[i].ok, "%s",
-                   cases[i].sub);
+    {
+      cleanup_error bx_error why = NULL;
+      ck_assert_msg ((bx_protect_subpath_check (cases[i].sub, &why) == 0) == cases[i].ok, "%s",
+                     cases[i].sub);
+    }
 }
 END_TEST
 

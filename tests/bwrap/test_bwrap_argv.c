@@ -11,6 +11,8 @@
 
 #include <check.h>
 
+#include "bx/cleanup.h"
+
 #include "bwrap.h"
 #include "rootfs_digest.h"
 #include "open_nofollow.h"
@@ -176,7 +178,7 @@ START_TEST (test_root_steps_make_the_way_to_each_grant)
   const char *m[] = { work };
   struct bx_runtime_root_step *steps = NULL;
   size_t n = 0;
-  char *why = NULL;
+  cleanup_error bx_error why = NULL;
   ck_assert_int_eq (bx_runtime_root_steps (root, m, 1, &steps, &n, &why), 0);
   static const struct
   {
@@ -273,7 +275,7 @@ START_TEST (test_seccomp_filter_builds_and_reads_back)
 {
   void *bpf = NULL;
   size_t len = 0;
-  char *why = NULL;
+  cleanup_error bx_error why = NULL;
   ck_assert_int_eq (bx_bwrap_seccomp_build (&bpf, &len, &why), 0);
   /* A BPF program is a whole number of 8-byte instructions. */
   ck_assert_uint_gt (len, 0);
@@ -310,7 +312,7 @@ START_TEST (test_rootfs_digest_is_the_sha256_of_its_manifest)
   free (path);
 
   char got[BX_RUNTIME_DIGEST_LEN + 1];
-  char *why = NULL;
+  cleanup_error bx_error why = NULL;
   ck_assert_int_eq (bx_runtime_rootfs_digest (root, false, got, &why), 0);
 
   /* sha256("abc") is the FIPS 180-2 example. */

@@ -18,6 +18,8 @@
 
 #include <check.h>
 
+#include "bx/cleanup.h"
+
 #include "bwrap.h"
 #include "test_main.h"
 
@@ -79,8 +81,8 @@ teardown (void)
 START_TEST (test_v2_enables_controllers_down_to_the_slots)
 {
   char *tops[BX_BWRAP_CGROUP_DIRS] = { NULL };
-  char *why = NULL;
-  ck_assert_msg (bx_bwrap_cgroup_v2.locate (tree, tops, &why) == 0, "%s", why);
+  cleanup_error bx_error why = NULL;
+  ck_assert_msg (bx_bwrap_cgroup_v2.locate (tree, tops, &why) == 0, "%s", bx_error_msg (why));
   char want[128];
   snprintf (want, sizeof want, "%s/boxmaker-bwrap", tree);
   ck_assert_str_eq (tops[0], want);
@@ -109,12 +111,11 @@ START_TEST (test_v2_refuses_a_subtree_without_the_controllers)
 {
   put ("cgroup.controllers", "cpu memory\n");
   char *tops[BX_BWRAP_CGROUP_DIRS] = { NULL };
-  char *why = NULL;
+  cleanup_error bx_error why = NULL;
   ck_assert_int_eq (bx_bwrap_cgroup_v2.locate (tree, tops, &why), -1);
-  ck_assert_ptr_nonnull (strstr (why, "memory, pids and cpu are not all available"));
-  ck_assert_ptr_nonnull (strstr (why, "Delegate=yes"));
+  ck_assert_ptr_nonnull (strstr (bx_error_msg (why), "memory, pids and cpu are not all available"));
+  ck_assert_ptr_nonnull (strstr (bx_error_msg (why), "Delegate=yes"));
   ck_assert_ptr_null (tops[0]);
-  free (why);
 }
 END_TEST
 
@@ -137,8 +138,9 @@ START_TEST (test_v2_writes_the_limits_with_swap_off)
   snprintf (slot, sizeof slot, "%s/slot", tree);
   char *dirs[] = { slot };
   struct bx_bwrap_limits was = { 0 }, limits = { 32ull << 20, 16, 1000 };
-  char *why = NULL;
-  ck_assert_msg (bx_bwrap_cgroup_v2.write_limits (dirs, &was, &limits, true, &why) == 0, "%s", why);
+  cleanup_error bx_error why = NULL;
+  ck_assert_msg (bx_bwrap_cgroup_v2.write_limits (dirs, &was, &limits, true, &why) == 0, "%s",
+                 bx_error_msg (why));
   ck_assert_str_eq (got ("slot/memory.max"), "33554432");
   ck_assert_str_eq (got ("slot/memory.swap.max"), "0");
   ck_assert_str_eq (got ("slot/pids.max"), "17"); /* the keeper is one task */
@@ -168,8 +170,9 @@ START_TEST (test_v2_without_swap_accounting_writes_memory_alone)
   snprintf (slot, sizeof slot, "%s/slot", tree);
   char *dirs[] = { slot };
   struct bx_bwrap_limits was = { 0 }, limits = { 8ull << 20, 1, 10 };
-  char *why = NULL;
-  ck_assert_msg (bx_bwrap_cgroup_v2.write_limits (dirs, &was, &limits, true, &why) == 0, "%s", why);
+  cleanup_error bx_error why = NULL;
+  ck_assert_msg (bx_bwrap_cgroup_v2.write_limits (dirs, &was, &limits, true, &why) == 0, "%s",
+                 bx_error_msg (why));
   ck_assert_str_eq (got ("slot/memory.max"), "8388608");
   char swap[160];
   snprintf (swap, sizeof swap, "%s/memory.swap.max", slot);
@@ -187,10 +190,9 @@ START_TEST (test_v2_a_file_that_refuses_is_named)
   ck_assert_int_eq (unlink (path), 0);
   char *dirs[] = { slot };
   struct bx_bwrap_limits was = { 0 }, limits = { 8ull << 20, 1, 10 };
-  char *why = NULL;
+  cleanup_error bx_error why = NULL;
   ck_assert_int_eq (bx_bwrap_cgroup_v2.write_limits (dirs, &was, &limits, true, &why), -1);
-  ck_assert_ptr_nonnull (strstr (why, path));
-  free (why);
+  ck_assert_ptr_nonnull (strstr (bx_error_msg (why), path));
 }
 END_TEST
 

@@ -22,7 +22,7 @@
 #include <boxmaker/client.h>
 
 #include "cli_run.h"
-#include "brokerd.h"
+#include "brokerd_fixture.h"
 #include "test_main.h"
 #include "tree.h"
 

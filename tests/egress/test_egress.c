@@ -17,7 +17,7 @@
 #include "dial_fake.h"
 #include "egress.h"
 #include "egress_test_util.h"
-#include "brokerd.h"
+#include "brokerd_fixture.h"
 #include "test_main.h"
 
 /* Short deadlines keep the suite fast; one test runs at the real 10 s. */

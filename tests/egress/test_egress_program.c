@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 
 #include "egress_test_util.h"
-#include "brokerd.h"
+#include "brokerd_fixture.h"
 #include "test_main.h"
 
 extern char **environ;

@@ -11,6 +11,7 @@
 
 #include "bx/addr.h"
 #include "bx/cidr.h"
+#include "bx/cleanup.h"
 #include "bx/hosts.h"
 
 #define CHECK(c)                                                                                   \
@@ -98,7 +99,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   /* An allow_private range: one that parses never holds loopback or link-local, and holds
    * its own first address unless that is one the proxy never reaches. */
   struct bx_cidr range;
-  const char *why = NULL;
+  cleanup_error bx_error why = NULL;
   if (bx_cidr_parse (s, &range, &why) == 0)
     {
       CHECK (range.family == AF_INET || range.family == AF_INET6);

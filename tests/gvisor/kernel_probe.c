@@ -5,7 +5,7 @@
  * table's row makes bwrap.so's and podman.so's filters answer on the host.
  *
  * io_uring_setup is the row gvisor.so leaves out of the filter gVisor's kernel runs (see
- * runtimes/gvisor/seccomp.c), so there the call reaches gVisor's own io_uring, which
+ * runtimes/gvisor/gvisor_seccomp.c), so there the call reaches gVisor's own io_uring, which
  * refuses a ring the host kernel makes (IORING_SETUP_IOPOLL); under a host filter it is
  * the table's ENOSYS; on the bare host kernel, a ring.  socket(AF_VSOCK) is a family the
  * address-family rows refuse. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bx/cidr.h"
+#include "bx/cleanup.h"
 #include "table.h"
 
 static const struct
@@ -83,8 +84,9 @@ static int
 parse_row (size_t row)
 {
   struct bx_cidr c;
-  const char *why = NULL;
-  int r = bx_cidr_parse (parse_table[row].text, &c, &why);
+  cleanup_error bx_error err = NULL;
+  int r = bx_cidr_parse (parse_table[row].text, &c, &err);
+  const char *why = bx_error_msg (err);
   if (parse_table[row].why == NULL)
     EXPECT (r == 0, "\"%s\" refused: %s", parse_table[row].text, why);
   else
@@ -100,8 +102,9 @@ START_TEST (test_cidr_parse_follows_the_table)
 {
   RUN_TABLE (parse_table, parse_row);
   struct bx_cidr c;
-  const char *why = NULL;
+  cleanup_error bx_error why = NULL;
   ck_assert_int_lt (bx_cidr_parse (NULL, &c, &why), 0);
+  bx_error_free (&why);
   ck_assert_int_lt (bx_cidr_parse ("ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255/1280", &c, &why),
                     0);
 }
@@ -111,8 +114,8 @@ static bool
 contains (const char *range, const char *address)
 {
   struct bx_cidr c;
-  const char *why = NULL;
-  ck_assert_msg (bx_cidr_parse (range, &c, &why) == 0, "%s: %s", range, why);
+  cleanup_error bx_error why = NULL;
+  ck_assert_msg (bx_cidr_parse (range, &c, &why) == 0, "%s: %s", range, bx_error_msg (why));
   struct sockaddr_storage ss = { 0 };
   if (inet_pton (AF_INET, address, &((struct sockaddr_in *)&ss)->sin_addr) == 1)
     ss.ss_family = AF_INET;

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "bx/tool_args.h"
-#include "brokerd.h"
+#include "brokerd_fixture.h"
 #include "run.h"
 #include "tree.h"
 #include "test_main.h"

@@ -10,6 +10,19 @@
  * An error is owned by whoever holds the bx_error variable; declare it with cleanup_error so
  * every early return frees it.  A function that is handed an err that is already set must
  * not overwrite it (bx_error_set frees the old one first, so nothing leaks either way).
+ *
+ * The one error convention of the product code:
+ *   - bx_error: a function that can fail for a reason the owner reads (the log, brokerd's
+ *     config errors, an answer on the admin socket) takes `bx_error *err`;
+ *   - bx_sentence: a function that can fail for a reason the model reads fills a
+ *     `bx_sentence *` with a fixed sentence (below);
+ *   - a programming error (a caller that broke the contract) is an assertion (assert(),
+ *     as systemd's assert_return), never an error return;
+ *   - nothing else: no `char **why`, no message returned as a string.
+ * At the runtime ABI (boxmaker/runtime.h) the two have the ABI's own form, kept as they are
+ * so that modules built against it keep working: bx_error_sink is bx_error for a module
+ * (create() and check_root() fill it, the host turns it into a bx_error), and run()'s
+ * `const char **sentence` is a bx_sentence's text.
  */
 #ifndef BX_ERROR_H
 #define BX_ERROR_H
@@ -45,5 +58,15 @@ int bx_error_code (bx_error err);
 
 /* Frees *err and sets it to NULL; safe on NULL. */
 void bx_error_free (bx_error *err);
+
+/* A fixed sentence: what the model reads when its call cannot go on.  Static text that
+ * holds nothing the model sent and nothing of the host (no path, no errno text), so it can
+ * be shown as it is and quoted by tests and docs.  Made only by BX_SENTENCE from a string
+ * literal. */
+typedef struct
+{
+  const char *text;
+} bx_sentence;
+#define BX_SENTENCE(literal) ((bx_sentence){ .text = "" literal })
 
 #endif

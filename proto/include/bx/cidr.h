@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "bx/error.h"
+
 /* "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255/128" */
 #define BX_CIDR_TEXT_MAX 49
 
@@ -25,8 +27,8 @@ struct bx_cidr
   unsigned prefix; /* 0..32 or 0..128 */
 };
 
-/* 0 and *OUT, or -1 and *WHY (a static phrase naming what is wrong). */
-int bx_cidr_parse (const char *text, struct bx_cidr *out, const char **why);
+/* 0 and *OUT, or -1 and *ERR naming what is wrong. */
+int bx_cidr_parse (const char *text, struct bx_cidr *out, bx_error *err);
 
 /* Whether ADDR (AF_INET or AF_INET6; an IPv4-mapped IPv6 address is read as its IPv4
  * address) lies in RANGE, and is not one of the addresses no range may hold. */

@@ -35,8 +35,15 @@ int bx_frame_read (int fd, int64_t deadline, json_t **out, bx_error *err);
  * is BX_FRAME_TOO_LARGE and nothing is written. */
 int bx_frame_write (int fd, const json_t *obj, int64_t deadline, bx_error *err);
 
-/* The same from and to memory, for tests and fuzzing: decodes one frame held in BUF (LEN
- * bytes, header included); LEN must be exactly the frame's size. */
+/* From and to memory, for a reader or writer that must not block (brokerd's admin socket),
+ * tests and fuzzing.  Encode: a new buffer *OUT holding the whole frame, header
+ * included, *LEN its size; the errors of bx_frame_write.  Length: the body's length *LEN
+ * from a frame's first 4 bytes, refused as bx_frame_read refuses it (BX_FRAME_TOO_LARGE). */
+int bx_frame_encode (const json_t *obj, unsigned char **out, size_t *len, bx_error *err);
+int bx_frame_length (const void *header, uint32_t *len, bx_error *err);
+
+/* Decodes one frame held in BUF (LEN bytes, header included); LEN must be exactly the
+ * frame's size. */
 int bx_frame_decode (const void *buf, size_t len, json_t **out, bx_error *err);
 
 #endif

@@ -11,7 +11,7 @@
  *   run          the RunSpec row: what is mounted, whether it has egress, whether a grant's
  *                own image or root applies (broker/runner.c)
  *   limit        the runtime's default time limit and the module option that sets it
- *   MCP          title, description and behaviour hints (client/mcp/tools.c)
+ *   MCP          title, description and behaviour hints (client/mcp/mcp_tools.c)
  *
  * A fifth tool is a row here (with its enum value appended in bx/contract.h, never
  * renumbering), toolkit's file for it and tests.  A new rule or RunSpec row is a case in

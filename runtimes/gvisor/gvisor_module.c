@@ -133,12 +133,12 @@ gvisor_create (const struct bx_host *host, const bx_options *options, void **ins
   inst->name = bx_runtime_instance_name ();
   inst->runsc_root = bx_xasprintf ("%s/runsc", inst->cfg.state_dir);
   inst->boxes = bx_xasprintf ("%s/boxes", inst->cfg.state_dir);
-  cleanup_free char *why = NULL;
+  cleanup_error bx_error why = NULL;
   if (bx_runtime_own_folder (inst->cfg.state_dir, 0711, &why) < 0
       || bx_runtime_own_folder (inst->runsc_root, 0700, &why) < 0
       || bx_runtime_own_folder (inst->boxes, 0711, &why) < 0)
     {
-      host->error_set (sink, "option state_dir: %s", why);
+      host->error_set (sink, "option state_dir: %s", bx_error_msg (why));
       free_instance (inst);
       return -1;
     }

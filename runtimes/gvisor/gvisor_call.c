@@ -199,10 +199,10 @@ bind_read_only (const char *src, const char *dest)
 /* A grant's own root in the sandbox's root ROOT: its folders and files bound read-only, its
  * links made again, the folders on the way to a granted folder made in the tmpfs
  * (grant_rootfs.h), and toolkit from the module's root at BX_RUNTIME_INJECTED_TOOLKIT.
- * 0, or -1 with errno (and *WHY for a root that cannot be read). */
+ * 0, or -1 with errno (and *ERR for a root that cannot be read). */
 static int
 fill_grant_root (struct bx_gvisor_instance *inst, const char *root, const char *grant_root,
-                 const bx_run_spec *spec, char **why)
+                 const bx_run_spec *spec, bx_error *err)
 {
   const struct bx_host *host = inst->host;
   size_t count = host->spec_mount_count (spec);
@@ -211,7 +211,7 @@ fill_grant_root (struct bx_gvisor_instance *inst, const char *root, const char *
     paths[i] = host->spec_mount_path (spec, i);
   struct bx_runtime_root_step *steps = NULL;
   size_t n = 0;
-  if (bx_runtime_root_steps (grant_root, paths, count, &steps, &n, why) < 0)
+  if (bx_runtime_root_steps (grant_root, paths, count, &steps, &n, err) < 0)
     {
       errno = EINVAL;
       return -1;
@@ -247,11 +247,11 @@ fill_grant_root (struct bx_gvisor_instance *inst, const char *root, const char *
  * grant names a root of its own, and the mount points of the call's grant folders and of
  * /run/egress made here.  runsc's file proxy makes a mount point that is missing in the
  * root on the host; in this root, not the module's or the grant's, which stay as built
- * (and digest-checked).  NULL with errno (and *WHY for a grant's root that cannot be
+ * (and digest-checked).  NULL with errno (and *ERR for a grant's root that cannot be
  * read). */
 static char *
 make_root (struct bx_gvisor_instance *inst, struct box *b, const bx_run_spec *spec,
-           const char *grant_root, char **why)
+           const char *grant_root, bx_error *err)
 {
   const struct bx_host *host = inst->host;
   char *root = bx_xasprintf ("%s/root", b->dir);
@@ -266,7 +266,7 @@ make_root (struct bx_gvisor_instance *inst, struct box *b, const bx_run_spec *sp
   b->root = root;
   if (grant_root != NULL)
     {
-      if (fill_grant_root (inst, root, grant_root, spec, why) < 0)
+      if (fill_grant_root (inst, root, grant_root, spec, err) < 0)
         return NULL;
     }
   else
@@ -697,7 +697,7 @@ egress_start (struct bx_gvisor_instance *inst, const bx_run_spec *spec, const ch
     .args = args,
     .egress_source = e->box.egress,
     .egress_writable = true,
-    /* No user namespace here (spec.c): the proxy runs as the host uid the tool's sandbox
+    /* No user namespace here (gvisor_spec.c): the proxy runs as the host uid the tool's sandbox
      * maps its own to, so the socket it makes is the tool's to connect to. */
     .uid = inst->cfg.id_base + inst->cfg.uid,
     .gid = inst->cfg.id_base + inst->cfg.gid,
@@ -789,11 +789,11 @@ run_tool (struct bx_gvisor_instance *inst, const bx_run_spec *spec, const char *
       b->points[b->point_count++] = point;
       mounts[i] = (struct bx_gvisor_mount){ .dest = path, .source = point, .writable = writable };
     }
-  cleanup_free char *why = NULL;
+  cleanup_error bx_error why = NULL;
   if (make_root (inst, b, spec, grant_root, &why) == NULL)
     {
       host->log (host, BX_LOG_ERROR, "%s: cannot make the sandbox's root in %s: %s; %s", name,
-                 b->dir, why != NULL ? why : strerror (errno), RUNBOOK_POINTER);
+                 b->dir, why != NULL ? bx_error_msg (why) : strerror (errno), RUNBOOK_POINTER);
       return fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
     }
   /* SIGXFSZ ignored, as bwrap.so does: a write past the file size limit fails with EFBIG,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The owners' commands: list, watch, approve and decline waiting calls.  See approvals.h. */
+/* The owners' commands: list, watch, approve and decline waiting calls.  See
+ * boxmaker_approvals.h. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdbool.h>
@@ -15,7 +16,7 @@
 #include "bx/deadline.h"
 #include "bx/frame.h"
 
-#include "approvals.h"
+#include "boxmaker_approvals.h"
 #include "env.h"
 
 enum

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Cancelling a call from another thread: see boxmaker/client.h and cancel.h.  shutdown()
+/* Cancelling a call from another thread: see boxmaker/client.h and client_cancel.h.  shutdown()
  * rather than close(): the calling thread still owns the descriptor and is blocked in poll()
  * on it; shutdown wakes it (the socket reads end of file) and tells brokerd at once. */
 #include <pthread.h>
@@ -8,7 +8,7 @@
 
 #include "bx/cleanup.h"
 
-#include "cancel.h"
+#include "client_cancel.h"
 
 struct bx_client_cancel
 {

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "bx/deadline.h"
-#include "brokerd.h"
+#include "brokerd_fixture.h"
 #include "tree.h"
 
 int

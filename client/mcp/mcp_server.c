@@ -147,9 +147,9 @@ fetch_grants (struct bx_mcp_server *srv)
   pthread_mutex_unlock (&srv->lock);
 }
 
-/* The spec: answer with the client's revision when it is spoken here (over this transport),
- * otherwise with the latest spoken here (the client then decides whether it can go on).  A
- * stdio session keeps the answer; over HTTP each request names its own revision. */
+/* MCP's version negotiation: answer with the client's revision when it is spoken here (over this
+ * transport), otherwise with the latest spoken here (the client then decides whether it can go on).
+ * A stdio session keeps the answer; over HTTP each request names its own revision. */
 static json_t *
 initialize (struct bx_mcp_server *srv, const struct bx_mcp_message *m,
             const struct bx_mcp_sink *sink)
@@ -311,7 +311,7 @@ call_thread (void *arg)
           r.message = c->unavailable_line;
           c->unavailable_line = NULL;
         }
-      /* The spec: no response to a request the client cancelled. */
+      /* A request the client cancelled gets no response (MCP's cancellation rule). */
       msg = r.cancelled ? NULL : bx_mcp_result (c->id, bx_mcp_tool_result (&r, c->version));
       bx_client_response_free (&r);
     }

@@ -2,7 +2,7 @@
 /* The OCI bundle's config.json of one sandbox, a pure function of the config and the box,
  * so a golden file can pin it.  The sandbox's processes run as an unprivileged uid in
  * gVisor's own kernel with no capability, the root read-only, every grant folder bound
- * non-recursively from a mount point of the module's own (call.c makes it from a
+ * non-recursively from a mount point of the module's own (gvisor_call.c makes it from a
  * descriptor opened without following links), and the limits of the call: memory and CPU
  * in the sandbox's cgroup (which holds gVisor's kernel and every task in it), processes
  * and file size as rlimits that gVisor's kernel enforces on the tasks it runs.  A pids
