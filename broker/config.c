@@ -939,6 +939,7 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
                                        "limits",
                                        "max_running",
                                        "max_running_per_uid",
+                                       "queue_ms",
                                        NULL };
   enum
   {
@@ -958,6 +959,7 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
     K_LIMITS,
     K_RUNNING,
     K_RUNNING_PER_UID,
+    K_QUEUE,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
@@ -1013,6 +1015,8 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
   if (v[K_TIMEOUT] != NULL
       && bx_walk_duration (w, v[K_TIMEOUT], "request_timeout_ms", 10, 3600000, NULL, &n) == 0)
     cfg->request_timeout_ms = (int64_t)n;
+  if (v[K_QUEUE] != NULL && bx_walk_duration (w, v[K_QUEUE], "queue_ms", 0, 3600000, NULL, &n) == 0)
+    cfg->queue_ms = (int64_t)n;
   /* The module is created with the home, so a home in error keeps it from being tried. */
   unsigned before_runtime = w->count;
   if (v[K_RUNTIME] != NULL)
@@ -1099,6 +1103,7 @@ config_new (const char *name)
   cfg->max_connections = BX_DEFAULT_MAX_CONNECTIONS;
   cfg->grace_ms = BX_DEFAULT_GRACE_MS;
   cfg->request_timeout_ms = BX_DEFAULT_REQUEST_TIMEOUT_MS;
+  cfg->queue_ms = BX_DEFAULT_QUEUE_MS;
   cfg->runtime_options = bx_options_new ();
   cfg->audit = bx_xstrdup (BX_DEFAULT_AUDIT);
   cfg->admin_socket = bx_xstrdup (BX_DEFAULT_ADMIN_SOCKET);
