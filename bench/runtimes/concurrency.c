@@ -2,9 +2,9 @@
 /* The timing side of concurrency.sh: N clients at once, each running its side's program
  * once per call, one call after the other, for each N given; the sides alternate round by
  * round (the order rotating), and each side's figures are over all its rounds.  Prints, per
- * N and side, calls/s (calls over the wall time of the rounds), calls lost (a program that
- * did not exit 0), p50 and p99 of a call's wall time and the CPU time per call; then, per
- * N, the throughput ratio of each side to the first.
+ * N and side, calls/s (the calls answered over the wall time of the rounds), calls lost (a
+ * program that did not exit 0), p50 and p99 of a call's wall time and the CPU time per call; then,
+ * per N, the throughput ratio of each side to the first.
  *
  *   concurrency SIDES ROUNDS CALLS N...
  *
@@ -253,7 +253,7 @@ main (int argc, char **argv)
           struct side *s = &sides[k];
           qsort (s->latency, (size_t)s->calls, sizeof (double), by_value);
           printf ("%4d %-12s %9.1f %6ld %9.2f %9.2f %12.2f\n", n, s->name,
-                  (double)s->calls * 1e3 / s->wall_ms, s->lost,
+                  (double)(s->calls - s->lost) * 1e3 / s->wall_ms, s->lost,
                   quantile (s->latency, s->calls, 0.5), quantile (s->latency, s->calls, 0.99),
                   s->cpu_ms / (double)s->calls);
           lost_all += s->lost;
@@ -261,7 +261,8 @@ main (int argc, char **argv)
       for (size_t k = 1; k < n_sides; k++)
         printf ("%4d %s / %s: throughput %.2fx, p50 %.2fx, p99 %.2fx, CPU %.2fx\n", n,
                 sides[k].name, sides[0].name,
-                (sides[k].calls / sides[k].wall_ms) / (sides[0].calls / sides[0].wall_ms),
+                ((double)(sides[k].calls - sides[k].lost) / sides[k].wall_ms)
+                    / ((double)(sides[0].calls - sides[0].lost) / sides[0].wall_ms),
                 quantile (sides[k].latency, sides[k].calls, 0.5)
                     / quantile (sides[0].latency, sides[0].calls, 0.5),
                 quantile (sides[k].latency, sides[k].calls, 0.99)
