@@ -9,6 +9,10 @@
  * one that has waited longest among equals.  The module's own slots (bwrap.so's `slots`)
  * then never make a call wait: brokerd's order is the one that holds.
  *
+ * The server shares its connections out the same way (MAX: max_connections, PER_UID:
+ * max_connections_per_uid), with bx_fair_queue: there the wait is bounded in time and in
+ * the number waiting, and ends when the client hangs up.
+ *
  * Thread-safe. */
 #ifndef BX_BROKER_FAIR_H
 #define BX_BROKER_FAIR_H
