@@ -361,6 +361,33 @@ START_TEST (test_the_library_asks_again_after_busy)
 }
 END_TEST
 
+START_TEST (test_the_library_reports_busy_once_its_retries_are_spent)
+{
+  /* The one connection stays taken and nothing waits: the first attempt and each of the
+   * BX_CLIENT_BUSY_RETRIES more are refused, and only the last refusal is reported, with
+   * its one log line. */
+  root_extra = "queue_ms: 0\n";
+  start_brokerd ("    delay_ms: 60000\n", 1);
+  struct cancellable slow = { .cancel = bx_client_cancel_new () };
+  pthread_t ts;
+  ck_assert_int_eq (pthread_create (&ts, NULL, cancellable_call, &slow), 0);
+  wait_running ();
+  logs = 0;
+  struct bx_client_response r;
+  fast_call (&r);
+  ck_assert (r.unavailable);
+  ck_assert_int_eq (logs, 1);
+  ck_assert_msg (strstr (last_line, "brokerd is busy") != NULL, "line: %s", last_line);
+  ck_assert_int_eq (busy_lines (), 1 + BX_CLIENT_BUSY_RETRIES);
+  bx_client_cancel (slow.cancel);
+  pthread_join (ts, NULL);
+  ck_assert (slow.r.cancelled);
+  bx_client_response_free (&slow.r);
+  bx_client_response_free (&r);
+  bx_client_cancel_free (slow.cancel);
+}
+END_TEST
+
 START_TEST (test_the_cli_against_brokerd_then_without_it)
 {
   start_brokerd ("", 16);
@@ -406,6 +433,7 @@ suite (void)
   tcase_add_test (tc, test_brokerd_busy_is_reported_with_its_detail);
   tcase_add_test (tc, test_a_call_past_max_connections_waits_for_its_turn);
   tcase_add_test (tc, test_the_library_asks_again_after_busy);
+  tcase_add_test (tc, test_the_library_reports_busy_once_its_retries_are_spent);
   tcase_add_test (tc, test_the_cli_against_brokerd_then_without_it);
   suite_add_tcase (s, tc);
   return s;
