@@ -86,9 +86,9 @@ for d in bin etc lib lib64 root; do
 done
 in=$work/shell.json
 {
-  printf 'bare-bwrap\t65534\t%s\t-\t%s --unshare-all --unshare-user --uid 65534 --gid 65534 --die-with-parent --clearenv --setenv PATH /bin%s --proc /proc --dev /dev --tmpfs /tmp --bind %s %s --remount-ro / --chdir /tmp -- /bin/toolkit shell\n' \
+  printf 'shell\tbare-bwrap\t65534\t%s\t-\t%s --unshare-all --unshare-user --uid 65534 --gid 65534 --die-with-parent --clearenv --setenv PATH /bin%s --proc /proc --dev /dev --tmpfs /tmp --bind %s %s --remount-ro / --chdir /tmp -- /bin/toolkit shell\n' \
     "$in" "$bwrap" "$root_binds" "$g" "$g"
-  printf 'bwrap.so\t-1\t%s\t%s\t%s call shell %s --socket %s --session bench\n' \
+  printf 'shell\tbwrap.so\t-1\t%s\t%s\t%s call shell %s --socket %s --session bench\n' \
     "$in" "$cpu_files" "$build/client/boxmaker" "$(cat "$in")" "$work/b.sock"
 } > "$work/sides"
 
