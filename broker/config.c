@@ -1173,6 +1173,7 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
                                        "max_running",
                                        "max_running_per_uid",
                                        "runtimes",
+                                       "queue_ms",
                                        NULL };
   enum
   {
@@ -1193,6 +1194,7 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
     K_RUNNING,
     K_RUNNING_PER_UID,
     K_RUNTIMES,
+    K_QUEUE,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
@@ -1248,6 +1250,8 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
   if (v[K_TIMEOUT] != NULL
       && bx_walk_duration (w, v[K_TIMEOUT], "request_timeout_ms", 10, 3600000, NULL, &n) == 0)
     cfg->request_timeout_ms = (int64_t)n;
+  if (v[K_QUEUE] != NULL && bx_walk_duration (w, v[K_QUEUE], "queue_ms", 0, 3600000, NULL, &n) == 0)
+    cfg->queue_ms = (int64_t)n;
   /* The module is created with the home, so a home in error keeps it from being tried. */
   unsigned before_runtime = w->count;
   if (v[K_RUNTIME] != NULL)
@@ -1347,6 +1351,7 @@ config_new (const char *name)
   cfg->max_connections = BX_DEFAULT_MAX_CONNECTIONS;
   cfg->grace_ms = BX_DEFAULT_GRACE_MS;
   cfg->request_timeout_ms = BX_DEFAULT_REQUEST_TIMEOUT_MS;
+  cfg->queue_ms = BX_DEFAULT_QUEUE_MS;
   cfg->runtime_options = bx_options_new ();
   cfg->audit = bx_xstrdup (BX_DEFAULT_AUDIT);
   cfg->admin_socket = bx_xstrdup (BX_DEFAULT_ADMIN_SOCKET);

@@ -24,6 +24,7 @@
 #define BX_DEFAULT_MAX_CONNECTIONS    64
 #define BX_DEFAULT_GRACE_MS           10000
 #define BX_DEFAULT_REQUEST_TIMEOUT_MS 10000
+#define BX_DEFAULT_QUEUE_MS           10000
 #define BX_DEFAULT_AUDIT              "stderr"
 #define BX_DEFAULT_ADMIN_SOCKET       "/run/boxmaker/admin.sock"
 #define BX_DEFAULT_APPROVAL_MS        (5 * 60 * 1000)
@@ -98,6 +99,7 @@ struct bx_config
   char *home;
   unsigned max_connections;
   unsigned max_connections_per_uid; /* connections one peer uid (SO_PEERCRED) may hold */
+  int64_t queue_ms;                 /* how long a connection past either waits for its turn */
   /* Calls the module runs at once, and of which one peer uid's (fair.h). */
   unsigned max_running, max_running_per_uid;
   int64_t grace_ms;

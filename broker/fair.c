@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fair admission to the module.  See fair.h. */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "bx/cleanup.h"
+#include "bx/deadline.h"
 
 #include "fair.h"
 
@@ -36,6 +38,7 @@ struct bx_fair
   size_t n_uids, cap_uids;
   struct waiter *first, *last; /* in the order they came */
   unsigned waiting;
+  bool closed; /* bx_fair_close: no more waits */
 };
 
 struct bx_fair *
@@ -168,24 +171,43 @@ bx_fair_try_enter (struct bx_fair *f, int64_t uid)
   return taken;
 }
 
-bool
-bx_fair_enter (struct bx_fair *f, int64_t uid, int cancel_fd)
+/* How many calls of UID wait; the lock is held. */
+static unsigned
+waiting_of (const struct bx_fair *f, int64_t uid)
 {
-  if (f == NULL)
-    return true;
+  unsigned n = 0;
+  for (const struct waiter *w = f->first; w != NULL; w = w->next)
+    n += w->uid == uid;
+  return n;
+}
+
+/* The one wait behind bx_fair_enter and bx_fair_queue: CANCEL's events (or its hang-up)
+ * end it, as DEADLINE does.  BX_FAIR_FULL also when no eventfd could be made. */
+static enum bx_fair_wait
+await_turn (struct bx_fair *f, int64_t uid, struct pollfd cancel, int64_t deadline,
+            unsigned max_waiting, unsigned per_uid_waiting)
+{
   pthread_mutex_lock (&f->lock);
+  if (f->closed)
+    {
+      pthread_mutex_unlock (&f->lock);
+      return BX_FAIR_CLOSED;
+    }
   if (take_free (f, uid))
     {
       pthread_mutex_unlock (&f->lock);
-      return true;
+      return BX_FAIR_ADMITTED;
+    }
+  if (f->waiting >= max_waiting || waiting_of (f, uid) >= per_uid_waiting)
+    {
+      pthread_mutex_unlock (&f->lock);
+      return BX_FAIR_FULL;
     }
   struct waiter w = { .uid = uid, .wake_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK) };
   if (w.wake_fd < 0)
     {
-      /* Out of descriptors: this call runs outside its turn rather than not at all. */
-      take (f, uid);
       pthread_mutex_unlock (&f->lock);
-      return true;
+      return BX_FAIR_FULL;
     }
   if (f->last != NULL)
     f->last->next = &w;
@@ -193,23 +215,76 @@ bx_fair_enter (struct bx_fair *f, int64_t uid, int cancel_fd)
     f->first = &w;
   f->last = &w;
   f->waiting++;
-  bool cancelled = false;
-  while (!w.admitted && !cancelled)
+  enum bx_fair_wait ended = BX_FAIR_ADMITTED;
+  while (!w.admitted && ended == BX_FAIR_ADMITTED)
     {
+      if (f->closed)
+        {
+          ended = BX_FAIR_CLOSED;
+          break;
+        }
+      int left = bx_deadline_left (deadline);
+      if (left == 0)
+        {
+          ended = BX_FAIR_TIMED_OUT;
+          break;
+        }
       pthread_mutex_unlock (&f->lock);
-      struct pollfd p[2]
-          = { { .fd = w.wake_fd, .events = POLLIN }, { .fd = cancel_fd, .events = POLLIN } };
-      int r = poll (p, cancel_fd >= 0 ? 2 : 1, -1);
+      struct pollfd p[2] = { { .fd = w.wake_fd, .events = POLLIN }, cancel };
+      int r = poll (p, cancel.fd >= 0 ? 2 : 1, left);
       pthread_mutex_lock (&f->lock);
-      if (r > 0 && cancel_fd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0)
-        cancelled = true;
+      if (r > 0 && cancel.fd >= 0 && (p[1].revents & (cancel.events | POLLHUP | POLLERR)) != 0)
+        ended = BX_FAIR_HUNG_UP;
     }
   if (!w.admitted)
     unlink_waiter (f, &w);
   pthread_mutex_unlock (&f->lock);
   close (w.wake_fd);
-  /* Admitted and cancelled at once: it runs, and the module answers it cancelled. */
-  return w.admitted;
+  /* Admitted and ended at once: it goes on (a cancelled run is answered cancelled by the
+   * module, a hung-up connection fails at its first read). */
+  return w.admitted ? BX_FAIR_ADMITTED : ended;
+}
+
+bool
+bx_fair_enter (struct bx_fair *f, int64_t uid, int cancel_fd)
+{
+  if (f == NULL)
+    return true;
+  struct pollfd cancel = { .fd = cancel_fd, .events = POLLIN };
+  enum bx_fair_wait r = await_turn (f, uid, cancel, BX_NO_DEADLINE, UINT_MAX, UINT_MAX);
+  if (r == BX_FAIR_FULL)
+    {
+      /* No eventfd (out of descriptors): this call runs outside its turn rather than not at
+       * all. */
+      pthread_mutex_lock (&f->lock);
+      take (f, uid);
+      pthread_mutex_unlock (&f->lock);
+      return true;
+    }
+  return r == BX_FAIR_ADMITTED;
+}
+
+enum bx_fair_wait
+bx_fair_queue (struct bx_fair *f, int64_t uid, int hangup_fd, int64_t deadline,
+               unsigned max_waiting, unsigned per_uid_waiting)
+{
+  /* No events asked: poll reports the peer's close (POLLHUP) alone, not its request. */
+  struct pollfd hangup = { .fd = hangup_fd, .events = 0 };
+  return await_turn (f, uid, hangup, deadline, max_waiting, per_uid_waiting);
+}
+
+void
+bx_fair_close (struct bx_fair *f)
+{
+  pthread_mutex_lock (&f->lock);
+  f->closed = true;
+  uint64_t one = 1;
+  for (struct waiter *w = f->first; w != NULL; w = w->next)
+    {
+      ssize_t ignored = write (w->wake_fd, &one, sizeof one);
+      (void)ignored;
+    }
+  pthread_mutex_unlock (&f->lock);
 }
 
 void

@@ -137,6 +137,10 @@ bx_config_restart_key (const struct bx_config *a, const struct bx_config *b)
     return "runtimes";
   if (a->max_connections != b->max_connections)
     return "max_connections";
+  if (a->max_connections_per_uid != b->max_connections_per_uid)
+    return "max_connections_per_uid";
+  if (a->queue_ms != b->queue_ms)
+    return "queue_ms";
   if (a->max_running != b->max_running)
     return "max_running";
   if (a->max_running_per_uid != b->max_running_per_uid)

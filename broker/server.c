@@ -31,6 +31,7 @@
 #include "call.h"
 #include "drain.h"
 #include "daemon.h"
+#include "fair.h"
 #include "peers.h"
 #include "policy.h"
 #include "runner.h"
@@ -73,11 +74,17 @@ static const char busy_detail[] = "brokerd is busy";
  * and the number of threads follows the number of blocking calls at once.  The watcher
  * sleeps, with no deadline, once it has found the leader idle at two looks in a row.
  *
- * Workers are started as they are first needed, up to max_connections + 1: with
- * max_connections busy, that one more worker answers "brokerd is busy", so a client past
- * the limit is told at once instead of waiting in the listen backlog.  A follower that is
- * not called within WORKER_IDLE_MS leaves, so a burst's threads, and the memory glibc keeps
- * for each, go again. */
+ * A connection past max_connections, or past max_connections_per_uid for its uid, waits
+ * for its turn in the worker that took it (fair.h: the turn goes to the uid holding the
+ * fewest connections, the first to come among equals), for queue_ms at most and while its
+ * client stays; at most max_connections of them wait (max_connections_per_uid of one uid),
+ * so the waiting cost a bounded number of threads and descriptors.  Past those bounds, or
+ * past queue_ms, the client is told "brokerd is busy".  Workers are started as they are
+ * first needed, up to twice max_connections + 1: with every connection served and every
+ * place in the queue taken, that one more worker answers "brokerd is busy", so a client
+ * past the bounds is told at once instead of waiting in the listen backlog.  A follower
+ * that is not called within WORKER_IDLE_MS leaves, so a burst's threads, and the memory
+ * glibc keeps for each, go again. */
 struct server
 {
   const struct bx_config *config;
@@ -98,7 +105,7 @@ struct server
   bool leader_serving;  /* the leader serves a connection (not in accept()) */
   bool watcher_asleep;  /* the watcher waits on `watch` with no deadline */
   pthread_t watcher;
-  struct bx_peers peers;      /* connections being served, per peer uid */
+  struct bx_fair *conns;      /* connections being served and waiting, per peer uid */
   struct bx_drainer *drainer; /* holds refused connections */
   bool stopping;
   unsigned told;           /* the calls in flight systemd last heard of */
@@ -238,7 +245,7 @@ serve_call (struct server *s, int fd, uid_t uid, pid_t pid)
   bx_call_free (c);
 }
 
-/* Past max_connections: say so at once and close, so the client never hangs.  The client
+/* Past the queue's bounds or its time: say so and close, so the client never hangs.  The client
  * writes its request right after connecting; the request is read and dropped for a moment
  * (BUSY_DRAIN_MS) before closing, so its write does not fail with EPIPE and it reads the
  * refusal instead of "cannot send".  That moment is spent by the drainer, not by this
@@ -300,7 +307,7 @@ relieve_leader (struct server *s)
   s->led = false;
   if (s->followers > 0)
     pthread_cond_signal (&s->turn);
-  else if (s->workers <= s->config->max_connections)
+  else if (s->workers <= 2 * s->config->max_connections)
     spawn_worker (s);
   /* else every worker serves: the next to finish its call leads. */
 }
@@ -437,20 +444,30 @@ worker_main (void *arg)
           uid = (uid_t)-1;
           pid = (pid_t)-1;
         }
-      if (s->active >= s->config->max_connections
-          || !bx_peers_take (&s->peers, uid, s->config->max_connections_per_uid))
+      pthread_mutex_unlock (&s->lock);
+      const struct bx_config *cfg = s->config;
+      enum bx_fair_wait turn = bx_fair_queue (s->conns, uid, fd, bx_deadline_in (cfg->queue_ms),
+                                              cfg->max_connections, cfg->max_connections_per_uid);
+      if (turn == BX_FAIR_HUNG_UP)
         {
-          pthread_mutex_unlock (&s->lock);
+          /* Nobody is left to answer: the connection goes, and the place it waited for
+           * goes to the next in turn. */
+          close (fd);
+          pthread_mutex_lock (&s->lock);
+        }
+      else if (turn != BX_FAIR_ADMITTED)
+        {
           refuse_busy (s, fd, uid, pid);
           pthread_mutex_lock (&s->lock);
         }
       else
         {
+          pthread_mutex_lock (&s->lock);
           s->active++;
           pthread_mutex_unlock (&s->lock);
           serve_call (s, fd, uid, pid);
+          bx_fair_leave (s->conns, uid);
           pthread_mutex_lock (&s->lock);
-          bx_peers_drop (&s->peers, uid);
           s->active--;
           pthread_cond_broadcast (&s->done);
           if (s->stopping)
@@ -568,6 +585,7 @@ bx_server_run (struct brokerd *brokerd, int64_t *grace_end)
   s->config = cfg;
   s->brokerd = brokerd;
   s->listen_fd = listen_fd;
+  s->conns = bx_fair_new (cfg->max_connections, cfg->max_connections_per_uid);
   pthread_mutex_init (&s->lock, NULL);
   pthread_condattr_t ca;
   pthread_condattr_init (&ca);
@@ -591,6 +609,7 @@ bx_server_run (struct brokerd *brokerd, int64_t *grace_end)
       pthread_cond_destroy (&s->turn);
       pthread_cond_destroy (&s->watch);
       pthread_mutex_destroy (&s->lock);
+      bx_fair_free (s->conns);
       free (s);
       return -1;
     }
@@ -630,6 +649,8 @@ bx_server_run (struct brokerd *brokerd, int64_t *grace_end)
   pthread_cond_broadcast (&s->turn);
   pthread_cond_signal (&s->watch);
   pthread_mutex_unlock (&s->lock);
+  /* Connections waiting for their turn are told "brokerd is busy" now. */
+  bx_fair_close (s->conns);
   pthread_join (s->watcher, NULL);
   if (brokerd->socket_activated)
     /* systemd's socket stays open for the next start: shutting it down would break it for
@@ -682,7 +703,7 @@ bx_server_run (struct brokerd *brokerd, int64_t *grace_end)
   pthread_cond_destroy (&s->turn);
   pthread_cond_destroy (&s->watch);
   pthread_mutex_destroy (&s->lock);
-  bx_peers_clear (&s->peers);
+  bx_fair_free (s->conns);
   free (s);
   return 0;
 }

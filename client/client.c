@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,12 @@
 
 #include "client_cancel.h"
 #include "connect.h"
+
+/* The backoff after "brokerd is busy": the first delay, the most it doubles to, and how
+ * often a cancel is looked at while it lasts. */
+#define BUSY_FIRST_DELAY_MS 50
+#define BUSY_MAX_DELAY_MS   1600
+#define BUSY_CANCEL_STEP_MS 20
 
 /* Unix time in ms: a pending frame's expiry is wall-clock time from the broker's side. */
 static int64_t
@@ -205,34 +212,28 @@ take_answer (const struct bx_envelope *env, struct bx_client_response *out)
     }
 }
 
-int
-bx_client_call (const struct bx_client_options *opts, const char *call, const char *session,
-                const char *tool, const json_t *arguments, struct bx_client_response *out,
-                bx_error *err)
-{
-  /* The caller's own mistakes: nothing has been sent, and no outage is logged. */
-  if (call == NULL || !bx_valid_id (call))
-    return bx_error_setc (err, EINVAL, "the call id must be 1 to %d of [A-Za-z0-9_.-]", BX_ID_MAX);
-  if (session == NULL || !bx_valid_id (session))
-    return bx_error_setc (err, EINVAL, "the session id must be 1 to %d of [A-Za-z0-9_.-]",
-                          BX_ID_MAX);
-  if (tool == NULL || *tool == '\0')
-    return bx_error_setc (err, EINVAL, "no tool named");
-  if (!json_is_object (arguments))
-    return bx_error_setc (err, EINVAL, "the arguments must be a JSON object");
+/* brokerd's refusal of a connection past its limits and its queue (docs/config.md). */
+static const char busy_detail[] = "brokerd is busy";
 
-  memset (out, 0, sizeof *out);
+/* Whether an attempt that brokerd refused as busy is tried again instead of reported. */
+static bool
+retry_if_busy (const char *detail, bool may_retry, bool *busy)
+{
+  *busy = may_retry && detail != NULL && strcmp (detail, busy_detail) == 0;
+  return *busy;
+}
+
+/* One attempt of bx_client_call, under DEADLINE (TIMEOUT_MS is the call's, for a pending
+ * approval's new deadline).  With MAY_RETRY, an attempt that brokerd refuses as busy ends
+ * with *BUSY set, nothing logged and OUT empty. */
+static int
+call_once (const struct bx_client_options *opts, const char *call, const char *session,
+           const char *tool, const json_t *arguments, struct bx_client_response *out,
+           int64_t deadline, uint64_t timeout_ms, bool may_retry, bool *busy)
+{
+  *busy = false;
   const char *path = opts->socket ? opts->socket : BX_CLIENT_DEFAULT_SOCKET;
   cleanup_error bx_error e = NULL;
-
-  /* Zero is the default, as a NULL socket is: a zeroed options struct works. */
-  uint64_t timeout_ms = opts->timeout_ms ? opts->timeout_ms : BX_CLIENT_DEFAULT_TIMEOUT_MS;
-  /* exit 1: the first deadline, taken before connecting, does not fit the clock. */
-  int64_t deadline = checked_deadline (bx_now_ms (), timeout_ms);
-  if (deadline < 0)
-    return unavailable (opts, out, BX_CLIENT_EXIT_CLOCK, "the timeout is too large (%llu ms)",
-                        (unsigned long long)timeout_ms);
-
   enum bx_client_exit stage = BX_CLIENT_EXIT_CONNECT;
   __attribute__ ((cleanup (conn_close))) struct conn conn
       = { bx_client_connect (path, deadline, &stage, &e), opts->cancel };
@@ -278,6 +279,8 @@ bx_client_call (const struct bx_client_options *opts, const char *call, const ch
           && bx_frame_read (fd, deadline, &late, &ignored) == 0
           && bx_envelope_parse (late, &env, &ignored) == 0 && env.type == BX_MSG_ERROR)
         detail = env.u.error.text;
+      if (retry_if_busy (detail, may_retry, busy))
+        return 0;
       if (detail != NULL)
         return unavailable (opts, out, BX_CLIENT_EXIT_SEND,
                             "cannot send the request: %s (the broker reported an error: %s)",
@@ -320,6 +323,8 @@ bx_client_call (const struct bx_client_options *opts, const char *call, const ch
                             env.id, call);
 
       /* exit 7: brokerd reports an error, or sends a message that is no answer at all. */
+      if (env.type == BX_MSG_ERROR && retry_if_busy (env.u.error.text, may_retry, busy))
+        return 0;
       if (env.type == BX_MSG_ERROR)
         return unavailable (opts, out, BX_CLIENT_EXIT_BROKER_ERROR,
                             "the broker reported an error: %s", env.u.error.text);
@@ -365,6 +370,82 @@ bx_client_call (const struct bx_client_options *opts, const char *call, const ch
        * failed tool is not an outage. */
       take_answer (&env, out);
       return 0;
+    }
+}
+
+/* A small random number for the backoff's jitter, different in each thread and process. */
+static uint32_t
+jitter_random (void)
+{
+  static _Thread_local uint64_t state;
+  if (state == 0)
+    state = (uint64_t)bx_now_ns () ^ ((uint64_t)getpid () << 32) ^ (uint64_t)(uintptr_t)&state;
+  state ^= state << 13;
+  state ^= state >> 7;
+  state ^= state << 17;
+  return (uint32_t)(state >> 32);
+}
+
+/* Sleeps MS, in short steps so that a cancel ends the sleep soon. */
+static void
+backoff_sleep (const struct bx_client_options *opts, int64_t ms)
+{
+  int64_t until = bx_now_ms () + ms;
+  for (int64_t left = ms; left > 0 && !bx_client_cancel_requested (opts->cancel);
+       left = until - bx_now_ms ())
+    {
+      int64_t step = left < BUSY_CANCEL_STEP_MS ? left : BUSY_CANCEL_STEP_MS;
+      struct timespec ts = { step / 1000, (step % 1000) * 1000000 };
+      nanosleep (&ts, NULL);
+    }
+}
+
+int
+bx_client_call (const struct bx_client_options *opts, const char *call, const char *session,
+                const char *tool, const json_t *arguments, struct bx_client_response *out,
+                bx_error *err)
+{
+  /* The caller's own mistakes: nothing has been sent, and no outage is logged. */
+  if (call == NULL || !bx_valid_id (call))
+    return bx_error_setc (err, EINVAL, "the call id must be 1 to %d of [A-Za-z0-9_.-]", BX_ID_MAX);
+  if (session == NULL || !bx_valid_id (session))
+    return bx_error_setc (err, EINVAL, "the session id must be 1 to %d of [A-Za-z0-9_.-]",
+                          BX_ID_MAX);
+  if (tool == NULL || *tool == '\0')
+    return bx_error_setc (err, EINVAL, "no tool named");
+  if (!json_is_object (arguments))
+    return bx_error_setc (err, EINVAL, "the arguments must be a JSON object");
+
+  memset (out, 0, sizeof *out);
+  /* Zero is the default, as a NULL socket is: a zeroed options struct works. */
+  uint64_t timeout_ms = opts->timeout_ms ? opts->timeout_ms : BX_CLIENT_DEFAULT_TIMEOUT_MS;
+  /* exit 1: the first deadline, taken before connecting, does not fit the clock. */
+  int64_t deadline = checked_deadline (bx_now_ms (), timeout_ms);
+  if (deadline < 0)
+    return unavailable (opts, out, BX_CLIENT_EXIT_CLOCK, "the timeout is too large (%llu ms)",
+                        (unsigned long long)timeout_ms);
+
+  /* "brokerd is busy": brokerd's queue was full or the call waited its whole time there.
+   * Clients that all asked again at once would meet the same full queue, so each waits a
+   * random part of a doubling delay first; the last attempt, or one whose wait would pass
+   * the deadline, reports the refusal as any other. */
+  int64_t delay = BUSY_FIRST_DELAY_MS;
+  for (unsigned retries = 0;; retries++)
+    {
+      bool may_retry = !opts->no_busy_retry && retries < BX_CLIENT_BUSY_RETRIES;
+      bool busy;
+      int r = call_once (opts, call, session, tool, arguments, out, deadline, timeout_ms, may_retry,
+                         &busy);
+      if (!busy)
+        return r;
+      int64_t wait = delay / 2 + (int64_t)(jitter_random () % (uint32_t)(delay / 2 + 1));
+      if (bx_now_ms () + wait >= deadline)
+        wait = 0; /* no time to wait: the next attempt reports whatever it gets */
+      backoff_sleep (opts, wait);
+      if (bx_client_cancel_requested (opts->cancel))
+        return unavailable (opts, out, BX_CLIENT_EXIT_BROKER_ERROR, "cancelled");
+      if (delay < BUSY_MAX_DELAY_MS)
+        delay *= 2;
     }
 }
 

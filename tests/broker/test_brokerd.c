@@ -803,10 +803,11 @@ START_TEST (test_brokerd_deadline_covers_the_whole_frame_not_each_read)
 }
 END_TEST
 
-START_TEST (test_brokerd_refuses_past_max_connections_at_once)
+/* With queue_ms 0 a connection past max_connections does not wait at all. */
+START_TEST (test_brokerd_with_queue_ms_0_refuses_past_max_connections_at_once)
 {
   struct bx_test_brokerd b;
-  broker_init (&b, "max_connections: 2\nmax_connections_per_uid: 2\n",
+  broker_init (&b, "max_connections: 2\nmax_connections_per_uid: 2\nqueue_ms: 0\n",
                "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 8000\n");
   bx_test_brokerd_start (&b);
   /* broker_start's own probe connection is counted until its thread sees it close: the two
@@ -854,13 +855,122 @@ START_TEST (test_brokerd_refuses_past_max_connections_at_once)
 }
 END_TEST
 
-/* At max_connections, a client that connects and then neither writes nor closes holds the
- * one spare worker while its "busy" drains: nobody accepts meanwhile, so every client
- * behind it waits for that drain instead of hearing "busy" at once. */
+struct queued_call
+{
+  const char *sock;
+  json_t *answer;
+};
+
+static void *
+queued_call_main (void *arg)
+{
+  struct queued_call *q = arg;
+  json_t *f = request ("q", "shell", "{\"command\": \"id\"}");
+  q->answer = one_call (q->sock, f);
+  json_decref (f);
+  return NULL;
+}
+
+/* N calls at once, each on a connection of its own; the answers counted as results and
+ * "busy" refusals (anything else fails the test). */
+static void
+calls_at_once (struct bx_test_brokerd *b, int n, int *results, int *busy)
+{
+  struct queued_call *q = bx_xzalloc ((size_t)n * sizeof *q);
+  pthread_t *t = bx_xzalloc ((size_t)n * sizeof *t);
+  for (int i = 0; i < n; i++)
+    {
+      q[i].sock = b->sock;
+      pthread_create (&t[i], NULL, queued_call_main, &q[i]);
+    }
+  *results = *busy = 0;
+  for (int i = 0; i < n; i++)
+    {
+      pthread_join (t[i], NULL);
+      ck_assert_ptr_nonnull (q[i].answer);
+      if (is_busy (q[i].answer))
+        (*busy)++;
+      else
+        {
+          cleanup_free char *text = dump (q[i].answer);
+          ck_assert_msg (strcmp (msg_type (q[i].answer), "result") == 0, "answer %s", text);
+          (*results)++;
+        }
+      json_decref (q[i].answer);
+    }
+  free (q);
+  free (t);
+}
+
+/* The default config (64 connections, 32 of one uid, 10 s in the queue): 64 clients of one
+ * uid at once are all answered, half of them after waiting for their turn. */
+START_TEST (test_brokerd_answers_64_clients_of_one_uid_at_once)
+{
+  struct bx_test_brokerd b;
+  broker_init (&b, NULL,
+               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 50\n");
+  bx_test_brokerd_start (&b);
+  int results, busy;
+  calls_at_once (&b, 64, &results, &busy);
+  ck_assert_int_eq (busy, 0);
+  ck_assert_int_eq (results, 64);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
+}
+END_TEST
+
+/* Two connections, two places in the queue: of six calls at once whose runs outlast them
+ * all, two run, two wait and run after, and two are told "busy" at once. */
+START_TEST (test_brokerd_refuses_past_the_queue_with_the_fixed_sentence)
+{
+  struct bx_test_brokerd b;
+  broker_init (&b, "max_connections: 2\nmax_connections_per_uid: 2\nqueue_ms: 10m\n",
+               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 5000\n");
+  bx_test_brokerd_start (&b);
+  /* broker_start's probe may still hold a connection: a first call waits it out. */
+  json_t *r = call (&b, "shell", "{\"command\": \"id\"}");
+  ck_assert_str_eq (msg_type (r), "result");
+  json_decref (r);
+  int results, busy;
+  calls_at_once (&b, 6, &results, &busy);
+  ck_assert_int_eq (busy, 2);
+  ck_assert_int_eq (results, 4);
+  cleanup_free char *log = read_text (b.audit);
+  ck_assert_int_eq (count_of (log, "\"reason\":\"brokerd is busy\""), 2);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
+}
+END_TEST
+
+/* A call that waited queue_ms for its turn is told "busy", while the running call goes on. */
+START_TEST (test_brokerd_refuses_a_wait_past_queue_ms)
+{
+  struct bx_test_brokerd b;
+  broker_init (&b, "max_connections: 1\nqueue_ms: 300ms\n",
+               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 8000\n");
+  bx_test_brokerd_start (&b);
+  struct client c = { .b = &b, .until_taken = true };
+  strcpy (c.args, "{\"command\": \"sleep\"}");
+  pthread_t t;
+  pthread_create (&t, NULL, client_main, &c);
+  wait_audit (&b, RUNNING, 1);
+  json_t *r = call (&b, "shell", "{\"command\": \"id\"}");
+  ck_assert_msg (is_busy (r), "expected busy");
+  ck_assert_msg (!c.done, "the running call ended before the wait did");
+  json_decref (r);
+  pthread_join (t, NULL);
+  ck_assert_str_eq (msg_type (c.answer), "result");
+  json_decref (c.answer);
+  ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
+}
+END_TEST
+
+/* At max_connections (and queue_ms 0), a client that connects and then neither writes nor
+ * closes would hold the one spare worker while its "busy" drains: nobody would accept
+ * meanwhile, so every client behind it would wait for that drain instead of hearing "busy"
+ * at once. */
 START_TEST (test_brokerd_silent_clients_do_not_delay_busy_for_others)
 {
   struct bx_test_brokerd b;
-  broker_init (&b, "max_connections: 2\nmax_connections_per_uid: 2\n",
+  broker_init (&b, "max_connections: 2\nmax_connections_per_uid: 2\nqueue_ms: 0\n",
                "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 8000\n");
   bx_test_brokerd_start (&b);
   struct client c[2];
@@ -1087,9 +1197,9 @@ START_TEST (test_brokerd_stays_sound_under_mixed_load)
   ck_assert_int_eq (odd, 0);
   /* Every round but a client that leaves early asks, about three in four. */
   ck_assert_int_gt (answered, N * ROUNDS / 2);
-  /* max_connections + 1 workers, the main thread (brokerd's loop), the watcher and a few of
-   * the modules' and libraries' own. */
-  ck_assert_msg (most <= 4 + 1 + 8, "%d threads", most);
+  /* max_connections workers serving, as many waiting in the queue, one more, the main
+   * thread (brokerd's loop), the watcher and a few of the modules' and libraries' own. */
+  ck_assert_msg (most <= 2 * 4 + 1 + 8, "%d threads", most);
   /* Nothing is left running: brokerd stops without waiting out its grace of 30 s. */
   int64_t t0 = bx_now_ms ();
   ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
@@ -1103,7 +1213,7 @@ START_TEST (test_brokerd_cuts_off_a_client_that_does_not_read_its_answer)
   struct bx_test_brokerd b;
   /* One slot, and an answer of 3.2 MB: far more than a socket buffer holds.  The write
    * deadline leaves a loaded machine seconds to see the slot taken. */
-  broker_init (&b, "request_timeout_ms: 15000\nmax_connections: 1\n",
+  broker_init (&b, "request_timeout_ms: 15000\nmax_connections: 1\nqueue_ms: 0\n",
                "runtime:\n  module: fake\n  options:\n    mode: fixed\n    content: xxxxxxxx\n"
                "    repeat: \"400000\"\n");
   bx_test_brokerd_start (&b);
@@ -2004,7 +2114,10 @@ make_suite (void)
   tcase_add_test (tc, test_brokerd_cuts_off_a_stalled_client_at_the_deadline);
   tcase_add_test (tc, test_brokerd_a_blocked_run_does_not_hold_up_the_next_call);
   tcase_add_test (tc, test_brokerd_deadline_covers_the_whole_frame_not_each_read);
-  tcase_add_test (tc, test_brokerd_refuses_past_max_connections_at_once);
+  tcase_add_test (tc, test_brokerd_with_queue_ms_0_refuses_past_max_connections_at_once);
+  tcase_add_test (tc, test_brokerd_answers_64_clients_of_one_uid_at_once);
+  tcase_add_test (tc, test_brokerd_refuses_past_the_queue_with_the_fixed_sentence);
+  tcase_add_test (tc, test_brokerd_refuses_a_wait_past_queue_ms);
   tcase_add_test (tc, test_brokerd_cuts_off_a_client_that_does_not_read_its_answer);
   tcase_add_test (tc, test_brokerd_silent_clients_do_not_delay_busy_for_others);
   tcase_add_test (tc, test_brokerd_an_early_hang_up_still_cancels);

@@ -58,7 +58,7 @@ static const struct bad bad_table[] = {
     "t.yaml:2:1: unknown key \"sockt\" in the config: expected one of socket, socket_mode, home, "
     "max_connections, grace_ms, request_timeout_ms, runtime, grants, audit, admin_socket, "
     "admin_group, metrics_socket, max_connections_per_uid, limits, max_running, "
-    "max_running_per_uid, runtimes" },
+    "max_running_per_uid, runtimes, queue_ms" },
   { "relative metrics_socket", "metrics_socket: m.sock\n",
     "t.yaml:1:17: metrics_socket \"m.sock\" is relative: expected an absolute path" },
   { "metrics_socket in a grant",

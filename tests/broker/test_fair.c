@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "bx/cleanup.h"
+#include "bx/deadline.h"
 
 #include "config.h"
 #include "fair.h"
@@ -135,6 +137,158 @@ START_TEST (test_a_cancelled_waiter_leaves_taking_nothing)
 }
 END_TEST
 
+/* ---- The queue of connections (bx_fair_queue). ------------------------------------------ */
+
+/* A connection waiting in the queue: the test holds the client's end. */
+struct queued
+{
+  struct bx_fair *fair;
+  int64_t uid;
+  int64_t deadline;
+  int server_end, client_end;
+  enum bx_fair_wait ended;
+  int order;
+};
+
+static void *
+queued_main (void *arg)
+{
+  struct queued *q = arg;
+  q->ended = bx_fair_queue (q->fair, q->uid, q->server_end, q->deadline, 4, 3);
+  pthread_mutex_lock (&order_lock);
+  q->order = ++order_next;
+  pthread_mutex_unlock (&order_lock);
+  return NULL;
+}
+
+static void
+start_queued (pthread_t *t, struct queued *q, struct bx_fair *fair, int64_t uid,
+              unsigned now_waiting)
+{
+  int sv[2];
+  ck_assert_int_eq (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  *q = (struct queued){
+    .fair = fair, .uid = uid, .deadline = BX_NO_DEADLINE, .server_end = sv[0], .client_end = sv[1]
+  };
+  /* The client has sent its request: data to read must not end the wait. */
+  ck_assert_int_eq (write (q->client_end, "request", 7), 7);
+  pthread_create (t, NULL, queued_main, q);
+  until_waiting (fair, now_waiting);
+}
+
+static void
+end_queued (struct queued *q)
+{
+  close (q->server_end);
+  if (q->client_end >= 0)
+    close (q->client_end);
+}
+
+START_TEST (test_the_queue_admits_one_uid_in_order)
+{
+  order_next = 0;
+  struct bx_fair *fair = bx_fair_new (1, 1);
+  ck_assert_int_eq (bx_fair_queue (fair, 1, -1, BX_NO_DEADLINE, 4, 3), BX_FAIR_ADMITTED);
+  pthread_t t[3];
+  struct queued q[3];
+  for (int i = 0; i < 3; i++)
+    start_queued (&t[i], &q[i], fair, 1, (unsigned)i + 1);
+  for (int i = 0; i < 3; i++)
+    {
+      bx_fair_leave (fair, 1);
+      pthread_join (t[i], NULL);
+      ck_assert_int_eq (q[i].ended, BX_FAIR_ADMITTED);
+      ck_assert_int_eq (q[i].order, i + 1);
+    }
+  bx_fair_leave (fair, 1);
+  for (int i = 0; i < 3; i++)
+    end_queued (&q[i]);
+  bx_fair_free (fair);
+}
+END_TEST
+
+START_TEST (test_the_queue_is_bounded_in_all_and_per_uid)
+{
+  /* One place, taken; at most 4 wait, at most 3 of one uid. */
+  struct bx_fair *fair = bx_fair_new (1, 1);
+  ck_assert_int_eq (bx_fair_queue (fair, 1, -1, BX_NO_DEADLINE, 4, 3), BX_FAIR_ADMITTED);
+  pthread_t t[4];
+  struct queued q[4];
+  for (int i = 0; i < 3; i++)
+    start_queued (&t[i], &q[i], fair, 1, (unsigned)i + 1);
+  /* uid 1 has its 3 waiting: its fourth is refused at once, another uid's may wait. */
+  ck_assert_int_eq (bx_fair_queue (fair, 1, -1, BX_NO_DEADLINE, 4, 3), BX_FAIR_FULL);
+  start_queued (&t[3], &q[3], fair, 2, 4);
+  /* 4 wait: the queue is full for everyone. */
+  ck_assert_int_eq (bx_fair_queue (fair, 3, -1, BX_NO_DEADLINE, 4, 3), BX_FAIR_FULL);
+  unsigned r, n;
+  bx_fair_counts (fair, &r, &n);
+  ck_assert_uint_eq (r, 1);
+  ck_assert_uint_eq (n, 4);
+  /* Closing ends every wait, taking nothing. */
+  bx_fair_close (fair);
+  for (int i = 0; i < 4; i++)
+    {
+      pthread_join (t[i], NULL);
+      ck_assert_int_eq (q[i].ended, BX_FAIR_CLOSED);
+      end_queued (&q[i]);
+    }
+  bx_fair_counts (fair, &r, &n);
+  ck_assert_uint_eq (r, 1);
+  ck_assert_uint_eq (n, 0);
+  ck_assert_int_eq (bx_fair_queue (fair, 1, -1, BX_NO_DEADLINE, 4, 3), BX_FAIR_CLOSED);
+  bx_fair_leave (fair, 1);
+  bx_fair_free (fair);
+}
+END_TEST
+
+START_TEST (test_a_wait_past_its_deadline_takes_nothing)
+{
+  struct bx_fair *fair = bx_fair_new (1, 1);
+  ck_assert_int_eq (bx_fair_queue (fair, 1, -1, BX_NO_DEADLINE, 4, 3), BX_FAIR_ADMITTED);
+  /* A deadline already passed: no wait at all. */
+  ck_assert_int_eq (bx_fair_queue (fair, 2, -1, bx_deadline_in (0), 4, 3), BX_FAIR_TIMED_OUT);
+  ck_assert_int_eq (bx_fair_queue (fair, 2, -1, bx_deadline_in (50), 4, 3), BX_FAIR_TIMED_OUT);
+  unsigned r, n;
+  bx_fair_counts (fair, &r, &n);
+  ck_assert_uint_eq (r, 1);
+  ck_assert_uint_eq (n, 0);
+  bx_fair_leave (fair, 1);
+  ck_assert_int_eq (bx_fair_queue (fair, 2, -1, bx_deadline_in (0), 4, 3), BX_FAIR_ADMITTED);
+  bx_fair_leave (fair, 2);
+  bx_fair_free (fair);
+}
+END_TEST
+
+START_TEST (test_a_client_that_hangs_up_leaves_the_queue_at_once)
+{
+  order_next = 0;
+  struct bx_fair *fair = bx_fair_new (1, 1);
+  ck_assert_int_eq (bx_fair_queue (fair, 1, -1, BX_NO_DEADLINE, 4, 3), BX_FAIR_ADMITTED);
+  pthread_t t[2];
+  struct queued q[2];
+  start_queued (&t[0], &q[0], fair, 2, 1);
+  start_queued (&t[1], &q[1], fair, 3, 2);
+  /* The first in line hangs up: it leaves while the place is still taken. */
+  close (q[0].client_end);
+  q[0].client_end = -1;
+  pthread_join (t[0], NULL);
+  ck_assert_int_eq (q[0].ended, BX_FAIR_HUNG_UP);
+  unsigned r, n;
+  bx_fair_counts (fair, &r, &n);
+  ck_assert_uint_eq (r, 1);
+  ck_assert_uint_eq (n, 1);
+  /* The place goes to the next, which still waits for it. */
+  bx_fair_leave (fair, 1);
+  pthread_join (t[1], NULL);
+  ck_assert_int_eq (q[1].ended, BX_FAIR_ADMITTED);
+  bx_fair_leave (fair, 3);
+  end_queued (&q[0]);
+  end_queued (&q[1]);
+  bx_fair_free (fair);
+}
+END_TEST
+
 static struct bx_config *
 parse (const char *text)
 {
@@ -174,6 +328,25 @@ START_TEST (test_max_running_follows_the_runtime_slots)
 }
 END_TEST
 
+START_TEST (test_queue_ms_is_read_and_checked)
+{
+  struct bx_config *cfg = parse ("max_connections: 10\n");
+  ck_assert_int_eq (cfg->queue_ms, BX_DEFAULT_QUEUE_MS);
+  bx_config_free (cfg);
+  cfg = parse ("queue_ms: 0\n");
+  ck_assert_int_eq (cfg->queue_ms, 0);
+  bx_config_free (cfg);
+  cfg = parse ("queue_ms: 2s\n");
+  ck_assert_int_eq (cfg->queue_ms, 2000);
+  bx_config_free (cfg);
+  const char *text = "max_connections: 10\nqueue_ms: -5\n";
+  cleanup_error bx_error err = NULL;
+  ck_assert_int_eq (bx_config_parse (text, strlen (text), "t.yaml", &cfg, &err), -1);
+  ck_assert_msg (strncmp (bx_error_msg (err), "t.yaml:2:11: \"queue_ms\"", 22) == 0, "%s",
+                 bx_error_msg (err));
+}
+END_TEST
+
 static Suite *
 make_suite (void)
 {
@@ -183,6 +356,11 @@ make_suite (void)
   tcase_add_test (tc, test_one_uid_waits_past_its_share_while_others_run);
   tcase_add_test (tc, test_a_cancelled_waiter_leaves_taking_nothing);
   tcase_add_test (tc, test_max_running_follows_the_runtime_slots);
+  tcase_add_test (tc, test_the_queue_admits_one_uid_in_order);
+  tcase_add_test (tc, test_the_queue_is_bounded_in_all_and_per_uid);
+  tcase_add_test (tc, test_a_wait_past_its_deadline_takes_nothing);
+  tcase_add_test (tc, test_a_client_that_hangs_up_leaves_the_queue_at_once);
+  tcase_add_test (tc, test_queue_ms_is_read_and_checked);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -41,6 +41,8 @@ START_TEST (test_only_grant_changes_need_no_restart)
     { BASE GRANT_A "  - tools: [shell]\n    paths: [/b]\n", NULL },
     { "socket: /run/c.sock\nadmin_group: 0\n" GRANT_A, "socket" },
     { BASE "max_connections: 3\n" GRANT_A, "max_connections" },
+    { BASE "max_connections_per_uid: 3\n" GRANT_A, "max_connections_per_uid" },
+    { BASE "queue_ms: 3s\n" GRANT_A, "queue_ms" },
     { BASE "max_running: 3\n" GRANT_A, "max_running" },
     { BASE "max_running_per_uid: 3\n" GRANT_A, "max_running_per_uid" },
     { BASE "audit: /var/log/x.log\n" GRANT_A, "audit" },

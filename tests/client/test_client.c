@@ -65,6 +65,9 @@ enum
 };
 
 /* One call to PATH with TIMEOUT and ARGS (NULL: {"path": "/x"}); fills resp, cap, elapsed_ms. */
+/* Whether call_with reports a first "brokerd is busy" instead of trying again. */
+static bool no_busy_retry;
+
 static void
 call_with (const char *path, uint64_t timeout, const json_t *args)
 {
@@ -73,7 +76,8 @@ call_with (const char *path, uint64_t timeout, const json_t *args)
                                     .timeout_ms = timeout,
                                     .log = capture_log,
                                     .on_pending = capture_pending,
-                                    .data = &cap };
+                                    .data = &cap,
+                                    .no_busy_retry = no_busy_retry };
   json_auto_t *dflt = json_pack ("{s:s}", "path", "/x");
   cleanup_error bx_error err = NULL;
   int64_t start = bx_now_ms ();
@@ -384,7 +388,9 @@ START_TEST (test_exit4_a_broker_refusing_before_reading_is_unavailable_with_its_
   big[n] = '\0';
   json_auto_t *args = json_pack ("{s:s, s:s}", "path", "/x", "content", big);
   fake_server_start (&srv, script_refuse_at_once, NULL);
+  no_busy_retry = true; /* the fake broker answers one connection only */
   call_with (srv.path, 2000, args);
+  no_busy_retry = false;
   assert_unavailable (4, "cannot send the request: ");
   ck_assert_msg (strstr (cap.line, "(the broker reported an error: brokerd is busy)") != NULL,
                  "line: %s", cap.line);

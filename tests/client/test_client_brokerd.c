@@ -34,6 +34,9 @@ static char data[128];
 
 /* Starts brokerd with fake.so in echo mode (EXTRA_OPTIONS: more fake options, indented) and
  * a read_file/write_file grant on a scratch folder; MAX_CONNECTIONS as given. */
+/* Config keys start_brokerd adds at the top level ("queue_ms: 0\n"). */
+static const char *root_extra = "";
+
 static void
 start_brokerd (const char *extra_options, unsigned max_connections)
 {
@@ -43,10 +46,11 @@ start_brokerd (const char *extra_options, unsigned max_connections)
   FILE *f = fopen (bd.config, "w");
   ck_assert_ptr_nonnull (f);
   fprintf (f,
-           "socket: %s\nhome: %s/home\nmax_connections: %u\naudit: %s\n"
+           "socket: %s\nhome: %s/home\nmax_connections: %u\naudit: %s\n%s"
            "runtime:\n  module: fake\n  options:\n    mode: echo\n%s"
            "grants:\n  - tools: [read_file, write_file]\n    paths: [%s]\n    class: internal\n",
-           bd.sock, bd.dir, max_connections, bd.audit, extra_options, data);
+           bd.sock, bd.dir, max_connections, bd.audit, root_extra, extra_options, data);
+  root_extra = "";
   fclose (f);
   bx_test_brokerd_start (&bd);
 }
@@ -75,11 +79,17 @@ count_log (const char *line, void *data)
   snprintf (last_line, sizeof last_line, "%s", line);
 }
 
+/* Whether call reports a first "brokerd is busy" instead of trying again. */
+static bool no_busy_retry;
+
 static void
 call (const char *id, const char *tool, const char *args_json, struct bx_client_response *r)
 {
-  struct bx_client_options opts
-      = { .socket = bd.sock, .timeout_ms = 10000, .log = count_log, .data = NULL };
+  struct bx_client_options opts = { .socket = bd.sock,
+                                    .timeout_ms = 10000,
+                                    .log = count_log,
+                                    .data = NULL,
+                                    .no_busy_retry = no_busy_retry };
   json_auto_t *args = json_loads (args_json, 0, NULL);
   ck_assert_ptr_nonnull (args);
   cleanup_error bx_error err = NULL;
@@ -227,8 +237,10 @@ wait_running (void)
 
 START_TEST (test_brokerd_busy_is_reported_with_its_detail)
 {
-  /* One connection at most, held by a call that takes 8 s: the next is refused at once
-   * with an error that carries no id (brokerd did not read the request). */
+  /* One connection at most, held by a call that takes 8 s, and no time in the queue: the
+   * next is refused at once with an error that carries no id (brokerd did not read the
+   * request), and reported without asking again. */
+  root_extra = "queue_ms: 0\n";
   start_brokerd ("    delay_ms: 8000\n", 1);
   struct bx_client_response slow, r;
   pthread_t t;
@@ -237,7 +249,9 @@ START_TEST (test_brokerd_busy_is_reported_with_its_detail)
   logs = 0;
   int64_t start = bx_now_ms ();
   cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/fast\"}", data);
+  no_busy_retry = true;
   call ("fast", "read_file", args, &r);
+  no_busy_retry = false;
   int64_t took = bx_now_ms () - start;
   pthread_join (t, NULL);
   ck_assert_msg (slow.kind == BX_CLIENT_RESULT, "the slow call: %s", slow.message);
@@ -252,6 +266,125 @@ START_TEST (test_brokerd_busy_is_reported_with_its_detail)
   ck_assert_msg (took < 4000, "the refusal took %lld ms", (long long)took);
   bx_client_response_free (&slow);
   bx_client_response_free (&r);
+}
+END_TEST
+
+START_TEST (test_a_call_past_max_connections_waits_for_its_turn)
+{
+  /* The one connection is held by a call that takes a second: the next waits in brokerd's
+   * queue (queue_ms, 10 s by default) and is answered once the first ends, never busy. */
+  start_brokerd ("    delay_ms: 1000\n", 1);
+  struct bx_client_response slow, r;
+  pthread_t t;
+  ck_assert_int_eq (pthread_create (&t, NULL, slow_call, &slow), 0);
+  wait_running ();
+  logs = 0;
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/fast\"}", data);
+  no_busy_retry = true;
+  call ("fast", "read_file", args, &r);
+  no_busy_retry = false;
+  pthread_join (t, NULL);
+  ck_assert_msg (slow.kind == BX_CLIENT_RESULT, "the slow call: %s", slow.message);
+  ck_assert_msg (r.kind == BX_CLIENT_RESULT, "the waiting call: %s (%s)", r.message, last_line);
+  ck_assert_int_eq (logs, 0);
+  bx_client_response_free (&slow);
+  bx_client_response_free (&r);
+}
+END_TEST
+
+/* The slow call of the test below, cancellable. */
+struct cancellable
+{
+  struct bx_client_cancel *cancel;
+  struct bx_client_response r;
+};
+
+static void *
+cancellable_call (void *p)
+{
+  struct cancellable *c = p;
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/slow\"}", data);
+  struct bx_client_options opts
+      = { .socket = bd.sock, .timeout_ms = 120000, .log = count_log, .cancel = c->cancel };
+  json_auto_t *a = json_loads (args, 0, NULL);
+  cleanup_error bx_error err = NULL;
+  bx_client_call (&opts, "slow", "s1", "read_file", a, &c->r, &err);
+  return NULL;
+}
+
+static void *
+fast_call (void *p)
+{
+  cleanup_free char *args = bx_xasprintf ("{\"path\":\"%s/fast\"}", data);
+  call ("fast", "read_file", args, p);
+  return NULL;
+}
+
+/* How many "brokerd is busy" lines the audit log holds. */
+static int
+busy_lines (void)
+{
+  cleanup_free char *audit = read_text (bd.audit);
+  int n = 0;
+  for (const char *p = audit; p != NULL && (p = strstr (p, "brokerd is busy")) != NULL; p++)
+    n++;
+  return n;
+}
+
+START_TEST (test_the_library_asks_again_after_busy)
+{
+  /* No time in the queue: the call past the one connection is refused, and the library asks
+   * again after a pause.  Once the connection is free (the slow call cancelled), the next
+   * attempt is answered (in the run's 3 s): the caller sees the result and nothing is
+   * logged. */
+  root_extra = "queue_ms: 0\n";
+  start_brokerd ("    delay_ms: 3000\n", 1);
+  struct cancellable slow = { .cancel = bx_client_cancel_new () };
+  pthread_t ts, tf;
+  ck_assert_int_eq (pthread_create (&ts, NULL, cancellable_call, &slow), 0);
+  wait_running ();
+  logs = 0;
+  struct bx_client_response r;
+  ck_assert_int_eq (pthread_create (&tf, NULL, fast_call, &r), 0);
+  for (int i = 0; i < 6000 && busy_lines () == 0; i++)
+    usleep (10 * 1000);
+  ck_assert_int_gt (busy_lines (), 0);
+  bx_client_cancel (slow.cancel);
+  pthread_join (ts, NULL);
+  pthread_join (tf, NULL);
+  ck_assert (slow.r.cancelled);
+  ck_assert_msg (r.kind == BX_CLIENT_RESULT, "the refused call: %s (%s)", r.message, last_line);
+  ck_assert_int_eq (logs, 0);
+  bx_client_response_free (&slow.r);
+  bx_client_response_free (&r);
+  bx_client_cancel_free (slow.cancel);
+}
+END_TEST
+
+START_TEST (test_the_library_reports_busy_once_its_retries_are_spent)
+{
+  /* The one connection stays taken and nothing waits: the first attempt and each of the
+   * BX_CLIENT_BUSY_RETRIES more are refused, and only the last refusal is reported, with
+   * its one log line. */
+  root_extra = "queue_ms: 0\n";
+  start_brokerd ("    delay_ms: 60000\n", 1);
+  struct cancellable slow = { .cancel = bx_client_cancel_new () };
+  pthread_t ts;
+  ck_assert_int_eq (pthread_create (&ts, NULL, cancellable_call, &slow), 0);
+  wait_running ();
+  logs = 0;
+  struct bx_client_response r;
+  fast_call (&r);
+  ck_assert (r.unavailable);
+  ck_assert_int_eq (logs, 1);
+  ck_assert_msg (strstr (last_line, "brokerd is busy") != NULL, "line: %s", last_line);
+  ck_assert_int_eq (busy_lines (), 1 + BX_CLIENT_BUSY_RETRIES);
+  bx_client_cancel (slow.cancel);
+  pthread_join (ts, NULL);
+  ck_assert (slow.r.cancelled);
+  bx_client_response_free (&slow.r);
+  bx_client_response_free (&r);
+  bx_client_cancel_free (slow.cancel);
 }
 END_TEST
 
@@ -298,6 +431,9 @@ suite (void)
   tcase_add_test (tc, test_bad_arguments_come_back_as_brokerds_answer_not_an_outage);
   tcase_add_test (tc, test_eight_clients_at_once_each_get_their_own_answers);
   tcase_add_test (tc, test_brokerd_busy_is_reported_with_its_detail);
+  tcase_add_test (tc, test_a_call_past_max_connections_waits_for_its_turn);
+  tcase_add_test (tc, test_the_library_asks_again_after_busy);
+  tcase_add_test (tc, test_the_library_reports_busy_once_its_retries_are_spent);
   tcase_add_test (tc, test_the_cli_against_brokerd_then_without_it);
   suite_add_tcase (s, tc);
   return s;

@@ -1,8 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # One client cannot starve the others: four idle connections from one uid (each with one
-# byte of a request) no longer make every other client "busy".  The other client is
-# another uid (setpriv).  Needs no sandbox: the refusing runtime answers the call.
+# byte of a request; with max_connections 4 that uid holds its two, and its two others wait
+# in the queue) do not make another uid wait or hear "busy".  The other client is another
+# uid (setpriv).  The holding uid itself, its share and its places in the queue taken, is
+# told "brokerd is busy" (the client asks again a few times, then reports it).  Needs no
+# sandbox: the refusing runtime answers the call.
 if [ "${BX_CONTAINMENT_MODULE:-podman}" = bwrap ]; then
   echo "SKIP peer_uid_cap: does not apply to bwrap.so: no sandbox runs (the refusing runtime"
   echo "answers); it runs once, with the podman.so cases"
@@ -34,7 +37,8 @@ out=$(setpriv --reuid=65534 --regid=65534 --clear-groups \
         "$boxmaker" call read_file "{\"path\":\"$work/g/f\"}" --socket "$work/b.sock" 2>&1)
 contains "$out" "busy" && fail "another uid is told busy: $out" \
   || pass "another uid is served while one uid holds four idle connections ($out)"
+contains "$out" "no tool runtime is configured" || fail "another uid's call was not answered: $out"
 out=$("$boxmaker" call read_file "{\"path\":\"$work/g/f\"}" --socket "$work/b.sock" 2>&1)
-contains "$out" "busy" && pass "the holding uid itself is told busy past its share" \
+contains "$out" "busy" && pass "the holding uid itself is told busy past its share and its queue" \
   || fail "the holding uid was not capped: $out"
 finish

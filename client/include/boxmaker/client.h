@@ -29,6 +29,8 @@ void bx_error_free (bx_error *err);
 
 #define BX_CLIENT_DEFAULT_SOCKET     "/run/boxmaker/broker.sock"
 #define BX_CLIENT_DEFAULT_TIMEOUT_MS 120000
+/* How many times a call refused with "brokerd is busy" is tried again (options.no_busy_retry) */
+#define BX_CLIENT_BUSY_RETRIES 6
 
 /* The fixed sentences a caller (and the model behind it) sees. */
 #define BX_CLIENT_UNAVAILABLE "the tool broker is unavailable"
@@ -73,6 +75,11 @@ struct bx_client_options
    * "http 127.0.0.1:54321"), which brokerd writes in the call's audit line as "peer".  1 to
    * 128 printable ASCII characters, or brokerd refuses the request (docs/protocol.md). */
   const char *peer;
+  /* false (the default): a call that brokerd refuses with "brokerd is busy" is tried again,
+   * up to BX_CLIENT_BUSY_RETRIES times, after a random part of a delay that doubles from
+   * 50 ms to 1.6 s, within timeout_ms; only the last refusal is reported (and logged).
+   * true: the first refusal is reported. */
+  bool no_busy_retry;
 };
 
 /* How a call ended: the eleven exits of client.c, numbered as docs/client.md's table numbers

@@ -1,0 +1,103 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# concurrency.sh: shell calls from N clients at once (N = 1, 4, 16, 64 by default), through
+# `boxmaker call` -> brokerd -> bwrap.so (every limit on, the default connection limits and
+# queue) against bare bubblewrap with the least options that give bwrap.so's isolation (the
+# bare-bwrap side of run.sh), in alternating rounds.  Per N and side: calls/s, calls lost
+# (must be 0), p50 and p99 of a call's wall time and the CPU time per call (brokerd's and
+# its sandboxes' included, cgroup v1 cpuacct); then bwrap.so's ratios to bare bwrap.  Goal:
+# a throughput of at least 0.8x bare bubblewrap's at each N.
+#
+#   bench/runtimes/concurrency.sh BUILD_DIR [ROUNDS [CALLS [N...]]]
+#                                 # defaults: 3 rounds, 256 calls per side and round (at
+#                                 # least 8 per client), N = 1 4 16 64
+#
+# BUILD_DIR holds a build of this tree (brokerd, boxmaker, toolkit, bwrap.so).  As root.
+# Builds a read-only root in a temporary folder, removed afterwards.
+set -eu
+build=$(cd "$1" && pwd)
+rounds=${2:-3}
+calls=${3:-256}
+[ $# -gt 3 ] && { shift 3; clients="$*"; } || clients="1 4 16 64"
+src=$(cd "$(dirname "$0")/../.." && pwd)
+[ "$(id -u)" = 0 ] || { echo "concurrency.sh: needs root (cgroups, the sandbox's uid)" >&2; exit 1; }
+bwrap=$(command -v bwrap) || { echo "concurrency.sh: bubblewrap is not installed" >&2; exit 1; }
+work=$(mktemp -d /tmp/bx-bench-concurrency.XXXXXX)
+chmod 0755 "$work"
+acct=/sys/fs/cgroup/cpuacct
+[ -f "$acct/cpuacct.usage" ] || acct=
+broker_pid=
+cleanup () {
+  [ -z "$broker_pid" ] || { kill "$broker_pid" 2>/dev/null; wait "$broker_pid" 2>/dev/null || true; }
+  [ -z "$acct" ] || rmdir "$acct/bx-bench-concurrency-$$" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT PIPE TERM
+
+cc -O2 -pthread -o "$work/concurrency" "$src/bench/runtimes/concurrency.c"
+"$src/packaging/image/build-image.sh" --quiet --rootfs "$work/rootfs" \
+  --toolkit "$build/toolkit/toolkit" > /dev/null
+g=$work/grant
+mkdir -p "$g" "$work/home" "$work/egress"
+chmod 0777 "$g"
+# boxmaker's command line is split at spaces by the harness: a space in JSON is \u0020.
+printf '%s' "{\"command\":\"echo\\u0020hi\",\"cwd\":\"$g\"}" > "$work/shell.json"
+
+# brokerd in a cpuacct cgroup of its own: its CPU time and its sandboxes' is the side's.
+cat > "$work/b.yaml" <<YAML
+socket: $work/b.sock
+home: $work/home
+runtime:
+  module: bwrap
+  options:
+    rootfs: $work/rootfs
+    egress_dir: $work/egress
+    memory: 512m
+    pids: 128
+    cpu_percent: 100
+    shell_ms: 30000
+    output_cap: 256k
+    file_size: 64m
+    tmp_size: 64m
+grants:
+  - tools: [shell]
+    paths: [$g]
+    class: private
+YAML
+cg=
+cpu_files=-
+if [ -n "$acct" ]; then
+  cg=$acct/bx-bench-concurrency-$$
+  mkdir "$cg"
+  cpu_files=$cg/cpuacct.usage
+fi
+sh -c '[ -z "$1" ] || echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$cg" \
+  "$build/broker/brokerd" --config "$work/b.yaml" --runtimedir "$build/runtimes/modules" \
+  2> "$work/b.log" &
+broker_pid=$!
+i=0
+while [ ! -S "$work/b.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+[ -S "$work/b.sock" ] || { cat "$work/b.log"; exit 1; }
+
+root_binds=
+for d in bin etc lib lib64 root; do
+  [ ! -d "$work/rootfs/$d" ] || root_binds="$root_binds --ro-bind $work/rootfs/$d /$d"
+done
+in=$work/shell.json
+{
+  printf 'shell\tbare-bwrap\t65534\t%s\t-\t%s --unshare-all --unshare-user --uid 65534 --gid 65534 --die-with-parent --clearenv --setenv PATH /bin%s --proc /proc --dev /dev --tmpfs /tmp --bind %s %s --remount-ro / --chdir /tmp -- /bin/toolkit shell\n' \
+    "$in" "$bwrap" "$root_binds" "$g" "$g"
+  printf 'shell\tbwrap.so\t-1\t%s\t%s\t%s call shell %s --socket %s --session bench\n' \
+    "$in" "$cpu_files" "$build/client/boxmaker" "$(cat "$in")" "$work/b.sock"
+} > "$work/sides"
+
+uptime
+echo "$rounds rounds of $calls calls per side (at least 8 per client), sides alternating; wall time in ms"
+[ -n "$acct" ] || echo "note: no cgroup v1 cpuacct: brokerd's and its sandboxes' CPU time is not counted"
+# shellcheck disable=SC2086 # one argument per N
+status=0
+"$work/concurrency" "$work/sides" "$rounds" "$calls" $clients || status=$?
+busy=$(grep -c '"reason":"brokerd is busy"' "$work/b.log" || true)
+echo "brokerd refused $busy connection(s) as busy"
+exit $status

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What the timing programs of bench/runtimes share (tiers.c, concurrency.c): the sides
+ * file, running a side once, the CPU time a daemon's cgroup charges to it, and quantiles.
+ * Each program is one file built by its script with cc, so this header holds the code.
+ *
+ * A sides file has one line per side, fields separated by tabs:
+ *   TOOL  SIDE  UID  STDIN  CPU_FILES  ARGV
+ * UID is the uid the side's program starts as (-1: this one's), STDIN the file it reads,
+ * CPU_FILES cgroup v1 cpuacct.usage files whose growth is charged to the side as well
+ * (comma-separated, or -): where a side's work happens in a daemon rather than in the
+ * program started, and ARGV the program and its arguments, separated by spaces.  Lines
+ * RATIO  NUMERATOR  DENOMINATOR name ratios to print. */
+#ifndef BX_BENCH_SIDES_H
+#define BX_BENCH_SIDES_H
+
+#define _GNU_SOURCE /* setresuid, setresgid */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SIDES  32
+#define MAX_RATIOS 32
+#define MAX_ARGS   96
+
+struct side_cmd
+{
+  char *tool, *name, *in, *cpu_files;
+  int uid;
+  char *argv[MAX_ARGS];
+};
+
+struct ratio
+{
+  char *num, *den;
+};
+
+static void
+die (const char *what)
+{
+  perror (what);
+  exit (1);
+}
+
+static double
+now_ms (void)
+{
+  struct timespec t;
+  clock_gettime (CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* The sum of the cpuacct.usage files in LIST, in ms. */
+static double
+charged_ms (const char *list)
+{
+  if (strcmp (list, "-") == 0)
+    return 0;
+  char *copy = strdup (list), *save = NULL;
+  double ms = 0;
+  for (char *f = strtok_r (copy, ",", &save); f != NULL; f = strtok_r (NULL, ",", &save))
+    {
+      FILE *fp = fopen (f, "re");
+      unsigned long long ns = 0;
+      if (fp == NULL || fscanf (fp, "%llu", &ns) != 1)
+        die (f);
+      fclose (fp);
+      ms += (double)ns / 1e6;
+    }
+  free (copy);
+  return ms;
+}
+
+/* Reads the sides file PATH: at most MAX_SIDES sides into SIDES (*N_SIDES of them) and
+ * at most MAX_RATIOS ratios into RATIOS (*N_RATIOS). */
+static void
+read_sides_file (const char *path, struct side_cmd *sides, size_t *n_sides, struct ratio *ratios,
+                 size_t *n_ratios)
+{
+  FILE *fp = fopen (path, "re");
+  if (fp == NULL)
+    die (path);
+  char *line = NULL;
+  size_t cap = 0;
+  *n_sides = *n_ratios = 0;
+  while (getline (&line, &cap, fp) > 0)
+    {
+      line[strcspn (line, "\n")] = '\0';
+      char *save = NULL;
+      char *f[6] = { NULL };
+      f[0] = strtok_r (line, "\t", &save);
+      for (int i = 1; i < 6 && f[i - 1] != NULL; i++)
+        f[i] = strtok_r (NULL, "\t", &save);
+      if (f[0] != NULL && strcmp (f[0], "RATIO") == 0 && f[2] != NULL && *n_ratios < MAX_RATIOS)
+        {
+          ratios[(*n_ratios)++] = (struct ratio){ strdup (f[1]), strdup (f[2]) };
+          continue;
+        }
+      if (f[5] == NULL || *n_sides == MAX_SIDES)
+        continue;
+      struct side_cmd *s = &sides[(*n_sides)++];
+      s->tool = strdup (f[0]);
+      s->name = strdup (f[1]);
+      s->uid = atoi (f[2]);
+      s->in = strdup (f[3]);
+      s->cpu_files = strdup (f[4]);
+      char *args = strdup (f[5]), *asave = NULL;
+      size_t n = 0;
+      for (char *a = strtok_r (args, " ", &asave); a != NULL && n < MAX_ARGS - 1;
+           a = strtok_r (NULL, " ", &asave))
+        s->argv[n++] = a;
+    }
+  free (line);
+  fclose (fp);
+}
+
+/* Runs S once, its output to OUT (its errors to OUT.err, or to /dev/null when OUT is
+ * /dev/null): its wall time, and the CPU time of it and the descendants it waited for
+ * (wait4), in ms.  Returns its wait status. */
+static int
+run_side_once (const struct side_cmd *s, const char *out, double *wall, double *cpu)
+{
+  double t0 = now_ms ();
+  pid_t pid = fork ();
+  if (pid < 0)
+    die ("fork");
+  if (pid == 0)
+    {
+      int in = open (s->in, O_RDONLY | O_CLOEXEC);
+      int o = open (out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      char err[4200];
+      snprintf (err, sizeof err, "%s.err", out);
+      bool timed = strcmp (out, "/dev/null") == 0;
+      int e = open (timed ? out : err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (in < 0 || o < 0 || e < 0 || dup2 (in, 0) < 0 || dup2 (o, 1) < 0 || dup2 (e, 2) < 0)
+        _exit (126);
+      if (s->uid >= 0
+          && (setgroups (0, NULL) < 0 || setresgid (s->uid, s->uid, s->uid) < 0
+              || setresuid (s->uid, s->uid, s->uid) < 0))
+        _exit (126);
+      execv (s->argv[0], s->argv);
+      _exit (127);
+    }
+  int status;
+  struct rusage ru;
+  while (wait4 (pid, &status, 0, &ru) < 0)
+    if (errno != EINTR)
+      die ("wait4");
+  *wall = now_ms () - t0;
+  *cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3
+         + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+  return status;
+}
+
+static int
+by_value (const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The Q quantile of the N values in V (sorted in place), nearest rank. */
+static double
+quantile (double *v, long n, double q)
+{
+  qsort (v, (size_t)n, sizeof *v, by_value);
+  long i = (long)(q * (double)n + 0.999999) - 1;
+  return v[i < 0 ? 0 : i >= n ? n - 1 : i];
+}
+
+#endif
