@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The host side of bx_run_spec (boxmaker/runtime.h): the one definition of the sealed spec.
- * Only broker/runner.c builds one, from a policy decision; modules read it through the
+ * Only broker/calls/runner.c builds one, from a policy decision; modules read it through the
  * bx_host.spec_* accessors (host_services.c). */
 #ifndef BX_BROKER_RUN_SPEC_H
 #define BX_BROKER_RUN_SPEC_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Protected paths (broker/readonly_paths.h): which mounts a folder's protected subpaths
+/* Protected paths (broker/policy/readonly_paths.h): which mounts a folder's protected subpaths
  * become, on a real temporary tree, and the refusals (a symbolic link anywhere on the way). */
 #include <check.h>
 #include <errno.h>

@@ -7,9 +7,9 @@
  *   number       enum bx_tool, which runtime ABI 1.2 hands modules (spec_tool_id)
  *   fields       its arguments: bx/tool_args.h parses them, writes their canonical JSON and
  *                makes their JSON Schema from this list
- *   rule         how policy decides it (broker/policy.c)
+ *   rule         how policy decides it (broker/policy/policy.c)
  *   run          the RunSpec row: what is mounted, whether it has egress, whether a grant's
- *                own image or root applies (broker/runner.c)
+ *                own image or root applies (broker/calls/runner.c)
  *   limit        the runtime's default time limit and the module option that sets it
  *   MCP          title, description and behaviour hints (client/mcp/mcp_tools.c)
  *
@@ -47,7 +47,7 @@ struct bx_tool_field
 };
 #define BX_TOOL_FIELDS_MAX 2
 
-/* How policy decides a call (broker/policy.c). */
+/* How policy decides a call (broker/policy/policy.c). */
 enum bx_tool_rule
 {
   BX_RULE_FILE,    /* "path" lies in a folder of a grant that lists the tool */
@@ -55,7 +55,7 @@ enum bx_tool_rule
   BX_RULE_FETCH,   /* "url" names a granted host and port */
 };
 
-/* What the RunSpec mounts (broker/runner.c). */
+/* What the RunSpec mounts (broker/calls/runner.c). */
 enum bx_tool_mounts
 {
   BX_MOUNT_NONE,          /* nothing */
@@ -64,7 +64,7 @@ enum bx_tool_mounts
   BX_MOUNT_GRANT_FOLDERS, /* every folder of the grant, as writable as the grant says */
 };
 
-/* Whether the RunSpec has egress (broker/runner.c). */
+/* Whether the RunSpec has egress (broker/calls/runner.c). */
 enum bx_tool_egress
 {
   BX_EGRESS_NONE,        /* no network at all */

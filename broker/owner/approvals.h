@@ -61,7 +61,7 @@ bool bx_approvals_take (struct bx_approvals *a, struct bx_call *call);
  * Nothing when A is NULL. */
 void bx_approvals_forget_changed (struct bx_approvals *a, const struct bx_config *config);
 
-/* ---- The owners' side (broker/admin.c). ----------------------------------------------- */
+/* ---- The owners' side (admin.c). ----------------------------------------------- */
 
 /* Every waiting call as a JSON array of objects (docs/protocol.md); *SEQ (if not NULL) gets
  * the number of the last event, for bx_approvals_events. */

@@ -64,7 +64,7 @@ struct bx_audit_record
   /* What the summary points to when it is not the arguments' own (bx_audit_record_clear). */
   char *owned_command;
   char *owned_host;
-  /* A call that waited for approval, or ran on a remembered one (broker/approvals.h); NULL
+  /* A call that waited for approval, or ran on a remembered one (owner/approvals.h); NULL
    * otherwise.  Logged as "approval": {"id", "state", "approver_uid", "waited_ms"}, and
    * "approved_at" when set. */
   const struct bx_audit_approval *approval;

@@ -36,7 +36,7 @@
 const char *bx_class_name (enum bx_data_class class);
 int bx_class_from_name (const char *name, enum bx_data_class *out);
 
-/* Whether a grant's calls wait for the owner's approval (broker/approvals.h). */
+/* Whether a grant's calls wait for the owner's approval (owner/approvals.h). */
 enum bx_approval
 {
   BX_APPROVAL_NEVER,

@@ -4,7 +4,7 @@
  * The grants are tried in file order and the first that allows the call wins: its folder is
  * the one mounted, its class and trust label the result, its hosts are the egress list; a
  * shell call without a cwd runs in the grant's first folder.
- * Nothing here runs anything; broker/runner.c turns an allowed decision into a run spec. */
+ * Nothing here runs anything; broker/calls/runner.c turns an allowed decision into a run spec. */
 #ifndef BX_BROKER_POLICY_H
 #define BX_BROKER_POLICY_H
 
