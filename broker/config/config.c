@@ -94,38 +94,42 @@ has_control (const char *s)
   return false;
 }
 
-/* Why a folder cannot be granted (or home used), or NULL when it can. */
-static const char *
-folder_problem (const char *s)
+/* Whether a folder can be granted (or home used): 0, or -1 with *ERR saying why not. */
+static int
+folder_check (const char *s, bx_error *err)
 {
   if (s[0] != '/')
-    return "is relative: expected an absolute folder";
+    return bx_error_setc (err, 0, "is relative: expected an absolute folder");
   if (strpbrk (s, BX_MOUNT_PATH_FORBIDDEN) != NULL)
-    return "cannot be mounted: it contains ':' or ','";
+    return bx_error_setc (err, 0, "cannot be mounted: it contains ':' or ','");
   if (has_control (s))
-    return "contains a control character: expected a plain folder name";
+    return bx_error_setc (err, 0, "contains a control character: expected a plain folder name");
   if (strcmp (s, "/") == 0)
-    return "is the root folder: expected the folders to share, not all of them";
+    return bx_error_setc (err, 0,
+                          "is the root folder: expected the folders to share, not all of them");
   if (s[strlen (s) - 1] == '/')
-    return "ends with '/': expected a clean absolute folder";
+    return bx_error_setc (err, 0, "ends with '/': expected a clean absolute folder");
   if (strstr (s, "//") != NULL)
-    return "has an empty component ('//'): expected a clean absolute folder";
+    return bx_error_setc (err, 0,
+                          "has an empty component ('//'): expected a clean absolute folder");
   if (!bx_path_is_clean (s))
-    return "has a '.' or '..' component: expected a clean absolute folder";
-  return NULL;
+    return bx_error_setc (err, 0, "has a '.' or '..' component: expected a clean absolute folder");
+  return 0;
 }
 
-/* A file path for the socket or the audit log. */
-static const char *
-file_problem (const char *s)
+/* Whether a file path can serve for a socket or the audit log: 0, or -1 with *ERR. */
+static int
+file_check (const char *s, bx_error *err)
 {
   if (s[0] != '/')
-    return "is relative: expected an absolute path";
+    return bx_error_setc (err, 0, "is relative: expected an absolute path");
   if (has_control (s))
-    return "contains a control character";
+    return bx_error_setc (err, 0, "contains a control character");
   if (!bx_path_is_clean (s))
-    return "is not clean: expected an absolute path without '.', '..', '//' or a trailing '/'";
-  return NULL;
+    return bx_error_setc (
+        err, 0,
+        "is not clean: expected an absolute path without '.', '..', '//' or a trailing '/'");
+  return 0;
 }
 
 static void
@@ -242,21 +246,24 @@ parse_protection (struct bx_walk *w, yaml_node_t *readonly, yaml_node_t *writabl
 }
 
 /* NULL when IMAGE is a reference pinned by digest, NAME@sha256:<64 lowercase hex digits>,
- * with a NAME of [a-z0-9._/:-] that does not start with '-' (podman would read an option);
- * else why not. */
-static const char *
-image_ref_problem (const char *image)
+ * with a NAME of [a-z0-9._/:-] that does not start with '-' (podman would read an option):
+ * 0, or -1 with *ERR saying why not. */
+static int
+image_ref_check (const char *image, bx_error *err)
 {
   const char *at = strrchr (image, '@');
   if (at == NULL || strncmp (at + 1, "sha256:", 7) != 0 || strlen (at + 8) != 64
       || strspn (at + 8, "0123456789abcdef") != 64)
-    return "is not pinned by digest: expected NAME@sha256:<64 hex digits>, as "
-           "build-dev-image.sh prints";
+    return bx_error_setc (err, 0,
+                          "is not pinned by digest: expected NAME@sha256:<64 hex digits>, as "
+                          "build-dev-image.sh prints");
   if (at == image || image[0] == '-' || image[0] == '/' || image[0] == ':'
       || strspn (image, "abcdefghijklmnopqrstuvwxyz0123456789._/:-") != (size_t)(at - image))
-    return "has no valid name before '@': expected lowercase letters, digits, '.', '_', '/', "
-           "':' and '-'";
-  return NULL;
+    return bx_error_setc (
+        err, 0,
+        "has no valid name before '@': expected lowercase letters, digits, '.', '_', '/', "
+        "':' and '-'");
+  return 0;
 }
 
 /* A `limits` mapping (call_limits.h): one key per limit, each checked against its range. */
@@ -361,9 +368,9 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg, struct
         const char *path = bx_walk_item (w, item, "paths", "an absolute folder");
         if (path == NULL)
           continue;
-        const char *why = folder_problem (path);
-        if (why != NULL)
-          bx_walk_problem (w, item, "path \"%s\" %s", path, why);
+        cleanup_error bx_error why = NULL;
+        if (folder_check (path, &why) < 0)
+          bx_walk_problem (w, item, "path \"%s\" %s", path, bx_error_msg (why));
         /* Home holds the egress folders of running calls: a sandbox that had it mounted
          * could connect to another call's egress socket. */
         else if (CONFIG_WALK (w)->home != NULL
@@ -444,9 +451,9 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg, struct
   if (v[K_IMAGE] != NULL)
     {
       const char *image = bx_walk_string (w, v[K_IMAGE], "image", "an image pinned by digest");
-      const char *why = image ? image_ref_problem (image) : NULL;
-      if (why != NULL)
-        bx_walk_problem (w, v[K_IMAGE], "image \"%s\" %s", image, why);
+      cleanup_error bx_error why = NULL;
+      if (image != NULL && image_ref_check (image, &why) < 0)
+        bx_walk_problem (w, v[K_IMAGE], "image \"%s\" %s", image, bx_error_msg (why));
       else if (image != NULL)
         {
           g->image = bx_xstrdup (image);
@@ -730,7 +737,8 @@ parse_module_and_options (struct bx_walk *w, yaml_node_t *node, const char *what
       const char *m = bx_walk_string (w, v[0], "module", "a module name or an absolute path");
       if (m != NULL)
         {
-          if (m[0] == '/' ? file_problem (m) != NULL : !bx_module_name_valid (m))
+          cleanup_error bx_error why = NULL;
+          if (m[0] == '/' ? file_check (m, &why) < 0 : !bx_module_name_valid (m))
             bx_walk_problem (w, v[0],
                              "module \"%s\" is not valid: expected a name of [a-z0-9_-] "
                              "or an absolute path to a .so",
@@ -1042,9 +1050,9 @@ parse_admin (struct bx_walk *w, yaml_node_t *root, yaml_node_t *sock, yaml_node_
   if (sock != NULL)
     {
       const char *s = bx_walk_string (w, sock, "admin_socket", "an absolute path");
-      const char *why = s ? file_problem (s) : NULL;
-      if (s != NULL && why != NULL)
-        bx_walk_problem (w, sock, "admin_socket \"%s\" %s", s, why);
+      cleanup_error bx_error why = NULL;
+      if (s && file_check (s, &why) < 0)
+        bx_walk_problem (w, sock, "admin_socket \"%s\" %s", s, bx_error_msg (why));
       else if (s != NULL && strlen (s) >= sizeof ((struct sockaddr_un *)0)->sun_path)
         bx_walk_problem (w, sock, "admin_socket \"%s\" is too long: expected at most %zu bytes", s,
                          sizeof ((struct sockaddr_un *)0)->sun_path - 1);
@@ -1206,9 +1214,9 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
   if (v[K_SOCKET] != NULL)
     {
       const char *s = bx_walk_string (w, v[K_SOCKET], "socket", "an absolute path");
-      const char *why = s ? file_problem (s) : NULL;
-      if (s != NULL && why != NULL)
-        bx_walk_problem (w, v[K_SOCKET], "socket \"%s\" %s", s, why);
+      cleanup_error bx_error why = NULL;
+      if (s && file_check (s, &why) < 0)
+        bx_walk_problem (w, v[K_SOCKET], "socket \"%s\" %s", s, bx_error_msg (why));
       else if (s != NULL && strlen (s) >= sizeof ((struct sockaddr_un *)0)->sun_path)
         bx_walk_problem (w, v[K_SOCKET], "socket \"%s\" is too long: expected at most %zu bytes", s,
                          sizeof ((struct sockaddr_un *)0)->sun_path - 1);
@@ -1224,9 +1232,9 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
   if (v[K_HOME] != NULL)
     {
       const char *s = bx_walk_string (w, v[K_HOME], "home", "an absolute folder");
-      const char *why = s ? folder_problem (s) : NULL;
-      if (s != NULL && why != NULL)
-        bx_walk_problem (w, v[K_HOME], "home \"%s\" %s", s, why);
+      cleanup_error bx_error why = NULL;
+      if (s && folder_check (s, &why) < 0)
+        bx_walk_problem (w, v[K_HOME], "home \"%s\" %s", s, bx_error_msg (why));
       else if (s != NULL)
         {
           free (cfg->home);
@@ -1276,9 +1284,9 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
   if (v[K_AUDIT] != NULL)
     {
       const char *s = bx_walk_string (w, v[K_AUDIT], "audit", "\"stderr\" or an absolute path");
-      const char *why = s && strcmp (s, "stderr") != 0 ? file_problem (s) : NULL;
-      if (s != NULL && why != NULL)
-        bx_walk_problem (w, v[K_AUDIT], "audit \"%s\" %s (or \"stderr\")", s, why);
+      cleanup_error bx_error why = NULL;
+      if (s && strcmp (s, "stderr") != 0 && file_check (s, &why) < 0)
+        bx_walk_problem (w, v[K_AUDIT], "audit \"%s\" %s (or \"stderr\")", s, bx_error_msg (why));
       else if (s != NULL)
         {
           free (cfg->audit);
@@ -1289,9 +1297,9 @@ parse_root (struct bx_walk *w, yaml_node_t *root, struct bx_config *cfg)
   if (v[K_METRICS] != NULL)
     {
       const char *s = bx_walk_string (w, v[K_METRICS], "metrics_socket", "an absolute path");
-      const char *why = s ? file_problem (s) : NULL;
-      if (s != NULL && why != NULL)
-        bx_walk_problem (w, v[K_METRICS], "metrics_socket \"%s\" %s", s, why);
+      cleanup_error bx_error why = NULL;
+      if (s && file_check (s, &why) < 0)
+        bx_walk_problem (w, v[K_METRICS], "metrics_socket \"%s\" %s", s, bx_error_msg (why));
       else if (s != NULL && strlen (s) >= sizeof ((struct sockaddr_un *)0)->sun_path)
         bx_walk_problem (w, v[K_METRICS],
                          "metrics_socket \"%s\" is too long: expected at most %zu bytes", s,
