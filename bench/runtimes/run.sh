@@ -13,6 +13,7 @@
 #                 BENCH_PODMAN is not 0), the same limits
 #   bwrap.so-ro0  bwrap.so again, its grant with `readonly: []` (write_file and shell only):
 #                 against bwrap.so, what the default protected paths cost
+#   gvisor.so-ro0 the same for gvisor.so
 # For each side: p50 and p90 of the wall time, and the CPU time per call, brokerd's and
 # its sandboxes' included (cgroup v1 cpuacct); then the ratios to the floors, and brokerd's
 # resident memory with bwrap.so and 8 callers at once.  Goals: bwrap.so p50 <= 10 ms,
@@ -56,7 +57,8 @@ cleanup () {
   done
   [ -z "$acct" ] || for c in "$acct"/bx-bench-*-$$; do rmdir "$c" 2>/dev/null || true; done
   # The parent runsc made for gvisor.so's sandboxes (each removed with its sandbox).
-  for c in /sys/fs/cgroup/*/boxmaker-bench-gvisor-$$ /sys/fs/cgroup/boxmaker-bench-gvisor-$$; do
+  for c in /sys/fs/cgroup/*/boxmaker-bench-gvisor-$$ /sys/fs/cgroup/boxmaker-bench-gvisor-$$ \
+           /sys/fs/cgroup/*/boxmaker-bench-gvisor-ro0-$$ /sys/fs/cgroup/boxmaker-bench-gvisor-ro0-$$; do
     rmdir "$c" 2>/dev/null || true
   done
   rm -rf "$work"
@@ -140,6 +142,12 @@ if [ -n "$runsc" ]; then
     state_dir: $work/gvisor-state
     cgroup_path: /boxmaker-bench-gvisor-$$
 $limits"
+  start_brokerd gvisor_ro0 "  module: gvisor
+  options:
+    rootfs: $work/rootfs
+    state_dir: $work/gvisor-state-ro0
+    cgroup_path: /boxmaker-bench-gvisor-ro0-$$
+$limits" "    readonly: []"
 fi
 if [ -n "$podman" ]; then
   start_brokerd podman "  module: podman
@@ -162,7 +170,7 @@ for d in bin etc lib lib64 root; do
 done
 # The cpuacct.usage files of a brokerd side: its own cgroup's, and for gvisor.so the parent
 # cgroup runsc puts the sandboxes in.
-bwrap_cpu=- bwrap_ro0_cpu=- gvisor_cpu=- podman_cpu=-
+bwrap_cpu=- bwrap_ro0_cpu=- gvisor_cpu=- gvisor_ro0_cpu=- podman_cpu=-
 if [ -n "$acct" ]; then
   bwrap_cpu=$acct/bx-bench-bwrap-$$/cpuacct.usage
   bwrap_ro0_cpu=$acct/bx-bench-bwrap_ro0-$$/cpuacct.usage
@@ -170,6 +178,7 @@ if [ -n "$acct" ]; then
   # cgroups of their own, so podman.so's figure is brokerd's and podman's own process.
   podman_cpu=$acct/bx-bench-podman-$$/cpuacct.usage
   gvisor_cpu=$acct/bx-bench-gvisor-$$/cpuacct.usage,$acct/boxmaker-bench-gvisor-$$/cpuacct.usage
+  gvisor_ro0_cpu=$acct/bx-bench-gvisor_ro0-$$/cpuacct.usage,$acct/boxmaker-bench-gvisor-ro0-$$/cpuacct.usage
 fi
 sides=$work/sides
 : > "$sides"
@@ -191,6 +200,8 @@ for tool in read_file write_file shell; do
         "$tool" "$in" "$runsc" "$work/runsc-do" "$build/toolkit/toolkit" "$tool"
       printf '%s\tgvisor.so\t-1\t%s\t%s\t%s call %s %s --socket %s --session bench\n' \
         "$tool" "$in" "$gvisor_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/gvisor.sock"
+      [ "$tool" = read_file ] || printf '%s\tgvisor.so-ro0\t-1\t%s\t%s\t%s call %s %s --socket %s --session bench\n' \
+        "$tool" "$in" "$gvisor_ro0_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/gvisor_ro0.sock"
     fi
     [ -z "$podman" ] || printf '%s\tpodman.so\t-1\t%s\t%s\t%s call %s %s --socket %s --session bench\n' \
       "$tool" "$in" "$podman_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/podman.sock"
@@ -198,14 +209,17 @@ for tool in read_file write_file shell; do
 done
 printf 'RATIO\tbwrap.so\tbwrap.so-ro0\n' >> "$sides"
 printf 'RATIO\tbwrap.so\tbare-bwrap\nRATIO\tbwrap.so\tfork+exec\nRATIO\tbare-bwrap\tfork+exec\n' >> "$sides"
-printf 'RATIO\tgvisor.so\trunsc-do\nRATIO\tgvisor.so\tfork+exec\nRATIO\tgvisor.so\tbwrap.so\n' >> "$sides"
+printf 'RATIO\tgvisor.so\trunsc-do\nRATIO\tgvisor.so-ro0\trunsc-do\nRATIO\tgvisor.so\tgvisor.so-ro0\n' >> "$sides"
+printf 'RATIO\tgvisor.so\tfork+exec\nRATIO\tgvisor.so\tbwrap.so\n' >> "$sides"
 printf 'RATIO\tpodman.so\tbwrap.so\nRATIO\tpodman.so\tgvisor.so\n' >> "$sides"
 
 # Once each, the outputs compared (the first gvisor.so call also makes runsc's parent cgroup,
 # whose usage the timed calls read).
 if [ -n "$acct" ] && [ -n "$runsc" ]; then
-  "$build/client/boxmaker" call read_file "$(cat "$work/read_file.json")" \
-    --socket "$work/gvisor.sock" --session bench > /dev/null 2>&1
+  for s in gvisor gvisor_ro0; do
+    "$build/client/boxmaker" call read_file "$(cat "$work/read_file.json")" \
+      --socket "$work/$s.sock" --session bench > /dev/null 2>&1
+  done
 fi
 "$work/tiers" "$sides" 1 0 "$work/check" || { echo "a side failed"; exit 1; }
 for tool in read_file write_file shell; do

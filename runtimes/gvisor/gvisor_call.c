@@ -18,10 +18,12 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -138,6 +140,62 @@ bind_source (const char *dir, size_t n, const char *path, bool writable)
       return NULL;
     }
   return point;
+}
+
+/* The earlier mount of MOUNTS[0..COUNT) whose folder holds PATH and whose bind can bring it
+ * along (a writable one, or any when PATH is read-only itself), or -1.  A protected path in
+ * a granted folder is one: bound inside that folder's mount point (bind_inside), it reaches
+ * the sandbox with the folder's bind instead of as a mount of its own, each of which costs
+ * runsc's file proxy and gVisor's kernel a mount to set up and serve. */
+static ssize_t
+enclosing (const struct bx_gvisor_mount *mounts, size_t count, const char *path, bool writable)
+{
+  for (size_t j = 0; j < count; j++)
+    {
+      size_t n = strlen (mounts[j].dest);
+      if ((mounts[j].writable || !writable) && strncmp (path, mounts[j].dest, n) == 0
+          && (path[n] == '/' || (n == 1 && mounts[j].dest[0] == '/')))
+        return (ssize_t)j;
+    }
+  return -1;
+}
+
+/* Binds PATH (opened without following links) on its own place below POINT, the mount point
+ * of the granted folder TOP that holds it: read-only unless WRITABLE, nosuid and nodev
+ * always.  The place is found below POINT without following links either and must be PATH
+ * itself (device and inode), or nothing is mounted (ESTALE).  The flags are set on the copy
+ * before it is mounted, so it never shows writable; the host's kernel enforces them for
+ * runsc's file proxy, which serves the folder's bind with what is mounted below it.
+ * 0, or -1 with errno. */
+static int
+bind_inside (const char *point, const char *top, const char *path, bool writable)
+{
+  cleanup_close int src = bx_runtime_open_nofollow (path);
+  if (src < 0)
+    return -1;
+  size_t n = strcmp (top, "/") == 0 ? 0 : strlen (top);
+  cleanup_free char *place = bx_xasprintf ("%s%s", point, path + n);
+  cleanup_close int dst = bx_runtime_open_nofollow (place);
+  struct stat s, d;
+  if (dst < 0 || fstat (src, &s) < 0 || fstat (dst, &d) < 0)
+    return -1;
+  if (s.st_dev != d.st_dev || s.st_ino != d.st_ino)
+    {
+      errno = ESTALE;
+      return -1;
+    }
+  cleanup_close int tree
+      = (int)syscall (SYS_open_tree, src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+  struct
+  {
+    uint64_t attr_set, attr_clr, propagation, userns_fd;
+  } attr = { MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (writable ? 0 : MOUNT_ATTR_RDONLY), 0, 0, 0 };
+  if (tree < 0 || syscall (SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0
+      || syscall (SYS_move_mount, tree, "", dst, "",
+                  MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)
+             < 0)
+    return -1;
+  return 0;
 }
 
 /* mkdir -p of PATH's folders below the folder ROOT (PATH absolute); 0 or -1 with errno.
@@ -774,20 +832,26 @@ run_tool (struct bx_gvisor_instance *inst, const bx_run_spec *spec, const char *
   size_t count = host->spec_mount_count (spec);
   cleanup_free struct bx_gvisor_mount *mounts = bx_xmalloc ((count + 1) * sizeof *mounts);
   b->points = bx_xmalloc ((count + 1) * sizeof (char *));
+  size_t mount_count = 0;
   for (size_t i = 0; i < count; i++)
     {
       const char *path = host->spec_mount_path (spec, i);
       bool writable = host->spec_mount_writable (spec, i) != 0;
-      char *point = bind_source (b->dir, i, path, writable);
-      if (point == NULL)
+      ssize_t top = path != NULL ? enclosing (mounts, mount_count, path, writable) : -1;
+      char *point = NULL;
+      if (top >= 0 ? bind_inside (mounts[top].source, mounts[top].dest, path, writable) < 0
+                   : (point = bind_source (b->dir, i, path, writable)) == NULL)
         {
           /* A link where a grant's folder was, or the folder gone: nothing is mounted. */
           host->log (host, BX_LOG_ERROR, "%s: cannot bind \"%s\" without following links: %s", name,
                      path ? path : "(null)", strerror (errno));
           return fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
         }
+      if (point == NULL)
+        continue;
       b->points[b->point_count++] = point;
-      mounts[i] = (struct bx_gvisor_mount){ .dest = path, .source = point, .writable = writable };
+      mounts[mount_count++]
+          = (struct bx_gvisor_mount){ .dest = path, .source = point, .writable = writable };
     }
   cleanup_error bx_error why = NULL;
   if (make_root (inst, b, spec, grant_root, &why) == NULL)
@@ -810,7 +874,7 @@ run_tool (struct bx_gvisor_instance *inst, const bx_run_spec *spec, const char *
     .path = grant_root != NULL ? BX_RUNTIME_ROOT_PATH : NULL,
     .args = args,
     .mounts = mounts,
-    .mount_count = count,
+    .mount_count = mount_count,
     .egress_source = egress,
   };
   cleanup_free char *cgroup = NULL;

@@ -118,10 +118,12 @@ bx_gvisor_spec_json (const struct bx_gvisor_config *cfg, const struct bx_gvisor_
   cleanup_free char *tmp = bx_xasprintf ("\"nosuid\", \"nodev\", \"mode=1777\", \"size=%llu\"",
                                          (unsigned long long)cfg->tmp_size);
   add_mount (&t, "/tmp", "tmpfs", "tmpfs", tmp);
+  /* rbind: the protected paths call.c mounted inside a grant folder's mount point come
+   * with it, each with its own flags (read-only); nothing else is mounted there. */
   for (size_t i = 0; i < box->mount_count; i++)
     add_mount (&t, box->mounts[i].dest, "bind", box->mounts[i].source,
-               box->mounts[i].writable ? "\"bind\", \"rw\", \"nosuid\", \"nodev\""
-                                       : "\"bind\", \"ro\", \"nosuid\", \"nodev\"");
+               box->mounts[i].writable ? "\"rbind\", \"rw\", \"nosuid\", \"nodev\""
+                                       : "\"rbind\", \"ro\", \"nosuid\", \"nodev\"");
   if (box->egress_source != NULL)
     add_mount (&t, "/run/egress", "bind", box->egress_source,
                box->egress_writable ? "\"bind\", \"rw\", \"nosuid\", \"nodev\""

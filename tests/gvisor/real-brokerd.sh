@@ -4,7 +4,8 @@
 # root that build-image.sh --rootfs builds for this test: a shell sees gVisor's kernel
 # (uname, dmesg), not the host's; a system call the sandbox makes is answered by gVisor's
 # kernel (its own /proc/version); read_file and write_file through their grants; a read
-# outside the grant denied; the time limit's fixed sentence; the module's root unchanged by
+# outside the grant denied; one mount in gVisor for a writable folder and its protected
+# paths; the time limit's fixed sentence; the module's root unchanged by
 # a call; after kill -9 of brokerd in the middle of a call the sandbox dies with its runsc
 # and the next brokerd sweeps what is left.
 #
@@ -102,6 +103,15 @@ if [ "$(cat "$work/out/w.txt" 2>/dev/null)" = written ] && [ "$(stat -c %u "$wor
   pass "write_file writes through its grant as uid 201000"
 else
   fail "write_file: $out $err ($(ls -ln "$work/out"))"
+fi
+# The grant's protected paths come with its folder's one bind: gVisor's kernel has a single
+# mount at or below the folder while the placeholders are there (the containment cases check
+# that they stay read-only).
+call shell "{\"command\":\"grep -c ' $work/out[ /]' /proc/mounts; ls -a\",\"cwd\":\"$work/out\"}"
+if [ "$(printf '%s\n' "$out" | head -n 1)" = 1 ] && printf '%s\n' "$out" | grep -qx .bashrc; then
+  pass "one mount in gVisor's kernel for a writable folder and its protected paths"
+else
+  fail "mounts at or below the folder: $out $err"
 fi
 # The sandbox's root is never the host's: a file it makes in the root's tmp is gone, and the
 # module's root is as built.
