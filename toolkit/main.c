@@ -3,6 +3,8 @@
  *
  *   toolkit read_file | write_file | shell | http_fetch    arguments as JSON on standard input
  *   toolkit egress-proxy --socket <path> --allow <pattern>[,<pattern>...]
+ *   toolkit mcp-server                                     one MCP server's request, as
+ *                                                          JSON on standard input (mcp_server.h)
  *
  * Exit 0: the tool did its work; 1: it could not, for a reason the model reads on standard
  * output; 2: toolkit was run wrongly (the reason is on standard error). */
@@ -18,6 +20,7 @@
 
 #include "egress_local.h"
 #include "egress_main.h"
+#include "mcp_server.h"
 
 /* The sanitizer build's toolkit runs in sandboxes whose seccomp filter refuses ptrace,
  * which LeakSanitizer's check at exit needs: the check then fails and ends toolkit with
@@ -120,6 +123,14 @@ main (int argc, char **argv)
   if (strcmp (argv[1], "egress-proxy") == 0)
     {
       return bx_egress_proxy_main (argc, argv);
+    }
+  if (strcmp (argv[1], BX_MCP_SERVER_MODE) == 0)
+    {
+      if (argc != 2)
+        return bx_toolkit_misused (BX_MCP_SERVER_MODE " takes no command-line arguments: they "
+                                                      "come as JSON on standard input");
+      signal (SIGPIPE, SIG_IGN);
+      return bx_toolkit_mcp_server (STDIN_FILENO, STDOUT_FILENO);
     }
 
   enum bx_tool tool;
