@@ -202,6 +202,8 @@ bx_approvals_summary (const struct bx_decision *d)
       what = shown (args->url, SHOWN_SUBJECT, &subject_cut);
       head = bx_xasprintf ("http_fetch from %s", where);
       break;
+    case BX_TOOL_MCP_CALL:
+      break; /* policy allows none yet (policy.c) */
     }
   if (head == NULL)
     return bx_xstrdup ("?");

@@ -321,6 +321,10 @@ bx_policy_decide (const struct bx_config *cfg, struct bx_tool_args *args, struct
     case BX_RULE_FETCH:
       decide_fetch (cfg, out);
       break;
+    case BX_RULE_MCP_SERVER:
+      /* No config names an MCP server yet, and no client can name mcp_call. */
+      deny (out, "%s: no MCP server is configured", def->name);
+      break;
     }
 }
 

@@ -23,10 +23,12 @@ slot_const (const struct bx_tool_args *args, const struct bx_tool_field *f)
   return (char *const *)((const char *)args + f->offset);
 }
 
+/* A tool whose arguments a model writes: an internal tool's are brokerd's own, never
+ * parsed here. */
 static bool
 known_tool (enum bx_tool tool)
 {
-  return (unsigned)tool < BX_TOOL_COUNT;
+  return (unsigned)tool < BX_TOOL_COUNT && !bx_tool_def (tool)->internal;
 }
 
 int

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* toolkit mcp-server: see mcp_server.h.
+/* toolkit mcp_call: see mcp_server.h.
  *
  * One poll loop carries the conversation: what toolkit still has to write to the server
  * (written as the pipe takes it, so a server that does not read cannot block toolkit while
@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include "bx/cleanup.h"
 #include "bx/deadline.h"
 #include "bx/printable.h"
+#include "egress_local.h"
 #include "mcp_server.h"
 #include "tools.h"
 
@@ -33,6 +35,9 @@ extern char **environ;
  * passes results through rather than reading them, so the revisions differ only in what the
  * server may put in them. */
 static const char *const revisions[] = { "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05" };
+
+/* The tool's name (bx/tools.h), the first word of every refusal line. */
+#define TOOL "mcp_call"
 
 #define ARGV_MAX   64
 #define READ_CHUNK 65536
@@ -59,64 +64,64 @@ static int
 parse_request (json_t *in, struct request *req)
 {
   if (!json_is_object (in))
-    return bx_toolkit_misused (BX_MCP_SERVER_MODE ": the input is not a JSON object");
+    return bx_toolkit_misused (TOOL ": the input is not a JSON object");
   const char *key;
   json_t *v;
   json_object_foreach (in, key, v)
   {
     if (strcmp (key, "command") != 0 && strcmp (key, "cwd") != 0 && strcmp (key, "method") != 0
         && strcmp (key, "params") != 0)
-      return bx_toolkit_misused (BX_MCP_SERVER_MODE ": unknown field \"%s\"", key);
+      return bx_toolkit_misused (TOOL ": unknown field \"%s\"", key);
   }
 
   json_t *command = json_object_get (in, "command");
   size_t n = json_array_size (command);
   if (!json_is_array (command) || n == 0 || n > ARGV_MAX)
-    return bx_toolkit_misused (BX_MCP_SERVER_MODE ": \"command\" must be an array of 1 to %d "
-                                                  "strings",
+    return bx_toolkit_misused (TOOL ": \"command\" must be an array of 1 to %d "
+                                    "strings",
                                ARGV_MAX);
   for (size_t i = 0; i < n; i++)
     {
       req->argv[i] = json_string_value (json_array_get (command, i));
       if (req->argv[i] == NULL || (i == 0 && req->argv[i][0] == '\0'))
-        return bx_toolkit_misused (BX_MCP_SERVER_MODE ": \"command\" must be an array of 1 to "
-                                                      "%d strings, the first not empty",
+        return bx_toolkit_misused (TOOL ": \"command\" must be an array of 1 to "
+                                        "%d strings, the first not empty",
                                    ARGV_MAX);
     }
   req->argv[n] = NULL;
 
   json_t *cwd = json_object_get (in, "cwd");
   if (cwd != NULL && (!json_is_string (cwd) || json_string_value (cwd)[0] != '/'))
-    return bx_toolkit_misused (BX_MCP_SERVER_MODE ": \"cwd\" must be an absolute path");
+    return bx_toolkit_misused (TOOL ": \"cwd\" must be an absolute path");
   req->cwd = json_string_value (cwd);
 
   req->method = json_string_value (json_object_get (in, "method"));
   bool call = req->method != NULL && strcmp (req->method, "tools/call") == 0;
   bool list = req->method != NULL && strcmp (req->method, "tools/list") == 0;
   if (!call && !list)
-    return bx_toolkit_misused (BX_MCP_SERVER_MODE ": \"method\" must be \"tools/list\" or "
-                                                  "\"tools/call\"");
+    return bx_toolkit_misused (TOOL ": \"method\" must be \"tools/list\" or "
+                                    "\"tools/call\"");
 
   req->params = json_object_get (in, "params");
   if (req->params != NULL && !json_is_object (req->params))
-    return bx_toolkit_misused (BX_MCP_SERVER_MODE ": \"params\" must be an object");
+    return bx_toolkit_misused (TOOL ": \"params\" must be an object");
   if (call)
     {
       json_t *name = json_object_get (req->params, "name");
       json_t *arguments = json_object_get (req->params, "arguments");
       if (!json_is_string (name) || (arguments != NULL && !json_is_object (arguments))
           || json_object_size (req->params) != 1u + (arguments != NULL))
-        return bx_toolkit_misused (BX_MCP_SERVER_MODE ": tools/call's \"params\" must hold "
-                                                      "\"name\" (a string) and may hold "
-                                                      "\"arguments\" (an object)");
+        return bx_toolkit_misused (TOOL ": tools/call's \"params\" must hold "
+                                        "\"name\" (a string) and may hold "
+                                        "\"arguments\" (an object)");
     }
   else if (req->params != NULL)
     {
       json_t *cursor = json_object_get (req->params, "cursor");
       if (json_object_size (req->params) != (cursor != NULL)
           || (cursor && !json_is_string (cursor)))
-        return bx_toolkit_misused (BX_MCP_SERVER_MODE ": tools/list's \"params\" may hold "
-                                                      "\"cursor\" (a string) only");
+        return bx_toolkit_misused (TOOL ": tools/list's \"params\" may hold "
+                                        "\"cursor\" (a string) only");
     }
   return BX_TOOLKIT_DONE;
 }
@@ -471,7 +476,7 @@ refuse_with_error (int out_fd, const char *step, json_t *error)
   cleanup_free char *reason
       = bx_xasprintf (BX_MCP_SERVER_ERROR ": %lld %s",
                       (long long)json_integer_value (json_object_get (error, "code")), shown);
-  return bx_toolkit_refuse (out_fd, BX_MCP_SERVER_MODE, step, reason);
+  return bx_toolkit_refuse (out_fd, TOOL, step, reason);
 }
 
 /* One step of the conversation: the request ID with METHOD and PARAMS (borrowed), and its
@@ -484,11 +489,11 @@ ask (struct server *s, json_int_t id, const char *method, json_t *params, int ou
   const char *why = NULL;
   queue (s, new_request (id, method, params));
   if (await (s, id, result, &error, &why) < 0)
-    return bx_toolkit_refuse (out_fd, BX_MCP_SERVER_MODE, method, why);
+    return bx_toolkit_refuse (out_fd, TOOL, method, why);
   if (error != NULL)
     return refuse_with_error (out_fd, method, error);
   if (!result_fits (method, *result))
-    return bx_toolkit_refuse (out_fd, BX_MCP_SERVER_MODE, method, BX_MCP_SERVER_BAD_RESULT);
+    return bx_toolkit_refuse (out_fd, TOOL, method, BX_MCP_SERVER_BAD_RESULT);
   return 0;
 }
 
@@ -503,13 +508,13 @@ converse (struct server *s, const struct request *req, int out_fd, json_t **resu
   if (status != 0)
     return status;
   if (!revision_known (json_string_value (json_object_get (init, "protocolVersion"))))
-    return bx_toolkit_refuse (out_fd, BX_MCP_SERVER_MODE, "initialize", BX_MCP_SERVER_VERSION);
+    return bx_toolkit_refuse (out_fd, TOOL, "initialize", BX_MCP_SERVER_VERSION);
   queue (s, json_pack ("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
   return ask (s, 2, req->method, req->params, out_fd, result);
 }
 
 static int
-run_request (const struct request *req, int out_fd)
+run_request (const struct request *req, int out_fd, const char *egress_socket)
 {
   struct server s = { .to = -1, .from = -1 };
   sigset_t stopping;
@@ -520,10 +525,22 @@ run_request (const struct request *req, int out_fd)
   sigprocmask (SIG_BLOCK, &stopping, NULL);
   cleanup_close int signals = signalfd (-1, &stopping, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signals < 0)
-    return bx_toolkit_misused (BX_MCP_SERVER_MODE ": signalfd: %s", strerror (errno));
+    return bx_toolkit_misused (TOOL ": signalfd: %s", strerror (errno));
   s.signals = signals;
   /* Orphans of the server come back to toolkit, so stop_server can end them. */
   prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+  /* A grant with hosts: the proxy's socket is mounted, and the server reaches it through the
+   * forwarder on 127.0.0.1 named in the proxy variables it inherits. */
+  struct stat st;
+  cleanup_error bx_error err = NULL;
+  if (egress_socket != NULL && stat (egress_socket, &st) == 0 && S_ISSOCK (st.st_mode)
+      && bx_egress_local_for_shell (egress_socket, &err) < 0)
+    {
+      char buf[128];
+      return bx_toolkit_refuse (out_fd, TOOL, "127.0.0.1",
+                                bx_toolkit_reason (bx_error_code (err), buf, sizeof buf));
+    }
 
   int spawn_errno = 0;
   if (start_server (req, &s, &spawn_errno) < 0)
@@ -531,7 +548,7 @@ run_request (const struct request *req, int out_fd)
       char buf[128];
       cleanup_free char *program
           = bx_printable (req->argv[0], strlen (req->argv[0]), BX_SHOWN_NAME_MAX);
-      return bx_toolkit_refuse (out_fd, BX_MCP_SERVER_MODE, program,
+      return bx_toolkit_refuse (out_fd, TOOL, program,
                                 bx_toolkit_reason (spawn_errno, buf, sizeof buf));
     }
   cleanup_json json_t *result = NULL;
@@ -541,27 +558,26 @@ run_request (const struct request *req, int out_fd)
     return status;
 
   cleanup_free char *text = json_dumps (result, JSON_COMPACT);
-  cleanup_error bx_error err = NULL;
   if (bx_toolkit_write (out_fd, text, strlen (text), &err) < 0)
     return bx_toolkit_misused ("%s", bx_error_msg (err));
   return BX_TOOLKIT_DONE;
 }
 
 int
-bx_toolkit_mcp_server (int in_fd, int out_fd)
+bx_toolkit_mcp_server (int in_fd, int out_fd, const char *egress_socket)
 {
   cleanup_error bx_error err = NULL;
   cleanup_free char *input = NULL;
   size_t len = 0;
   if (bx_toolkit_read_input (in_fd, &input, &len, &err) < 0)
-    return bx_toolkit_misused (BX_MCP_SERVER_MODE ": %s", bx_error_msg (err));
+    return bx_toolkit_misused (TOOL ": %s", bx_error_msg (err));
   json_error_t jerr;
   cleanup_json json_t *doc = json_loadb (input, len, JSON_REJECT_DUPLICATES, &jerr);
   if (doc == NULL)
-    return bx_toolkit_misused (BX_MCP_SERVER_MODE ": the input is not JSON: %s", jerr.text);
+    return bx_toolkit_misused (TOOL ": the input is not JSON: %s", jerr.text);
   struct request req = { 0 };
   int status = parse_request (doc, &req);
   if (status != BX_TOOLKIT_DONE)
     return status;
-  return run_request (&req, out_fd);
+  return run_request (&req, out_fd, egress_socket);
 }

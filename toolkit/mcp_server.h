@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* toolkit mcp-server: toolkit as the MCP client of one server on stdio, for one request.
+/* toolkit mcp_call: toolkit as the MCP client of one server on stdio, for one request.
  *
  * Standard input holds one JSON object:
  *
@@ -10,6 +10,10 @@
  *                                                   object) when the tool takes any;
  *                                                   tools/list: optional, a cursor only
  *
+ * When the egress proxy's socket is mounted (a grant with hosts), toolkit first starts the
+ * local forwarder shell gets (egress_local.h), so the server inherits the proxy variables;
+ * a server that ignores them has no network at all.
+ *
  * toolkit starts the command with pipes on its standard input and output (standard error goes
  * to /dev/null, so nothing of it mixes into the result), in a process group of its own, and
  * speaks JSON-RPC 2.0 to it, one message a line: `initialize`, `notifications/initialized`,
@@ -19,7 +23,7 @@
  * behind (toolkit is a child subreaper), so nothing of the server outlives the call.
  *
  * Exit 0: standard output holds the request's `result` object, as compact JSON.  Exit 1:
- * one line `mcp-server: STEP: SENTENCE`, STEP being initialize, tools/list or tools/call
+ * one line `mcp_call: STEP: SENTENCE`, STEP being initialize, tools/list or tools/call
  * (or the program's name when it could not be started, with the system's reason), and
  * SENTENCE one of the fixed sentences below.  Exit 2: toolkit was run wrongly, such as an
  * input that is not the object above (the reason is on standard error).
@@ -31,9 +35,6 @@
 #define BX_TOOLKIT_MCP_SERVER_H
 
 #include "bx/contract.h"
-
-/* The name of toolkit's subcommand, and the first word of every refusal line. */
-#define BX_MCP_SERVER_MODE "mcp-server"
 
 /* The most toolkit reads of the server's standard output, all messages together. */
 #define BX_MCP_SERVER_READ_MAX 4194304
@@ -53,7 +54,8 @@
 #define BX_MCP_SERVER_STOPPED "toolkit was stopped before the server answered"
 
 /* Reads the request from IN_FD, runs it, writes the result or the refusal line to OUT_FD and
- * returns toolkit's exit status. */
-int bx_toolkit_mcp_server (int in_fd, int out_fd);
+ * returns toolkit's exit status.  EGRESS_SOCKET: where the proxy's socket is when the grant
+ * has hosts (BX_EGRESS_SOCKET), or NULL. */
+int bx_toolkit_mcp_server (int in_fd, int out_fd, const char *egress_socket);
 
 #endif

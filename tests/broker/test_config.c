@@ -167,6 +167,9 @@ static const struct bad bad_table[] = {
   { "unknown tool", "grants:\n  - tools: [read_file, reed_file]\n    paths: [/a]\n",
     "t.yaml:2:24: unknown tool \"reed_file\": expected read_file, write_file, shell or "
     "http_fetch" },
+  { "a grant cannot list brokerd's own mcp_call", "grants:\n  - tools: [mcp_call]\n",
+    "t.yaml:2:13: unknown tool \"mcp_call\": expected read_file, write_file, shell or "
+    "http_fetch" },
   { "tool listed twice", "grants:\n  - tools: [shell, shell]\n",
     "t.yaml:2:20: tool \"shell\" is listed twice" },
   { "empty tools", "grants:\n  - tools: []\n    paths: [/a]\n",

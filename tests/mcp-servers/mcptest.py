@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """What the tests of tests/mcp-servers share: toolkit's path, the test server, and one run of
-`toolkit mcp-server`."""
+`toolkit mcp_call`."""
 import json
 import os
 import subprocess
@@ -22,7 +22,7 @@ def request(command, method="tools/list", params=None, **extra):
 
 def toolkit(command, method="tools/list", params=None, **extra):
     """Runs one request: (exit status, standard output as text, standard error as text)."""
-    p = subprocess.run([TOOLKIT, "mcp-server"], input=request(command, method, params, **extra),
+    p = subprocess.run([TOOLKIT, "mcp_call"], input=request(command, method, params, **extra),
                        capture_output=True)
     return p.returncode, p.stdout.decode(), p.stderr.decode()
 

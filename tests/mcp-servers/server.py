@@ -4,8 +4,10 @@
 
     server.py [MODE] [MARK_FILE]
 
-MODE "good" (the default) is a well-behaved server with three tools: echo (its text back),
-read (a file's text, or isError when it cannot), and pid (its own pid).  Every other mode
+MODE "good" (the default) is a well-behaved server with these tools: echo (its text back),
+read (a file's text, or isError when it cannot), pid (its own pid), connect (a TCP
+connection straight to an address, ignoring any proxy: what became of it) and env (an
+environment variable's value).  Every other mode
 misbehaves in one way, named after it (see BAD below).  MARK_FILE, when given, is where the
 server writes its pid once it has read the one request toolkit sends after initialize, and
 where fork-away's leftover writes its own.
@@ -13,6 +15,7 @@ where fork-away's leftover writes its own.
 import json
 import os
 import signal
+import socket
 import sys
 import time
 
@@ -26,6 +29,11 @@ TOOLS = [
                      "required": ["path"]}},
     {"name": "pid", "description": "Returns the server's pid.",
      "inputSchema": {"type": "object"}},
+    {"name": "connect", "description": "Connects to an address directly.",
+     "inputSchema": {"type": "object", "properties": {"host": {"type": "string"},
+                                                      "port": {"type": "integer"}}}},
+    {"name": "env", "description": "Returns an environment variable.",
+     "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}}},
 ]
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "good"
@@ -57,6 +65,14 @@ def call(params):
             return text(f"cannot read {args['path']}: {e.strerror}", True)
     if name == "pid":
         return text(str(os.getpid()))
+    if name == "connect":
+        try:
+            socket.create_connection((args["host"], args["port"]), timeout=5).close()
+            return text("connected")
+        except OSError as e:
+            return text(f"cannot connect: {e.strerror or e}", True)
+    if name == "env":
+        return text(os.environ.get(args["name"], "(unset)"))
     return None
 
 

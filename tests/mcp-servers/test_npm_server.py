@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""toolkit mcp-server against a real server from npm: @modelcontextprotocol/server-filesystem,
+"""toolkit mcp_call against a real server from npm: @modelcontextprotocol/server-filesystem,
 the version pinned in package-lock.json, installed with `npm ci` into BX_NPM_DIR once.
 Exit 77 (skipped) says why when Node.js, npm or the package is missing; BX_REQUIRE_MCP_SDK=1
 (the suite sets it) turns that into a failure."""

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""toolkit mcp-server against the standard-library test server (server.py): the
+"""toolkit mcp_call against the standard-library test server (server.py): the
 conversation, each misbehaviour's fixed sentence, and nothing of a server left after the
 call, whatever it did."""
 import json
@@ -12,7 +12,7 @@ import unittest
 
 from mcptest import PYTHON, SERVER, TOOLKIT, gone, request, toolkit, wait_for_file
 
-MODE = "mcp-server"
+MODE = "mcp_call"
 
 
 def server(mode="good", mark=None):
@@ -24,7 +24,7 @@ class TestConversation(unittest.TestCase):
         rc, out, err = toolkit(server())
         self.assertEqual(rc, 0, err)
         names = [t["name"] for t in json.loads(out)["tools"]]
-        self.assertEqual(names, ["echo", "read", "pid"])
+        self.assertEqual(names, ["echo", "read", "pid", "connect", "env"])
 
     def test_calls_a_tool_and_passes_its_result_through(self):
         rc, out, err = toolkit(server(), "tools/call",
