@@ -293,7 +293,7 @@ struct bx_host
 
   /* The spec.  Strings live as long as the spec, i.e. until run() returns.  An index out of
    * range reads as NULL (or 0). */
-  /* The tool's name, "read_file", ..., "http_fetch": the argument of `toolkit`.  A module
+  /* The tool's name, "read_file", ..., "mcp_call": the argument of `toolkit`.  A module
    * that branches on the tool reads spec_tool_id (since 1.2) instead. */
   const char *(*spec_tool) (const bx_run_spec *spec);
   /* The tool's arguments as canonical JSON text (what toolkit reads on standard input);
