@@ -7,8 +7,7 @@
 static bool
 folders_writable (const struct bx_grant *g)
 {
-  return bx_grant_lists (g, BX_TOOL_WRITE_FILE)
-         || (bx_grant_lists (g, BX_TOOL_SHELL) && g->writable);
+  return bx_grant_lists (g, BX_TOOL_WRITE_FILE) || (bx_grant_runs_commands (g) && g->writable);
 }
 
 static json_t *

@@ -142,7 +142,7 @@ static bool
 writes (const struct bx_grant *grant)
 {
   return bx_grant_lists (grant, BX_TOOL_WRITE_FILE)
-         || (bx_grant_lists (grant, BX_TOOL_SHELL) && grant->writable);
+         || (bx_grant_runs_commands (grant) && grant->writable);
 }
 
 /* Everything brokerd loads, runs or trusts, for CFG and MODULE; -1 with an error when a

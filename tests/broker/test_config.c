@@ -76,7 +76,7 @@ static const struct bad bad_table[] = {
   { "unknown key in a grant", G_READ "    paths: [/a]\n    path: [/b]\n",
     "t.yaml:4:5: unknown key \"path\" in grant 1: expected one of tools, paths, hosts, class, "
     "untrusted, approval, approval_timeout, limits, allow_private, readonly, writable, "
-    "image, rootfs" },
+    "image, rootfs, mcp_server" },
   { "limit out of range", "limits:\n  time: 0s\n",
     "t.yaml:2:9: \"time\" is \"0s\": expected a duration such as 30s, 500ms or 2m, from 1ms "
     "to a day (1440m)" },
@@ -491,7 +491,7 @@ START_TEST (test_config_reports_errors_in_file_order)
                     "or secret\n"
                     "t.yaml:4:5: unknown key \"extra\" in grant 1: expected one of tools, paths, "
                     "hosts, class, untrusted, approval, approval_timeout, limits, allow_private, "
-                    "readonly, writable, image, rootfs");
+                    "readonly, writable, image, rootfs, mcp_server");
 }
 END_TEST
 

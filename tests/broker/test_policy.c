@@ -178,8 +178,8 @@ static const struct row table[] = {
   { H, "https://example.com/?q=]", NULL, DENY, NULL },
   { H, "https://example.com/#}", NULL, DENY, NULL },
   { H, "https://example.com/x%5B1-2%5D%7Ba%7D", NULL, 3, "example.com" },
-  /* No config names an MCP server yet: whatever reached policy, mcp_call is denied. */
-  { BX_TOOL_MCP_CALL, NULL, NULL, DENY, "mcp_call: no MCP server is configured" },
+  /* An mcp_call that names no configured server is denied. */
+  { BX_TOOL_MCP_CALL, NULL, NULL, DENY, "mcp_call: no MCP server is configured by that name" },
 };
 
 static void

@@ -8,9 +8,12 @@
 # answers ends at the time limit with the module's fixed sentence.  run_mcp_call hands the
 # spec to bwrap.so as brokerd's runner would (no config names an MCP server yet).
 #
-#   bwrap.sh RUN_MCP_CALL RUNTIMEDIR TOOLKIT BUILD_IMAGE BUILD_DEV_IMAGE
+# Last, the same server named in brokerd's config (a grant with mcp_server) answers
+# `boxmaker call py.read` through brokerd and bwrap.so.
+#
+#   bwrap.sh RUN_MCP_CALL RUNTIMEDIR TOOLKIT BROKERD BOXMAKER BUILD_IMAGE BUILD_DEV_IMAGE
 set -u
-run=$1 runtimedir=$2 toolkit=$3 build_image=$4 build_dev=$5
+run=$1 runtimedir=$2 toolkit=$3 brokerd=$4 boxmaker=$5 build_image=$6 build_dev=$7
 here=$(cd "$(dirname "$0")" && pwd)
 
 skip () {
@@ -23,12 +26,16 @@ command -v bwrap >/dev/null || skip "bubblewrap is not installed"
 file -b "$toolkit" | grep -q 'statically linked' \
   || skip "this toolkit is not static (a sanitizer build), so it cannot run in another root"
 . "$here/../bwrap/cgroup-host.sh"
+. "$here/../common/wait_socket.sh"
 cg_host mcp-servers
 [ -n "$cg_kind" ] || skip "$cg_why"
 
 work=$(mktemp -d /tmp/bx-mcp-bwrap.XXXXXX)
 chmod 0755 "$work"
+pid=
 cleanup () {
+  [ -z "$pid" ] || kill "$pid" 2>/dev/null
+  wait 2>/dev/null
   rm -rf "$work"
   cg_cleanup
 }
@@ -122,6 +129,45 @@ call 2000 silent echo '{"text":"x"}'
   && [ -z "$(leftovers)" ] \
   && pass "a server that never answers ends at the time limit, nothing of it left" \
   || fail "silent: $out; left: $(leftovers)"
+
+# Through brokerd: the server is a grant of the config, called as SERVER.TOOL.
+cg_line=
+[ -z "$cg_option" ] || cg_line="    $cg_option"
+cat > "$work/b.yaml" <<YAML
+socket: $work/b.sock
+home: $work/home
+audit: $work/audit.log
+runtime:
+  module: bwrap
+  options:
+    rootfs: $work/rootfs
+    egress_dir: $work/egress
+    slots: 2
+$cg_line
+grants:
+  - mcp_server:
+      name: py
+      command: [python3, $work/grant/server.py]
+    paths: [$work/grant]
+    writable: false
+    rootfs: $dev
+    class: internal
+YAML
+mkdir -p "$work/home"
+"$brokerd" --config "$work/b.yaml" --runtimedir "$runtimedir" 2> "$work/brokerd.log" &
+pid=$!
+wait_socket "$work/b.sock" $pid
+if [ ! -S "$work/b.sock" ]; then
+  fail "brokerd did not start: $(cat "$work/brokerd.log")"
+else
+  out=$("$boxmaker" call py.read "{\"path\":\"$work/grant/inside.txt\"}" --socket "$work/b.sock" 2> "$work/call.err")
+  rc=$?
+  [ $rc = 0 ] && [ "$out" = '{"content":[{"type":"text","text":"in the grant\n"}]}' ] \
+    && grep -q 'class=internal untrusted=false' "$work/call.err" \
+    && grep -q '"tool":"py.read",.*"decision":"allowed"' "$work/audit.log" \
+    && pass "boxmaker call py.read runs the server's tool through brokerd and bwrap.so" \
+    || fail "py.read through brokerd: rc=$rc out=$out err=$(cat "$work/call.err") log=$(cat "$work/brokerd.log")"
+fi
 
 [ $failures = 0 ] || exit 1
 echo "ok: mcp_call under bwrap.so"

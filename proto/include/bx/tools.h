@@ -38,6 +38,10 @@ struct bx_tool_args
   char *command; /* shell */
   char *cwd;     /* shell; NULL when absent */
   char *url;     /* http_fetch */
+  /* mcp_call (internal: brokerd fills these, no parser does): the server's name, and
+   * toolkit's whole input (toolkit/mcp_server.h) as JSON text. */
+  char *server;
+  char *request;
 };
 
 /* One argument: a string at OFFSET in struct bx_tool_args.  DESCRIPTION is what a model
