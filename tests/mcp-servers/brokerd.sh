@@ -75,6 +75,18 @@ call notes.echo '[1]'
 call mcp_call '{"command": ["/bin/sh"], "method": "tools/list"}'
 [ $rc = 1 ] && contains "$err" 'denied: unknown tool "mcp_call"' \
   && pass "no client names mcp_call itself" || fail "mcp_call: $rc $err"
+
+# boxmaker mcp still reads the grants (the server's is left out of the view) and offers the
+# four own tools the other grants give, and neither mcp_call nor the server's tools.
+out=$(printf '%s\n' \
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+  '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+  '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' |
+  "$boxmaker" mcp --socket "$work/b.sock" 2> "$work/mcp.err")
+contains "$out" '"name":"read_file"' && ! contains "$out" 'could not be reached' \
+  && ! contains "$out" 'mcp_call' && ! contains "$out" 'notes' \
+  && pass "boxmaker mcp reads the grants and offers read_file only" \
+  || fail "boxmaker mcp: $out $(cat "$work/mcp.err")"
 kill "$pid"; wait "$pid" 2>/dev/null; pid=
 
 # --check-config: each mistake named where it is written.
