@@ -299,6 +299,8 @@ write_some (struct server *s)
 static int
 take_lines (struct server *s, json_int_t id, json_t **result, json_t **error, const char **why)
 {
+  if (s->in == NULL)
+    return 0; /* nothing read yet */
   size_t start = 0;
   int rc = 0;
   for (char *nl; rc == 0 && (nl = memchr (s->in + start, '\n', s->in_len - start)) != NULL;)
