@@ -28,6 +28,15 @@
 static const char generic_failure[] = "the tool runtime failed without giving a reason";
 static const char unknown_answer[] = "the tool runtime gave an answer brokerd does not understand";
 static const char not_started[] = "the tool runtime is not started";
+static const char too_old[] = "the runtime module is too old for this tool";
+
+/* The minor ABI version whose header first names TOOL's number (boxmaker/runtime.h): a
+ * module built against an older header is never handed the tool. */
+static unsigned
+tool_since (enum bx_tool tool)
+{
+  return tool >= BX_RUNTIME_TOOL_MCP_CALL ? 4 : 0;
+}
 
 struct bx_module
 {
@@ -307,6 +316,11 @@ bx_module_run (struct bx_module *module, const bx_run_spec *spec, struct bx_run_
   if (module == NULL || !module->created)
     {
       *sentence = not_started;
+      return BX_RUN_UNAVAILABLE;
+    }
+  if (module->table.abi_minor < tool_since (bx_run_spec_tool_id (spec)))
+    {
+      *sentence = too_old;
       return BX_RUN_UNAVAILABLE;
     }
 

@@ -349,8 +349,8 @@ else
     sh -c "grep -q '^BX_RUNTIME_DEFINE' '$MODULE/echo-runtime.c' && grep -q 'spec_limit' '$MODULE/echo-runtime.c' && grep -q 'spec_cancel_fd' '$MODULE/echo-runtime.c'"
   check "pkg-config --variable=runtimedir boxmaker-runtime is $RUNTIMEDIR" \
     test "$(pkg-config --variable=runtimedir boxmaker-runtime)" = "$RUNTIMEDIR"
-  check "pkg-config --variable=abi_version boxmaker-runtime is 1.3" \
-    test "$(pkg-config --variable=abi_version boxmaker-runtime)" = "1.3"
+  check "pkg-config --variable=abi_version boxmaker-runtime is 1.4" \
+    test "$(pkg-config --variable=abi_version boxmaker-runtime)" = "1.4"
   check "the installed Makefile builds echo.so with only pkg-config --cflags boxmaker-runtime" \
     make -s -C "$MODULE" echo.so
   check "the installed boxmaker-runtime-check reports echo.so as not a sandbox (make check)" \
@@ -377,8 +377,8 @@ grants:
     paths: [$MODULE/granted]
     limits: {time: 300ms}
 EOF
-    check "/usr/sbin/brokerd --check-config loads echo.so (ABI 1.3) from runtimedir by name" \
-      sh -c "/usr/sbin/brokerd --check-config '$MODULE/brokerd.yaml' | grep -F 'runtime: echo ($RUNTIMEDIR/echo.so, ABI 1.3)'"
+    check "/usr/sbin/brokerd --check-config loads echo.so (ABI 1.4) from runtimedir by name" \
+      sh -c "/usr/sbin/brokerd --check-config '$MODULE/brokerd.yaml' | grep -F 'runtime: echo ($RUNTIMEDIR/echo.so, ABI 1.4)'"
     echo_call () {
       /usr/sbin/brokerd --config "$MODULE/brokerd.yaml" >"$MODULE/brokerd.log" 2>&1 &
       local pid=$! i rc out rc2 out2 t0 t1

@@ -23,10 +23,12 @@ slot_const (const struct bx_tool_args *args, const struct bx_tool_field *f)
   return (char *const *)((const char *)args + f->offset);
 }
 
+/* A tool whose arguments a model writes: an internal tool's are brokerd's own, never
+ * parsed here. */
 static bool
 known_tool (enum bx_tool tool)
 {
-  return (unsigned)tool < BX_TOOL_COUNT;
+  return (unsigned)tool < BX_TOOL_COUNT && !bx_tool_def (tool)->internal;
 }
 
 int
@@ -188,6 +190,12 @@ bx_tool_args_to_object (const struct bx_tool_args *args)
 char *
 bx_tool_args_to_json (const struct bx_tool_args *args, size_t *len)
 {
+  /* An internal tool's input is brokerd's own text, already JSON. */
+  if (args != NULL && args->tool == BX_TOOL_MCP_CALL && args->request != NULL)
+    {
+      *len = strlen (args->request);
+      return bx_xstrdup (args->request);
+    }
   if (args == NULL || !known_tool (args->tool))
     return NULL;
   for (size_t f = 0; f < bx_tool_def (args->tool)->n_fields; f++)
@@ -240,6 +248,8 @@ bx_tool_args_clear (struct bx_tool_args *args)
   free (args->command);
   free (args->cwd);
   free (args->url);
+  free (args->server);
+  free (args->request);
   enum bx_tool tool = args->tool;
   memset (args, 0, sizeof *args);
   args->tool = tool;

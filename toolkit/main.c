@@ -2,6 +2,8 @@
 /* toolkit: the one program a sandbox runs, one subcommand per tool and one for the proxy.
  *
  *   toolkit read_file | write_file | shell | http_fetch    arguments as JSON on standard input
+ *   toolkit mcp_call                                       one request to an MCP server, as
+ *                                                          JSON on standard input (mcp_server.h)
  *   toolkit egress-proxy --socket <path> --allow <pattern>[,<pattern>...]
  *
  * Exit 0: the tool did its work; 1: it could not, for a reason the model reads on standard
@@ -18,6 +20,7 @@
 
 #include "egress_local.h"
 #include "egress_main.h"
+#include "mcp_server.h"
 
 /* The sanitizer build's toolkit runs in sandboxes whose seccomp filter refuses ptrace,
  * which LeakSanitizer's check at exit needs: the check then fails and ends toolkit with
@@ -78,8 +81,9 @@ static int
 usage (void)
 {
   char names[128];
-  return bx_toolkit_misused ("usage: toolkit %s (the arguments as JSON on standard input)",
-                             bx_tool_names ("|", "|", names, sizeof names));
+  return bx_toolkit_misused ("usage: toolkit %s|%s (the arguments as JSON on standard input)",
+                             bx_tool_names ("|", "|", names, sizeof names),
+                             bx_tool_name (BX_TOOL_MCP_CALL));
 }
 
 /* Each tool of the tool table (bx/tools.h), by its number. */
@@ -123,7 +127,8 @@ main (int argc, char **argv)
     }
 
   enum bx_tool tool;
-  if (bx_tool_from_name (argv[1], &tool) < 0 || tool_runs[tool] == NULL)
+  if (bx_tool_from_toolkit_name (argv[1], &tool) < 0
+      || (tool_runs[tool] == NULL && tool != BX_TOOL_MCP_CALL))
     {
       bx_toolkit_misused ("unknown tool \"%s\"", argv[1]);
       return usage ();
@@ -135,5 +140,8 @@ main (int argc, char **argv)
 
   /* A reader that went away is a write error to handle, not a death. */
   signal (SIGPIPE, SIG_IGN);
+  /* mcp_call's arguments are brokerd's, not a model's: its own parser reads them. */
+  if (tool == BX_TOOL_MCP_CALL)
+    return bx_toolkit_mcp_server (STDIN_FILENO, STDOUT_FILENO, egress_socket_path ());
   return run_tool (tool);
 }

@@ -28,36 +28,6 @@
 #include "egress_local.h"
 #include "tools.h"
 
-/* Kills the shell's group, then every child toolkit still has (orphans that left the group
- * come back here as toolkit is a subreaper), and reaps them.  A pid stays ours until it is
- * reaped, so killing by pid cannot hit a stranger. */
-static void
-kill_leftovers (pid_t group)
-{
-  kill (-group, SIGKILL);
-
-  char path[64];
-  snprintf (path, sizeof path, "/proc/self/task/%d/children", (int)getpid ());
-  for (int round = 0; round < 64; round++)
-    {
-      cleanup_fclose FILE *f = fopen (path, "re");
-      if (f == NULL)
-        break; /* no /proc: the group kill is all there is */
-      pid_t pids[256];
-      int n = 0, pid;
-      while (n < 256 && fscanf (f, "%d", &pid) == 1)
-        pids[n++] = pid;
-      if (n == 0)
-        break;
-      for (int i = 0; i < n; i++)
-        kill (pids[i], SIGKILL);
-      for (int i = 0; i < n; i++)
-        TEMP_FAILURE_RETRY (waitpid (pids[i], NULL, 0));
-    }
-  while (TEMP_FAILURE_RETRY (waitpid (-1, NULL, WNOHANG)) > 0)
-    ;
-}
-
 /* When the container runs out of memory the kernel should rather stop toolkit, the
  * container's pid 1, so the whole container ends (podman exit 137: the fixed sentence "ran
  * out of memory or was killed") instead of losing one process of the command.  The shell is
@@ -130,7 +100,7 @@ bx_toolkit_shell (const struct bx_tool_args *args, const struct bx_toolkit_env *
     }
   /* Nothing the command started may outlive it, nor hold the pipe open. */
   bx_command_reap (&r, 0);
-  kill_leftovers (shell);
+  bx_toolkit_kill_leftovers (shell);
 
   int write_errno = r.output_errno;
   cleanup_free char *tail = NULL;

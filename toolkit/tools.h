@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "bx/error.h"
 #include "bx/tool_args.h"
@@ -66,6 +67,12 @@ bx_toolkit_tool_fn bx_toolkit_http_fetch;
 #define BX_TOOLKIT_CURL_ARGC 22
 size_t bx_toolkit_curl_argv (const char *curl, const char *url,
                              const char *argv[BX_TOOLKIT_CURL_ARGC + 1]);
+
+/* Kills GROUP (a process group toolkit started), then every child toolkit still has
+ * (orphans that left the group come back to toolkit when it is a child subreaper), and reaps
+ * them.  A pid stays toolkit's until it is reaped, so killing by pid cannot hit a stranger
+ * (leftovers.c). */
+void bx_toolkit_kill_leftovers (pid_t group);
 
 /* Output helpers (output.c). */
 /* Writes all of BUF to FD; -1 with *err. */

@@ -15,6 +15,7 @@
 #include "call.h"
 #include "daemon.h"
 #include "grants_view.h"
+#include "mcp_server.h"
 
 /* How long a refusal or an error frame may take to write: the socket buffer of a fresh
  * connection holds it at once, so this only matters for a client that does not read. */
@@ -216,8 +217,29 @@ bx_call_decide (struct bx_call *c)
 {
   cleanup_error bx_error err = NULL;
   const struct bx_envelope *env = &c->env;
+  /* The grants of the config serving now, held until the call ends (a reload may replace
+   * them meanwhile; the decision points into these). */
+  const struct bx_config *grants = NULL;
+  c->hold = bx_live_config_get (c->brokerd->live, &grants);
   enum bx_tool tool;
-  if (bx_tool_from_name (env->u.request.tool, &tool) < 0)
+  struct bx_tool_args args = { 0 };
+  const char *mcp_why = NULL;
+  /* SERVER.TOOL: one tools/call of an owner's MCP server (mcp_server.h). */
+  if (bx_tool_from_name (env->u.request.tool, &tool) < 0
+      && bx_mcp_server_call (grants, env->u.request.tool, env->u.request.arguments, &args, &mcp_why)
+             == 0)
+    {
+      tool = BX_TOOL_MCP_CALL;
+      c->rec.mcp_server = true;
+    }
+  else if (mcp_why != NULL)
+    {
+      cleanup_free char *quoted
+          = bx_printable (env->u.request.tool, strlen (env->u.request.tool), BX_SHOWN_NAME_MAX);
+      cleanup_free char *reason = bx_xasprintf ("%s: %s", quoted, mcp_why);
+      return deny_request (c, reason);
+    }
+  else if (bx_tool_from_name (env->u.request.tool, &tool) < 0)
     {
       /* The name as sent, made safe and cut: it reaches the model and the operator's
        * terminal, so no control byte of it may pass. */
@@ -232,8 +254,8 @@ bx_call_decide (struct bx_call *c)
       c->rec.tool = c->owned_tool;
       return deny_request (c, reason);
     }
-  struct bx_tool_args args = { 0 };
-  if (bx_tool_args_from_json (tool, env->u.request.arguments, &args, &err) < 0)
+  if (tool != BX_TOOL_MCP_CALL
+      && bx_tool_args_from_json (tool, env->u.request.arguments, &args, &err) < 0)
     {
       bx_tool_args_clear (&args);
       return deny_request (c, bx_error_msg (err));
@@ -241,10 +263,6 @@ bx_call_decide (struct bx_call *c)
   if (tool == BX_TOOL_WRITE_FILE && args.content != NULL)
     c->rec.content_bytes = (ssize_t)strlen (args.content);
 
-  /* The grants of the config serving now, held until the call ends (a reload may replace
-   * them meanwhile; the decision points into these). */
-  const struct bx_config *grants = NULL;
-  c->hold = bx_live_config_get (c->brokerd->live, &grants);
   struct bx_decision *d = &c->decision;
   bx_policy_decide (grants, &args, d);
   /* The summary points into the decision's copy of the arguments, which the call keeps. */

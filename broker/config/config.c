@@ -22,6 +22,7 @@
 
 #include "config.h"
 #include "grant_root.h"
+#include "mcp_server.h"
 #include "call_limits.h"
 #include "options.h"
 #include "values.h"
@@ -297,11 +298,22 @@ static void parse_grant_runtime (struct bx_walk *w, yaml_node_t *node, struct bx
 static void
 parse_grant (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg, struct bx_grant *g)
 {
-  static const char *const known[] = {
-    "tools",  "paths",         "hosts",    "class",    "untrusted", "approval", "approval_timeout",
-    "limits", "allow_private", "readonly", "writable", "image",     "rootfs",   "runtime",
-    NULL
-  };
+  static const char *const known[] = { "tools",
+                                       "paths",
+                                       "hosts",
+                                       "class",
+                                       "untrusted",
+                                       "approval",
+                                       "approval_timeout",
+                                       "limits",
+                                       "allow_private",
+                                       "readonly",
+                                       "writable",
+                                       "image",
+                                       "rootfs",
+                                       "runtime",
+                                       "mcp_server",
+                                       NULL };
   size_t index = cfg->n_grants;
   enum
   {
@@ -319,6 +331,7 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg, struct
     K_IMAGE,
     K_ROOTFS,
     K_RUNTIME,
+    K_MCP,
     K_N
   };
   yaml_node_t *keys[K_N], *v[K_N];
@@ -335,7 +348,9 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg, struct
   bx_tool_names (", ", ", ", all, sizeof all);
   bx_tool_names (", ", " or ", either, sizeof either);
 
-  if (v[K_TOOLS] == NULL)
+  if (v[K_MCP] != NULL)
+    bx_mcp_server_parse (w, keys[K_MCP], v[K_MCP], v[K_TOOLS], g);
+  else if (v[K_TOOLS] == NULL)
     bx_walk_problem (w, node, "%s has no \"tools\": expected a list of %s", what, all);
   else if (walk_list (w, v[K_TOOLS], LIST_TOOLS))
     {
@@ -478,7 +493,7 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg, struct
 
   bool fetch = bx_grant_lists (g, BX_TOOL_HTTP_FETCH);
   /* A shell with hosts reads the internet too. */
-  bool online_shell = bx_grant_lists (g, BX_TOOL_SHELL) && v[K_HOSTS] != NULL;
+  bool online_shell = bx_grant_runs_commands (g) && v[K_HOSTS] != NULL;
   g->untrusted = fetch || online_shell;
   if (v[K_UNTRUSTED] != NULL)
     bx_walk_bool (w, v[K_UNTRUSTED], "untrusted", &g->untrusted);
@@ -495,7 +510,7 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg, struct
   if (w->count != before || g->tools == 0)
     return;
   bool files = bx_grant_lists (g, BX_TOOL_READ_FILE) || bx_grant_lists (g, BX_TOOL_WRITE_FILE);
-  bool folders = files || bx_grant_lists (g, BX_TOOL_SHELL);
+  bool folders = files || bx_grant_runs_commands (g);
   if (files && g->n_paths == 0)
     bx_walk_problem (
         w, v[K_PATHS] ? v[K_PATHS] : node,
@@ -510,12 +525,12 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg, struct
     bx_walk_problem (
         w, v[K_HOSTS] ? v[K_HOSTS] : node,
         "%s lists http_fetch but no \"hosts\": expected the host patterns it may fetch from", what);
-  if (!fetch && !bx_grant_lists (g, BX_TOOL_SHELL) && v[K_HOSTS] != NULL)
+  if (!fetch && !bx_grant_runs_commands (g) && v[K_HOSTS] != NULL)
     bx_walk_problem (w, keys[K_HOSTS],
                      "\"hosts\" has no effect: %s lists neither http_fetch nor shell", what);
-  bool writes = bx_grant_lists (g, BX_TOOL_SHELL) || bx_grant_lists (g, BX_TOOL_WRITE_FILE);
+  bool writes = bx_grant_runs_commands (g) || bx_grant_lists (g, BX_TOOL_WRITE_FILE);
   if (v[K_WRITABLE] != NULL
-      && (!bx_grant_lists (g, BX_TOOL_SHELL) || bx_grant_lists (g, BX_TOOL_WRITE_FILE)))
+      && (!bx_grant_runs_commands (g) || bx_grant_lists (g, BX_TOOL_WRITE_FILE)))
     bx_walk_problem (w, keys[K_WRITABLE],
                      "\"writable\" has no effect: %s must list shell and not write_file", what);
   else if (v[K_READONLY] != NULL && (!writes || !g->writable))
@@ -566,7 +581,7 @@ static bool
 writes_folders (const struct bx_grant *grant)
 {
   return bx_grant_lists (grant, BX_TOOL_WRITE_FILE)
-         || (bx_grant_lists (grant, BX_TOOL_SHELL) && grant->writable);
+         || (bx_grant_runs_commands (grant) && grant->writable);
 }
 
 /* Whether each path A protects B protects too. */
@@ -601,7 +616,7 @@ check_nesting (struct bx_walk *w, yaml_node_t *list, struct bx_config *cfg)
   for (size_t j = 0; j < cfg->n_grants; j++)
     {
       const struct bx_grant *outer = &cfg->grants[j];
-      if (!bx_grant_lists (outer, BX_TOOL_SHELL) && !bx_grant_lists (outer, BX_TOOL_WRITE_FILE))
+      if (!bx_grant_runs_commands (outer) && !bx_grant_lists (outer, BX_TOOL_WRITE_FILE))
         continue;
       yaml_node_t *onode = yaml_document_get_node (w->doc, list->data.sequence.items.start[j]);
       cleanup_free yaml_node_t **onodes = bx_xzalloc ((outer->n_paths + 1) * sizeof *onodes);
@@ -658,6 +673,7 @@ parse_grants (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg)
   }
   if (w->count == 0)
     check_nesting (w, node, cfg);
+  bx_mcp_servers_check_names (w, node, cfg);
 }
 
 static void
@@ -999,6 +1015,12 @@ bx_grant_canonical (const struct bx_grant *g)
   /* Only when named, so a grant that names none keeps the text it always had. */
   if (g->runtime_name != NULL)
     canonical_string (f, "runtime", g->runtime_name);
+  if (g->mcp != NULL)
+    {
+      canonical_string (f, "mcp_server", g->mcp->name);
+      canonical_strings (f, "command", g->mcp->command, g->mcp->n_command);
+      canonical_string (f, "cwd", g->mcp->cwd);
+    }
   fprintf (f, "class %d\nuntrusted %d\napproval %d %lld\nlimits", (int)g->class, g->untrusted,
            (int)g->approval, (long long)g->approval_timeout_ms);
   for (size_t i = 0; i < BX_LIMIT_COUNT; i++)
@@ -1395,6 +1417,7 @@ bx_config_free (struct bx_config *cfg)
       free (cfg->grants[i].image);
       free (cfg->grants[i].rootfs);
       free (cfg->grants[i].runtime_name);
+      bx_mcp_server_free (cfg->grants[i].mcp);
     }
   free (cfg->grants);
   free (cfg->audit);

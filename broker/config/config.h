@@ -44,6 +44,8 @@ enum bx_approval
   BX_APPROVAL_ONCE_PER_SESSION,
 };
 
+struct bx_mcp_server; /* mcp_server.h */
+
 /* A grant's fields; every one but where it is written is part of bx_grant_canonical. */
 struct bx_grant
 {
@@ -71,7 +73,8 @@ struct bx_grant
   enum bx_approval approval;
   int64_t approval_timeout_ms;
   uint64_t limits[BX_LIMIT_COUNT]; /* its `limits` (call_limits.h); 0: the config's default */
-  unsigned line; /* where the grant starts in the file (1-based), for the summary */
+  unsigned line;             /* where the grant starts in the file (1-based), for the summary */
+  struct bx_mcp_server *mcp; /* the MCP server it runs (it lists mcp_call only); or NULL */
 };
 
 /* A runtime grants may choose by name, beside the default: an entry of `runtimes`, or a
@@ -84,6 +87,14 @@ struct bx_runtime_conf
   bx_options *options; /* each option knows where it was written */
   char *where;         /* FILE:LINE:COLUMN of the entry's module (or of the grant's runtime) */
 };
+
+/* Whether a grant's sandboxes run commands of their own (shell, an MCP server): its folders
+ * are mounted as shell's, and what they write is written by a program of the model's. */
+static inline bool
+bx_grant_runs_commands (const struct bx_grant *grant)
+{
+  return (grant->tools & ((1u << BX_TOOL_SHELL) | (1u << BX_TOOL_MCP_CALL))) != 0;
+}
 
 static inline bool
 bx_grant_lists (const struct bx_grant *grant, enum bx_tool tool)

@@ -205,6 +205,12 @@ bx_approvals_summary (const struct bx_decision *d)
       what = shown (args->url, SHOWN_SUBJECT, &subject_cut);
       head = bx_xasprintf ("http_fetch from %s", where);
       break;
+    case BX_TOOL_MCP_CALL:
+      /* The server's name, and toolkit's input: the tool and its arguments. */
+      where = shown (args->server ? args->server : "?", SHOWN_FOLDER, &head_cut);
+      what = shown (args->request ? args->request : "?", SHOWN_SUBJECT, &subject_cut);
+      head = bx_xasprintf ("MCP server %s", where);
+      break;
     }
   if (head == NULL)
     return bx_xstrdup ("?");

@@ -315,7 +315,8 @@ bx_audit_close (struct bx_audit *a)
 void
 bx_audit_grant_reach (struct bx_audit_record *r, const struct bx_grant *g, int tool)
 {
-  bool online = tool == BX_TOOL_HTTP_FETCH || (tool == BX_TOOL_SHELL && g->n_hosts > 0);
+  bool online = tool == BX_TOOL_HTTP_FETCH
+                || ((tool == BX_TOOL_SHELL || tool == BX_TOOL_MCP_CALL) && g->n_hosts > 0);
   if (online)
     {
       r->allow_private = (const char *const *)g->private_ranges;

@@ -34,7 +34,8 @@ struct bx_audit_record
 {
   const char *session; /* NULL when the request could not be read */
   const char *call;    /* NULL likewise */
-  const char *tool;    /* NULL likewise */
+  const char *tool;    /* NULL likewise; SERVER.TOOL for an MCP server's tool */
+  bool mcp_server;     /* a call of an MCP server's tool: the metrics count it as mcp_call */
   ssize_t grant;       /* the grant's place in the config, 1-based; 0 for none */
   enum bx_call_decision decision;
   const char *reason; /* a denial's reason or an error's detail; NULL when allowed */

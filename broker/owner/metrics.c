@@ -20,8 +20,8 @@
 #include "loop.h"
 
 static const char *const tools[]
-    = { "read_file", "write_file", "shell", "http_fetch", "unknown", "none" };
-#define N_TOOLS 6
+    = { "read_file", "write_file", "shell", "http_fetch", "mcp_call", "unknown", "none" };
+#define N_TOOLS 7
 
 /* The calls are counted by their final outcome, and a result the tool refused apart from
  * the others, in one more slot: a refusal is no tool's content. */
@@ -122,7 +122,8 @@ void
 bx_metrics_call_ended (struct bx_metrics *m, const struct bx_audit_record *r, int64_t decide_ns,
                        int64_t run_ns)
 {
-  int t = r->tool == NULL ? 5 : index_of (tools, 4, r->tool, 4);
+  /* Every MCP server's tool is one label: the label set cannot grow with the config. */
+  int t = r->tool == NULL ? 6 : r->mcp_server ? 4 : index_of (tools, 4, r->tool, 5);
   unsigned d = (unsigned)r->decision < BX_DECISION_COUNT ? r->decision : BX_DECISION_ERROR;
   /* A line before the end is never a call's last: counted as an error if it were. */
   unsigned o = (unsigned)r->outcome < BX_OUTCOME_FINAL_COUNT ? r->outcome : BX_OUTCOME_ERROR;

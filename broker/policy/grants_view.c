@@ -7,8 +7,7 @@
 static bool
 folders_writable (const struct bx_grant *g)
 {
-  return bx_grant_lists (g, BX_TOOL_WRITE_FILE)
-         || (bx_grant_lists (g, BX_TOOL_SHELL) && g->writable);
+  return bx_grant_lists (g, BX_TOOL_WRITE_FILE) || (bx_grant_runs_commands (g) && g->writable);
 }
 
 static json_t *
@@ -38,6 +37,9 @@ bx_grants_view (const struct bx_config *config)
 {
   json_t *list = json_array ();
   for (size_t i = 0; i < config->n_grants; i++)
-    json_array_append_new (list, grant_view (&config->grants[i], i));
+    /* An MCP server's grant lists no tool of the four: front ends do not offer its tools
+     * yet, and a client that knows only the four must not read a list it cannot check. */
+    if (config->grants[i].mcp == NULL)
+      json_array_append_new (list, grant_view (&config->grants[i], i));
   return list;
 }

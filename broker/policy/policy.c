@@ -12,6 +12,7 @@
 #include "bx/hosts.h"
 #include "bx/printable.h"
 
+#include "mcp_server.h"
 #include "policy.h"
 
 /* A model-supplied string quoted in a reason: cut (the reason must stay a sentence, not an
@@ -299,6 +300,22 @@ decide_fetch (const struct bx_config *cfg, struct bx_decision *d)
     deny (d, "%s: %s:%u is not a granted host and port", name, d->host, d->port);
 }
 
+/* An MCP server's call: its own grant, the one whose mcp_server it names (call.c builds the
+ * arguments from SERVER.TOOL), and no other. */
+static void
+decide_mcp (const struct bx_config *cfg, struct bx_decision *d)
+{
+  size_t index;
+  if (d->args.server == NULL || d->args.request == NULL
+      || bx_mcp_server_grant (cfg, d->args.server, &index) == NULL)
+    {
+      deny (d, "%s: no MCP server is configured by that name", bx_tool_name (d->args.tool));
+      return;
+    }
+  allow (d, cfg, index);
+  /* The server starts in its cwd, toolkit's input says so; no folder of the model's. */
+}
+
 void
 bx_policy_decide (const struct bx_config *cfg, struct bx_tool_args *args, struct bx_decision *out)
 {
@@ -322,6 +339,9 @@ bx_policy_decide (const struct bx_config *cfg, struct bx_tool_args *args, struct
       break;
     case BX_RULE_FETCH:
       decide_fetch (cfg, out);
+      break;
+    case BX_RULE_MCP_SERVER:
+      decide_mcp (cfg, out);
       break;
     }
 }

@@ -142,7 +142,7 @@ static bool
 writes (const struct bx_grant *grant)
 {
   return bx_grant_lists (grant, BX_TOOL_WRITE_FILE)
-         || (bx_grant_lists (grant, BX_TOOL_SHELL) && grant->writable);
+         || (bx_grant_runs_commands (grant) && grant->writable);
 }
 
 /* What MODULE loads from or protects (ABI 1.1 protected_paths), added to LIST; -1 with an

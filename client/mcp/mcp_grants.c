@@ -82,6 +82,8 @@ grant_sentence (struct text *t, const json_t *g, enum bx_tool tool)
       add (t, json_array_size (hosts) == 1 ? "the host " : "the hosts ");
       add_list (t, hosts, false);
       break;
+    case BX_RULE_MCP_SERVER:
+      break; /* no grant lists an internal tool */
     }
   if (json_is_true (json_object_get (g, "approval")))
     add (t, " (each call waits for the owner's approval)");

@@ -16,6 +16,8 @@ bx_mcp_tools_list (const struct bx_mcp_version *v, const json_t *grants)
   for (int t = 0; t < BX_TOOL_COUNT; t++)
     {
       const struct bx_tool_def *def = bx_tool_def ((enum bx_tool)t);
+      if (def->internal)
+        continue;
       /* Only the tools some grant allows, each telling where: a tool the model cannot use is
        * one it should not try.  The description stays one string in every revision. */
       cleanup_free char *granted = grants ? bx_mcp_grants_text (grants, (enum bx_tool)t) : NULL;

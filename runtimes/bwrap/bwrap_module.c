@@ -20,9 +20,11 @@
 #include "tool_limits.h"
 
 static const char *const known_options[] = {
-  "bwrap",  "rootfs", "rootfs_digest", "cgroup_root",  "output_cap",    "tmp_size", "file_size",
-  "memory", "pids",   "cpu_percent",   "read_file_ms", "write_file_ms", "shell_ms", "http_fetch_ms",
-  "uid",    "gid",    "slots",         "slirp4netns",  "egress_dir",    NULL,
+  "bwrap",        "rootfs",        "rootfs_digest", "cgroup_root",   "output_cap",
+  "tmp_size",     "file_size",     "memory",        "pids",          "cpu_percent",
+  "read_file_ms", "write_file_ms", "shell_ms",      "http_fetch_ms", "mcp_call_ms",
+  "uid",          "gid",           "slots",         "slirp4netns",   "egress_dir",
+  NULL,
 };
 
 #define DEFAULT_ROOTFS "/var/lib/boxmaker-bwrap/rootfs"

@@ -8,8 +8,8 @@
 
 #include <boxmaker/runtime.h>
 
-/* The four tools, in the tool table's order (enum bx_tool). */
-#define BX_RUNTIME_TOOL_COUNT 4
+/* BX_RUNTIME_TOOL_COUNT (boxmaker/runtime.h) is the tool table's count (tool_limits.c
+ * checks), in its order (enum bx_tool). */
 
 /* The longest time limit an option or a call may set: a deadline must fit in an int64_t. */
 #define BX_RUNTIME_MAX_LIMIT_MS (24ull * 3600 * 1000)

@@ -25,10 +25,10 @@
 #include "tool_limits.h"
 
 static const char *const known_options[] = {
-  "runsc",    "platform",      "rootfs",     "state_dir", "cgroup_path",  "slirp4netns",
-  "nsenter",  "debug_log",     "output_cap", "tmp_size",  "file_size",    "memory",
-  "pids",     "cpu_percent",   "uid",        "gid",       "read_file_ms", "write_file_ms",
-  "shell_ms", "http_fetch_ms", NULL,
+  "runsc",    "platform",      "rootfs",      "state_dir", "cgroup_path",  "slirp4netns",
+  "nsenter",  "debug_log",     "output_cap",  "tmp_size",  "file_size",    "memory",
+  "pids",     "cpu_percent",   "uid",         "gid",       "read_file_ms", "write_file_ms",
+  "shell_ms", "http_fetch_ms", "mcp_call_ms", NULL,
 };
 
 #define DEFAULT_ROOTFS "/var/lib/boxmaker-gvisor/rootfs"

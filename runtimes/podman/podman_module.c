@@ -14,10 +14,11 @@
 #include "tool_limits.h"
 
 static const char *const known_options[] = {
-  "podman",         "image",           "egress_network", "output_cap", "memory",
-  "pids",           "read_file_ms",    "write_file_ms",  "shell_ms",   "http_fetch_ms",
-  "global_options", "run_options",     "cgroup_limits",  "cpus",       "file_size",
-  "uidmap_base",    "seccomp_profile", "toolkit",        "slots",      NULL,
+  "podman",      "image",          "egress_network",  "output_cap",    "memory",
+  "pids",        "read_file_ms",   "write_file_ms",   "shell_ms",      "http_fetch_ms",
+  "mcp_call_ms", "global_options", "run_options",     "cgroup_limits", "cpus",
+  "file_size",   "uidmap_base",    "seccomp_profile", "toolkit",       "slots",
+  NULL,
 };
 
 /* A value podman would read as one of its own options is refused: `image: --privileged`

@@ -75,11 +75,11 @@ check missing_by_name nosuchmodule "@4:11: runtime module $runtimedir/nosuchmodu
 check bad_name "../fake" "$tmp/bad_name.yaml:4:11: module \"../fake\"" config
 check text_file "$tmp/x.so" "@4:11: runtime module $tmp/x.so: not a shared object: " prefix
 check no_entry "$broken/noentry.so" "@4:11: runtime module $broken/noentry.so: no entry symbol bx_runtime_entry" exact
-check refuses_host "$broken/refuses.so" "@4:11: runtime module $broken/refuses.so: the module refuses this host's runtime ABI 1.3 (bx_runtime_entry returned NULL)" exact
+check refuses_host "$broken/refuses.so" "@4:11: runtime module $broken/refuses.so: the module refuses this host's runtime ABI 1.4 (bx_runtime_entry returned NULL)" exact
 check bad_magic "$broken/badmagic.so" "@4:11: runtime module $broken/badmagic.so: bad magic number 0x12345678 (expected 0x62786d72): not a boxmaker runtime table" exact
-check other_major "$broken/major.so" "@4:11: runtime module $broken/major.so: module built for runtime ABI 2.3, this brokerd speaks 1.3" exact
-check newer_minor "$broken/minor.so" "@4:11: runtime module $broken/minor.so: module built for runtime ABI 1.4, this brokerd speaks 1.3" exact
-check table_too_small "$broken/small.so" "@4:11: runtime module $broken/small.so: table too small: 24 bytes, runtime ABI 1.3 needs at least " prefix
+check other_major "$broken/major.so" "@4:11: runtime module $broken/major.so: module built for runtime ABI 2.4, this brokerd speaks 1.4" exact
+check newer_minor "$broken/minor.so" "@4:11: runtime module $broken/minor.so: module built for runtime ABI 1.5, this brokerd speaks 1.4" exact
+check table_too_small "$broken/small.so" "@4:11: runtime module $broken/small.so: table too small: 24 bytes, runtime ABI 1.4 needs at least " prefix
 check null_create "$broken/nullcreate.so" "@4:11: runtime module $broken/nullcreate.so: required function create is missing (NULL)" exact
 check null_run "$broken/nullrun.so" "@4:11: runtime module $broken/nullrun.so: required function run is missing (NULL)" exact
 check null_destroy "$broken/nulldestroy.so" "@4:11: runtime module $broken/nulldestroy.so: required function destroy is missing (NULL)" exact

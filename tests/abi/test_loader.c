@@ -120,7 +120,7 @@ END_TEST
 
 START_TEST (test_load_refuses_a_module_that_refuses_this_host)
 {
-  assert_refusal ("refuses.so", "the module refuses this host's runtime ABI 1.3 "
+  assert_refusal ("refuses.so", "the module refuses this host's runtime ABI 1.4 "
                                 "(bx_runtime_entry returned NULL)");
 }
 END_TEST
@@ -134,20 +134,20 @@ END_TEST
 
 START_TEST (test_load_refuses_another_major)
 {
-  assert_refusal ("major.so", "module built for runtime ABI 2.3, this brokerd speaks 1.3");
+  assert_refusal ("major.so", "module built for runtime ABI 2.4, this brokerd speaks 1.4");
 }
 END_TEST
 
 START_TEST (test_load_refuses_a_newer_minor_naming_both_versions)
 {
-  assert_refusal ("minor.so", "module built for runtime ABI 1.4, this brokerd speaks 1.3");
+  assert_refusal ("minor.so", "module built for runtime ABI 1.5, this brokerd speaks 1.4");
 }
 END_TEST
 
 START_TEST (test_load_refuses_a_table_too_small)
 {
   cleanup_free char *want
-      = bx_xasprintf ("table too small: 24 bytes, runtime ABI 1.3 needs at least %zu",
+      = bx_xasprintf ("table too small: 24 bytes, runtime ABI 1.4 needs at least %zu",
                       (size_t)BX_RUNTIME_TABLE_MIN_SIZE);
   assert_refusal ("small.so", want);
 }

@@ -42,7 +42,7 @@ echo "pkg-config --variable=runtimedir: $runtimedir"
 abi=$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable=abi_version boxmaker-runtime)
 echo "pkg-config --variable=abi_version: $abi"
 want_abi=$(sed -n 's/^#define BX_RUNTIME_ABI_MAJOR \([0-9]*\)$/\1/p' "$prefix/include/boxmaker/runtime.h").$(sed -n 's/^#define BX_RUNTIME_ABI_MINOR \([0-9]*\)$/\1/p' "$prefix/include/boxmaker/runtime.h")
-[ "$abi" = "$want_abi" ] && [ "$abi" = "1.3" ] || fail "abi_version is \"$abi\", the header says $want_abi"
+[ "$abi" = "$want_abi" ] && [ "$abi" = "1.4" ] || fail "abi_version is \"$abi\", the header says $want_abi"
 toolkitdir=$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable=toolkitdir boxmaker-runtime)
 echo "pkg-config --variable=toolkitdir: $toolkitdir"
 [ -x "$toolkitdir/toolkit" ] || fail "toolkitdir is $toolkitdir, which holds no toolkit"
@@ -60,7 +60,7 @@ install -m 644 echo.so "$runtimedir/"
 cat "$tmp/echo.out"
 cat >"$tmp/echo.want" <<'WANT'
 log echo 2: ready, answering at most 65536 bytes a call
-module echo 1.3
+module echo 1.4
 ok: walk: read_file {"path":"/home/me/notes/a.txt"}
 ro /home/me/notes/a.txt
 ok (truncated): walk: read_f
@@ -69,6 +69,7 @@ unavailable: the echo runtime has no network
 ok: walk: shell {"command":"true"}
 ok: walk: shell {"command":"true"}
 call-4 ended within 1 s of its cancellation
+ok: walk: mcp_call {"command":["server"],"method":"tools/list"}
 WANT
 diff -u "$tmp/echo.want" "$tmp/echo.out" || fail "echo answered otherwise"
 
@@ -76,7 +77,7 @@ diff -u "$tmp/echo.want" "$tmp/echo.out" || fail "echo answered otherwise"
 # cancellation (after 200 ms) end it, each with its fixed sentence.
 "$host" "$runtimedir" echo prefix=walk wait=5s >"$tmp/wait.out" || { cat "$tmp/wait.out"; fail "wait"; }
 cat "$tmp/wait.out"
-grep -qx 'module echo 1.3' "$tmp/wait.out" || fail "the example is not built for ABI 1.3"
+grep -qx 'module echo 1.4' "$tmp/wait.out" || fail "the example is not built for ABI 1.4"
 grep -qx 'failed: the tool ran past its time limit' "$tmp/wait.out" || fail "no time limit"
 grep -qx 'failed: the call was cancelled' "$tmp/wait.out" || fail "not cancelled"
 grep -qx 'call-4 ended within 1 s of its cancellation' "$tmp/wait.out" || fail "cancelled late"

@@ -115,6 +115,13 @@ main (int argc, char **argv)
                                            : "ran on for more than 1 s after its cancellation");
   bx_run_spec_free (spec);
 
+  /* A tool newer than ABI 1.2's numbers (since 1.4): a module built before never sees it. */
+  static const char mcp_args[] = "{\"command\":[\"server\"],\"method\":\"tools/list\"}";
+  spec = bx_run_spec_new (BX_TOOL_MCP_CALL, mcp_args, strlen (mcp_args), "call-5", "session-1");
+  bx_run_spec_set_limit (spec, BX_LIMIT_TIME, 300);
+  run (m, spec);
+  bx_run_spec_free (spec);
+
   bx_module_destroy (m);
   bx_options_free (options);
   return 0;

@@ -53,10 +53,16 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     case BX_TOOL_HTTP_FETCH:
       args.url = text;
       break;
+    case BX_TOOL_MCP_CALL:
+      /* Nothing of a model's reaches it; it must be denied all the same. */
+      free (text);
+      break;
     }
   struct bx_decision d;
   bx_policy_decide (cfg, &args, &d);
   const char *tool = bx_tool_name (d.args.tool);
+  if (d.args.tool == BX_TOOL_MCP_CALL && d.verdict != BX_DENIED)
+    abort ();
   if (d.verdict == BX_DENIED)
     {
       if (d.reason == NULL || strncmp (d.reason, tool, strlen (tool)) != 0)

@@ -305,6 +305,9 @@ START_TEST (test_brokerd_decision_table_end_to_end)
     { "shell", "{}", "shell: missing field \"command\"" },
     { "delete_everything", "{}",
       "unknown tool \"delete_everything\": expected read_file, write_file, shell or http_fetch" },
+    /* mcp_call is brokerd's own (its command comes from the config): no client names it. */
+    { "mcp_call", "{\"command\": [\"/bin/sh\"], \"method\": \"tools/list\"}",
+      "unknown tool \"mcp_call\": expected read_file, write_file, shell or http_fetch" },
     /* A long name of two-byte characters is cut between characters, never inside one. */
     { "x"
       "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
@@ -1908,7 +1911,7 @@ START_TEST (test_brokerd_check_config_prints_a_summary)
   ck_assert_int_eq (bx_test_brokerd_run (&b, "--check-config"), 0);
   cleanup_free char *out = read_text (b.out);
   cleanup_free char *runtime
-      = bx_xasprintf ("runtime: fake (%s/fake.so, ABI 1.3)", BX_TEST_RUNTIMEDIR);
+      = bx_xasprintf ("runtime: fake (%s/fake.so, ABI 1.4)", BX_TEST_RUNTIMEDIR);
   ck_assert_msg (strstr (out, runtime) != NULL, "got: %s", out);
   cleanup_free char *g1 = bx_xasprintf (
       "grant 1 (line 9): read_file, write_file in %s/notes; class internal, trusted", b.dir);

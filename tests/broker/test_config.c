@@ -76,7 +76,7 @@ static const struct bad bad_table[] = {
   { "unknown key in a grant", G_READ "    paths: [/a]\n    path: [/b]\n",
     "t.yaml:4:5: unknown key \"path\" in grant 1: expected one of tools, paths, hosts, class, "
     "untrusted, approval, approval_timeout, limits, allow_private, readonly, writable, "
-    "image, rootfs, runtime" },
+    "image, rootfs, runtime, mcp_server" },
   { "limit out of range", "limits:\n  time: 0s\n",
     "t.yaml:2:9: \"time\" is \"0s\": expected a duration such as 30s, 500ms or 2m, from 1ms "
     "to a day (1440m)" },
@@ -166,6 +166,9 @@ static const struct bad bad_table[] = {
     "quote an item that holds \" - \" itself" },
   { "unknown tool", "grants:\n  - tools: [read_file, reed_file]\n    paths: [/a]\n",
     "t.yaml:2:24: unknown tool \"reed_file\": expected read_file, write_file, shell or "
+    "http_fetch" },
+  { "a grant cannot list brokerd's own mcp_call", "grants:\n  - tools: [mcp_call]\n",
+    "t.yaml:2:13: unknown tool \"mcp_call\": expected read_file, write_file, shell or "
     "http_fetch" },
   { "tool listed twice", "grants:\n  - tools: [shell, shell]\n",
     "t.yaml:2:20: tool \"shell\" is listed twice" },
@@ -529,7 +532,7 @@ START_TEST (test_config_reports_errors_in_file_order)
                     "or secret\n"
                     "t.yaml:4:5: unknown key \"extra\" in grant 1: expected one of tools, paths, "
                     "hosts, class, untrusted, approval, approval_timeout, limits, allow_private, "
-                    "readonly, writable, image, rootfs, runtime");
+                    "readonly, writable, image, rootfs, runtime, mcp_server");
 }
 END_TEST
 

@@ -178,6 +178,8 @@ static const struct row table[] = {
   { H, "https://example.com/?q=]", NULL, DENY, NULL },
   { H, "https://example.com/#}", NULL, DENY, NULL },
   { H, "https://example.com/x%5B1-2%5D%7Ba%7D", NULL, 3, "example.com" },
+  /* An mcp_call that names no configured server is denied. */
+  { BX_TOOL_MCP_CALL, NULL, NULL, DENY, "mcp_call: no MCP server is configured by that name" },
 };
 
 static void
@@ -200,6 +202,8 @@ fill_args (const struct row *r, struct bx_tool_args *args)
       break;
     case BX_TOOL_HTTP_FETCH:
       args->url = bx_xstrdup (r->a);
+      break;
+    case BX_TOOL_MCP_CALL:
       break;
     }
 }

@@ -86,6 +86,8 @@ decide (struct bx_config *cfg, enum bx_tool tool, const char *a, const char *b,
     case BX_TOOL_HTTP_FETCH:
       args.url = bx_xstrdup (a);
       break;
+    case BX_TOOL_MCP_CALL:
+      break;
     }
   bx_policy_decide (cfg, &args, d);
 }

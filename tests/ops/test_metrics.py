@@ -70,7 +70,7 @@ class TestMetrics(unittest.TestCase):
                                decision="error", outcome="error"), 1)
         for s in fams["boxmaker_calls"].samples:
             self.assertIn(s.labels["tool"], {"read_file", "write_file", "shell", "http_fetch",
-                                             "unknown", "none"})
+                                             "mcp_call", "unknown", "none"})
         for name, count in (("boxmaker_decision_seconds", 7), ("boxmaker_run_seconds", 3)):
             f = fams[name]
             self.assertEqual(f.type, "histogram")

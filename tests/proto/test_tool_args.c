@@ -184,6 +184,8 @@ not_json_row (size_t row)
 {
   for (int t = 0; t < BX_TOOL_COUNT; t++)
     {
+      if (bx_tool_def ((enum bx_tool)t)->internal)
+        continue;
       struct bx_tool_args args;
       bx_error err = NULL;
       const char *doc = not_json[row];
@@ -378,10 +380,30 @@ START_TEST (test_tool_args_clear_is_safe_twice)
 }
 END_TEST
 
+/* mcp_call's arguments are built by brokerd: no model, client, frame or grant can name it,
+ * proto parses none of it, and only toolkit's first argument finds it. */
+START_TEST (test_mcp_call_is_named_by_toolkit_only)
+{
+  enum bx_tool got;
+  ck_assert (bx_tool_def (BX_TOOL_MCP_CALL)->internal);
+  ck_assert_int_lt (bx_tool_from_name ("mcp_call", &got), 0);
+  ck_assert_int_eq (bx_tool_from_toolkit_name ("mcp_call", &got), 0);
+  ck_assert_int_eq (got, BX_TOOL_MCP_CALL);
+  ck_assert_ptr_null (bx_tool_args_schema (BX_TOOL_MCP_CALL));
+  struct bx_tool_args args;
+  bx_error err = NULL;
+  ck_assert_int_lt (bx_tool_args_parse (BX_TOOL_MCP_CALL, "{}", 2, &args, &err), 0);
+  ck_assert_str_eq (bx_error_msg (err), "unknown tool 4");
+  bx_error_free (&err);
+  char buf[128];
+  ck_assert_ptr_null (strstr (bx_tool_names (", ", " or ", buf, sizeof buf), "mcp_call"));
+}
+END_TEST
+
 START_TEST (test_tool_names_round_trip)
 {
   static const char *names[] = { "read_file", "write_file", "shell", "http_fetch" };
-  for (int t = 0; t < BX_TOOL_COUNT; t++)
+  for (int t = 0; t < (int)(sizeof names / sizeof *names); t++)
     {
       enum bx_tool got;
       ck_assert_str_eq (bx_tool_name ((enum bx_tool)t), names[t]);
@@ -456,13 +478,15 @@ START_TEST (test_tool_table_has_a_complete_row_per_tool)
       ck_assert_msg (def->name != NULL && def->title != NULL && def->description != NULL
                          && def->limit_option != NULL && def->limit_ms > 0,
                      "tool %d has an empty column", t);
-      ck_assert_uint_ge (def->n_fields, 1);
+      /* An internal tool's arguments are brokerd's, so it has no fields a model writes. */
+      ck_assert_uint_ge (def->n_fields, def->internal ? 0 : 1);
       ck_assert_uint_le (def->n_fields, BX_TOOL_FIELDS_MAX);
       for (size_t f = 0; f < def->n_fields; f++)
         ck_assert_ptr_nonnull (def->fields[f].description);
       enum bx_tool back;
-      ck_assert_int_eq (bx_tool_from_name (def->name, &back), 0);
+      ck_assert_int_eq (bx_tool_from_toolkit_name (def->name, &back), 0);
       ck_assert_int_eq (back, t);
+      ck_assert_int_eq (bx_tool_from_name (def->name, &back), def->internal ? -1 : 0);
     }
   ck_assert_ptr_null (bx_tool_def (BX_TOOL_COUNT));
   ck_assert_ptr_null (bx_tool_def ((enum bx_tool) - 1));
@@ -488,6 +512,11 @@ START_TEST (test_tool_table_keeps_the_runspec_rows_and_limits)
   ck_assert_str_eq (bx_tool_def (BX_TOOL_SHELL)->limit_option, "shell_ms");
   ck_assert_uint_eq (bx_tool_def (BX_TOOL_SHELL)->limit_ms, 100000);
   ck_assert_uint_eq (bx_tool_def (BX_TOOL_HTTP_FETCH)->limit_ms, 60000);
+  /* mcp_call runs a server like a shell command: the grant's folders, root and hosts. */
+  ck_assert_int_eq (bx_tool_def (BX_TOOL_MCP_CALL)->mounts, BX_MOUNT_GRANT_FOLDERS);
+  ck_assert_int_eq (bx_tool_def (BX_TOOL_MCP_CALL)->egress, BX_EGRESS_IF_HOSTS);
+  ck_assert (bx_tool_def (BX_TOOL_MCP_CALL)->own_root);
+  ck_assert_str_eq (bx_tool_def (BX_TOOL_MCP_CALL)->limit_option, "mcp_call_ms");
 }
 END_TEST
 
@@ -524,6 +553,7 @@ make_suite (void)
   tcase_add_test (tc, test_tool_args_to_json_refuses_what_toolkit_could_not_read);
   tcase_add_test (tc, test_tool_args_clear_is_safe_twice);
   tcase_add_test (tc, test_tool_names_round_trip);
+  tcase_add_test (tc, test_mcp_call_is_named_by_toolkit_only);
   tcase_add_test (tc, test_the_schema_is_the_parsers_table);
   suite_add_tcase (s, tc);
   return s;

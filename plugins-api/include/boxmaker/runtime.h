@@ -188,7 +188,7 @@ extern "C" {
 
 #define BX_RUNTIME_MAGIC     0x62786d72u /* "bxmr" */
 #define BX_RUNTIME_ABI_MAJOR 1
-#define BX_RUNTIME_ABI_MINOR 3
+#define BX_RUNTIME_ABI_MINOR 4
 #define BX_RUNTIME_ENTRY     "bx_runtime_entry"
 
 /* Modules build with -fvisibility=hidden; this marks the one symbol they export. */
@@ -259,12 +259,22 @@ enum bx_limit
 /* The tools (since 1.2), as bx_host.spec_tool_id numbers them: brokerd's tool table gives
  * each tool its number once.  A number is never reused; a new tool gets the next one, and a
  * module answers a number it does not know BX_RUN_UNAVAILABLE.  spec_tool() gives the same
- * tool's name, the argument of `toolkit`. */
+ * tool's name, the argument of `toolkit`.
+ *
+ * A tool newer than a module's minor version never reaches it: brokerd answers such a call
+ * BX_RUN_UNAVAILABLE itself, with "the runtime module is too old for this tool", and does
+ * not call run().  So a module built against an older header, even one that runs `toolkit
+ * spec_tool()` without reading the number, never runs a tool it was not written for. */
 #define BX_RUNTIME_TOOL_READ_FILE  0 /* "read_file" */
 #define BX_RUNTIME_TOOL_WRITE_FILE 1 /* "write_file" */
 #define BX_RUNTIME_TOOL_SHELL      2 /* "shell" */
 #define BX_RUNTIME_TOOL_HTTP_FETCH 3 /* "http_fetch" */
-#define BX_RUNTIME_TOOL_COUNT      4 /* the tools this header names */
+/* "mcp_call" (since 1.4): one request to an owner's MCP server, which toolkit starts inside
+ * the sandbox and speaks MCP to.  Its spec is a shell's: the grant's folders, its root
+ * (which holds the server's interpreter), and egress when the grant has hosts.  A module
+ * runs it as any other tool; its default time limit is the module's option mcp_call_ms. */
+#define BX_RUNTIME_TOOL_MCP_CALL 4
+#define BX_RUNTIME_TOOL_COUNT    5 /* the tools this header names */
 
 /* ---- What the host gives a module. -------------------------------------------------------
  *
@@ -283,7 +293,7 @@ struct bx_host
 
   /* The spec.  Strings live as long as the spec, i.e. until run() returns.  An index out of
    * range reads as NULL (or 0). */
-  /* The tool's name, "read_file", ..., "http_fetch": the argument of `toolkit`.  A module
+  /* The tool's name, "read_file", ..., "mcp_call": the argument of `toolkit`.  A module
    * that branches on the tool reads spec_tool_id (since 1.2) instead. */
   const char *(*spec_tool) (const bx_run_spec *spec);
   /* The tool's arguments as canonical JSON text (what toolkit reads on standard input);

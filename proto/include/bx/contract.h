@@ -14,17 +14,21 @@
 #define BX_STR_(x) #x
 #define BX_STR(x)  BX_STR_ (x)
 
-/* ---- the four tools (docs/protocol.md gives their arguments) --------------------------------- */
+/* ---- the tools (docs/protocol.md gives the four a model calls) ------------------------------ */
 enum bx_tool
 {
   BX_TOOL_READ_FILE,
   BX_TOOL_WRITE_FILE,
   BX_TOOL_SHELL,
   BX_TOOL_HTTP_FETCH,
+  /* A request to an owner's MCP server: brokerd builds its arguments, a model never names it
+   * (bx/tools.h, internal). */
+  BX_TOOL_MCP_CALL,
 };
-#define BX_TOOL_COUNT 4
+#define BX_TOOL_COUNT 5
 /* Everything else of a tool is its row in the tool table, bx/tools.h.  The numbers are
- * runtime ABI 1.2's (BX_RUNTIME_TOOL_*): a new tool is appended, never renumbered. */
+ * the runtime ABI's (BX_RUNTIME_TOOL_*, mcp_call since 1.4): a new tool is appended, never
+ * renumbered. */
 
 /* ---- ids: a call's and a session's (docs/protocol.md) ---------------------------------------- */
 /* 1 to BX_ID_MAX of [A-Za-z0-9_.-]: podman names a container after them. */

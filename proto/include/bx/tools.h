@@ -13,7 +13,11 @@
  *   limit        the runtime's default time limit and the module option that sets it
  *   MCP          title, description and behaviour hints (client/mcp/mcp_tools.c)
  *
- * A fifth tool is a row here (with its enum value appended in bx/contract.h, never
+ *   internal     brokerd builds the arguments itself: no model, client, frame or grant can
+ *                name the tool (bx_tool_from_name does not know it), and toolkit reads them
+ *                with its own parser (mcp_call: toolkit/mcp_server.h)
+ *
+ * A new tool is a row here (with its enum value appended in bx/contract.h, never
  * renumbering), toolkit's file for it and tests.  A new rule or RunSpec row is a case in
  * policy.c or runner.c. */
 #ifndef BX_TOOLS_H
@@ -34,6 +38,10 @@ struct bx_tool_args
   char *command; /* shell */
   char *cwd;     /* shell; NULL when absent */
   char *url;     /* http_fetch */
+  /* mcp_call (internal: brokerd fills these, no parser does): the server's name, and
+   * toolkit's whole input (toolkit/mcp_server.h) as JSON text. */
+  char *server;
+  char *request;
 };
 
 /* One argument: a string at OFFSET in struct bx_tool_args.  DESCRIPTION is what a model
@@ -50,9 +58,10 @@ struct bx_tool_field
 /* How policy decides a call (broker/policy/policy.c). */
 enum bx_tool_rule
 {
-  BX_RULE_FILE,    /* "path" lies in a folder of a grant that lists the tool */
-  BX_RULE_COMMAND, /* a grant that lists the tool; its folders and hosts come along */
-  BX_RULE_FETCH,   /* "url" names a granted host and port */
+  BX_RULE_FILE,       /* "path" lies in a folder of a grant that lists the tool */
+  BX_RULE_COMMAND,    /* a grant that lists the tool; its folders and hosts come along */
+  BX_RULE_FETCH,      /* "url" names a granted host and port */
+  BX_RULE_MCP_SERVER, /* an owner's MCP server: not configurable yet, so always denied */
 };
 
 /* What the RunSpec mounts (broker/calls/runner.c). */
@@ -87,16 +96,21 @@ struct bx_tool_def
   const char *title;        /* MCP */
   const char *description;  /* MCP */
   bool read_only, destructive, idempotent, open_world; /* MCP behaviour hints */
+  bool internal; /* see above: offered to no model, named by no client */
 };
 
 /* The row of TOOL, or NULL for a number that is no tool. */
 const struct bx_tool_def *bx_tool_def (enum bx_tool tool);
 /* "read_file", ..., or "unknown tool". */
 const char *bx_tool_name (enum bx_tool tool);
-/* 0 and *out set, or -1 for a name (or NULL) that is no tool. */
+/* 0 and *out set, or -1 for a name (or NULL) that is no tool a model, client or grant may
+ * name (an internal tool is none). */
 int bx_tool_from_name (const char *name, enum bx_tool *out);
-/* The names joined by SEP, with LAST before the last one ("read_file, write_file, shell or
- * http_fetch"), for messages that list what is expected: written into BUF of SIZE bytes. */
+/* The same for toolkit's first argument, which names internal tools too. */
+int bx_tool_from_toolkit_name (const char *name, enum bx_tool *out);
+/* The names a model may call joined by SEP, with LAST before the last one ("read_file,
+ * write_file, shell or http_fetch"), for messages that list what is expected: written into
+ * BUF of SIZE bytes. */
 const char *bx_tool_names (const char *sep, const char *last, char *buf, size_t size);
 
 #endif

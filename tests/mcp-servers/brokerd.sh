@@ -1,0 +1,113 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# An MCP server in brokerd's config, against fake.so (which answers with the spec it was
+# handed): a call of SERVER.TOOL becomes one mcp_call whose input holds the server's command
+# and the model's tool and arguments, in the server's own grant (its folders, its class),
+# its writable folder with a shell's protected paths read-only over it, named SERVER.TOOL on
+# the audit line; an unknown server, a bad tool name and mcp_call itself
+# are refused; and --check-config refuses a wrong mcp_server naming FILE:LINE:COLUMN.
+#
+#   brokerd.sh BROKERD BOXMAKER RUNTIMEDIR
+set -u
+brokerd=$1 boxmaker=$2 runtimedir=$3
+. "$(dirname "$0")/../common/wait_socket.sh"
+
+work=$(mktemp -d /tmp/bx-mcp-brokerd.XXXXXX)
+pid=
+cleanup () {
+  [ -z "$pid" ] || kill "$pid" 2>/dev/null
+  wait 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+failures=0
+fail () { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass () { echo "ok: $*"; }
+contains () { case $1 in *"$2"*) return 0 ;; esac; return 1; }
+mkdir -p "$work/data" "$work/notes" "$work/home"
+
+cat > "$work/b.yaml" <<YAML
+socket: $work/b.sock
+home: $work/home
+audit: $work/audit.log
+runtime:
+  module: fake
+  options:
+    mode: echo
+grants:
+  - tools: [read_file]
+    paths: [$work/data]
+  - mcp_server:
+      name: notes
+      command: [python3, /srv/mcp/server.py, good]
+      cwd: $work/notes
+    paths: [$work/notes]
+    class: internal
+YAML
+"$brokerd" --config "$work/b.yaml" --runtimedir "$runtimedir" 2> "$work/brokerd.log" &
+pid=$!
+wait_socket "$work/b.sock" $pid
+[ -S "$work/b.sock" ] || { echo "brokerd did not start:"; cat "$work/brokerd.log"; exit 1; }
+call () { # tool, arguments
+  out=$("$boxmaker" call "$1" "$2" --socket "$work/b.sock" 2> "$work/call.err")
+  rc=$? err=$(cat "$work/call.err")
+}
+
+call notes.echo '{"text": "hi"}'
+[ $rc = 0 ] && contains "$out" '"tool":"mcp_call"' && contains "$out" '"tool_id":4' \
+  && contains "$out" "\"arguments\":{\"command\":[\"python3\",\"/srv/mcp/server.py\",\"good\"],\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}},\"cwd\":\"$work/notes\"}" \
+  && contains "$out" "\"mounts\":[{\"path\":\"$work/notes\",\"writable\":true},{\"path\":\"$work/notes/.git\",\"writable\":false}" \
+  && contains "$out" '"egress":null' && contains "$err" 'class=internal untrusted=false' \
+  && pass "notes.echo is one mcp_call in the server's own grant" \
+  || fail "notes.echo: rc=$rc out=$out err=$err"
+grep -q '"tool":"notes.echo",.*"grant":2,"decision":"allowed"' "$work/audit.log" \
+  && pass "the audit line names notes.echo and the server's grant" \
+  || fail "audit: $(cat "$work/audit.log")"
+
+call other.echo '{}'
+[ $rc = 1 ] && contains "$err" 'denied: unknown tool "other.echo": expected read_file, write_file, shell or http_fetch' \
+  && pass "a server the config does not name is an unknown tool" || fail "other.echo: $rc $err"
+call 'notes.a/b' '{}'
+[ $rc = 1 ] && contains "$err" 'denied: notes.a/b: the tool'"'"'s name is not 1 to 128 of [A-Za-z0-9_.-]' \
+  && pass "a tool name MCP does not advise is refused" || fail "notes.a/b: $rc $err"
+call notes.echo '[1]'
+[ $rc != 0 ] && pass "arguments that are not an object are refused" || fail "notes.echo [1]: $rc $out"
+call mcp_call '{"command": ["/bin/sh"], "method": "tools/list"}'
+[ $rc = 1 ] && contains "$err" 'denied: unknown tool "mcp_call"' \
+  && pass "no client names mcp_call itself" || fail "mcp_call: $rc $err"
+
+# boxmaker mcp still reads the grants (the server's is left out of the view) and offers the
+# four own tools the other grants give, and neither mcp_call nor the server's tools.
+out=$(printf '%s\n' \
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+  '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+  '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' |
+  "$boxmaker" mcp --socket "$work/b.sock" 2> "$work/mcp.err")
+contains "$out" '"name":"read_file"' && ! contains "$out" 'could not be reached' \
+  && ! contains "$out" 'mcp_call' && ! contains "$out" 'notes' \
+  && pass "boxmaker mcp reads the grants and offers read_file only" \
+  || fail "boxmaker mcp: $out $(cat "$work/mcp.err")"
+kill "$pid"; wait "$pid" 2>/dev/null; pid=
+
+# --check-config: each mistake named where it is written.
+check () { # name, grant lines, expected problem
+  printf 'socket: %s\nhome: %s\ngrants:\n%s\n' "$work/c.sock" "$work/home" "$2" > "$work/$1.yaml"
+  got=$("$brokerd" --check-config "$work/$1.yaml" --runtimedir "$runtimedir" 2>&1)
+  contains "$got" "$work/$1.yaml:$3" && pass "--check-config: $1" || fail "$1: $got"
+}
+check tools_too "  - tools: [shell]
+    mcp_server: {name: a, command: [x]}
+    paths: [$work/notes]" '5:5: a grant with "mcp_server" has no "tools": its tools are the server'"'"'s'
+check no_command "  - mcp_server: {name: a}
+    paths: [$work/notes]" '4:17: mcp_server has no "command": expected its program and arguments, such as [python3, /srv/mcp/server.py]'
+check bad_name "  - mcp_server: {name: No.Dots, command: [x]}" '4:24: server name "No.Dots": expected 1 to 32 of [a-z0-9_-]'
+check twice "  - mcp_server: {name: a, command: [x]}
+  - mcp_server: {name: a, command: [y]}" '5:5: MCP server "a" of grant 2 is also grant 1'"'"'s: expected one grant per server'
+check unknown_key "  - mcp_server: {name: a, command: [x], env: {A: b}}" '4:41: unknown key "env" in mcp_server: expected one of name, command, cwd'
+check nested "  - tools: [shell]
+    paths: [$work/data]
+  - mcp_server: {name: a, command: [x]}
+    paths: [$work/data/inner]" "7:13: path \"$work/data/inner\" of grant 2 lies inside \"$work/data\" of grant 1"
+
+[ $failures = 0 ] || { cat "$work/brokerd.log"; exit 1; }
+echo "ok: MCP servers in brokerd's config"

@@ -1,0 +1,173 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# mcp_call under bwrap.so with real bubblewrap: the standard-library test server (server.py)
+# runs inside the sandbox, in a grant's own root that holds python3 (the development tree of
+# build-dev-image.sh --rootfs), with toolkit as its MCP client.  It lists its tools, reads a
+# file in its granted folder but not one beside it, has no network of its own, gets the
+# proxy variables when the grant has hosts, leaves no process behind, and a server that never
+# answers ends at the time limit with the module's fixed sentence.  run_mcp_call hands the
+# spec to bwrap.so as brokerd's runner would (no config names an MCP server yet).
+#
+# Last, the same server named in brokerd's config (a grant with mcp_server) answers
+# `boxmaker call py.read` through brokerd and bwrap.so.
+#
+#   bwrap.sh RUN_MCP_CALL RUNTIMEDIR TOOLKIT BROKERD BOXMAKER BUILD_IMAGE BUILD_DEV_IMAGE
+set -u
+run=$1 runtimedir=$2 toolkit=$3 brokerd=$4 boxmaker=$5 build_image=$6 build_dev=$7
+here=$(cd "$(dirname "$0")" && pwd)
+
+skip () {
+  echo "SKIP mcp_call under bwrap.so: $*"
+  [ "${BX_REQUIRE_BWRAP:-0}" = 1 ] && exit 1
+  exit 77
+}
+[ "$(id -u)" = 0 ] || skip "needs root (the cgroups of the limits, root-owned roots)"
+command -v bwrap >/dev/null || skip "bubblewrap is not installed"
+file -b "$toolkit" | grep -q 'statically linked' \
+  || skip "this toolkit is not static (a sanitizer build), so it cannot run in another root"
+. "$here/../bwrap/cgroup-host.sh"
+. "$here/../common/wait_socket.sh"
+cg_host mcp-servers
+[ -n "$cg_kind" ] || skip "$cg_why"
+
+work=$(mktemp -d /tmp/bx-mcp-bwrap.XXXXXX)
+chmod 0755 "$work"
+pid=
+cleanup () {
+  [ -z "$pid" ] || kill "$pid" 2>/dev/null
+  wait 2>/dev/null
+  rm -rf "$work"
+  cg_cleanup
+}
+trap cleanup EXIT
+failures=0
+fail () { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass () { echo "ok: $*"; }
+contains () { case $1 in *"$2"*) return 0 ;; esac; return 1; }
+
+"$build_image" --rootfs "$work/rootfs" --toolkit "$toolkit" > "$work/build.log" 2>&1 \
+  || { cat "$work/build.log"; fail "build-image.sh --rootfs"; exit 1; }
+if ! dev=$(sh "$build_dev" --quiet --rootfs "$work/dev" 2> "$work/dev.log"); then
+  echo "SKIP mcp_call under bwrap.so: build-dev-image.sh --rootfs cannot build the development tree here: $(cat "$work/dev.log")"
+  exit 77
+fi
+
+mkdir -p "$work/grant" "$work/egress"
+cp "$here/server.py" "$work/grant/"
+echo "in the grant" > "$work/grant/inside.txt"
+echo "beside the grant" > "$work/beside.txt"
+chmod -R a+rX "$work/grant"
+# The sandbox's user is not the owner: the marks need a folder anyone may write.
+chmod 0777 "$work/grant"
+set -- rootfs="$work/rootfs" egress_dir="$work/egress" slots=2
+[ -z "$cg_option" ] || set -- "$@" "$(echo "$cg_option" | sed 's/: /=/')"
+options="$*"
+
+# mcp_call TIME_MS MODE METHOD PARAMS [HOST...]: the answer line in $out.  The grant's folder
+# is read-only, except for the modes that leave a mark there (the server's pid, a leftover's).
+mcp_call () {
+  t=$1 mode=$2 method=$3 params=$4
+  shift 4
+  case $mode in
+    fork-away|silent) grant="rw:$work/grant" mark=",\"$work/grant/mark\"" ;;
+    *) grant="ro:$work/grant" mark= ;;
+  esac
+  # shellcheck disable=SC2086
+  out=$("$run" "$runtimedir" bwrap $options -- "$dev" "$t" \
+    "{\"command\":[\"python3\",\"$work/grant/server.py\",\"$mode\"$mark],\"method\":\"$method\",\"params\":$params}" \
+    "$grant" "$@" 2> "$work/run.err")
+  rc=$?
+  [ $rc = 0 ] || { echo "run_mcp_call: exit $rc: $out"; cat "$work/run.err"; }
+}
+call () { # TIME_MS MODE TOOL ARGUMENTS [HOST...]
+  t=$1 mode=$2 tool=$3 args=$4
+  shift 4
+  mcp_call "$t" "$mode" tools/call "{\"name\":\"$tool\",\"arguments\":$args}" "$@"
+}
+leftovers () { pgrep -f "server.py [a-z-]* $work/grant/mark" ; }
+
+mcp_call 60000 good tools/list '{}'
+contains "$out" 'ok: {"tools":[{"name":"echo"' && contains "$out" '"name":"connect"' \
+  && pass "tools/list of a Python server inside bwrap.so, in the grant's root" \
+  || fail "tools/list: $out"
+
+call 60000 good read "{\"path\":\"$work/grant/inside.txt\"}"
+[ "$out" = 'ok: {"content":[{"type":"text","text":"in the grant\n"}]}' ] \
+  && pass "the server reads a file in its granted folder" || fail "read inside: $out"
+
+call 60000 good read "{\"path\":\"$work/beside.txt\"}"
+contains "$out" '"isError":true' && contains "$out" 'No such file or directory' \
+  && pass "a file beside the granted folder is not there for the server" \
+  || fail "read beside: $out"
+
+# 192.0.2.1 is TEST-NET-1: never routed, so even a sandbox that leaked sends nothing out.
+call 60000 good connect '{"host":"192.0.2.1","port":443}'
+contains "$out" '"isError":true' && contains "$out" 'unreachable' \
+  && pass "a server that ignores the proxy has no network" || fail "connect: $out"
+
+call 60000 good env '{"name":"HTTPS_PROXY"}'
+contains "$out" '"text":"(unset)"' \
+  && pass "without hosts the server gets no proxy variables" || fail "env without hosts: $out"
+call 60000 good env '{"name":"HTTPS_PROXY"}' host:granted.bxtest.example
+contains "$out" '"text":"http://127.0.0.1:' \
+  && pass "with hosts the server gets toolkit's forwarder in its proxy variables" \
+  || fail "env with hosts: $out"
+
+call 60000 fork-away echo '{"text":"x"}'
+[ "$out" = 'ok: {"content":[{"type":"text","text":"x"}]}' ] && [ -s "$work/grant/mark.leftover" ] \
+  && [ -z "$(leftovers)" ] \
+  && pass "a process the server left in a session of its own is gone after the call" \
+  || fail "fork-away: $out; left: $(leftovers)"
+
+call 60000 good nosuch '{}'
+[ "$out" = 'refused: mcp_call: tools/call: the server answered with an error: -32602 Unknown tool: nosuch' ] \
+  && pass "a JSON-RPC error is toolkit's refusal line" || fail "unknown tool: $out"
+
+rm -f "$work/grant/mark"
+call 2000 silent echo '{"text":"x"}'
+[ "$out" = 'failed: the tool ran past its time limit' ] && [ -s "$work/grant/mark" ] \
+  && [ -z "$(leftovers)" ] \
+  && pass "a server that never answers ends at the time limit, nothing of it left" \
+  || fail "silent: $out; left: $(leftovers)"
+
+# Through brokerd: the server is a grant of the config, called as SERVER.TOOL.
+cg_line=
+[ -z "$cg_option" ] || cg_line="    $cg_option"
+cat > "$work/b.yaml" <<YAML
+socket: $work/b.sock
+home: $work/home
+audit: $work/audit.log
+runtime:
+  module: bwrap
+  options:
+    rootfs: $work/rootfs
+    egress_dir: $work/egress
+    slots: 2
+$cg_line
+grants:
+  - mcp_server:
+      name: py
+      command: [python3, $work/grant/server.py]
+    paths: [$work/grant]
+    writable: false
+    rootfs: $dev
+    class: internal
+YAML
+mkdir -p "$work/home"
+"$brokerd" --config "$work/b.yaml" --runtimedir "$runtimedir" 2> "$work/brokerd.log" &
+pid=$!
+wait_socket "$work/b.sock" $pid
+if [ ! -S "$work/b.sock" ]; then
+  fail "brokerd did not start: $(cat "$work/brokerd.log")"
+else
+  out=$("$boxmaker" call py.read "{\"path\":\"$work/grant/inside.txt\"}" --socket "$work/b.sock" 2> "$work/call.err")
+  rc=$?
+  [ $rc = 0 ] && [ "$out" = '{"content":[{"type":"text","text":"in the grant\n"}]}' ] \
+    && grep -q 'class=internal untrusted=false' "$work/call.err" \
+    && grep -q '"tool":"py.read",.*"decision":"allowed"' "$work/audit.log" \
+    && pass "boxmaker call py.read runs the server's tool through brokerd and bwrap.so" \
+    || fail "py.read through brokerd: rc=$rc out=$out err=$(cat "$work/call.err") log=$(cat "$work/brokerd.log")"
+fi
+
+[ $failures = 0 ] || exit 1
+echo "ok: mcp_call under bwrap.so"

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""A tiny MCP server on stdio, standard library only, for toolkit's MCP client tests.
+
+    server.py [MODE] [MARK_FILE]
+
+MODE "good" (the default) is a well-behaved server with these tools: echo (its text back),
+read (a file's text, or isError when it cannot), pid (its own pid), connect (a TCP
+connection straight to an address, ignoring any proxy: what became of it) and env (an
+environment variable's value).  Every other mode
+misbehaves in one way, named after it (see BAD below).  MARK_FILE, when given, is where the
+server writes its pid once it has read the one request toolkit sends after initialize, and
+where fork-away's leftover writes its own.
+"""
+import json
+import os
+import signal
+import socket
+import sys
+import time
+
+REVISIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+TOOLS = [
+    {"name": "echo", "description": "Returns its text.",
+     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}},
+                     "required": ["text"]}},
+    {"name": "read", "description": "Returns a file's text.",
+     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}},
+                     "required": ["path"]}},
+    {"name": "pid", "description": "Returns the server's pid.",
+     "inputSchema": {"type": "object"}},
+    {"name": "connect", "description": "Connects to an address directly.",
+     "inputSchema": {"type": "object", "properties": {"host": {"type": "string"},
+                                                      "port": {"type": "integer"}}}},
+    {"name": "env", "description": "Returns an environment variable.",
+     "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}}},
+]
+
+mode = sys.argv[1] if len(sys.argv) > 1 else "good"
+mark = sys.argv[2] if len(sys.argv) > 2 else None
+out = sys.stdout
+
+
+def send(msg):
+    out.write(json.dumps(msg) + "\n")
+    out.flush()
+
+
+def text(t, is_error=False):
+    r = {"content": [{"type": "text", "text": t}]}
+    if is_error:
+        r["isError"] = True
+    return r
+
+
+def call(params):
+    name, args = params.get("name"), params.get("arguments", {})
+    if name == "echo":
+        return text(args.get("text", ""))
+    if name == "read":
+        try:
+            with open(args["path"]) as f:
+                return text(f.read())
+        except OSError as e:
+            return text(f"cannot read {args['path']}: {e.strerror}", True)
+    if name == "pid":
+        return text(str(os.getpid()))
+    if name == "connect":
+        try:
+            socket.create_connection((args["host"], args["port"]), timeout=5).close()
+            return text("connected")
+        except OSError as e:
+            return text(f"cannot connect: {e.strerror or e}", True)
+    if name == "env":
+        return text(os.environ.get(args["name"], "(unset)"))
+    return None
+
+
+def leave_a_process():
+    """A grandchild in a session of its own, out of the server's process group."""
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            with open(mark + ".leftover", "w") as f:
+                f.write(str(os.getpid()))
+            os.close(0)
+            while True:
+                time.sleep(1)
+        os._exit(0)
+    os.wait()
+
+
+def answer(msg):
+    mid, method, params = msg.get("id"), msg.get("method"), msg.get("params") or {}
+    if method == "initialize":
+        if mode == "garbage":
+            out.write("Server starting...\n")
+            out.flush()
+            return
+        asked = params.get("protocolVersion")
+        version = "1999-01-01" if mode == "old-version" else (
+            asked if asked in REVISIONS else REVISIONS[0])
+        send({"jsonrpc": "2.0", "id": mid, "result": {
+            "protocolVersion": version, "capabilities": {"tools": {}},
+            "serverInfo": {"name": "boxmaker-test-server", "version": "1"}}})
+        return
+    if mid is None:
+        return  # notifications/initialized and other notifications
+    if mark is not None:
+        with open(mark, "w") as f:
+            f.write(str(os.getpid()))
+    if mode == "flood":
+        # The start of a valid answer whose text never ends.
+        out.write('{"jsonrpc": "2.0", "id": %d, "result": {"content": [{"type": "text", '
+                  '"text": "' % mid)
+        chunk = "x" * 65536
+        while True:
+            out.write(chunk)
+    if mode == "silent":
+        while True:
+            time.sleep(1)
+    if mode == "exit":
+        sys.exit(0)
+    if mode == "wrong-id":
+        send({"jsonrpc": "2.0", "id": mid + 100, "result": text("not yours")})
+        return
+    if mode == "not-object":
+        send({"jsonrpc": "2.0", "id": mid, "result": 42})
+        return
+    if mode == "bad-list" and method == "tools/list":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"tools": [{"name": "x"}]}})
+        return
+    if mode == "chatty":
+        # A log notification and a ping of the server's own before the answer, whose reply
+        # it checks.
+        send({"jsonrpc": "2.0", "method": "notifications/message",
+              "params": {"level": "info", "data": "working"}})
+        send({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"})
+        reply = json.loads(sys.stdin.readline())
+        if reply != {"jsonrpc": "2.0", "id": "srv-1", "result": {}}:
+            send({"jsonrpc": "2.0", "id": mid, "result": text("bad ping reply", True)})
+            return
+    if mode == "stderr":
+        sys.stderr.write("e" * (1 << 20))
+        sys.stderr.flush()
+    if mode == "fork-away":
+        leave_a_process()
+    if method == "tools/list":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
+        return
+    if method == "tools/call":
+        r = call(params)
+        if r is None:
+            send({"jsonrpc": "2.0", "id": mid,
+                  "error": {"code": -32602, "message": f"Unknown tool: {params.get('name')}"}})
+        else:
+            send({"jsonrpc": "2.0", "id": mid, "result": r})
+        return
+    send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "Method not found"}})
+
+
+def main():
+    if mode == "stubborn":
+        # Ends neither when its input closes nor on SIGTERM: only SIGKILL ends it.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for line in sys.stdin:
+        answer(json.loads(line))
+    if mode == "stubborn":
+        while True:
+            time.sleep(1)
+
+
+main()
