@@ -238,7 +238,7 @@ answer_server_request (struct server *s, json_t *msg)
  * (1: *result or *error, to free), or a failure (-1, *why a fixed sentence). */
 static int
 take_line (struct server *s, const char *line, size_t len, json_int_t id, json_t **result,
-           json_t **error, const char **why)
+           json_t **error, bx_sentence *why)
 {
   if (len > 0 && line[len - 1] == '\r')
     len--;
@@ -247,18 +247,18 @@ take_line (struct server *s, const char *line, size_t len, json_int_t id, json_t
   cleanup_json json_t *msg = json_loadb (line, len, JSON_REJECT_DUPLICATES, NULL);
   if (!json_is_object (msg) || !json_is_string (json_object_get (msg, "jsonrpc"))
       || strcmp (json_string_value (json_object_get (msg, "jsonrpc")), "2.0") != 0)
-    return *why = BX_MCP_SERVER_GARBAGE, -1;
+    return *why = BX_SENTENCE (BX_MCP_SERVER_GARBAGE), -1;
 
   json_t *msg_id = json_object_get (msg, "id");
   json_t *method = json_object_get (msg, "method");
   if (method != NULL)
     {
       if (!json_is_string (method))
-        return *why = BX_MCP_SERVER_GARBAGE, -1;
+        return *why = BX_SENTENCE (BX_MCP_SERVER_GARBAGE), -1;
       if (msg_id != NULL)
         {
           if (!json_is_string (msg_id) && !json_is_integer (msg_id))
-            return *why = BX_MCP_SERVER_GARBAGE, -1;
+            return *why = BX_SENTENCE (BX_MCP_SERVER_GARBAGE), -1;
           answer_server_request (s, msg);
         }
       return 0; /* a notification (log lines, progress): not the model's */
@@ -267,19 +267,19 @@ take_line (struct server *s, const char *line, size_t len, json_int_t id, json_t
   json_t *r = json_object_get (msg, "result");
   json_t *e = json_object_get (msg, "error");
   if ((r == NULL) == (e == NULL) || msg_id == NULL)
-    return *why = BX_MCP_SERVER_GARBAGE, -1;
+    return *why = BX_SENTENCE (BX_MCP_SERVER_GARBAGE), -1;
   if (!json_is_integer (msg_id) || json_integer_value (msg_id) != id)
-    return *why = BX_MCP_SERVER_WRONG_ID, -1;
+    return *why = BX_SENTENCE (BX_MCP_SERVER_WRONG_ID), -1;
   if (e != NULL)
     {
       if (!json_is_object (e) || !json_is_integer (json_object_get (e, "code"))
           || !json_is_string (json_object_get (e, "message")))
-        return *why = BX_MCP_SERVER_GARBAGE, -1;
+        return *why = BX_SENTENCE (BX_MCP_SERVER_GARBAGE), -1;
       *error = json_incref (e);
       return 1;
     }
   if (!json_is_object (r))
-    return *why = BX_MCP_SERVER_BAD_RESULT, -1;
+    return *why = BX_SENTENCE (BX_MCP_SERVER_BAD_RESULT), -1;
   *result = json_incref (r);
   return 1;
 }
@@ -297,7 +297,7 @@ write_some (struct server *s)
 
 /* Takes every whole line read so far: as take_line. */
 static int
-take_lines (struct server *s, json_int_t id, json_t **result, json_t **error, const char **why)
+take_lines (struct server *s, json_int_t id, json_t **result, json_t **error, bx_sentence *why)
 {
   if (s->in == NULL)
     return 0; /* nothing read yet */
@@ -316,7 +316,7 @@ take_lines (struct server *s, json_int_t id, json_t **result, json_t **error, co
 
 /* Reads what is there: 0, or -1 with *why past the cap.  *ended at the end of the output. */
 static int
-read_some (struct server *s, bool *ended, const char **why)
+read_some (struct server *s, bool *ended, bx_sentence *why)
 {
   if (s->in_size - s->in_len < READ_CHUNK)
     {
@@ -333,7 +333,7 @@ read_some (struct server *s, bool *ended, const char **why)
     }
   s->read_total += (size_t)n;
   if (s->read_total > BX_MCP_SERVER_READ_MAX)
-    return *why = BX_MCP_SERVER_FLOOD, -1;
+    return *why = BX_SENTENCE (BX_MCP_SERVER_FLOOD), -1;
   s->in_len += (size_t)n;
   return 0;
 }
@@ -341,7 +341,7 @@ read_some (struct server *s, bool *ended, const char **why)
 /* Writes what is queued and reads until the answer to ID: 0 with *result or *error (to
  * free), or -1 with *why.  Lines already read are taken first: a server may write ahead. */
 static int
-await (struct server *s, json_int_t id, json_t **result, json_t **error, const char **why)
+await (struct server *s, json_int_t id, json_t **result, json_t **error, bx_sentence *why)
 {
   for (;;)
     {
@@ -355,7 +355,7 @@ await (struct server *s, json_int_t id, json_t **result, json_t **error, const c
         { .fd = writing ? s->to : -1, .events = POLLOUT },
       };
       if (TEMP_FAILURE_RETRY (poll (fds, 3, -1)) < 0 || fds[1].revents != 0)
-        return *why = BX_MCP_SERVER_STOPPED, -1;
+        return *why = BX_SENTENCE (BX_MCP_SERVER_STOPPED), -1;
       /* A server that closed its input may still answer what it read: keep reading. */
       if (fds[2].revents != 0 && write_some (s) < 0)
         {
@@ -370,7 +370,7 @@ await (struct server *s, json_int_t id, json_t **result, json_t **error, const c
           rc = take_lines (s, id, result, error, why);
           if (rc != 0)
             return rc < 0 ? -1 : 0;
-          return *why = BX_MCP_SERVER_ENDED, -1;
+          return *why = BX_SENTENCE (BX_MCP_SERVER_ENDED), -1;
         }
     }
 }
@@ -488,10 +488,10 @@ ask (struct server *s, json_int_t id, const char *method, json_t *params, int ou
      json_t **result)
 {
   cleanup_json json_t *error = NULL;
-  const char *why = NULL;
+  bx_sentence why = { 0 };
   queue (s, new_request (id, method, params));
   if (await (s, id, result, &error, &why) < 0)
-    return bx_toolkit_refuse (out_fd, TOOL, method, why);
+    return bx_toolkit_refuse (out_fd, TOOL, method, why.text);
   if (error != NULL)
     return refuse_with_error (out_fd, method, error);
   if (!result_fits (method, *result))

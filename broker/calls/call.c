@@ -223,7 +223,7 @@ bx_call_decide (struct bx_call *c)
   c->hold = bx_live_config_get (c->brokerd->live, &grants);
   enum bx_tool tool;
   struct bx_tool_args args = { 0 };
-  const char *mcp_why = NULL;
+  bx_sentence mcp_why = { 0 };
   /* SERVER.TOOL: one tools/call of an owner's MCP server (mcp_server.h). */
   if (bx_tool_from_name (env->u.request.tool, &tool) < 0
       && bx_mcp_server_call (grants, env->u.request.tool, env->u.request.arguments, &args, &mcp_why)
@@ -232,11 +232,11 @@ bx_call_decide (struct bx_call *c)
       tool = BX_TOOL_MCP_CALL;
       c->rec.mcp_server = true;
     }
-  else if (mcp_why != NULL)
+  else if (mcp_why.text != NULL)
     {
       cleanup_free char *quoted
           = bx_printable (env->u.request.tool, strlen (env->u.request.tool), BX_SHOWN_NAME_MAX);
-      cleanup_free char *reason = bx_xasprintf ("%s: %s", quoted, mcp_why);
+      cleanup_free char *reason = bx_xasprintf ("%s: %s", quoted, mcp_why.text);
       return deny_request (c, reason);
     }
   else if (bx_tool_from_name (env->u.request.tool, &tool) < 0)

@@ -140,9 +140,9 @@ bx_mcp_server_grant (const struct bx_config *cfg, const char *server, size_t *in
 
 int
 bx_mcp_server_call (const struct bx_config *cfg, const char *name, const json_t *arguments,
-                    struct bx_tool_args *args, const char **why)
+                    struct bx_tool_args *args, bx_sentence *why)
 {
-  *why = NULL;
+  why->text = NULL;
   const char *dot = strchr (name, '.');
   if (dot == NULL || (size_t)(dot - name) > BX_MCP_SERVER_NAME_MAX)
     return -1;
@@ -155,9 +155,9 @@ bx_mcp_server_call (const struct bx_config *cfg, const char *name, const json_t 
     return -1;
   const char *tool = dot + 1;
   if (!made_of (tool, BX_MCP_TOOL_NAME_MAX, BX_MCP_TOOL_NAME_CHARS))
-    return *why = "the tool's name is not 1 to 128 of [A-Za-z0-9_.-]", -1;
+    return *why = BX_SENTENCE ("the tool's name is not 1 to 128 of [A-Za-z0-9_.-]"), -1;
   if (arguments != NULL && !json_is_object (arguments))
-    return *why = "the arguments must be a JSON object", -1;
+    return *why = BX_SENTENCE ("the arguments must be a JSON object"), -1;
 
   json_t *command = json_array ();
   for (size_t i = 0; i < g->mcp->n_command; i++)
@@ -173,7 +173,7 @@ bx_mcp_server_call (const struct bx_config *cfg, const char *name, const json_t 
   if (strlen (text) > BX_TOOL_ARGS_MAX)
     {
       free (text);
-      return *why = "the arguments are larger than toolkit reads (2 MiB)", -1;
+      return *why = BX_SENTENCE ("the arguments are larger than toolkit reads (2 MiB)"), -1;
     }
   memset (args, 0, sizeof *args);
   args->tool = BX_TOOL_MCP_CALL;

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <yaml.h>
 
+#include "bx/error.h"
+
 #include "config.h"
 #include "yaml_walk.h"
 
@@ -43,10 +45,10 @@ void bx_mcp_servers_check_names (struct bx_walk *w, yaml_node_t *grants,
 void bx_mcp_server_free (struct bx_mcp_server *server);
 
 /* Whether NAME has the form SERVER.TOOL of a server CFG names: 0 with *ARGS an mcp_call of
- * that tool with ARGUMENTS (server, request), or -1 when it does not (*why: NULL when NAME
- * names no server, else why the call is refused). */
+ * that tool with ARGUMENTS (server, request), or -1 when it does not (WHY's text: NULL when
+ * NAME names no server, else the sentence the call is refused with). */
 int bx_mcp_server_call (const struct bx_config *cfg, const char *name, const json_t *arguments,
-                        struct bx_tool_args *args, const char **why);
+                        struct bx_tool_args *args, bx_sentence *why);
 /* The grant serving SERVER, or NULL; *INDEX gets its place in cfg->grants. */
 const struct bx_grant *bx_mcp_server_grant (const struct bx_config *cfg, const char *server,
                                             size_t *index);
