@@ -9,7 +9,8 @@
 # spec to bwrap.so as brokerd's runner would (no config names an MCP server yet).
 #
 # Last, the same server named in brokerd's config (a grant with mcp_server) answers
-# `boxmaker call py.read` through brokerd and bwrap.so.
+# `boxmaker call py.read` through brokerd and bwrap.so; with runsc installed, a second grant
+# whose runtime is gvisor.so answers `pyg.read` in the same root, on gVisor's kernel.
 #
 #   bwrap.sh RUN_MCP_CALL RUNTIMEDIR TOOLKIT BROKERD BOXMAKER BUILD_IMAGE BUILD_DEV_IMAGE
 set -u
@@ -37,6 +38,9 @@ cleanup () {
   [ -z "$pid" ] || kill "$pid" 2>/dev/null
   wait 2>/dev/null
   rm -rf "$work"
+  for c in /sys/fs/cgroup/*/bx-mcp-gvisor-$$ /sys/fs/cgroup/bx-mcp-gvisor-$$; do
+    [ -d "$c" ] && rmdir "$c" 2>/dev/null
+  done
   cg_cleanup
 }
 trap cleanup EXIT
@@ -130,7 +134,26 @@ call 2000 silent echo '{"text":"x"}'
   && pass "a server that never answers ends at the time limit, nothing of it left" \
   || fail "silent: $out; left: $(leftovers)"
 
-# Through brokerd: the server is a grant of the config, called as SERVER.TOOL.
+# Through brokerd: the server is a grant of the config, called as SERVER.TOOL.  With runsc
+# installed, a second grant runs the same server in gVisor (a grant's runtime), in the same
+# grant's root.
+gvisor_runtime= gvisor_grant=
+if command -v runsc > /dev/null; then
+  gvisor_runtime="runtimes:
+  strong:
+    module: gvisor
+    options:
+      rootfs: $work/rootfs
+      state_dir: $work/gvisor-state
+      cgroup_path: /bx-mcp-gvisor-$$"
+  gvisor_grant="  - mcp_server:
+      name: pyg
+      command: [python3, $work/grant/server.py]
+    paths: [$work/grant]
+    writable: false
+    rootfs: $dev
+    runtime: strong"
+fi
 cg_line=
 [ -z "$cg_option" ] || cg_line="    $cg_option"
 cat > "$work/b.yaml" <<YAML
@@ -144,6 +167,7 @@ runtime:
     egress_dir: $work/egress
     slots: 2
 $cg_line
+$gvisor_runtime
 grants:
   - mcp_server:
       name: py
@@ -152,6 +176,7 @@ grants:
     writable: false
     rootfs: $dev
     class: internal
+$gvisor_grant
 YAML
 mkdir -p "$work/home"
 "$brokerd" --config "$work/b.yaml" --runtimedir "$runtimedir" 2> "$work/brokerd.log" &
@@ -167,6 +192,16 @@ else
     && grep -q '"tool":"py.read",.*"decision":"allowed"' "$work/audit.log" \
     && pass "boxmaker call py.read runs the server's tool through brokerd and bwrap.so" \
     || fail "py.read through brokerd: rc=$rc out=$out err=$(cat "$work/call.err") log=$(cat "$work/brokerd.log")"
+  if [ -n "$gvisor_grant" ]; then
+    out=$("$boxmaker" call pyg.read "{\"path\":\"$work/grant/inside.txt\"}" --socket "$work/b.sock" 2> "$work/call.err")
+    rc=$?
+    [ $rc = 0 ] && [ "$out" = '{"content":[{"type":"text","text":"in the grant\n"}]}' ] \
+      && grep -q '"tool":"pyg.read",.*"runtime":"strong"' "$work/audit.log" \
+      && pass "the same server in a grant whose runtime is gvisor.so answers pyg.read" \
+      || fail "pyg.read through brokerd and gvisor.so: rc=$rc out=$out err=$(cat "$work/call.err") log=$(cat "$work/brokerd.log")"
+  else
+    echo "not run: the server under gvisor.so (runsc is not installed)"
+  fi
 fi
 
 [ $failures = 0 ] || exit 1
