@@ -122,6 +122,22 @@ bx_audit_set_peer_ids (struct bx_audit_record *r, uid_t uid, pid_t pid)
   r->pid = pid == (pid_t)-1 ? -1 : (long long)pid;
 }
 
+/* The "arguments" of an mcp_call's REQUEST (brokerd's own JSON), compact and cut; NULL when
+ * it holds none. */
+static char *
+mcp_arguments (const char *request)
+{
+  json_t *req = json_loads (request, 0, NULL);
+  json_t *arguments = json_object_get (json_object_get (req, "params"), "arguments");
+  char *text = arguments != NULL ? json_dumps (arguments, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+  json_decref (req);
+  if (text == NULL)
+    return NULL;
+  char *cut = bx_audit_cut_command (text);
+  free (text);
+  return cut;
+}
+
 void
 bx_audit_set_args (struct bx_audit_record *r, const struct bx_tool_args *args)
 {
@@ -137,6 +153,9 @@ bx_audit_set_args (struct bx_audit_record *r, const struct bx_tool_args *args)
   if (args->url != NULL && bx_fetch_url_host (args->url, &r->owned_host, &port, &why) < 0)
     r->owned_host = NULL;
   r->arg_host = r->owned_host;
+  free (r->owned_arguments);
+  r->owned_arguments = args->request != NULL ? mcp_arguments (args->request) : NULL;
+  r->arg_arguments = r->owned_arguments;
 }
 
 void
@@ -144,8 +163,9 @@ bx_audit_record_clear (struct bx_audit_record *r)
 {
   free (r->owned_command);
   free (r->owned_host);
-  r->owned_command = r->owned_host = NULL;
-  r->arg_command = r->arg_host = NULL;
+  free (r->owned_arguments);
+  r->owned_command = r->owned_host = r->owned_arguments = NULL;
+  r->arg_command = r->arg_host = r->arg_arguments = NULL;
 }
 
 char *
@@ -197,6 +217,8 @@ bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
     bx_json_text_string (&t, "cwd", r->arg_cwd);
   if (r->arg_command)
     bx_json_text_string (&t, "command", r->arg_command);
+  if (r->arg_arguments)
+    bx_json_text_string (&t, "arguments", r->arg_arguments);
   if (r->arg_host)
     bx_json_text_string (&t, "host", r->arg_host);
   bx_json_text_end (&t);

@@ -54,17 +54,21 @@ struct bx_audit_record
   /* Whom the caller says it calls for (a tool_request's "peer": boxmaker mcp --http's own
    * client), logged as "peer" only when set; the caller's word, unlike uid and pid. */
   const char *peer;
-  /* The argument summary; each NULL when absent.  COMMAND is already cut. */
+  /* The argument summary; each NULL when absent.  COMMAND and ARGUMENTS are already cut. */
   const char *arg_path;
   const char *arg_cwd;
   const char *arg_command;
   const char *arg_host;
+  /* An MCP server's tool: the arguments the model sent it, as compact JSON, cut as a
+   * shell's command is: what ran must be on the line as much for a server as for a shell. */
+  const char *arg_arguments;
   /* http_fetch: what the egress proxy allowed and refused, a JSON array (borrowed); NULL
    * for none. */
   const void *egress;
   /* What the summary points to when it is not the arguments' own (bx_audit_record_clear). */
   char *owned_command;
   char *owned_host;
+  char *owned_arguments;
   /* A call that waited for approval, or ran on a remembered one (owner/approvals.h); NULL
    * otherwise.  Logged as "approval": {"id", "state", "approver_uid", "waited_ms"}, and
    * "approved_at" when set. */

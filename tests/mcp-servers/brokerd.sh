@@ -60,8 +60,8 @@ call notes.echo '{"text": "hi"}'
   && contains "$out" '"egress":null' && contains "$err" 'class=internal untrusted=false' \
   && pass "notes.echo is one mcp_call in the server's own grant" \
   || fail "notes.echo: rc=$rc out=$out err=$err"
-grep -q '"tool":"notes.echo",.*"grant":2,"decision":"allowed"' "$work/audit.log" \
-  && pass "the audit line names notes.echo and the server's grant" \
+grep -q '"tool":"notes.echo",.*"args":{"arguments":"{\\"text\\":\\"hi\\"}"}.*"grant":2,"decision":"allowed"' "$work/audit.log" \
+  && pass "the audit line names notes.echo, the arguments it was sent and the server's grant" \
   || fail "audit: $(cat "$work/audit.log")"
 
 call other.echo '{}'
