@@ -77,7 +77,7 @@ round_of (struct side *s, int n, long each)
 {
   struct client *c = calloc ((size_t)n, sizeof *c);
   pthread_t *t = calloc ((size_t)n, sizeof *t);
-  double charged = charged_ms (s->cmd.cpu_files);
+  double charged = side_charged_ms (&s->cmd);
   double t0 = now_ms ();
   for (int i = 0; i < n; i++)
     {
@@ -93,7 +93,7 @@ round_of (struct side *s, int n, long each)
       s->lost += c[i].lost;
     }
   s->wall_ms += now_ms () - t0;
-  s->cpu_ms += charged_ms (s->cmd.cpu_files) - charged;
+  s->cpu_ms += side_charged_ms (&s->cmd) - charged;
   s->calls += (long)n * each;
   free (c);
   free (t);
@@ -155,5 +155,7 @@ main (int argc, char **argv)
                 (sides[k].cpu_ms / sides[k].calls) / (sides[0].cpu_ms / sides[0].calls));
       fflush (stdout);
     }
+  for (size_t k = 0; k < n_sides; k++)
+    remove_side_cgroup (&sides[k].cmd);
   return lost_all > 0;
 }

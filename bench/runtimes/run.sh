@@ -14,8 +14,9 @@
 #   bwrap.so-ro0  bwrap.so again, its grant with `readonly: []` (write_file and shell only):
 #                 against bwrap.so, what the default protected paths cost
 #   gvisor.so-ro0 the same for gvisor.so
-# For each side: p50 and p90 of the wall time, and the CPU time per call, brokerd's and
-# its sandboxes' included (cgroup v1 cpuacct); then the ratios to the floors, and brokerd's
+# For each side: p50 and p90 of the wall time, and the CPU time per call: the side's program
+# and every descendant of it (a cgroup v1 cpuacct cgroup of the side's), brokerd's and its
+# sandboxes' included (brokerd's cgroup); then the ratios to the floors, and brokerd's
 # resident memory with bwrap.so and 8 callers at once.  Goals: bwrap.so p50 <= 10 ms,
 # <= 1.5x bare bwrap and >= 15x faster than podman.so; gvisor.so <= 1.2x runsc do.
 #

@@ -6,7 +6,7 @@
  *   tiers SIDES ROUNDS IDLE_MS [CHECK_DIR]
  *
  * SIDES has one line per tool and side (sides.h).  A side's CPU time is what its program
- * and the descendants it waited for used (wait4), plus the growth of its CPU_FILES.  Lines
+ * and all its descendants used (its own cgroup, sides.h), plus the growth of its CPU_FILES.  Lines
  * RATIO  NUMERATOR  DENOMINATOR in SIDES name the ratios printed, per tool.
  * IDLE_MS of sleep comes before each call.  With CHECK_DIR, each side runs once, its
  * standard output in CHECK_DIR/TOOL.SIDE and its errors in CHECK_DIR/TOOL.SIDE.err, and
@@ -42,9 +42,9 @@ read_sides (const char *path, int rounds)
 static int
 run (const struct side *s, const char *out, double *wall, double *cpu)
 {
-  double charged = charged_ms (s->cmd.cpu_files);
+  double charged = side_charged_ms (&s->cmd);
   int status = run_side_once (&s->cmd, out, wall, cpu);
-  *cpu += charged_ms (s->cmd.cpu_files) - charged;
+  *cpu += side_charged_ms (&s->cmd) - charged;
   if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
     {
       fprintf (stderr, "%s %s: exit status %#x\n", s->cmd.tool, s->cmd.name, (unsigned)status);
@@ -104,6 +104,8 @@ main (int argc, char **argv)
           snprintf (out, sizeof out, "%s/%s.%s", argv[4], sides[i].cmd.tool, sides[i].cmd.name);
           failed |= run (&sides[i], out, &w, &c) < 0;
         }
+      for (size_t i = 0; i < n_sides; i++)
+        remove_side_cgroup (&sides[i].cmd);
       return failed;
     }
   int failed = 0;
@@ -146,5 +148,7 @@ main (int argc, char **argv)
                   fa.p90 / fb.p90, fa.cpu / fb.cpu);
         }
     }
+  for (size_t i = 0; i < n_sides; i++)
+    remove_side_cgroup (&sides[i].cmd);
   return failed;
 }
