@@ -20,11 +20,11 @@
 
 const char bx_bwrap_sentence_could_not_run[] = BX_SENTENCE_COULD_NOT_RUN;
 #define SENTENCE_COULD_NOT_RUN bx_bwrap_sentence_could_not_run
-const char bx_bwrap_sentence_unavailable[] = "the tool runner could not start the container";
+const char bx_bwrap_sentence_unavailable[] = BX_RUNTIME_SENTENCE_UNAVAILABLE;
 #define SENTENCE_UNAVAILABLE bx_bwrap_sentence_unavailable
-static const char SENTENCE_STOPPED[] = "the tool was stopped: it ran out of memory or was killed";
+static const char SENTENCE_STOPPED[] = BX_SENTENCE_STOPPED;
 static const char SENTENCE_TIME_LIMIT[] = "the tool ran past its time limit";
-static const char SENTENCE_UNEXPECTED[] = "the tool failed with an unexpected status";
+static const char SENTENCE_UNEXPECTED[] = BX_RUNTIME_SENTENCE_UNEXPECTED;
 const char bx_bwrap_sentence_cancelled[] = BX_SENTENCE_CANCELLED;
 #define SENTENCE_CANCELLED bx_bwrap_sentence_cancelled
 
@@ -192,30 +192,9 @@ answer (struct bx_bwrap_instance *inst, const char *name, struct bx_command_resu
                      flat_stderr (o));
           status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
         }
-      else if (code == 0 || code == 1)
-        {
-          /* Exit 1: toolkit refused the call (docs/protocol.md, "A tool's own refusal"); its
-           * output is the reason. */
-          deliver = true;
-          refused = code == 1;
-        }
-      else if (code == 2)
-        {
-          host->log (host, BX_LOG_WARNING, "%s: toolkit refused its input: " STDERR_IN_LOG, name,
-                     flat_stderr (o));
-          status = fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
-        }
-      else if (code > 128)
-        {
-          host->log (host, BX_LOG_WARNING, "%s: killed by signal %d", name, code - 128);
-          status = fail (sentence, SENTENCE_STOPPED, BX_RUN_FAILED);
-        }
       else
-        {
-          host->log (host, BX_LOG_WARNING, "%s: unexpected exit %d: " STDERR_IN_LOG, name, code,
-                     flat_stderr (o));
-          status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
-        }
+        status = bx_runtime_toolkit_exit (host, name, code, flat_stderr (o), &deliver, &refused,
+                                          sentence);
       break;
     }
   if (deliver)

@@ -40,10 +40,9 @@
 #include "slirp_ready.h"
 
 static const char SENTENCE_COULD_NOT_RUN[] = BX_SENTENCE_COULD_NOT_RUN;
-static const char SENTENCE_UNAVAILABLE[] = "the tool runner could not start the container";
+static const char SENTENCE_UNAVAILABLE[] = BX_RUNTIME_SENTENCE_UNAVAILABLE;
 static const char SENTENCE_STOPPED[] = BX_SENTENCE_STOPPED;
 static const char SENTENCE_TIME_LIMIT[] = BX_SENTENCE_TIME_LIMIT;
-static const char SENTENCE_UNEXPECTED[] = "the tool failed with an unexpected status";
 static const char SENTENCE_CANCELLED[] = BX_SENTENCE_CANCELLED;
 
 #define RUNBOOK_POINTER "see docs/runbook.md#runner-unavailable"
@@ -538,35 +537,17 @@ answer (struct bx_gvisor_instance *inst, const char *name, struct bx_command_res
       status = fail (sentence, SENTENCE_STOPPED, BX_RUN_FAILED);
       break;
     case BX_COMMAND_EXITED:
-      if (r->exit_code == 0 || r->exit_code == 1)
-        {
-          /* Exit 1: toolkit refused the call; its output is the reason. */
-          deliver = true;
-          refused = r->exit_code == 1;
-        }
-      else if (r->exit_code == 2)
-        {
-          host->log (host, BX_LOG_WARNING, "%s: toolkit refused its input: %.3500s", name, r->err);
-          status = fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
-        }
-      else if (r->exit_code == RUNSC_FAILED && strstr (r->err, "running container:") != NULL)
+      if (r->exit_code == RUNSC_FAILED && strstr (r->err, "running container:") != NULL)
         {
           host->log (host, BX_LOG_ERROR, "%s: runsc could not run the sandbox: %.3500s; %s", name,
                      r->err, RUNBOOK_POINTER);
           status = fail (sentence, SENTENCE_UNAVAILABLE, BX_RUN_UNAVAILABLE);
         }
-      else if (r->exit_code > 128)
-        {
-          /* gVisor's kernel killed the tool (its memory), or the host's killed gVisor's. */
-          host->log (host, BX_LOG_WARNING, "%s: killed by signal %d", name, r->exit_code - 128);
-          status = fail (sentence, SENTENCE_STOPPED, BX_RUN_FAILED);
-        }
       else
-        {
-          host->log (host, BX_LOG_WARNING, "%s: unexpected exit %d: %.3500s", name, r->exit_code,
-                     r->err);
-          status = fail (sentence, SENTENCE_UNEXPECTED, BX_RUN_FAILED);
-        }
+        /* Past 128, gVisor's kernel killed the tool (its memory), or the host's killed
+         * gVisor's. */
+        status = bx_runtime_toolkit_exit (host, name, r->exit_code, r->err, &deliver, &refused,
+                                          sentence);
       break;
     }
   if (deliver)

@@ -19,11 +19,11 @@
 #include "podman.h"
 
 static const char SENTENCE_COULD_NOT_RUN[] = BX_SENTENCE_COULD_NOT_RUN;
-static const char SENTENCE_UNAVAILABLE[] = "the tool runner could not start the container";
+static const char SENTENCE_UNAVAILABLE[] = BX_RUNTIME_SENTENCE_UNAVAILABLE;
 static const char SENTENCE_STOPPED[] = BX_SENTENCE_STOPPED;
 static const char SENTENCE_TIME_LIMIT[] = BX_SENTENCE_TIME_LIMIT;
 static const char SENTENCE_CANCELLED[] = BX_SENTENCE_CANCELLED;
-static const char SENTENCE_UNEXPECTED[] = "the tool failed with an unexpected status";
+static const char SENTENCE_UNEXPECTED[] = BX_RUNTIME_SENTENCE_UNEXPECTED;
 static const char SENTENCE_FILE_SIZE[] = "the tool went past its file size limit";
 static const char SENTENCE_NO_LIMITS[]
     = "the tool runner cannot apply this call's memory, process or CPU limit";
