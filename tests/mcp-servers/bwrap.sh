@@ -152,6 +152,25 @@ grants:
     writable: false
     rootfs: $dev
     class: internal
+  - mcp_server:
+      name: garbage
+      command: [python3, $work/grant/server.py, garbage]
+    paths: [$work/grant]
+    writable: false
+    rootfs: $dev
+  - mcp_server:
+      name: silent
+      command: [python3, $work/grant/server.py, silent]
+    paths: [$work/grant]
+    writable: false
+    rootfs: $dev
+    limits: {time: 3s}
+  - mcp_server:
+      name: hostile
+      command: [python3, $work/grant/server.py, hostile]
+    paths: [$work/grant]
+    writable: false
+    rootfs: $dev
 YAML
 mkdir -p "$work/home"
 "$brokerd" --config "$work/b.yaml" --runtimedir "$runtimedir" 2> "$work/brokerd.log" &
@@ -167,6 +186,34 @@ else
     && grep -q '"tool":"py.read",.*"decision":"allowed"' "$work/audit.log" \
     && pass "boxmaker call py.read runs the server's tool through brokerd and bwrap.so" \
     || fail "py.read through brokerd: rc=$rc out=$out err=$(cat "$work/call.err") log=$(cat "$work/brokerd.log")"
+fi
+
+# Each server's tools are listed once, off brokerd's start: the good one's five; the one
+# that answers garbage and the one that never answers (ended by its time limit) offer none,
+# logged for the owner; the hostile one keeps only the tools whose names are names, each
+# once, across its two pages.
+logged () { grep -c "$1" "$work/brokerd.log"; }
+wait_logged () {
+  i=0
+  while [ "$(logged "$1")" -lt "$2" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+}
+if [ -S "$work/b.sock" ]; then
+  wait_logged 'MCP server py: 5 tool(s) listed' 1
+  wait_logged 'MCP server hostile: 5 tool(s) listed' 1
+  wait_logged 'MCP server garbage offers no tools until the next reload: mcp_call: initialize: the server wrote something that is not a JSON-RPC message' 1
+  wait_logged 'MCP server silent offers no tools until the next reload: the tool ran past its time limit' 1
+  for line in 'MCP server py: 5 tool(s) listed' 'MCP server hostile: 5 tool(s) listed' \
+      'MCP server garbage offers no tools until the next reload: mcp_call: initialize: the server wrote something that is not a JSON-RPC message' \
+      'MCP server silent offers no tools until the next reload: the tool ran past its time limit'; do
+    [ "$(logged "$line")" = 1 ] && pass "listed at start: $line" \
+      || fail "not in the log once: $line; log: $(cat "$work/brokerd.log")"
+  done
+  # A reload lists them again.
+  kill -HUP $pid
+  wait_logged 'MCP server py: 5 tool(s) listed' 2
+  [ "$(logged 'MCP server py: 5 tool(s) listed')" = 2 ] \
+    && pass "a reload lists the servers' tools again" \
+    || fail "no listing after the reload: $(cat "$work/brokerd.log")"
 fi
 
 [ $failures = 0 ] || exit 1
