@@ -9,11 +9,14 @@
 # spec to bwrap.so as brokerd's runner would (no config names an MCP server yet).
 #
 # Last, the same server named in brokerd's config (a grant with mcp_server) answers
-# `boxmaker call py.read` through brokerd and bwrap.so.
+# `boxmaker call py.read` through brokerd and bwrap.so; brokerd lists its tools and those of
+# three bad servers at start and reload, and `boxmaker mcp` offers and calls them, driven by
+# the official MCP SDK (installed into NPM_DIR; without node or npm that part is skipped,
+# exit 77 once the rest passed).
 #
-#   bwrap.sh RUN_MCP_CALL RUNTIMEDIR TOOLKIT BROKERD BOXMAKER BUILD_IMAGE BUILD_DEV_IMAGE
+#   bwrap.sh RUN_MCP_CALL RUNTIMEDIR TOOLKIT BROKERD BOXMAKER BUILD_IMAGE BUILD_DEV_IMAGE NPM_DIR
 set -u
-run=$1 runtimedir=$2 toolkit=$3 brokerd=$4 boxmaker=$5 build_image=$6 build_dev=$7
+run=$1 runtimedir=$2 toolkit=$3 brokerd=$4 boxmaker=$5 build_image=$6 build_dev=$7 npm_dir=$8
 here=$(cd "$(dirname "$0")" && pwd)
 
 skip () {
@@ -211,10 +214,38 @@ if [ -S "$work/b.sock" ]; then
   # A reload lists them again.
   kill -HUP $pid
   wait_logged 'MCP server py: 5 tool(s) listed' 2
+  wait_logged 'MCP server hostile: 5 tool(s) listed' 2
   [ "$(logged 'MCP server py: 5 tool(s) listed')" = 2 ] \
     && pass "a reload lists the servers' tools again" \
     || fail "no listing after the reload: $(cat "$work/brokerd.log")"
 fi
 
+# boxmaker mcp offers the listed tools and calls them, driven by the official MCP SDK (the
+# version tests/mcp pins, installed into NPM_DIR once).
+sdk_skipped=
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  sdk_skipped="node or npm is not installed (Debian packages nodejs, npm)"
+elif [ -S "$work/b.sock" ]; then
+  mkdir -p "$npm_dir"
+  if ! cmp -s "$here/../mcp/package-lock.json" "$npm_dir/package-lock.json" ||
+     [ ! -d "$npm_dir/node_modules/@modelcontextprotocol/sdk" ]; then
+    cp "$here/../mcp/package.json" "$here/../mcp/package-lock.json" "$npm_dir/" &&
+      (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error) ||
+      sdk_skipped="npm ci failed (is the npm registry reachable?)"
+  fi
+  if [ -z "$sdk_skipped" ]; then
+    cp "$here/servers.test.mjs" "$npm_dir/"
+    (cd "$npm_dir" && BX_BOXMAKER="$boxmaker" BX_SOCKET="$work/b.sock" BX_GRANT="$work/grant" \
+       BX_BESIDE="$work/beside.txt" node --test servers.test.mjs) > "$work/sdk.out" 2>&1 \
+      && pass "boxmaker mcp offers and calls the servers' tools (MCP SDK)" \
+      || fail "the MCP SDK test: $(cat "$work/sdk.out"); log: $(cat "$work/brokerd.log")"
+  fi
+fi
+
 [ $failures = 0 ] || exit 1
+if [ -n "$sdk_skipped" ]; then
+  echo "SKIP the MCP SDK part: $sdk_skipped"
+  [ "${BX_REQUIRE_MCP_SDK:-0}" = 1 ] && exit 1
+  exit 77
+fi
 echo "ok: mcp_call under bwrap.so"
