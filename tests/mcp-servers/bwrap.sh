@@ -202,10 +202,10 @@ wait_logged () {
 }
 if [ -S "$work/b.sock" ]; then
   wait_logged 'MCP server py: 5 tool(s) listed' 1
-  wait_logged 'MCP server hostile: 5 tool(s) listed' 1
+  wait_logged 'MCP server hostile: 6 tool(s) listed' 1
   wait_logged 'MCP server garbage offers no tools until the next reload: mcp_call: initialize: the server wrote something that is not a JSON-RPC message' 1
   wait_logged 'MCP server silent offers no tools until the next reload: the tool ran past its time limit' 1
-  for line in 'MCP server py: 5 tool(s) listed' 'MCP server hostile: 5 tool(s) listed' \
+  for line in 'MCP server py: 5 tool(s) listed' 'MCP server hostile: 6 tool(s) listed' \
       'MCP server garbage offers no tools until the next reload: mcp_call: initialize: the server wrote something that is not a JSON-RPC message' \
       'MCP server silent offers no tools until the next reload: the tool ran past its time limit'; do
     [ "$(logged "$line")" = 1 ] && pass "listed at start: $line" \
@@ -214,7 +214,7 @@ if [ -S "$work/b.sock" ]; then
   # A reload lists them again.
   kill -HUP $pid
   wait_logged 'MCP server py: 5 tool(s) listed' 2
-  wait_logged 'MCP server hostile: 5 tool(s) listed' 2
+  wait_logged 'MCP server hostile: 6 tool(s) listed' 2
   [ "$(logged 'MCP server py: 5 tool(s) listed')" = 2 ] \
     && pass "a reload lists the servers' tools again" \
     || fail "no listing after the reload: $(cat "$work/brokerd.log")"

@@ -107,6 +107,10 @@ def hostile_page(cursor):
             {"name": "huge", "description": "A" * 100000, "inputSchema": schema},
             {"name": "listschema", "description": "Its schema is no object schema.",
              "inputSchema": {"type": "array"}},
+            {"name": "bigschema", "description": "Its schema is too large to keep.",
+             "inputSchema": {"type": "object", "properties": {
+                 "p%d" % i: {"type": "string", "description": "B" * 1000}
+                 for i in range(100)}}},
         ]}
     return {"tools": [
         {"name": "second", "description": "On the second page.", "inputSchema": schema},

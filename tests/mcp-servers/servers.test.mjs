@@ -33,8 +33,8 @@ test ('tools/list offers each listed tool as SERVER.TOOL, and nothing of the fai
       () => withClient (async (client) => {
         const { tools } = await client.listTools ();
         assert.deepEqual (tools.map ((t) => t.name).sort (), [
-          'hostile.huge', 'hostile.listschema', 'hostile.other.tool', 'hostile.read_file',
-          'hostile.second', 'py.connect', 'py.echo', 'py.env', 'py.pid', 'py.read' ]);
+          'hostile.bigschema', 'hostile.huge', 'hostile.listschema', 'hostile.other.tool', 'hostile.read_file',
+          'hostile.second', 'py.connect', 'py.echo', 'py.env', 'py.pid', 'py.read' ].sort ());
         const by = Object.fromEntries (tools.map ((t) => [t.name, t]));
         assert.equal (by['py.echo'].description, 'Returns its text.');
         assert.deepEqual (by['py.echo'].inputSchema, {
@@ -49,6 +49,8 @@ test ('tools/list offers each listed tool as SERVER.TOOL, and nothing of the fai
         assert.equal (by['hostile.huge'].description, undefined);
         // A schema that is no object schema is replaced by one that takes any object.
         assert.deepEqual (by['hostile.listschema'].inputSchema, { type: 'object' });
+        // A schema over 65536 bytes is not kept: the tool takes any object.
+        assert.deepEqual (by['hostile.bigschema'].inputSchema, { type: 'object' });
       }));
 
 test ('tools/call of SERVER.TOOL runs the server\'s tool, its result labelled',
