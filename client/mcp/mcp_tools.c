@@ -9,6 +9,31 @@
 
 #include "mcp.h"
 
+/* A place among the servers' tools of the grants: a grant's index and one of its tools'. */
+struct tool_at
+{
+  size_t grant, tool;
+};
+
+/* The servers' tool at *AT (start at { 0 }) with its grant in *GRANT, moving AT past it, in
+ * the order of the grants and their mcp_tools; NULL past the last. */
+static const json_t *
+next_server_tool (const json_t *grants, struct tool_at *at, const json_t **grant)
+{
+  for (; at->grant < json_array_size (grants); at->grant++, at->tool = 0)
+    {
+      const json_t *g = json_array_get (grants, at->grant);
+      const json_t *tool = json_array_get (json_object_get (g, "mcp_tools"), at->tool);
+      if (tool != NULL)
+        {
+          at->tool++;
+          *grant = g;
+          return tool;
+        }
+    }
+  return NULL;
+}
+
 json_t *
 bx_mcp_tools_list (const struct bx_mcp_version *v, const json_t *grants)
 {
@@ -38,13 +63,9 @@ bx_mcp_tools_list (const struct bx_mcp_version *v, const json_t *grants)
       json_array_append_new (tools, tool);
     }
   /* Then the owner's MCP servers' tools, as brokerd listed them. */
-  size_t i;
   const json_t *g;
-  json_array_foreach (grants, i, g)
-  {
-    size_t j;
-    const json_t *tool;
-    json_array_foreach (json_object_get (g, "mcp_tools"), j, tool)
+  const json_t *tool;
+  for (struct tool_at at = { 0 }; (tool = next_server_tool (grants, &at, &g)) != NULL;)
     {
       const char *name = json_string_value (json_object_get (tool, "name"));
       if (name == NULL || bx_mcp_server_tool_grant (grants, name) != g)
@@ -56,7 +77,6 @@ bx_mcp_tools_list (const struct bx_mcp_version *v, const json_t *grants)
         json_object_del (offered, "annotations");
       json_array_append_new (tools, offered);
     }
-  }
   return json_pack ("{s:o}", "tools", tools);
 }
 
@@ -79,20 +99,14 @@ bx_mcp_server_tool_grant (const json_t *grants, const char *name)
 {
   /* The first entry of that name wins; a later one (a second grant claiming the same server)
    * is never offered nor called. */
-  size_t i;
   const json_t *g;
-  json_array_foreach (grants, i, g)
-  {
-    size_t j;
-    const json_t *tool;
-    json_array_foreach (json_object_get (g, "mcp_tools"), j, tool)
+  const json_t *tool;
+  for (struct tool_at at = { 0 }; (tool = next_server_tool (grants, &at, &g)) != NULL;)
     {
       const char *tool_name = json_string_value (json_object_get (tool, "name"));
-      if (tool_name == NULL || strcmp (tool_name, name) != 0)
-        continue;
-      return server_tool_well_formed (g, tool, name) ? g : NULL;
+      if (tool_name != NULL && strcmp (tool_name, name) == 0)
+        return server_tool_well_formed (g, tool, name) ? g : NULL;
     }
-  }
   return NULL;
 }
 

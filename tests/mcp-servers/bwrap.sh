@@ -201,13 +201,10 @@ wait_logged () {
   while [ "$(logged "$1")" -lt "$2" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 }
 if [ -S "$work/b.sock" ]; then
-  wait_logged 'MCP server py: 5 tool(s) listed' 1
-  wait_logged 'MCP server hostile: 6 tool(s) listed' 1
-  wait_logged 'MCP server garbage offers no tools until the next reload: mcp_call: initialize: the server wrote something that is not a JSON-RPC message' 1
-  wait_logged 'MCP server silent offers no tools until the next reload: the tool ran past its time limit' 1
   for line in 'MCP server py: 5 tool(s) listed' 'MCP server hostile: 6 tool(s) listed' \
       'MCP server garbage offers no tools until the next reload: mcp_call: initialize: the server wrote something that is not a JSON-RPC message' \
       'MCP server silent offers no tools until the next reload: the tool ran past its time limit'; do
+    wait_logged "$line" 1
     [ "$(logged "$line")" = 1 ] && pass "listed at start: $line" \
       || fail "not in the log once: $line; log: $(cat "$work/brokerd.log")"
   done
