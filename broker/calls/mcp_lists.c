@@ -152,6 +152,15 @@ list_page (struct job *job, const struct bx_grant *grant, const char *cursor, in
   return result;
 }
 
+static bool
+still_wanted (struct job *job)
+{
+  pthread_mutex_lock (&job->lists->lock);
+  bool wanted = !job->lists->stopping && job->lists->generation == job->generation;
+  pthread_mutex_unlock (&job->lists->lock);
+  return wanted;
+}
+
 /* Lists the tools of the server of GRANT: the array to keep, or NULL after logging why. */
 static json_t *
 list_server (struct job *job, const struct bx_grant *grant, int client_fd)
@@ -164,8 +173,11 @@ list_server (struct job *job, const struct bx_grant *grant, int client_fd)
       json_t *result = list_page (job, grant, cursor, client_fd, &why);
       if (result == NULL)
         {
+          /* A listing cancelled because brokerd stops, or made stale by a reload, is no
+           * server's failure. */
           bx_one_line (why, REASON_MAX, '?');
-          bx_log (LOG_WARNING, NULL, BX_MCP_LIST_FAILED, grant->mcp->name, why);
+          if (still_wanted (job))
+            bx_log (LOG_WARNING, NULL, BX_MCP_LIST_FAILED, grant->mcp->name, why);
           free (why);
           json_decref (kept);
           return NULL;
@@ -181,15 +193,6 @@ list_server (struct job *job, const struct bx_grant *grant, int client_fd)
   bx_log (LOG_INFO, NULL, "MCP server %s: %zu tool(s) listed", grant->mcp->name,
           json_array_size (kept));
   return kept;
-}
-
-static bool
-still_wanted (struct job *job)
-{
-  pthread_mutex_lock (&job->lists->lock);
-  bool wanted = !job->lists->stopping && job->lists->generation == job->generation;
-  pthread_mutex_unlock (&job->lists->lock);
-  return wanted;
 }
 
 static void *
