@@ -118,7 +118,7 @@ answer_grants (struct bx_call *c, const char *id)
   c->id = id;
   c->grants_only = true;
   c->hold = bx_live_config_get (c->brokerd->live, &grants);
-  c->answer = bx_msg_grants (id, bx_grants_view (grants));
+  c->answer = bx_msg_grants (id, bx_grants_view (grants, c->brokerd->mcp_lists));
   c->answer_ms = c->brokerd->config->request_timeout_ms;
   return false;
 }

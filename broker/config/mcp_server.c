@@ -138,6 +138,28 @@ bx_mcp_server_grant (const struct bx_config *cfg, const char *server, size_t *in
   return NULL;
 }
 
+bool
+bx_mcp_tool_name_valid (const char *name)
+{
+  return made_of (name, BX_MCP_TOOL_NAME_MAX, BX_MCP_TOOL_NAME_CHARS);
+}
+
+char *
+bx_mcp_server_request (const struct bx_mcp_server *server, const char *method, json_t *params)
+{
+  json_t *command = json_array ();
+  for (size_t i = 0; i < server->n_command; i++)
+    json_array_append_new (command, json_string (server->command[i]));
+  json_t *request = json_pack ("{s:o, s:s}", "command", command, "method", method);
+  if (params != NULL)
+    json_object_set_new (request, "params", params);
+  if (server->cwd != NULL)
+    json_object_set_new (request, "cwd", json_string (server->cwd));
+  char *text = json_dumps (request, JSON_COMPACT);
+  json_decref (request);
+  return text;
+}
+
 int
 bx_mcp_server_call (const struct bx_config *cfg, const char *name, const json_t *arguments,
                     struct bx_tool_args *args, bx_sentence *why)
@@ -154,21 +176,14 @@ bx_mcp_server_call (const struct bx_config *cfg, const char *name, const json_t 
   if (g == NULL)
     return -1;
   const char *tool = dot + 1;
-  if (!made_of (tool, BX_MCP_TOOL_NAME_MAX, BX_MCP_TOOL_NAME_CHARS))
+  if (!bx_mcp_tool_name_valid (tool))
     return *why = BX_SENTENCE ("the tool's name is not 1 to 128 of [A-Za-z0-9_.-]"), -1;
   if (arguments != NULL && !json_is_object (arguments))
     return *why = BX_SENTENCE ("the arguments must be a JSON object"), -1;
 
-  json_t *command = json_array ();
-  for (size_t i = 0; i < g->mcp->n_command; i++)
-    json_array_append_new (command, json_string (g->mcp->command[i]));
   json_t *given = arguments != NULL ? json_incref ((json_t *)arguments) : json_object ();
-  json_t *request = json_pack ("{s:o, s:s, s:{s:s, s:o}}", "command", command, "method",
-                               "tools/call", "params", "name", tool, "arguments", given);
-  if (g->mcp->cwd != NULL)
-    json_object_set_new (request, "cwd", json_string (g->mcp->cwd));
-  char *text = json_dumps (request, JSON_COMPACT);
-  json_decref (request);
+  char *text = bx_mcp_server_request (g->mcp, "tools/call",
+                                      json_pack ("{s:s, s:o}", "name", tool, "arguments", given));
   /* toolkit reads at most this much. */
   if (strlen (text) > BX_TOOL_ARGS_MAX)
     {

@@ -44,6 +44,12 @@ void bx_mcp_servers_check_names (struct bx_walk *w, yaml_node_t *grants,
                                  const struct bx_config *cfg);
 void bx_mcp_server_free (struct bx_mcp_server *server);
 
+/* Whether NAME is a tool's name as MCP advises it (BX_MCP_TOOL_NAME_CHARS, 1 to 128). */
+bool bx_mcp_tool_name_valid (const char *name);
+/* toolkit mcp_call's input (docs/mcp-servers.md) asking SERVER for METHOD with PARAMS (taken;
+ * NULL: none), as compact JSON text to free. */
+char *bx_mcp_server_request (const struct bx_mcp_server *server, const char *method,
+                             json_t *params);
 /* Whether NAME has the form SERVER.TOOL of a server CFG names: 0 with *ARGS an mcp_call of
  * that tool with ARGUMENTS (server, request), or -1 when it does not (WHY's text: NULL when
  * NAME names no server, else the sentence the call is refused with). */

@@ -119,6 +119,8 @@ bx_brokerd_new (struct bx_config *config, struct bx_runtimes *runtimes, int list
   const struct bx_config *first = NULL;
   b->first = bx_live_config_get (b->live, &first);
   b->config = first;
+  b->mcp_lists = bx_mcp_lists_new ();
+  bx_mcp_lists_refresh (b->mcp_lists, b);
   *out = b;
   return 0;
 
@@ -144,6 +146,8 @@ bx_brokerd_free (struct brokerd *b)
   if (b == NULL)
     return;
   bx_brokerd_stop (b, bx_deadline_in (0));
+  /* Before the canceller: a listing still running is cancelled through it. */
+  bx_mcp_lists_free (b->mcp_lists, b);
   bx_admin_free (b->admin);
   bx_approvals_free (b->approvals);
   bx_canceller_stop (b->canceller);

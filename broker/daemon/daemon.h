@@ -23,6 +23,7 @@
 #include "cancel.h"
 #include "config.h"
 #include "fair.h"
+#include "mcp_lists.h"
 #include "metrics.h"
 #include "module_loader.h"
 #include "runtimes.h"
@@ -44,6 +45,8 @@ struct brokerd
   struct bx_canceller *canceller;
   /* Shares the module's runs between callers (max_running, max_running_per_uid). */
   struct bx_fair *fair;
+  /* The tools the owner's MCP servers listed (mcp_lists.h). */
+  struct bx_mcp_lists *mcp_lists;
   /* The calls waiting for approval and the owners' socket; NULL when no grant asks. */
   struct bx_approvals *approvals;
   struct bx_admin *admin;

@@ -242,6 +242,8 @@ bx_brokerd_reload (struct brokerd *brokerd)
       /* A changed grant never matches an approval given for its old content (approvals.h);
        * forgetting those too means that a grant changed back later asks again. */
       bx_approvals_forget_changed (brokerd->approvals, cfg);
+      /* The servers may have changed: their tools are listed again. */
+      bx_mcp_lists_refresh (brokerd->mcp_lists, brokerd);
       bx_log (LOG_NOTICE, NULL, "reload: %s: %zu grant(s) now serve", cfg->file, cfg->n_grants);
       bx_live_config_put (brokerd->live, h);
     }

@@ -13,8 +13,10 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "mcp_lists.h"
 
-/* The grants of CONFIG, in file order, as a new JSON array. */
-json_t *bx_grants_view (const struct bx_config *config);
+/* The grants of CONFIG, in file order, as a new JSON array; an MCP server's grant also
+ * carries the tools LISTS holds for it (may be NULL: none), made safe. */
+json_t *bx_grants_view (const struct bx_config *config, struct bx_mcp_lists *lists);
 
 #endif

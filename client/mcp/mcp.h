@@ -145,14 +145,21 @@ void bx_mcp_server_shutdown (struct bx_mcp_server *srv);
 void bx_mcp_server_free (struct bx_mcp_server *srv);
 
 /* mcp_tools.c: GRANTS is brokerd's answer to a grants_request, or NULL when it is not known (then
- * every tool is listed, as written in the table). */
+ * every tool is listed, as written in the table).  After the four come the tools of the
+ * owner's MCP servers that the grants carry (bx_mcp_server_tool_grant). */
 json_t *bx_mcp_tools_list (const struct bx_mcp_version *v, const json_t *grants);
 /* True when NAME is one of the four tools. */
 bool bx_mcp_tool_known (const char *name);
 /* The tool's arguments as brokerd takes them: a copy with null optional fields removed. */
 json_t *bx_mcp_tool_arguments (const char *name, const json_t *arguments);
-/* The tools/call result for brokerd's answer. */
-json_t *bx_mcp_tool_result (const struct bx_client_response *r, const struct bx_mcp_version *v);
+/* The grant (of GRANTS) whose MCP server offers NAME (SERVER.TOOL), or NULL: NAME must be
+ * listed in that grant's mcp_tools, carry its server's name, be none of the four and not have
+ * been offered by an earlier grant. */
+const json_t *bx_mcp_server_tool_grant (const json_t *grants, const char *name);
+/* The tools/call result for brokerd's answer; SERVER_TOOL when the call was an MCP server's
+ * tool, whose result is passed on as the server gave it. */
+json_t *bx_mcp_tool_result (const struct bx_client_response *r, const struct bx_mcp_version *v,
+                            bool server_tool);
 
 /* mcp_grants.c.  GRANTS as for bx_mcp_tools_list (its types checked by bx_client_grants).  What
  * the grants give TOOL, one or more sentences ("Granted: the folder /srv/notes."), or NULL

@@ -25,6 +25,7 @@ struct call
   json_t *id;             /* the request's id */
   json_t *progress_token; /* NULL: the client asked for no progress */
   char *tool;
+  bool server_tool; /* SERVER.TOOL, an owner's MCP server's */
   json_t *arguments;
   char *peer; /* the sink's, for brokerd's audit line; NULL for none */
   char call_id[64];
@@ -312,7 +313,9 @@ call_thread (void *arg)
           c->unavailable_line = NULL;
         }
       /* A request the client cancelled gets no response (MCP's cancellation rule). */
-      msg = r.cancelled ? NULL : bx_mcp_result (c->id, bx_mcp_tool_result (&r, c->version));
+      msg = r.cancelled
+                ? NULL
+                : bx_mcp_result (c->id, bx_mcp_tool_result (&r, c->version, c->server_tool));
       bx_client_response_free (&r);
     }
 
@@ -346,7 +349,11 @@ tools_call (struct bx_mcp_server *srv, const struct bx_mcp_message *m,
   if (name == NULL)
     return reply (sink, bx_mcp_error (m->id, BX_MCP_INVALID_PARAMS,
                                       "Invalid params: \"name\" must be a string"));
-  if (!bx_mcp_tool_known (name))
+  pthread_mutex_lock (&srv->lock);
+  bool server_tool = !bx_mcp_tool_known (name) && srv->grants != NULL
+                     && bx_mcp_server_tool_grant (srv->grants, name) != NULL;
+  pthread_mutex_unlock (&srv->lock);
+  if (!bx_mcp_tool_known (name) && !server_tool)
     {
       cleanup_free char *shown = bx_printable (name, strlen (name), 64);
       cleanup_free char *text = bx_xasprintf ("Unknown tool: %s", shown);
@@ -368,7 +375,11 @@ tools_call (struct bx_mcp_server *srv, const struct bx_mcp_message *m,
   c->tool = bx_xstrdup (name);
   c->peer = sink->peer ? bx_xstrdup (sink->peer) : NULL;
   json_auto_t *empty = json_object ();
-  c->arguments = bx_mcp_tool_arguments (name, json_is_object (arguments) ? arguments : empty);
+  c->server_tool = server_tool;
+  /* A server's tool's arguments go as given: its schema is the server's to enforce. */
+  c->arguments = server_tool
+                     ? json_deep_copy (json_is_object (arguments) ? arguments : empty)
+                     : bx_mcp_tool_arguments (name, json_is_object (arguments) ? arguments : empty);
   c->cancel = bx_client_cancel_new ();
   c->sink = sink;
   c->version = v;
@@ -384,7 +395,7 @@ tools_call (struct bx_mcp_server *srv, const struct bx_mcp_message *m,
                                  "end",
                                  srv->opts.max_calls),
       };
-      json_t *msg = bx_mcp_result (m->id, bx_mcp_tool_result (&busy, v));
+      json_t *msg = bx_mcp_result (m->id, bx_mcp_tool_result (&busy, v, false));
       bx_client_response_free (&busy);
       return reply (sink, msg);
     }

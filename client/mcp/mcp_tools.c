@@ -9,6 +9,31 @@
 
 #include "mcp.h"
 
+/* A place among the servers' tools of the grants: a grant's index and one of its tools'. */
+struct tool_at
+{
+  size_t grant, tool;
+};
+
+/* The servers' tool at *AT (start at { 0 }) with its grant in *GRANT, moving AT past it, in
+ * the order of the grants and their mcp_tools; NULL past the last. */
+static const json_t *
+next_server_tool (const json_t *grants, struct tool_at *at, const json_t **grant)
+{
+  for (; at->grant < json_array_size (grants); at->grant++, at->tool = 0)
+    {
+      const json_t *g = json_array_get (grants, at->grant);
+      const json_t *tool = json_array_get (json_object_get (g, "mcp_tools"), at->tool);
+      if (tool != NULL)
+        {
+          at->tool++;
+          *grant = g;
+          return tool;
+        }
+    }
+  return NULL;
+}
+
 json_t *
 bx_mcp_tools_list (const struct bx_mcp_version *v, const json_t *grants)
 {
@@ -37,7 +62,52 @@ bx_mcp_tools_list (const struct bx_mcp_version *v, const json_t *grants)
                                         "openWorldHint", def->open_world));
       json_array_append_new (tools, tool);
     }
+  /* Then the owner's MCP servers' tools, as brokerd listed them. */
+  const json_t *g;
+  const json_t *tool;
+  for (struct tool_at at = { 0 }; (tool = next_server_tool (grants, &at, &g)) != NULL;)
+    {
+      const char *name = json_string_value (json_object_get (tool, "name"));
+      if (name == NULL || bx_mcp_server_tool_grant (grants, name) != g)
+        continue;
+      json_t *offered = json_deep_copy (tool);
+      if (!v->titles)
+        json_object_del (offered, "title");
+      if (!v->annotations)
+        json_object_del (offered, "annotations");
+      json_array_append_new (tools, offered);
+    }
   return json_pack ("{s:o}", "tools", tools);
+}
+
+/* Whether TOOL, offered by grant G, is one this front end may offer as NAME: a name of G's own
+ * server's (SERVER.TOOL with SERVER its mcp_server), not one of the four, with a description
+ * and a schema of the types MCP says. */
+static bool
+server_tool_well_formed (const json_t *g, const json_t *tool, const char *name)
+{
+  const char *server = json_string_value (json_object_get (g, "mcp_server"));
+  size_t n = server != NULL ? strlen (server) : 0;
+  const json_t *description = json_object_get (tool, "description");
+  return n > 0 && strncmp (name, server, n) == 0 && name[n] == '.' && name[n + 1] != '\0'
+         && !bx_mcp_tool_known (name) && json_is_object (json_object_get (tool, "inputSchema"))
+         && (description == NULL || json_is_string (description));
+}
+
+const json_t *
+bx_mcp_server_tool_grant (const json_t *grants, const char *name)
+{
+  /* The first entry of that name wins; a later one (a second grant claiming the same server)
+   * is never offered nor called. */
+  const json_t *g;
+  const json_t *tool;
+  for (struct tool_at at = { 0 }; (tool = next_server_tool (grants, &at, &g)) != NULL;)
+    {
+      const char *tool_name = json_string_value (json_object_get (tool, "name"));
+      if (tool_name != NULL && strcmp (tool_name, name) == 0)
+        return server_tool_well_formed (g, tool, name) ? g : NULL;
+    }
+  return NULL;
 }
 
 bool
@@ -87,8 +157,45 @@ text_result (const char *outcome, const char *prefix, const char *text, bool is_
                     BX_MCP_META "outcome", outcome);
 }
 
+/* A server's tools/call result (brokerd's content: the result as JSON text) passed on with
+ * LABELS: its content blocks, structuredContent and isError; the labels replace any _meta of
+ * the server's, so it cannot pass for another class.  NULL when the text is not such a result
+ * (cut short, or toolkit's refusal sentence): it is then passed on as text. */
+static json_t *
+server_result (const struct bx_client_response *r, const struct bx_mcp_version *v,
+               const json_t *labels)
+{
+  if (r->truncated)
+    return NULL;
+  json_auto_t *parsed = json_loadb (r->content, r->content_len, 0, NULL);
+  const json_t *content = json_object_get (parsed, "content");
+  if (!json_is_array (content))
+    return NULL;
+  json_t *blocks = json_array ();
+  size_t i;
+  const json_t *block;
+  json_array_foreach (content, i, block)
+  {
+    if (!json_is_object (block))
+      continue;
+    json_t *copy = json_deep_copy (block);
+    json_object_del (copy, "_meta");
+    if (v->content_meta)
+      json_object_set (copy, "_meta", (json_t *)labels);
+    json_array_append_new (blocks, copy);
+  }
+  json_t *result = json_pack ("{s:o, s:b, s:O}", "content", blocks, "isError",
+                              r->refused || json_is_true (json_object_get (parsed, "isError")),
+                              "_meta", labels);
+  const json_t *structured = json_object_get (parsed, "structuredContent");
+  if (json_is_object (structured))
+    json_object_set (result, "structuredContent", (json_t *)structured);
+  return result;
+}
+
 json_t *
-bx_mcp_tool_result (const struct bx_client_response *r, const struct bx_mcp_version *v)
+bx_mcp_tool_result (const struct bx_client_response *r, const struct bx_mcp_version *v,
+                    bool server_tool)
 {
   switch (r->kind)
     {
@@ -102,6 +209,12 @@ bx_mcp_tool_result (const struct bx_client_response *r, const struct bx_mcp_vers
                                     r->refused ? "refused" : "result", BX_MCP_META "class",
                                     r->class, BX_MCP_META "untrusted", r->untrusted,
                                     BX_MCP_META "truncated", r->truncated);
+        json_t *passed = server_tool && !r->refused ? server_result (r, v, labels) : NULL;
+        if (passed != NULL)
+          {
+            json_decref (labels);
+            return passed;
+          }
         json_t *text = json_stringn (r->content, r->content_len);
         if (text == NULL) /* brokerd's frames are UTF-8; never, but never a crash either */
           text = json_string ("(the result is not valid text)");

@@ -76,8 +76,9 @@ call mcp_call '{"command": ["/bin/sh"], "method": "tools/list"}'
 [ $rc = 1 ] && contains "$err" 'denied: unknown tool "mcp_call"' \
   && pass "no client names mcp_call itself" || fail "mcp_call: $rc $err"
 
-# boxmaker mcp still reads the grants (the server's is left out of the view) and offers the
-# four own tools the other grants give, and neither mcp_call nor the server's tools.
+# boxmaker mcp still reads the grants and offers the four own tools the other grants give,
+# and neither mcp_call nor the server's tools (under fake.so the server's list fails, so its
+# grant carries none).
 out=$(printf '%s\n' \
   '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
   '{"jsonrpc":"2.0","method":"notifications/initialized"}' \

@@ -9,12 +9,16 @@
 # spec to bwrap.so as brokerd's runner would (no config names an MCP server yet).
 #
 # Last, the same server named in brokerd's config (a grant with mcp_server) answers
-# `boxmaker call py.read` through brokerd and bwrap.so; with runsc installed, a second grant
-# whose runtime is gvisor.so answers `pyg.read` in the same root, on gVisor's kernel.
+# `boxmaker call py.read` through brokerd and bwrap.so; brokerd lists its tools and those of
+# three bad servers at start and reload, and `boxmaker mcp` offers and calls them, driven by
+# the official MCP SDK (installed into NPM_DIR; without node or npm that part is skipped,
+# exit 77 once the rest passed).
+# With runsc installed, a second grant whose runtime is gvisor.so serves the same server as
+# `pyg`, in the same root, on gVisor's kernel.
 #
-#   bwrap.sh RUN_MCP_CALL RUNTIMEDIR TOOLKIT BROKERD BOXMAKER BUILD_IMAGE BUILD_DEV_IMAGE
+#   bwrap.sh RUN_MCP_CALL RUNTIMEDIR TOOLKIT BROKERD BOXMAKER BUILD_IMAGE BUILD_DEV_IMAGE NPM_DIR
 set -u
-run=$1 runtimedir=$2 toolkit=$3 brokerd=$4 boxmaker=$5 build_image=$6 build_dev=$7
+run=$1 runtimedir=$2 toolkit=$3 brokerd=$4 boxmaker=$5 build_image=$6 build_dev=$7 npm_dir=$8
 here=$(cd "$(dirname "$0")" && pwd)
 
 skip () {
@@ -176,6 +180,25 @@ grants:
     writable: false
     rootfs: $dev
     class: internal
+  - mcp_server:
+      name: garbage
+      command: [python3, $work/grant/server.py, garbage]
+    paths: [$work/grant]
+    writable: false
+    rootfs: $dev
+  - mcp_server:
+      name: silent
+      command: [python3, $work/grant/server.py, silent]
+    paths: [$work/grant]
+    writable: false
+    rootfs: $dev
+    limits: {time: 3s}
+  - mcp_server:
+      name: hostile
+      command: [python3, $work/grant/server.py, hostile]
+    paths: [$work/grant]
+    writable: false
+    rootfs: $dev
 $gvisor_grant
 YAML
 mkdir -p "$work/home"
@@ -204,5 +227,66 @@ else
   fi
 fi
 
+# Each server's tools are listed once, off brokerd's start: the good one's five; the one
+# that answers garbage and the one that never answers (ended by its time limit) offer none,
+# logged for the owner; the hostile one keeps only the tools whose names are names, each
+# once, across its two pages.
+logged () { grep -c "$1" "$work/brokerd.log"; }
+wait_logged () {
+  i=0
+  while [ "$(logged "$1")" -lt "$2" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+}
+if [ -S "$work/b.sock" ]; then
+  for line in 'MCP server py: 5 tool(s) listed' 'MCP server hostile: 6 tool(s) listed' \
+      'MCP server garbage offers no tools until the next reload: mcp_call: initialize: the server wrote something that is not a JSON-RPC message' \
+      'MCP server silent offers no tools until the next reload: the tool ran past its time limit'; do
+    wait_logged "$line" 1
+    [ "$(logged "$line")" = 1 ] && pass "listed at start: $line" \
+      || fail "not in the log once: $line; log: $(cat "$work/brokerd.log")"
+  done
+  if [ -n "$gvisor_grant" ]; then
+    wait_logged 'MCP server pyg: 5 tool(s) listed' 1
+    [ "$(logged 'MCP server pyg: 5 tool(s) listed')" = 1 ] \
+      && pass "listed at start under gvisor.so: MCP server pyg: 5 tool(s) listed" \
+      || fail "pyg not listed once: $(cat "$work/brokerd.log")"
+  fi
+  # A reload lists them again.
+  kill -HUP $pid
+  wait_logged 'MCP server py: 5 tool(s) listed' 2
+  wait_logged 'MCP server hostile: 6 tool(s) listed' 2
+  [ -z "$gvisor_grant" ] || wait_logged 'MCP server pyg: 5 tool(s) listed' 2
+  [ "$(logged 'MCP server py: 5 tool(s) listed')" = 2 ] \
+    && pass "a reload lists the servers' tools again" \
+    || fail "no listing after the reload: $(cat "$work/brokerd.log")"
+fi
+
+# boxmaker mcp offers the listed tools and calls them, driven by the official MCP SDK (the
+# version tests/mcp pins, installed into NPM_DIR once).
+sdk_skipped=
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  sdk_skipped="node or npm is not installed (Debian packages nodejs, npm)"
+elif [ -S "$work/b.sock" ]; then
+  mkdir -p "$npm_dir"
+  if ! cmp -s "$here/../mcp/package-lock.json" "$npm_dir/package-lock.json" ||
+     [ ! -d "$npm_dir/node_modules/@modelcontextprotocol/sdk" ]; then
+    cp "$here/../mcp/package.json" "$here/../mcp/package-lock.json" "$npm_dir/" &&
+      (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error) ||
+      sdk_skipped="npm ci failed (is the npm registry reachable?)"
+  fi
+  if [ -z "$sdk_skipped" ]; then
+    cp "$here/servers.test.mjs" "$npm_dir/"
+    (cd "$npm_dir" && BX_BOXMAKER="$boxmaker" BX_SOCKET="$work/b.sock" BX_GRANT="$work/grant" \
+       BX_GVISOR_SERVER="${gvisor_grant:+1}" \
+       BX_BESIDE="$work/beside.txt" node --test servers.test.mjs) > "$work/sdk.out" 2>&1 \
+      && pass "boxmaker mcp offers and calls the servers' tools (MCP SDK)" \
+      || fail "the MCP SDK test: $(cat "$work/sdk.out"); log: $(cat "$work/brokerd.log")"
+  fi
+fi
+
 [ $failures = 0 ] || exit 1
+if [ -n "$sdk_skipped" ]; then
+  echo "SKIP the MCP SDK part: $sdk_skipped"
+  [ "${BX_REQUIRE_MCP_SDK:-0}" = 1 ] && exit 1
+  exit 77
+fi
 echo "ok: mcp_call under bwrap.so"
