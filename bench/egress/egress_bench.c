@@ -10,6 +10,8 @@
  *   egress_bench conns VIA COUNT          COUNT connections one after the other
  *   egress_bench hold  VIA COUNT          COUNT connections open, 1 MiB through each, then
  *                                         prints "ready" and waits for standard input to end
+ *   bulk and conns print their figure (MB/s each way, connections/s) and the client's CPU
+ *   seconds (all its threads, user and system).
  *   VIA: direct:PORT | socks-tcp:PORT:TARGETPORT | socks-unix:PATH:NAME
  *       socks-tcp asks for 127.0.0.1:TARGETPORT (address type 1, what microsocks serves);
  *       socks-unix asks for NAME:443 (address type 3, what the egress proxy serves).
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -44,6 +47,16 @@ now_s (void)
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
   return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* This process's CPU time so far, all threads, user and system, in seconds. */
+static double
+cpu_s (void)
+{
+  struct rusage ru;
+  getrusage (RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec
+         + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 /* The server's side: a failure ends one connection, never the server. */
@@ -365,8 +378,8 @@ bulk (const struct via *v, uint64_t bytes)
                (unsigned long long)bytes);
       return 1;
     }
-  /* MB/s each way (both directions ran at once). */
-  printf ("%.1f\n", bytes / took / 1e6);
+  /* MB/s each way (both directions ran at once), and the client's CPU seconds. */
+  printf ("%.1f %.4f\n", bytes / took / 1e6, cpu_s ());
   return 0;
 }
 
@@ -382,7 +395,7 @@ conns (const struct via *v, int count)
       read_all (fd, &k, 1);
       close (fd);
     }
-  printf ("%.0f\n", count / (now_s () - start));
+  printf ("%.0f %.4f\n", count / (now_s () - start), cpu_s ());
   return 0;
 }
 
