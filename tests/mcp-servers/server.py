@@ -78,17 +78,26 @@ def call(params):
 
 
 def leave_a_process():
-    """A grandchild in a session of its own, out of the server's process group."""
+    """A grandchild in a session of its own, out of the server's process group.  The server
+    goes on only once the grandchild has written its mark, so that a busy host cannot have
+    toolkit end it before it is there to be found."""
+    ready_r, ready_w = os.pipe()
     if os.fork() == 0:
+        os.close(ready_r)
         os.setsid()
         if os.fork() == 0:
             with open(mark + ".leftover", "w") as f:
                 f.write(str(os.getpid()))
+            os.write(ready_w, b"x")
+            os.close(ready_w)
             os.close(0)
             while True:
                 time.sleep(1)
         os._exit(0)
+    os.close(ready_w)
     os.wait()
+    os.read(ready_r, 1)
+    os.close(ready_r)
 
 
 def hostile_page(cursor):
