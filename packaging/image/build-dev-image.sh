@@ -11,15 +11,16 @@
 # DIR held, and prints DIR@sha256:<its content digest> to put in a grant's `rootfs:` key
 # (bwrap.so); podman is not needed then, root is.
 #
-# The image holds git, python3, make, gcc (with libc6-dev), curl and ca-certificates, with
-# every package they depend on, and the essential tools a shell script expects (dash as
-# /bin/sh, bash, coreutils, sed, grep, findutils, diffutils, tar, gzip, mawk): the files
-# dpkg lists for each of them, without documentation, manuals and translations.  toolkit is
-# not in it: podman.so mounts the installed toolkit read-only into any image a grant names.
+# The image holds git, python3, nodejs (Node.js, to run an MCP server written for it), make,
+# gcc (with libc6-dev), curl and ca-certificates, with every package they depend on, and the
+# essential tools a shell script expects (dash as /bin/sh, bash, coreutils, sed, grep,
+# findutils, diffutils, tar, gzip, mawk): the files dpkg lists for each of them, without
+# documentation, manuals and translations.  toolkit is not in it: podman.so mounts the
+# installed toolkit read-only into any image a grant names.
 # --extra-ca FILE also trusts the PEM certificates in FILE (the test suite's own CA).
 #
-# Needs: podman (root for --rootfs), and those packages installed (apt-get install git python3 make gcc
-# libc6-dev curl ca-certificates).
+# Needs: podman (root for --rootfs), and those packages installed (apt-get install git python3
+# nodejs make gcc libc6-dev curl ca-certificates).
 set -eu
 umask 022
 
@@ -40,12 +41,12 @@ while [ $# -gt 0 ]; do
     --extra-ca) extra_ca=$2; shift 2 ;;
     --rootfs) rootfs_dir=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
 done
 
-wanted="git python3 make gcc libc6-dev curl ca-certificates
+wanted="git python3 nodejs make gcc libc6-dev curl ca-certificates
         dash bash coreutils sed grep findutils diffutils tar gzip mawk"
 if [ -n "$rootfs_dir" ]; then
   case $rootfs_dir in /*) ;; *) die "--rootfs needs an absolute path" ;; esac

@@ -123,6 +123,7 @@ if [ $static = 0 ]; then
 else
 cat > "$work/grant/work.sh" <<'SH'
 python3 -c 'import sys; print("python", sys.version_info[0], 6 * 7)'
+node -e 'console.log("node", 6 * 7)'
 printf '#include <stdio.h>\nint main (void) { puts ("built by gcc"); return 0; }\n' > /tmp/h.c
 gcc -o /tmp/h /tmp/h.c && /tmp/h
 echo "PATH=$PATH"
@@ -130,9 +131,9 @@ echo "PATH=$PATH"
 echo x > /usr/bin/boxmaker-x 2>/dev/null || echo root read-only
 SH
 call shell "{\"command\":\"sh work.sh\",\"cwd\":\"$work/grant\"}"
-[ $rc = 0 ] && contains "$out" "python 3 42" && contains "$out" "built by gcc" \
+[ $rc = 0 ] && contains "$out" "python 3 42" && contains "$out" "node 42" && contains "$out" "built by gcc" \
   && contains "$out" "root read-only" && [ ! -e "$work/dev/usr/bin/boxmaker-x" ] \
-  && pass "shell in the grant's root: python3 -c and gcc run, the root is read-only" \
+  && pass "shell in the grant's root: python3 -c, node -e and gcc run, the root is read-only" \
   || fail "shell in the development tree: rc=$rc out=$out err=$err"
 shell_out=$out
 call shell "{\"command\":\"xargs -0 echo < /proc/\$PPID/cmdline\",\"cwd\":\"$work/grant\"}"

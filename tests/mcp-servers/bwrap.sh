@@ -15,6 +15,10 @@
 # exit 77 once the rest passed).
 # With runsc installed, a second grant whose runtime is gvisor.so serves the same server as
 # `pyg`, in the same root, on gVisor's kernel.
+# A real Node.js server, @modelcontextprotocol/server-filesystem from npm, is a third kind:
+# grant `fs`, run by the development tree's node, reads a file in its folder through
+# `boxmaker call fs.read_text_file` and refuses a path outside it (without node, npm or the
+# registry that part is skipped, exit 77 once the rest passed).
 #
 #   bwrap.sh RUN_MCP_CALL RUNTIMEDIR TOOLKIT BROKERD BOXMAKER BUILD_IMAGE BUILD_DEV_IMAGE NPM_DIR
 set -u
@@ -158,6 +162,27 @@ if command -v runsc > /dev/null; then
     rootfs: $dev
     runtime: strong"
 fi
+# A real Node.js server from npm, @modelcontextprotocol/server-filesystem (the version
+# package-lock.json pins), installed into a folder its grant reads and run by the development
+# tree's node: the grant's paths are the installed package and the one folder it serves.
+node_skipped= fs_grant=
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  node_skipped="node or npm is not installed (Debian packages nodejs, npm)"
+else
+  mkdir -p "$work/fs-npm" "$work/fs-data"
+  echo "hello from node" > "$work/fs-data/hello.txt"
+  cp "$here/package.json" "$here/package-lock.json" "$work/fs-npm/" &&
+    (cd "$work/fs-npm" && npm ci --no-audit --no-fund --loglevel=error) > "$work/fs-npm.log" 2>&1 ||
+    node_skipped="npm ci of server-filesystem failed (is the npm registry reachable?)"
+fi
+if [ -z "$node_skipped" ]; then
+  fs_grant="  - mcp_server:
+      name: fs
+      command: [node, $work/fs-npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js, $work/fs-data]
+    paths: [$work/fs-npm, $work/fs-data]
+    writable: false
+    rootfs: $dev"
+fi
 cg_line=
 [ -z "$cg_option" ] || cg_line="    $cg_option"
 cat > "$work/b.yaml" <<YAML
@@ -200,6 +225,7 @@ grants:
     writable: false
     rootfs: $dev
 $gvisor_grant
+$fs_grant
 YAML
 mkdir -p "$work/home"
 "$brokerd" --config "$work/b.yaml" --runtimedir "$runtimedir" 2> "$work/brokerd.log" &
@@ -224,6 +250,18 @@ else
       || fail "pyg.read through brokerd and gvisor.so: rc=$rc out=$out err=$(cat "$work/call.err") log=$(cat "$work/brokerd.log")"
   else
     echo "not run: the server under gvisor.so (runsc is not installed)"
+  fi
+  if [ -n "$fs_grant" ]; then
+    out=$("$boxmaker" call fs.read_text_file "{\"path\":\"$work/fs-data/hello.txt\"}" --socket "$work/b.sock" 2> "$work/call.err")
+    rc=$?
+    [ $rc = 0 ] && contains "$out" '"text":"hello from node\n"' \
+      && pass "boxmaker call fs.read_text_file: the Node.js server from npm reads in its folder" \
+      || fail "fs.read_text_file inside: rc=$rc out=$out err=$(cat "$work/call.err") log=$(cat "$work/brokerd.log")"
+    out=$("$boxmaker" call fs.read_text_file "{\"path\":\"$work/grant/inside.txt\"}" --socket "$work/b.sock" 2> "$work/call.err")
+    rc=$?
+    contains "$out$(cat "$work/call.err")" "outside allowed directories" \
+      && pass "the Node.js server refuses a path outside its folder" \
+      || fail "fs.read_text_file outside: rc=$rc out=$out err=$(cat "$work/call.err")"
   fi
 fi
 
@@ -276,7 +314,7 @@ elif [ -S "$work/b.sock" ]; then
   if [ -z "$sdk_skipped" ]; then
     cp "$here/servers.test.mjs" "$npm_dir/"
     (cd "$npm_dir" && BX_BOXMAKER="$boxmaker" BX_SOCKET="$work/b.sock" BX_GRANT="$work/grant" \
-       BX_GVISOR_SERVER="${gvisor_grant:+1}" \
+       BX_GVISOR_SERVER="${gvisor_grant:+1}" BX_FS_SERVER="${fs_grant:+1}" \
        BX_BESIDE="$work/beside.txt" node --test servers.test.mjs) > "$work/sdk.out" 2>&1 \
       && pass "boxmaker mcp offers and calls the servers' tools (MCP SDK)" \
       || fail "the MCP SDK test: $(cat "$work/sdk.out"); log: $(cat "$work/brokerd.log")"
@@ -284,8 +322,9 @@ elif [ -S "$work/b.sock" ]; then
 fi
 
 [ $failures = 0 ] || exit 1
-if [ -n "$sdk_skipped" ]; then
-  echo "SKIP the MCP SDK part: $sdk_skipped"
+[ -z "$node_skipped" ] || echo "SKIP the Node.js server from npm: $node_skipped"
+if [ -n "$sdk_skipped" ] || [ -n "$node_skipped" ]; then
+  [ -z "$sdk_skipped" ] || echo "SKIP the MCP SDK part: $sdk_skipped"
   [ "${BX_REQUIRE_MCP_SDK:-0}" = 1 ] && exit 1
   exit 77
 fi

@@ -2,7 +2,7 @@
 // The owner's MCP servers' tools through `boxmaker mcp`, driven by the official MCP SDK: run
 // by bwrap.sh once brokerd (BX_SOCKET, bwrap.so for real) has listed its four servers: py
 // (server.py, five tools), garbage and silent (whose lists fail) and hostile (server.py
-// hostile: names and descriptions meant to deceive).  BX_GRANT is py's granted folder,
+// hostile: names and descriptions meant to deceive), and fs when BX_FS_SERVER is set.  BX_GRANT is py's granted folder,
 // BX_BESIDE a file beside it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -35,7 +35,12 @@ test ('tools/list offers each listed tool as SERVER.TOOL, and nothing of the fai
         const py = [ 'connect', 'echo', 'env', 'pid', 'read' ];
         // The same server again in a grant whose runtime is gvisor.so, when runsc is there.
         const pyg = process.env.BX_GVISOR_SERVER ? py.map ((t) => 'pyg.' + t) : [];
-        assert.deepEqual (tools.map ((t) => t.name).sort (), [
+        // The Node.js filesystem server from npm (fs), when bwrap.sh installed it: its own
+        // list is its version's, so only the tool bwrap.sh calls is checked.
+        const names = tools.map ((t) => t.name);
+        if (process.env.BX_FS_SERVER)
+          assert.ok (names.includes ('fs.read_text_file'), names.join (' '));
+        assert.deepEqual (names.filter ((n) => !n.startsWith ('fs.')).sort (), [
           'hostile.bigschema', 'hostile.huge', 'hostile.listschema', 'hostile.other.tool', 'hostile.read_file',
           'hostile.second', ...py.map ((t) => 'py.' + t), ...pyg ].sort ());
         const by = Object.fromEntries (tools.map ((t) => [t.name, t]));
