@@ -45,7 +45,11 @@ broker_pid=
 cleanup () {
   [ -z "$broker_pid" ] || { kill "$broker_pid" 2>/dev/null || true; }
   wait 2>/dev/null || true
-  [ -z "$podman" ] || podman rmi "$image" >/dev/null 2>&1 || true
+  # By name: build-dev-image.sh tags the image with its content's digest.
+  [ -z "$podman" ] || for ref in $(podman images --filter "reference=$image" \
+                 --format '{{.Repository}}:{{.Tag}}'); do
+    podman rmi "$ref" >/dev/null 2>&1 || true
+  done
   [ -z "$acct" ] || rmdir "$acct/bx-bench-mcp-brokerd-$$" 2>/dev/null || true
   rm -rf "$work"
 }
@@ -56,7 +60,7 @@ cc -O2 -o "$work/tiers" "$src/bench/runtimes/tiers.c"
 "$src/packaging/image/build-image.sh" --quiet --rootfs "$work/rootfs" \
   --toolkit "$build/toolkit/toolkit" > /dev/null
 dev=$(sh "$src/packaging/image/build-dev-image.sh" --quiet --rootfs "$work/dev")
-[ -z "$podman" ] || sh "$src/packaging/image/build-dev-image.sh" --quiet --name "$image" > /dev/null
+[ -z "$podman" ] || image_ref=$(sh "$src/packaging/image/build-dev-image.sh" --quiet --name "$image" | tail -n 1)
 
 # The server, installed as tests/mcp-servers pins it, and the folder it serves.
 npm_dir=$work/fs-npm data=$work/fs-data
@@ -121,8 +125,8 @@ sides=$work/sides
     "$work/conversation.jsonl" "$node" "$server" "$data"
   printf 'read_text_file\tbwrap.so\t-1\t/dev/null\t%s\t%s call fs.read_text_file %s --socket %s\n' \
     "$bwrap_cpu" "$build/client/boxmaker" "$args" "$work/b.sock"
-  [ -z "$podman" ] || printf 'read_text_file\tpodman\t-1\t%s\t-\t%s --runtime runc run --rm -i --pull=never --network=none --user 65534:65534 --mount type=bind,src=%s,dst=%s,ro --mount type=bind,src=%s,dst=%s,ro %s node %s %s\n' \
-    "$work/conversation.jsonl" "$podman" "$npm_dir" "$npm_dir" "$data" "$data" "$image" "$server" "$data"
+  [ -z "$podman" ] || printf 'read_text_file\tpodman\t-1\t%s\t-\t%s --runtime runc run --rm -i --pull=never --network=none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 --user 65534:65534 --mount type=bind,src=%s,dst=%s,ro --mount type=bind,src=%s,dst=%s,ro %s node %s %s\n' \
+    "$work/conversation.jsonl" "$podman" "$npm_dir" "$npm_dir" "$data" "$data" "$image_ref" "$server" "$data"
   printf 'RATIO\tbwrap.so\tbare\nRATIO\tpodman\tbare\nRATIO\tpodman\tbwrap.so\n'
 } > "$sides"
 
