@@ -15,9 +15,9 @@
 #              installed and BENCH_PODMAN is not 0)
 # For each side: p50 and p90 of the wall time, and the CPU time per call (the side's program
 # and every descendant in a cgroup v1 cpuacct cgroup of the side's; for bwrap.so brokerd's
-# own cpuacct cgroup, which holds its keepers and sandboxes, is added; podman's containers
-# live in podman's own cgroups, so its figure is the podman process and conmon's start only);
-# then the ratios bwrap.so/bare and podman/bare.  Goal: bwrap.so at most 1.2x bare.
+# own cpuacct cgroup, which holds its keepers and sandboxes, is added; podman puts its
+# containers in cgroups of its own, so podman's figure leaves the server's time out); then
+# the ratios bwrap.so/bare and podman/bare.  Goal: bwrap.so at most 1.2x bare.
 #
 #   bench/mcp-servers/run.sh BUILD_DIR [ROUNDS]    # default 20; BENCH_PODMAN=0: without
 #
