@@ -106,30 +106,6 @@ receive_with_fds (int sock, void *bytes, size_t len, int *fds, size_t *count)
   return n;
 }
 
-/* The child shares the keeper's memory until it execs (CLONE_VM | CLONE_VFORK, as
- * posix_spawn does): the keeper's pages, brokerd's at the keeper's start, are neither
- * copied at the clone nor torn down at the exec, which would cost more than the rest of
- * the child's work.  The keeper is suspended meanwhile and serves one request at a time,
- * so one stack does for every child; the child changes nothing of the keeper's memory but
- * that stack (its signal handlers, descriptors, namespaces and limits are its own). */
-#define CHILD_STACK (256 * 1024)
-static char child_stack[CHILD_STACK] __attribute__ ((aligned (64)));
-
-struct child_start
-{
-  char **argv;
-  const struct bx_bwrap_child *child;
-  const int *fds; /* the standard streams */
-  int report;
-};
-
-static int
-child_main (void *arg)
-{
-  const struct child_start *s = arg;
-  bx_bwrap_child_exec (s->argv, s->child, s->fds[0], s->fds[1], s->fds[2], s->report);
-}
-
 /* One request, in the keeper: clone, and answer with the error and the pidfd. */
 static void
 serve (int sock, char *buf, ssize_t len, int *fds, size_t count)
@@ -170,9 +146,9 @@ serve (int sock, char *buf, ssize_t len, int *fds, size_t count)
                 .mount_readonly = req.has_readonly ? req.mount_readonly : NULL,
                 .ucounts = req.ucounts.set ? &req.ucounts : NULL,
               };
-              struct child_start start = { argv, &c, fds, report[1] };
-              int pid = clone (child_main, child_stack + sizeof child_stack,
-                               CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &start, &pidfd);
+              long pid = syscall (SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
+              if (pid == 0)
+                bx_bwrap_child_exec (argv, &c, fds[0], fds[1], fds[2], report[1]);
               answer = pid < 0 ? errno : 0;
               close (report[1]);
               int child_errno;
