@@ -212,6 +212,16 @@ bx_call_read (struct bx_call *c)
 
 /* ---- Decide. ------------------------------------------------------------------------- */
 
+/* A refused name as the audit line keeps it: cut as the refusal shows it (the line is JSON,
+ * which escapes the rest), since the whole name could make the line megabytes long. */
+static void
+cut_logged_tool (struct bx_call *c)
+{
+  const char *name = c->env.u.request.tool;
+  c->owned_tool = bx_xstrndup (name, bx_utf8_cut (name, strlen (name), BX_SHOWN_NAME_MAX));
+  c->rec.tool = c->owned_tool;
+}
+
 bool
 bx_call_decide (struct bx_call *c)
 {
@@ -237,6 +247,7 @@ bx_call_decide (struct bx_call *c)
       cleanup_free char *quoted
           = bx_printable (env->u.request.tool, strlen (env->u.request.tool), BX_SHOWN_NAME_MAX);
       cleanup_free char *reason = bx_xasprintf ("%s: %s", quoted, mcp_why.text);
+      cut_logged_tool (c);
       return deny_request (c, reason);
     }
   else if (bx_tool_from_name (env->u.request.tool, &tool) < 0)
@@ -248,10 +259,7 @@ bx_call_decide (struct bx_call *c)
       cleanup_free char *quoted = bx_printable (name, len, BX_SHOWN_NAME_MAX);
       cleanup_free char *reason = bx_xasprintf (
           "unknown tool \"%s\": expected read_file, write_file, shell or http_fetch", quoted);
-      /* The audit line gets the same cut (it is JSON, which escapes the rest): the whole
-       * name could make it megabytes long. */
-      c->owned_tool = bx_xstrndup (name, bx_utf8_cut (name, len, BX_SHOWN_NAME_MAX));
-      c->rec.tool = c->owned_tool;
+      cut_logged_tool (c);
       return deny_request (c, reason);
     }
   if (tool != BX_TOOL_MCP_CALL

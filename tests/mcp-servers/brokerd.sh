@@ -70,6 +70,14 @@ call other.echo '{}'
 call 'notes.a/b' '{}'
 [ $rc = 1 ] && contains "$err" 'denied: notes.a/b: the tool'"'"'s name is not 1 to 128 of [A-Za-z0-9_.-]' \
   && pass "a tool name MCP does not advise is refused" || fail "notes.a/b: $rc $err"
+# A refused name is cut on the audit line as in the refusal: a model cannot make the line
+# as long as the name it sends.
+long=$(printf 'notes.%0300d' 0 | tr 0 '!')
+call "$long" '{}'
+logged=$(grep -o '"tool":"notes\.!*"' "$work/audit.log" | tail -1)
+[ $rc = 1 ] && [ -n "$logged" ] && [ ${#logged} -le $((64 + 9)) ] \
+  && pass "a long refused server tool name is cut on the audit line" \
+  || fail "long name: rc=$rc logged=${#logged} bytes: $(tail -c 400 "$work/audit.log")"
 call notes.echo '[1]'
 [ $rc != 0 ] && pass "arguments that are not an object are refused" || fail "notes.echo [1]: $rc $out"
 call mcp_call '{"command": ["/bin/sh"], "method": "tools/list"}'
