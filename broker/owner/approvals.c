@@ -150,6 +150,32 @@ bx_approvals_timeout_text (int64_t ms)
 /* One part of a summary: printable ASCII only (a person must read exactly what runs: no
  * bidirectional controls, invisible or look-alike characters), at most MAX bytes with its
  * "..." when cut; *CUT is set when it was. */
+/* An mcp_call's SERVER.TOOL, from toolkit's input (brokerd's own JSON).  Newly allocated. */
+static char *
+mcp_tool_name (const struct bx_tool_args *args)
+{
+  json_t *req = args->request ? json_loads (args->request, 0, NULL) : NULL;
+  const char *tool = json_string_value (json_object_get (json_object_get (req, "params"), "name"));
+  char *name = bx_xasprintf ("%s.%s", args->server ? args->server : "?", tool ? tool : "?");
+  json_decref (req);
+  return name;
+}
+
+/* An mcp_call's arguments for the tool, as compact JSON.  Newly allocated. */
+static char *
+mcp_arguments_text (const struct bx_tool_args *args)
+{
+  json_t *req = args->request ? json_loads (args->request, 0, NULL) : NULL;
+  json_t *arguments = json_object_get (json_object_get (req, "params"), "arguments");
+  char *text = arguments ? json_dumps (arguments, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+  json_decref (req);
+  if (text == NULL)
+    return bx_xstrdup ("{}");
+  char *copy = bx_xstrdup (text);
+  free (text);
+  return copy;
+}
+
 static char *
 shown (const char *s, size_t max, bool *cut)
 {
@@ -206,10 +232,15 @@ bx_approvals_summary (const struct bx_decision *d)
       head = bx_xasprintf ("http_fetch from %s", where);
       break;
     case BX_TOOL_MCP_CALL:
-      /* The server's name, and toolkit's input: the tool and its arguments. */
-      where = shown (args->server ? args->server : "?", SHOWN_FOLDER, &head_cut);
-      what = shown (args->request ? args->request : "?", SHOWN_SUBJECT, &subject_cut);
-      head = bx_xasprintf ("MCP server %s", where);
+      {
+        /* The server's tool and the arguments the model chose, not toolkit's whole input:
+         * that starts with the owner's own command, which would crowd them out. */
+        cleanup_free char *tool = mcp_tool_name (args);
+        cleanup_free char *arguments = mcp_arguments_text (args);
+        where = shown (tool, SHOWN_FOLDER, &head_cut);
+        what = shown (arguments, SHOWN_SUBJECT, &subject_cut);
+        head = bx_xasprintf ("MCP tool %s", where);
+      }
       break;
     }
   if (head == NULL)
@@ -252,17 +283,19 @@ same_id (const char *a, const char *b)
 }
 
 /* What a once_per_session approval covers: the caller's UID (never a session id alone,
- * which any client may send), the SESSION, the tool, the folder (read_file, write_file) or
- * host and port (http_fetch) the owner saw, and the grant by its content GRANT_TEXT, not
- * its place in the file.  NULL when the uid is unknown: such a call is always asked. */
+ * which any client may send), the SESSION, the tool, the folder (read_file, write_file),
+ * host and port (http_fetch) or server's tool (an MCP server's, SERVER.TOOL) the owner saw, and the
+ * grant by its content GRANT_TEXT, not its place in the file.  NULL when the uid is unknown: such a
+ * call is always asked. */
 static char *
 remember_key (const struct bx_decision *d, int64_t uid, const char *session, const char *grant_text)
 {
   if (uid < 0)
     return NULL;
   cleanup_free char *where
-      = d->args.tool == BX_TOOL_HTTP_FETCH && d->host
-            ? bx_xasprintf ("%s:%u", d->host, d->port)
+      = d->args.tool == BX_TOOL_HTTP_FETCH && d->host ? bx_xasprintf ("%s:%u", d->host, d->port)
+        : d->args.tool == BX_TOOL_MCP_CALL
+            ? mcp_tool_name (&d->args)
             : bx_xstrdup (d->args.tool != BX_TOOL_SHELL && d->folder ? d->folder : "");
   /* Lengths before texts: no two keys read the same. */
   return bx_xasprintf ("%lld %zu:%s %s %zu:%s %s", (long long)uid, strlen (session), session,
@@ -341,13 +374,13 @@ static json_t *
 entry_json (const struct entry *e)
 {
   const struct bx_call *c = e->parked;
-  json_t *o = json_pack (
-      "{s:s, s:s, s:s, s:s, s:I, s:s, s:s%, s:o, s:o, s:I, s:I}", "approval", e->approval,
-      "session", c->rec.session, "call", c->rec.call, "tool", bx_tool_name (c->decision.args.tool),
-      "grant", (json_int_t)c->decision.grant_index + 1, "summary", e->summary, "arguments",
-      e->arguments, e->arguments_len, "uid", c->uid >= 0 ? json_integer (c->uid) : json_null (),
-      "pid", c->pid >= 0 ? json_integer (c->pid) : json_null (), "since", (json_int_t)e->since_unix,
-      "expires", (json_int_t)e->expires_unix);
+  json_t *o = json_pack ("{s:s, s:s, s:s, s:s, s:I, s:s, s:s%, s:o, s:o, s:I, s:I}", "approval",
+                         e->approval, "session", c->rec.session, "call", c->rec.call, "tool",
+                         c->rec.tool, "grant", (json_int_t)c->decision.grant_index + 1, "summary",
+                         e->summary, "arguments", e->arguments, e->arguments_len, "uid",
+                         c->uid >= 0 ? json_integer (c->uid) : json_null (), "pid",
+                         c->pid >= 0 ? json_integer (c->pid) : json_null (), "since",
+                         (json_int_t)e->since_unix, "expires", (json_int_t)e->expires_unix);
   if (o == NULL)
     abort ();
   json_object_set_new (o, "client_left", json_boolean (e->detached));

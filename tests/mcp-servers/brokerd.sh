@@ -5,7 +5,9 @@
 # and the model's tool and arguments, in the server's own grant (its folders, its class),
 # its writable folder with a shell's protected paths read-only over it, named SERVER.TOOL on
 # the audit line; an unknown server, a bad tool name and mcp_call itself
-# are refused; and --check-config refuses a wrong mcp_server naming FILE:LINE:COLUMN.
+# are refused (a long name cut on the audit line); approving a server's tool shows SERVER.TOOL
+# and the model's arguments and, once_per_session, covers that tool only; and --check-config
+# refuses a wrong mcp_server naming FILE:LINE:COLUMN.
 #
 #   brokerd.sh BROKERD BOXMAKER RUNTIMEDIR
 set -u
@@ -24,12 +26,14 @@ failures=0
 fail () { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass () { echo "ok: $*"; }
 contains () { case $1 in *"$2"*) return 0 ;; esac; return 1; }
-mkdir -p "$work/data" "$work/notes" "$work/home"
+mkdir -p "$work/data" "$work/notes" "$work/asked" "$work/home"
 
 cat > "$work/b.yaml" <<YAML
 socket: $work/b.sock
 home: $work/home
 audit: $work/audit.log
+admin_socket: $work/admin.sock
+admin_group: 4242
 runtime:
   module: fake
   options:
@@ -43,6 +47,12 @@ grants:
       cwd: $work/notes
     paths: [$work/notes]
     class: internal
+  - mcp_server:
+      name: asked
+      command: [python3, /srv/mcp/server.py, good]
+    paths: [$work/asked]
+    approval: once_per_session
+    approval_timeout: 3s
 YAML
 "$brokerd" --config "$work/b.yaml" --runtimedir "$runtimedir" 2> "$work/brokerd.log" &
 pid=$!
@@ -78,6 +88,32 @@ logged=$(grep -o '"tool":"notes\.!*"' "$work/audit.log" | tail -1)
 [ $rc = 1 ] && [ -n "$logged" ] && [ ${#logged} -le $((64 + 9)) ] \
   && pass "a long refused server tool name is cut on the audit line" \
   || fail "long name: rc=$rc logged=${#logged} bytes: $(tail -c 400 "$work/audit.log")"
+# Approving an MCP server's tool: the owner sees SERVER.TOOL and the model's arguments, not
+# the owner's command; once_per_session then covers that tool only, not the server's others.
+"$boxmaker" call asked.echo '{"text": "approve me"}' --socket "$work/b.sock" --session s1 \
+  --call a1 > "$work/a1.out" 2>&1 &
+a1=$!
+entry= i=0
+while ! contains "$entry" '"session":"s1"' && [ $i -lt 600 ]; do
+  entry=$("$boxmaker" approvals --json --admin-socket "$work/admin.sock" 2>/dev/null)
+  contains "$entry" '"session":"s1"' || { sleep 0.1; i=$((i + 1)); }
+done
+id=$(echo "$entry" | sed -n 's/.*"approval":"\([0-9a-f]*\)".*/\1/p' | head -1)
+contains "$entry" '"tool":"asked.echo"' \
+  && contains "$entry" '"summary":"MCP tool asked.echo: {\\x22text\\x22:\\x22approve me\\x22}"' \
+  && pass "the owner is asked about asked.echo and its arguments" || fail "approval entry: $entry"
+[ -n "$id" ] && "$boxmaker" approve "$id" --admin-socket "$work/admin.sock" > /dev/null
+wait "$a1"
+contains "$(cat "$work/a1.out")" '"tool":"mcp_call"' && pass "the approved call ran" \
+  || fail "the approved call: $(cat "$work/a1.out")"
+call asked.echo '{"text": "again"}'
+out_again=$("$boxmaker" call asked.echo '{"text": "again"}' --socket "$work/b.sock" --session s1 --call a2 2>&1)
+contains "$out_again" '"tool":"mcp_call"' && ! contains "$out_again" 'waiting for approval' \
+  && pass "the same tool in the same session runs on the remembered approval" \
+  || fail "asked.echo again: $out_again"
+out_other=$("$boxmaker" call asked.pid '{}' --socket "$work/b.sock" --session s1 --call a3 2>&1)
+contains "$out_other" 'did not answer within the approval timeout' \
+  && pass "another tool of the same server is asked again" || fail "asked.pid: $out_other"
 call notes.echo '[1]'
 [ $rc != 0 ] && pass "arguments that are not an object are refused" || fail "notes.echo [1]: $rc $out"
 call mcp_call '{"command": ["/bin/sh"], "method": "tools/list"}'
