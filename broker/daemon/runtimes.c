@@ -49,7 +49,7 @@ bx_runtimes_start (const struct bx_config *cfg, const char *runtimedir, bx_modul
       int res = bx_module_load (module != NULL ? module : BX_REFUSING_MODULE, runtimedir, &m, err);
       if (res < 0 && where != NULL)
         bx_error_wrap (err, "%s", where);
-      size_t k = res == 0 ? loaded_before (rt, i, m) : SIZE_MAX;
+      size_t k = res == 0 && m != NULL ? loaded_before (rt, i, m) : SIZE_MAX;
       /* One file by two names: two instances of one module would each sweep
        * the other's sandboxes as leftovers.  The config refuses what it can see by name. */
       if (k != SIZE_MAX)
@@ -57,7 +57,8 @@ bx_runtimes_start (const struct bx_config *cfg, const char *runtimedir, bx_modul
                              "%s: module %s is loaded already, by %s: a module is loaded once; "
                              "expected grants to name that runtime",
                              where, bx_module_path (m),
-                             k == 0 ? "the default runtime" : cfg->runtimes[k - 1].name);
+                             k == 0 || cfg->runtimes == NULL ? "the default runtime"
+                                                             : cfg->runtimes[k - 1].name);
       else if (res == 0)
         res = bx_module_create (m, r ? r->options : cfg->runtime_options, cfg->home, log, log_ctx,
                                 err);

@@ -229,8 +229,8 @@ answer (struct conn *c, json_t *req)
   c->ending = true;
   const char *op, *approval, *reason;
   cleanup_error bx_error why = NULL;
-  if (check_request (req, &op, &approval, &reason, &why) < 0)
-    send_error (c, bx_error_msg (why));
+  if (check_request (req, &op, &approval, &reason, &why) < 0 || op == NULL)
+    send_error (c, why != NULL ? bx_error_msg (why) : "missing field \"op\"");
   else if (strcmp (op, "list") == 0)
     send_json (c, json_pack ("{s:s, s:o}", "type", "list", "pending", bx_approvals_list (a, NULL)));
   else if (strcmp (op, "watch") == 0)
@@ -608,8 +608,11 @@ bx_admin_free (struct bx_admin *admin)
 {
   if (admin == NULL)
     return;
-  while (admin->conns != NULL)
-    conn_close (admin->conns);
+  for (struct conn *c = admin->conns, *next; c != NULL; c = next)
+    {
+      next = c->next;
+      conn_close (c);
+    }
   bx_approvals_on_events (admin->approvals, NULL, NULL);
   free (admin);
 }

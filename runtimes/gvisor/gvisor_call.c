@@ -149,8 +149,10 @@ bind_source (const char *dir, size_t n, const char *path, bool writable)
 static ssize_t
 enclosing (const struct bx_gvisor_mount *mounts, size_t count, const char *path, bool writable)
 {
-  for (size_t j = 0; j < count; j++)
+  for (size_t j = 0; j < count && path != NULL; j++)
     {
+      if (mounts[j].dest == NULL)
+        continue;
       size_t n = strlen (mounts[j].dest);
       if ((mounts[j].writable || !writable) && strncmp (path, mounts[j].dest, n) == 0
           && (path[n] == '/' || (n == 1 && mounts[j].dest[0] == '/')))
