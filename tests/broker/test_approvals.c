@@ -1722,8 +1722,7 @@ static int
 settled_threads_of (pid_t pid)
 {
   int last = threads_of (pid);
-  for (int still_ms = 0, waited_ms = 0; still_ms < 300 && waited_ms < 10000;
-       waited_ms += 50)
+  for (int still_ms = 0, waited_ms = 0; still_ms < 300 && waited_ms < 10000; waited_ms += 50)
     {
       sleep_ms (50);
       int now = threads_of (pid);
