@@ -171,13 +171,8 @@ struct bx_egress
 struct bx_egress_config
 bx_egress_default_config (void)
 {
-  /* The copy: one thread, poll and splice, measured fastest by bench/egress/run.sh (1 GiB
-   * each way at once, client over the Unix socket, loopback TCP server, 2 cores, median of
-   * 5): poll+splice 1099 MB/s each way (0.80 of a direct loopback connection), poll+64 KiB
-   * buffer 664 (0.48), a thread per direction with splice 793 (0.58), with a buffer 533
-   * (0.39); microsocks 100.  Connections/s: 2241, 2268, 2149, 1945; microsocks 2012.  A
-   * second run gave poll+splice 0.95 of direct and 1.40 times microsocks' connections/s
-   * (bench/README.md). */
+  /* The copy: one thread, poll and splice, which bench/egress/run.sh measured fastest of
+   * the copies it offers, against a buffer and a thread per direction (bench/README.md). */
   return (struct bx_egress_config){ .handshake_ms = BX_EGRESS_HANDSHAKE_MS,
                                     .connect_ms = BX_EGRESS_CONNECT_MS,
                                     .copy = BX_EGRESS_COPY_POLL_SPLICE,
