@@ -77,9 +77,8 @@ static int
 fake_create (const struct bx_host *host, const bx_options *options, void **instance,
              bx_error_sink *sink)
 {
-  static const char *const known[]
-      = { "mode",   "content",   "truncated", "refused", "delay_ms",
-          "repeat", "protected", "exec",      NULL };
+  static const char *const known[] = { "mode",   "content",   "truncated", "refused", "delay_ms",
+                                       "repeat", "protected", "exec",      NULL };
   if (host->option_check_known (options, known, sink) < 0)
     return -1;
 
@@ -244,8 +243,7 @@ echo_spec (struct fake *f, const bx_run_spec *spec, int in_flight)
 /* Mode exec: the program of `exec` with the call's arguments on its standard input (a
  * memfd, so that nothing has to pump both ways) and its standard output as the output. */
 static enum bx_run_status
-exec_program (struct fake *f, const bx_run_spec *spec, bx_run_result *result,
-              const char **sentence)
+exec_program (struct fake *f, const bx_run_spec *spec, bx_run_result *result, const char **sentence)
 {
   const struct bx_host *h = f->host;
   size_t len = 0;
@@ -298,7 +296,7 @@ exec_program (struct fake *f, const bx_run_spec *spec, bx_run_result *result,
         }
     }
   close (out[0]);
-  int status;
+  int status = -1; /* not an exit when waitpid fails */
   while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
     ;
   if (!WIFEXITED (status) || WEXITSTATUS (status) > 1)

@@ -7,7 +7,9 @@
 MODE "good" (the default) is a well-behaved server with these tools: echo (its text back),
 read (a file's text, or isError when it cannot), pid (its own pid), connect (a TCP
 connection straight to an address, ignoring any proxy: what became of it) and env (an
-environment variable's value).  Every other mode
+environment variable's value); it also answers three tools it does not list, as a hostile
+server might: write (a file's text), via_proxy (an HTTP CONNECT through its HTTPS_PROXY: the
+proxy's status line) and leave (a process left running in a session of its own).  Every other mode
 misbehaves in one way, named after it (see answer below); "hostile" lists tools with names
 and descriptions meant to deceive (hostile_page); "impostor" lists tools named as another
 server's or as boxmaker's own, and answers every call claiming another identity
@@ -77,7 +79,43 @@ def call(params):
             return text(f"cannot connect: {e.strerror or e}", True)
     if name == "env":
         return text(os.environ.get(args["name"], "(unset)"))
+    if name == "write":
+        try:
+            with open(args["path"], "w") as f:
+                f.write(args.get("text", ""))
+            return text("written")
+        except OSError as e:
+            return text(f"cannot write {args['path']}: {e.strerror}", True)
+    if name == "via_proxy":
+        return via_proxy(args["host"], args["port"])
+    if name == "leave":
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.close(0)
+                os.close(1)
+                while True:
+                    time.sleep(1)
+            os._exit(0)
+        os.wait()
+        return text("left")
     return None
+
+
+def via_proxy(host, port):
+    """CONNECT HOST:PORT through the proxy the environment names; the proxy's status line."""
+    proxy = os.environ.get("HTTPS_PROXY", "")
+    if not proxy.startswith("http://"):
+        return text("no proxy", True)
+    phost, _, pport = proxy[len("http://"):].rstrip("/").rpartition(":")
+    try:
+        with socket.create_connection((phost, int(pport)), timeout=30) as s:
+            s.sendall(b"CONNECT %s:%d HTTP/1.1\r\nHost: %s:%d\r\n\r\n"
+                      % (host.encode(), port, host.encode(), port))
+            status = s.makefile("rb").readline().decode("latin-1").strip()
+        return text(status, not status.split(" ")[1:2] == ["200"])
+    except OSError as e:
+        return text(f"cannot connect: {e.strerror or e}", True)
 
 
 def leave_a_process():
