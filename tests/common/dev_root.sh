@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2034
 # SPDX-License-Identifier: Apache-2.0
 # Sourced by the tests that run an MCP server inside bwrap.so in a grant's own root.
 #
@@ -6,7 +7,7 @@
 # `rootfs:` takes (DIR@sha256:...); status 1 with $dev_root_why saying why it cannot be
 # built here.
 dev_root () {
-  dev_root= dev_root_why=
+  dev_root='' dev_root_why=''
   if ! dev_root=$(sh "$1" --quiet --rootfs "$2" 2> "$2.log"); then
     dev_root_why="build-dev-image.sh --rootfs cannot build the development tree here: $(tail -n 3 "$2.log")"
     dev_root=
