@@ -10,6 +10,12 @@
  * when `refused` is true mode: failed        Failed, with a fixed sentence mode: unavailable
  * Unavailable, with a fixed sentence mode: silent        Failed with no sentence (the host must
  * supply one) mode: bad_status    a status the ABI does not define (the host must not trust it)
+ *   mode: exec          runs the program of `exec` (a list: the program's path and its
+ *                       arguments) on the host, with no sandbox at all, the call's arguments
+ *                       on its standard input; output is its standard output, the tool's
+ *                       refusal when it exits 1 (toolkit's convention), Failed otherwise
+ *                       unless it exits 0.  For a test that drives toolkit mcp_call through
+ *                       brokerd without a runtime's cost
  *   protected           paths the module names as protected (ABI 1.1)
  *   check_root          accepts a grant's image and rootfs, unless it holds "absent"
  *   delay_ms            how long each run waits before answering (default none); a
@@ -17,8 +23,14 @@
  *
  * It is a module like any other: jansson is used inside it, and only plain C crosses the
  * ABI. */
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdatomic.h>
+#include <errno.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
@@ -29,6 +41,7 @@
 
 static const char failed_sentence[] = "the fake runtime was told to fail";
 static const char unavailable_sentence[] = "the fake runtime was told to be unavailable";
+static const char exec_sentence[] = "the fake runtime's program failed";
 
 enum fake_mode
 {
@@ -38,10 +51,11 @@ enum fake_mode
   MODE_UNAVAILABLE,
   MODE_SILENT,
   MODE_BAD_STATUS,
+  MODE_EXEC,
 };
 
 static const char *const mode_names[] = {
-  "echo", "fixed", "failed", "unavailable", "silent", "bad_status", NULL,
+  "echo", "fixed", "failed", "unavailable", "silent", "bad_status", "exec", NULL,
 };
 
 struct fake
@@ -54,6 +68,7 @@ struct fake
   uint64_t delay_ms;
   int64_t repeat;
   const char **protected; /* NULL-terminated copy of the option's list */
+  char **exec;            /* NULL-terminated copy of the option's list (mode exec) */
   atomic_int in_flight;
   atomic_int max_in_flight;
 };
@@ -62,8 +77,8 @@ static int
 fake_create (const struct bx_host *host, const bx_options *options, void **instance,
              bx_error_sink *sink)
 {
-  static const char *const known[]
-      = { "mode", "content", "truncated", "refused", "delay_ms", "repeat", "protected", NULL };
+  static const char *const known[] = { "mode",   "content",   "truncated", "refused", "delay_ms",
+                                       "repeat", "protected", "exec",      NULL };
   if (host->option_check_known (options, known, sink) < 0)
     return -1;
 
@@ -77,8 +92,8 @@ fake_create (const struct bx_host *host, const bx_options *options, void **insta
   if (m < 0)
     {
       host->error_set (sink,
-                       "option \"mode\": expected echo, fixed, failed, unavailable, silent or "
-                       "bad_status, got \"%.32s\"",
+                       "option \"mode\": expected echo, fixed, failed, unavailable, silent, "
+                       "bad_status or exec, got \"%.32s\"",
                        mode);
       return -1;
     }
@@ -112,6 +127,25 @@ fake_create (const struct bx_host *host, const bx_options *options, void **insta
       f->protected = calloc (count + 1, sizeof (char *));
       for (size_t i = 0; f->protected != NULL && i < count; i++)
         f->protected[i] = items[i];
+    }
+  if (host->option_list (options, "exec", &items, &count, sink) < 0)
+    {
+      free (f->protected);
+      free (f);
+      return -1;
+    }
+  if (f->mode == MODE_EXEC && count == 0)
+    {
+      host->error_set (sink, "mode exec: option \"exec\" must name a program");
+      free (f->protected);
+      free (f);
+      return -1;
+    }
+  if (count > 0)
+    {
+      f->exec = calloc (count + 1, sizeof (char *));
+      for (size_t i = 0; f->exec != NULL && i < count; i++)
+        f->exec[i] = (char *)items[i];
     }
   atomic_init (&f->in_flight, 0);
   atomic_init (&f->max_in_flight, 0);
@@ -206,6 +240,73 @@ echo_spec (struct fake *f, const bx_run_spec *spec, int in_flight)
   return o;
 }
 
+/* Mode exec: the program of `exec` with the call's arguments on its standard input (a
+ * memfd, so that nothing has to pump both ways) and its standard output as the output. */
+static enum bx_run_status
+exec_program (struct fake *f, const bx_run_spec *spec, bx_run_result *result, const char **sentence)
+{
+  const struct bx_host *h = f->host;
+  size_t len = 0;
+  const char *arguments = h->spec_arguments (spec, &len);
+  int in = memfd_create ("fake-exec-input", MFD_CLOEXEC);
+  int out[2] = { -1, -1 };
+  *sentence = exec_sentence;
+  if (in < 0 || pipe2 (out, O_CLOEXEC) < 0)
+    {
+      if (in >= 0)
+        close (in);
+      return BX_RUN_FAILED;
+    }
+  for (size_t done = 0; arguments != NULL && done < len;)
+    {
+      ssize_t w = write (in, arguments + done, len - done);
+      if (w <= 0)
+        break;
+      done += (size_t)w;
+    }
+  lseek (in, 0, SEEK_SET);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init (&actions);
+  posix_spawn_file_actions_adddup2 (&actions, in, 0);
+  posix_spawn_file_actions_adddup2 (&actions, out[1], 1);
+  pid_t pid;
+  extern char **environ;
+  int r = posix_spawn (&pid, f->exec[0], &actions, NULL, f->exec, environ);
+  posix_spawn_file_actions_destroy (&actions);
+  close (in);
+  close (out[1]);
+  if (r != 0)
+    {
+      close (out[0]);
+      return BX_RUN_FAILED;
+    }
+  char buf[65536];
+  bool full = false;
+  for (;;)
+    {
+      ssize_t n = read (out[0], buf, sizeof buf);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      if (!full && h->output_append (result, buf, (size_t)n) < 0)
+        {
+          h->output_set_truncated (result);
+          full = true;
+        }
+    }
+  close (out[0]);
+  int status = -1; /* not an exit when waitpid fails */
+  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (!WIFEXITED (status) || WEXITSTATUS (status) > 1)
+    return BX_RUN_FAILED;
+  if (WEXITSTATUS (status) == 1 && BX_HOST_HAS (h, output_set_refused))
+    h->output_set_refused (result);
+  *sentence = NULL;
+  return BX_RUN_OK;
+}
+
 static enum bx_run_status
 fake_run (void *instance, const bx_run_spec *spec, bx_run_result *result, const char **sentence)
 {
@@ -273,6 +374,9 @@ fake_run (void *instance, const bx_run_spec *spec, bx_run_result *result, const 
     case MODE_BAD_STATUS:
       status = (enum bx_run_status)42;
       break;
+    case MODE_EXEC:
+      status = exec_program (f, spec, result, sentence);
+      break;
     }
 
   atomic_fetch_sub (&f->in_flight, 1);
@@ -301,6 +405,7 @@ fake_destroy (void *instance)
 {
   struct fake *f = instance;
   free (f->protected);
+  free (f->exec);
   free (f);
 }
 

@@ -6,12 +6,14 @@
 # its writable folder with a shell's protected paths read-only over it, named SERVER.TOOL on
 # the audit line; an unknown server, a bad tool name and mcp_call itself
 # are refused (a long name cut on the audit line); approving a server's tool shows SERVER.TOOL
-# and the model's arguments and, once_per_session, covers that tool only; and --check-config
-# refuses a wrong mcp_server naming FILE:LINE:COLUMN.
+# and the model's arguments and, once_per_session, covers that tool only; --check-config
+# refuses a wrong mcp_server naming FILE:LINE:COLUMN; and, with fake.so running toolkit
+# mcp_call on the host (its mode exec), a server listing 300 tools keeps 256, and one whose
+# pages never end is asked for 16.
 #
-#   brokerd.sh BROKERD BOXMAKER RUNTIMEDIR
+#   brokerd.sh BROKERD BOXMAKER RUNTIMEDIR TOOLKIT
 set -u
-brokerd=$1 boxmaker=$2 runtimedir=$3
+brokerd=$1 boxmaker=$2 runtimedir=$3 toolkit=$4
 . "$(dirname "$0")/../common/wait_socket.sh"
 
 work=$(mktemp -d /tmp/bx-mcp-brokerd.XXXXXX)
@@ -153,6 +155,62 @@ check nested "  - tools: [shell]
     paths: [$work/data]
   - mcp_server: {name: a, command: [x]}
     paths: [$work/data/inner]" "7:13: path \"$work/data/inner\" of grant 2 lies inside \"$work/data\" of grant 1"
+
+# The listing's bounds, with the servers run for real by toolkit (fake.so's mode exec): at
+# most 256 tools a server, the first ones listed; nextCursor followed for at most 16 pages
+# (server.py endless lists tool pageN on page N, so the tools kept count the pages asked).
+server=$(cd "$(dirname "$0")" && pwd)/server.py
+cat > "$work/bounds.yaml" <<YAML
+socket: $work/bounds.sock
+home: $work/home
+runtime:
+  module: fake
+  options:
+    mode: exec
+    exec: [$toolkit, mcp_call]
+grants:
+  - mcp_server:
+      name: many
+      command: [python3, $server, many]
+    paths: [$work/notes]
+  - mcp_server:
+      name: endless
+      command: [python3, $server, endless]
+    paths: [$work/asked]
+YAML
+"$brokerd" --config "$work/bounds.yaml" --runtimedir "$runtimedir" 2> "$work/bounds.log" &
+pid=$!
+wait_socket "$work/bounds.sock" $pid
+i=0
+until grep -q 'MCP server endless' "$work/bounds.log" || [ $i -gt 3000 ]; do
+  sleep 0.1; i=$((i + 1))
+done
+grants=$(python3 - "$work/bounds.sock" <<'PY'
+import json, socket, struct, sys
+with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+    s.connect(sys.argv[1])
+    body = b'{"v":1,"id":"g-1","final":true,"msg":{"type":"grants_request"}}'
+    s.sendall(struct.pack(">I", len(body)) + body)
+    data = b""
+    while True:
+        more = s.recv(1 << 16)
+        if not more:
+            break
+        data += more
+for g in json.loads(data[4:])["msg"]["grants"]:
+    names = [t["name"] for t in g["mcp_tools"]]
+    print(g["mcp_server"], len(names), names[0] if names else "-", names[-1] if names else "-")
+PY
+)
+grep -q 'MCP server many: 256 tool(s) listed' "$work/bounds.log" \
+  && contains "$grants" 'many 256 many.t000 many.t255' \
+  && pass "a server listing 300 tools keeps the first 256" \
+  || fail "300 tools: $grants; $(cat "$work/bounds.log")"
+grep -q 'MCP server endless: 16 tool(s) listed' "$work/bounds.log" \
+  && contains "$grants" 'endless 16 endless.page0 endless.page15' \
+  && pass "a server whose pages never end is asked for 16 pages" \
+  || fail "endless pages: $grants; $(cat "$work/bounds.log")"
+kill "$pid"; wait "$pid" 2>/dev/null; pid=
 
 [ $failures = 0 ] || { cat "$work/brokerd.log"; exit 1; }
 echo "ok: MCP servers in brokerd's config"

@@ -32,9 +32,10 @@ skip () {
 }
 [ "$(id -u)" = 0 ] || skip "needs root (the cgroups of the limits, root-owned roots)"
 command -v bwrap >/dev/null || skip "bubblewrap is not installed"
+. "$here/../common/dev_root.sh"
 # A sanitizer build's toolkit is not static: this test is not for that build, so it is
 # skipped even where the runtime is required.
-if ! file -b "$toolkit" | grep -q 'statically linked'; then
+if ! static_toolkit "$toolkit"; then
   echo "SKIP mcp_call under bwrap.so: this toolkit is not static (a sanitizer build), so it cannot run in another root"
   exit 77
 fi
@@ -63,10 +64,11 @@ contains () { case $1 in *"$2"*) return 0 ;; esac; return 1; }
 
 "$build_image" --rootfs "$work/rootfs" --toolkit "$toolkit" > "$work/build.log" 2>&1 \
   || { cat "$work/build.log"; fail "build-image.sh --rootfs"; exit 1; }
-if ! dev=$(sh "$build_dev" --quiet --rootfs "$work/dev" 2> "$work/dev.log"); then
-  echo "SKIP mcp_call under bwrap.so: build-dev-image.sh --rootfs cannot build the development tree here: $(cat "$work/dev.log")"
+if ! dev_root "$build_dev" "$work/dev"; then
+  echo "SKIP mcp_call under bwrap.so: $dev_root_why"
   exit 77
 fi
+dev=$dev_root
 
 mkdir -p "$work/grant" "$work/egress"
 cp "$here/server.py" "$work/grant/"
