@@ -26,7 +26,32 @@ put_cstr (struct bx_json_text *t, const char *s)
   put (t, s, strlen (s));
 }
 
-/* S as a JSON string, escaped as jansson escapes, or null. */
+/* The code point of the UTF-8 sequence at P if it is one escape_invisible escapes (its
+ * length in *LEN), else 0.  S is valid UTF-8, so a lead byte's continuation bytes are there. */
+static unsigned
+invisible_at (const unsigned char *p, size_t *len)
+{
+  *len = 1;
+  if (p[0] == 0x7f)
+    return 0x7f;
+  if (p[0] == 0xd8 && p[1] == 0x9c)
+    {
+      *len = 2;
+      return 0x061c;
+    }
+  if (p[0] != 0xe2 || (p[1] != 0x80 && p[1] != 0x81))
+    return 0;
+  unsigned cp = 0x2000 | ((p[1] & 0x3fu) << 6) | (p[2] & 0x3fu);
+  *len = 3;
+  if (cp == 0x200e || cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e)
+      || (cp >= 0x2066 && cp <= 0x2069))
+    return cp;
+  *len = 1;
+  return 0;
+}
+
+/* S as a JSON string, escaped as jansson escapes (and, with escape_invisible, those code
+ * points too), or null. */
 static void
 put_string (struct bx_json_text *t, const char *s)
 {
@@ -40,6 +65,21 @@ put_string (struct bx_json_text *t, const char *s)
   for (const char *p = s; *p != '\0'; p++)
     {
       unsigned char c = (unsigned char)*p;
+      if (t->escape_invisible && (c == 0x7f || c == 0xd8 || c == 0xe2))
+        {
+          size_t len;
+          unsigned cp = invisible_at ((const unsigned char *)p, &len);
+          if (cp != 0)
+            {
+              char esc[8];
+              put (t, run, (size_t)(p - run));
+              snprintf (esc, sizeof esc, "\\u%04X", cp);
+              put (t, esc, 6);
+              p += len - 1;
+              run = p + 1;
+              continue;
+            }
+        }
       if (c >= 0x20 && c != '"' && c != '\\')
         continue;
       put (t, run, (size_t)(p - run));

@@ -202,6 +202,8 @@ bx_audit_format (const struct bx_audit_record *r, int64_t time_ms)
 
   struct bx_json_text t;
   bx_json_text_open (&t);
+  /* The model writes paths, names and arguments: none may steer the owner's terminal. */
+  t.escape_invisible = true;
   bx_json_text_string (&t, "time", when);
   bx_json_text_string (&t, "session", r->session);
   bx_json_text_string (&t, "call", r->call);

@@ -310,15 +310,53 @@ jansson_line (const struct bx_audit_record *r, const char *when)
   return line;
 }
 
+/* LINE, jansson's, with the code points the audit line writes as escapes (bx/json_text.h,
+ * escape_invisible) replaced by those escapes, the way the audit line writes them. */
+static char *
+with_invisible_escaped (const char *line)
+{
+  static const struct
+  {
+    const char *utf8, *escape;
+  } invisible[] = {
+    { "\x7f", "\\u007F" },         { "\xd8\x9c", "\\u061C" },     { "\xe2\x80\x8e", "\\u200E" },
+    { "\xe2\x80\x8f", "\\u200F" }, { "\xe2\x80\xa8", "\\u2028" }, { "\xe2\x80\xa9", "\\u2029" },
+    { "\xe2\x80\xaa", "\\u202A" }, { "\xe2\x80\xab", "\\u202B" }, { "\xe2\x80\xac", "\\u202C" },
+    { "\xe2\x80\xad", "\\u202D" }, { "\xe2\x80\xae", "\\u202E" }, { "\xe2\x81\xa6", "\\u2066" },
+    { "\xe2\x81\xa7", "\\u2067" }, { "\xe2\x81\xa8", "\\u2068" }, { "\xe2\x81\xa9", "\\u2069" },
+  };
+  size_t cap = strlen (line) * 6 + 1, len = 0;
+  char *out = bx_xmalloc (cap);
+  for (const char *p = line; *p != '\0';)
+    {
+      size_t i = 0, n = sizeof invisible / sizeof invisible[0];
+      while (i < n && strncmp (p, invisible[i].utf8, strlen (invisible[i].utf8)) != 0)
+        i++;
+      if (i < n)
+        {
+          memcpy (out + len, invisible[i].escape, 6);
+          len += 6;
+          p += strlen (invisible[i].utf8);
+        }
+      else
+        out[len++] = *p++;
+    }
+  out[len] = '\0';
+  return out;
+}
+
 START_TEST (test_audit_line_is_what_jansson_makes_of_it)
 {
   /* Every escape JSON has, every control byte, quotes, backslashes, DEL, slashes and
-   * multi-byte UTF-8, in every kind of field. */
+   * multi-byte UTF-8, in every kind of field; the bidirectional controls and separators a
+   * terminal would obey are escaped besides, and the line reads back to the same values. */
   char controls[40];
   for (int i = 1; i < 32; i++)
     controls[i - 1] = (char)i;
   strcpy (controls + 31, "\"\\/\x7f");
-  const char *odd = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \"q\" a\\b </x>";
+  const char *odd = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \"q\" a\\b </x> "
+                    "a\xe2\x80\xaetxt.exe \xe2\x81\xa6\xe2\x81\xa9\xd8\x9c\xe2\x80\x8f\xe2\x80\xa8"
+                    "\xe2\x80\x9d\xe2\x81\xaa";
   struct bx_audit_approval approval
       = { .id = "a\"1", .state = BX_APPROVAL_APPROVED, .approver_uid = -1, .waited_ms = 1234 };
   const char *ranges[] = { "10.0.0.0/8", "fd00::/8" };
@@ -354,8 +392,14 @@ START_TEST (test_audit_line_is_what_jansson_makes_of_it)
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     {
       cleanup_free char *ours = bx_audit_format (&cases[i], 1764500000123LL);
-      cleanup_free char *theirs = jansson_line (&cases[i], "2025-11-30T10:53:20.123Z");
+      cleanup_free char *jansson = jansson_line (&cases[i], "2025-11-30T10:53:20.123Z");
+      cleanup_free char *theirs = with_invisible_escaped (jansson);
       ck_assert_str_eq (ours, theirs);
+      ck_assert_ptr_null (strstr (ours, "\xe2\x80\xae"));
+      json_t *read_back = json_loads (ours, 0, NULL), *meant = json_loads (jansson, 0, NULL);
+      ck_assert (read_back != NULL && json_equal (read_back, meant));
+      json_decref (read_back);
+      json_decref (meant);
     }
   cleanup_free char *epoch = bx_audit_format (&cases[2], 0);
   ck_assert_ptr_nonnull (strstr (epoch, "\"time\":\"1970-01-01T00:00:00.000Z\""));
