@@ -48,8 +48,10 @@
 /* How long a follower waits for its turn to accept before it leaves (when it is not the
  * last worker). */
 #define WORKER_IDLE_MS 5000
-/* How often the watcher looks at the leader while it serves: a leader still on the same
- * connection at two looks in a row is taken to be blocked, and another worker leads. */
+/* How long the leader may serve one connection before it is taken to be blocked and another
+ * worker leads. */
+#define BLOCKED_US 1000
+/* How long the watcher waits before its last look at an idle leader. */
 #define WATCH_TICK_US 500
 /* How often, at most, systemd hears the number of calls in flight. */
 #define STATUS_MS 1000
@@ -67,12 +69,14 @@ static const char busy_detail[] = "brokerd is busy";
  * the CPUs makes the slowest calls several times slower than a queue does.
  *
  * A call may block for long (a sandbox run, a client that trickles its request, a "busy"
- * answer draining).  A watcher thread looks at the leader every WATCH_TICK_US while it
- * serves; still on the same connection at two looks in a row, the leader is relieved: a
- * follower (or a new worker) takes over accept(), and the old leader finishes its call and
- * becomes a follower.  So a blocked call holds new connections back for at most two ticks,
- * and the number of threads follows the number of blocking calls at once.  The watcher
- * sleeps, with no deadline, once it has found the leader idle at two looks in a row.
+ * answer draining).  A watcher thread wakes when the connection the leader serves will have
+ * held it for BLOCKED_US; still on it then, the leader is relieved: a follower (or a new
+ * worker) takes over accept(), and the old leader finishes its call and becomes a follower.
+ * So a blocked call holds new connections back for about BLOCKED_US, and the number of
+ * threads follows the number of blocking calls at once.  While quick calls follow each
+ * other, the watcher wakes about once per BLOCKED_US, each time to find a later connection
+ * whose own BLOCKED_US it then waits for.  The watcher sleeps, with no deadline, once it has
+ * found the leader idle at two looks in a row.
  *
  * A connection past max_connections, or past max_connections_per_uid for its uid, waits
  * for its turn in the worker that took it (fair.h: the turn goes to the uid holding the
@@ -91,19 +95,19 @@ struct server
   struct brokerd *brokerd;
   int listen_fd;
   pthread_mutex_t lock;
-  pthread_cond_t done;  /* signalled when active or workers drop (and the loop woken, once
-                         * stopping) */
-  pthread_cond_t turn;  /* followers wait here to lead */
-  pthread_cond_t watch; /* the watcher waits here while the leader is not serving */
-  unsigned active;      /* connections being served: at most max_connections */
-  unsigned workers;     /* worker threads alive */
-  unsigned accepting;   /* of which waiting in accept() */
-  unsigned followers;   /* of which waiting on `turn` */
-  bool led;             /* a worker leads: it accepts, or serves and will accept again */
-  uint64_t leader_term; /* counts leaders: the leader knows itself by its term */
-  uint64_t taken;       /* connections the leaders took: the watcher's clock */
-  bool leader_serving;  /* the leader serves a connection (not in accept()) */
-  bool watcher_asleep;  /* the watcher waits on `watch` with no deadline */
+  pthread_cond_t done;   /* signalled when active or workers drop (and the loop woken, once
+                          * stopping) */
+  pthread_cond_t turn;   /* followers wait here to lead */
+  pthread_cond_t watch;  /* the watcher waits here while the leader is not serving */
+  unsigned active;       /* connections being served: at most max_connections */
+  unsigned workers;      /* worker threads alive */
+  unsigned accepting;    /* of which waiting in accept() */
+  unsigned followers;    /* of which waiting on `turn` */
+  bool led;              /* a worker leads: it accepts, or serves and will accept again */
+  uint64_t leader_term;  /* counts leaders: the leader knows itself by its term */
+  bool leader_serving;   /* the leader serves a connection (not in accept()) */
+  int64_t serving_since; /* when it took that connection (bx_now_ns) */
+  bool watcher_asleep;   /* the watcher waits on `watch` with no deadline */
   pthread_t watcher;
   struct bx_fair *conns;      /* connections being served and waiting, per peer uid */
   struct bx_drainer *drainer; /* holds refused connections */
@@ -312,18 +316,12 @@ relieve_leader (struct server *s)
   /* else every worker serves: the next to finish its call leads. */
 }
 
-/* Waits on S's watch condition for a tick; S's lock is held. */
+/* Waits on S's watch condition until AT_NS (bx_now_ns's clock); S's lock is held. */
 static void
-watch_tick (struct server *s)
+watch_until (struct server *s, int64_t at_ns)
 {
-  struct timespec until;
-  clock_gettime (CLOCK_MONOTONIC, &until);
-  until.tv_nsec += WATCH_TICK_US * 1000L;
-  if (until.tv_nsec >= 1000000000)
-    {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000;
-    }
+  struct timespec until
+      = { .tv_sec = (time_t)(at_ns / 1000000000), .tv_nsec = (long)(at_ns % 1000000000) };
   pthread_cond_timedwait (&s->watch, &s->lock, &until);
 }
 
@@ -331,22 +329,19 @@ static void *
 watcher_main (void *arg)
 {
   struct server *s = arg;
-  uint64_t seen = 0;
-  bool looked = false;      /* SEEN is from the last look, at a serving leader */
   bool idle_looked = false; /* the last look found the leader not serving */
   pthread_mutex_lock (&s->lock);
   while (!s->stopping)
     {
       if (!s->led || !s->leader_serving)
         {
-          looked = false;
           if (!idle_looked)
             {
               /* Look once more a tick later before sleeping without a deadline: on a busy
                * brokerd the leader is back serving by then, and a watcher that slept at
                * each gap between calls would be woken for each. */
               idle_looked = true;
-              watch_tick (s);
+              watch_until (s, bx_now_ns () + WATCH_TICK_US * 1000LL);
               continue;
             }
           s->watcher_asleep = true;
@@ -356,15 +351,11 @@ watcher_main (void *arg)
           continue;
         }
       idle_looked = false;
-      if (looked && s->taken == seen)
-        {
-          relieve_leader (s);
-          looked = false;
-          continue;
-        }
-      seen = s->taken;
-      looked = true;
-      watch_tick (s);
+      int64_t due = s->serving_since + BLOCKED_US * 1000LL;
+      if (bx_now_ns () >= due)
+        relieve_leader (s);
+      else
+        watch_until (s, due);
     }
   pthread_mutex_unlock (&s->lock);
   return NULL;
@@ -432,7 +423,7 @@ worker_main (void *arg)
       if (s->led && s->leader_term == term)
         {
           s->leader_serving = true;
-          s->taken++;
+          s->serving_since = bx_now_ns ();
           if (s->watcher_asleep)
             pthread_cond_signal (&s->watch);
         }

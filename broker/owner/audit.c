@@ -183,15 +183,40 @@ bx_audit_cut_command (const char *command)
 
 /* The line is written out directly (bx/json_text.h): building a jansson object for it and
  * dumping that cost about 3 us a line, twice per call. */
-/* TIME_MS (Unix time in ms) as RFC 3339 in UTC with milliseconds. */
+/* TIME_MS (Unix time in ms) as RFC 3339 in UTC with milliseconds.  Every call writes two
+ * lines, most within the same second as the thread's last: the date and time of day are
+ * kept per thread for their second, and only the milliseconds are written each time. */
 static void
 format_time (char when[64], int64_t time_ms)
 {
-  time_t secs = (time_t)(time_ms / 1000);
-  struct tm tm;
-  gmtime_r (&secs, &tm);
-  snprintf (when, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-            tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(time_ms % 1000));
+  static _Thread_local int64_t cached_secs;
+  static _Thread_local char cached[48]; /* "YYYY-MM-DDTHH:MM:SS", or "" before the first */
+  static _Thread_local size_t cached_len;
+  int64_t secs = time_ms / 1000;
+  int ms = (int)(time_ms % 1000);
+  if (ms < 0)
+    {
+      secs--;
+      ms += 1000;
+    }
+  if (cached_len == 0 || secs != cached_secs)
+    {
+      time_t t = (time_t)secs;
+      struct tm tm;
+      gmtime_r (&t, &tm);
+      int n = snprintf (cached, sizeof cached, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+                        tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+      cached_len = n > 0 && (size_t)n < sizeof cached ? (size_t)n : 0;
+      cached_secs = secs;
+    }
+  memcpy (when, cached, cached_len);
+  char *p = when + cached_len;
+  *p++ = '.';
+  *p++ = (char)('0' + ms / 100);
+  *p++ = (char)('0' + ms / 10 % 10);
+  *p++ = (char)('0' + ms % 10);
+  *p++ = 'Z';
+  *p = '\0';
 }
 
 char *
@@ -316,7 +341,10 @@ bx_audit_write (struct bx_audit *a, const struct bx_audit_record *r)
   cleanup_free char *line = bx_xmalloc (len + 1);
   memcpy (line, body, n - 1);
   pthread_mutex_lock (&a->lock);
-  snprintf (line + n - 1, len + 1 - (n - 1), ",\"prev\":\"%s\"}\n", a->prev);
+  static const char open_prev[] = ",\"prev\":\"", close_prev[] = "\"}\n";
+  char *p = mempcpy (line + n - 1, open_prev, sizeof open_prev - 1);
+  p = mempcpy (p, a->prev, BX_AUDIT_HASH_HEX);
+  memcpy (p, close_prev, sizeof close_prev); /* with its NUL: line[len] */
   int rc = append (a, line, len);
   if (rc == 0)
     bx_audit_hash (line, len - 1, a->prev);

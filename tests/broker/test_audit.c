@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bx/audit_chain.h"
@@ -407,6 +408,51 @@ START_TEST (test_audit_line_is_what_jansson_makes_of_it)
 }
 END_TEST
 
+/* TIME_MS as the line must show it, from the C library: the oracle for the line's time. */
+static void
+expected_time (char out[64], long long time_ms)
+{
+  time_t secs = (time_t)(time_ms / 1000);
+  struct tm tm;
+  gmtime_r (&secs, &tm);
+  char day[48];
+  strftime (day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf (out, 64, "\"time\":\"%s.%03lldZ\"", day, time_ms % 1000);
+}
+
+START_TEST (test_audit_time_is_each_lines_own)
+{
+  /* The same second twice, the next, a day and a year later, back to an earlier second, and
+   * an approval's own time between two lines: each line shows the time it was given. */
+  static const long long times[] = { 1764500000123LL,
+                                     1764500000999LL,
+                                     1764500001000LL,
+                                     1764586400007LL,
+                                     1796036400050LL,
+                                     1764500000001LL,
+                                     1764500000001LL,
+                                     0,
+                                     999 };
+  struct bx_audit_approval approval = { .id = "a1",
+                                        .state = BX_APPROVAL_APPROVED,
+                                        .approver_uid = 0,
+                                        .waited_ms = 5,
+                                        .approved_at_ms = 1700000000456LL };
+  for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
+    {
+      struct bx_audit_record r = record ("c1");
+      if (i == 5)
+        r.approval = &approval;
+      cleanup_free char *line = bx_audit_format (&r, times[i]);
+      char want[64];
+      expected_time (want, times[i]);
+      ck_assert_msg (strstr (line, want) != NULL, "%s: no %s", line, want);
+      if (i == 5)
+        ck_assert_ptr_nonnull (strstr (line, "\"approved_at\":\"2023-11-14T22:13:20.456Z\""));
+    }
+}
+END_TEST
+
 /* ---- boxmaker audit verify. ------------------------------------------------------------- */
 
 static void
@@ -536,6 +582,7 @@ make_suite (void)
   tcase_set_timeout (tc, 30);
   tcase_add_test (tc, test_audit_hash_is_sha256);
   tcase_add_test (tc, test_audit_line_is_what_jansson_makes_of_it);
+  tcase_add_test (tc, test_audit_time_is_each_lines_own);
   tcase_add_test (tc, test_audit_lines_chain_from_a_new_start);
   tcase_add_test (tc, test_audit_chain_continues_across_a_restart);
   tcase_add_test (tc, test_audit_chain_continues_across_rotation);
