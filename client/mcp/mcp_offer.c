@@ -30,7 +30,7 @@ struct bx_mcp_offer
   char *why_not;    /* when grants is NULL: why */
   int64_t asked_at; /* when brokerd was last asked (monotonic ms) */
   bool asking;      /* a tools/list is asking again (HTTP) */
-  bool failing;     /* the last time it was asked again it could not say (logged once) */
+  bool failing;     /* the last ask failed, which was logged: the next failures are not */
   /* The watcher: started at notifications/initialized, stopped by bx_mcp_offer_unwatch. */
   pthread_cond_t wake;
   pthread_t watcher;
@@ -95,7 +95,7 @@ bx_mcp_offer_ask (struct bx_mcp_offer *o)
   o->grants = grants;
   o->why_not = why;
   o->asked_at = bx_now_ms ();
-  o->failing = false;
+  o->failing = grants == NULL; /* said above: the asks that fail next say nothing more */
   pthread_mutex_unlock (&o->lock);
 }
 
@@ -124,7 +124,7 @@ ask_again (struct bx_mcp_offer *o)
     }
   /* Compared as the newest revision lists them, which carries every field an older one does. */
   const struct bx_mcp_version *v = bx_mcp_version_latest ();
-  json_auto_t *now = bx_mcp_tools_list (v, grants);
+  json_auto_t *after = bx_mcp_tools_list (v, grants);
   pthread_mutex_lock (&o->lock);
   json_auto_t *before = bx_mcp_tools_list (v, o->grants);
   json_decref (o->grants);
@@ -134,7 +134,7 @@ ask_again (struct bx_mcp_offer *o)
   o->asked_at = bx_now_ms ();
   o->failing = false;
   pthread_mutex_unlock (&o->lock);
-  return !json_equal (before, now);
+  return !json_equal (before, after);
 }
 
 json_t *

@@ -7,8 +7,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { once } from 'node:events';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -17,6 +19,23 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 const boxmaker = process.env.BX_BOXMAKER;
 const work = process.env.BX_WORK;
 const notes = `${work}/notes`;
+
+// One JSON-RPC request to `boxmaker mcp --http` on the Unix socket PATH: its result.
+function post (path, id, method, params = {}) {
+  return new Promise ((resolve, reject) => {
+    const req = http.request ({ socketPath: path, path: '/mcp', method: 'POST',
+                                headers: { 'Content-Type': 'application/json',
+                                           'Accept': 'application/json, text/event-stream',
+                                           'MCP-Protocol-Version': '2025-11-25' } }, (res) => {
+      let body = '';
+      res.setEncoding ('utf8');
+      res.on ('data', (d) => { body += d; });
+      res.on ('end', () => resolve (JSON.parse (body).result));
+    });
+    req.on ('error', reject);
+    req.end (JSON.stringify ({ jsonrpc: '2.0', id, method, params }));
+  });
+}
 
 test ('a reload that lists a new server tells the client, and tools/list then has its tool',
       async () => {
@@ -37,8 +56,24 @@ test ('a reload that lists a new server tells the client, and tools/list then ha
     args: ['mcp', '--socket', `${work}/lists.sock`, '--timeout-ms', '20000',
            '--refresh-ms', '200'],
     stderr: 'pipe' }));
+  // The same over HTTP, which cannot notify: a tools/list asks again once its answer is old.
+  const httpSock = `${work}/lists-http.sock`;
+  const httpServer = spawn (boxmaker, ['mcp', '--socket', `${work}/lists.sock`,
+                                       '--refresh-ms', '200', '--http', httpSock],
+                            { stdio: ['ignore', 'ignore', 'ignore'] });
   try
     {
+      while (!existsSync (httpSock))
+        {
+          assert.equal (httpServer.exitCode, null, 'boxmaker mcp --http ended');
+          await sleep (50);
+        }
+      const httpInit = await post (httpSock, 1, 'initialize', {
+        protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } });
+      assert.deepEqual (httpInit.capabilities.tools, { listChanged: false });
+      assert.deepEqual ((await post (httpSock, 2, 'tools/list')).tools.map ((t) => t.name),
+                        ['read_file', 'notes.echo']);
+
       assert.deepEqual (client.getServerCapabilities ().tools, { listChanged: true });
       const instructions = client.getInstructions ();
       assert.ok (instructions.includes (`\n- read_file: Granted: the folder ${notes}.`),
@@ -74,9 +109,21 @@ test ('a reload that lists a new server tells the client, and tools/list then ha
       // The new tool is one tools/call takes (brokerd runs it), not an unknown tool.
       const r = await client.callTool ({ name: 'more.echo', arguments: {} });
       assert.equal (r._meta['boxmaker/outcome'], 'result', JSON.stringify (r));
+
+      for (let id = 3; ; id++)
+        {
+          const httpNames = (await post (httpSock, id, 'tools/list')).tools.map ((t) => t.name);
+          if (httpNames.includes ('more.echo'))
+            {
+              assert.deepEqual (httpNames, ['read_file', 'notes.echo', 'more.echo']);
+              break;
+            }
+          await sleep (100);
+        }
     }
   finally
     {
+      httpServer.kill ('SIGTERM');
       await client.close ();
     }
 });
