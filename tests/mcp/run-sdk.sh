@@ -180,6 +180,8 @@ YAML
   # Its first listing runs in the background: the test starts once it is in.
   while ! grep -q 'MCP server notes: 1 tool(s) listed' "$work/lists.log"; do
     kill -0 $lists_pid 2>/dev/null || { echo "brokerd lists ended:"; cat "$work/lists.log"; exit 1; }
+    ! grep -q 'MCP server notes offers no tools' "$work/lists.log" ||
+      { echo "brokerd lists could not list notes:"; cat "$work/lists.log"; exit 1; }
     sleep 0.1
   done
 fi
