@@ -17,7 +17,7 @@
 
 static const char usage_text[]
     = "usage: boxmaker mcp [--socket PATH] [--timeout-ms N] [--session ID] [--max-calls N]\n"
-      "                    [--progress-ms N]\n"
+      "                    [--progress-ms N] [--refresh-ms N]\n"
       "                    [--http ADDRESS [--token-file FILE] [--allow-origin ORIGIN]...]\n"
       "\n"
       "Serves the four tools to an MCP client: over standard input and output by default,\n"
@@ -30,6 +30,8 @@ static const char usage_text[]
       "  --max-calls N        tools/call in flight at once (default 16)\n"
       "  --progress-ms N      while a call waits for approval, a progress notification\n"
       "                       every N ms (default 10000)\n"
+      "  --refresh-ms N       ask brokerd again what it grants every N ms while a client\n"
+      "                       is connected, and tell it when its tools change (default 10000)\n"
       "  --http ADDRESS       listen on HOST:PORT or on a Unix socket path (starting with /)\n"
       "  --token-file FILE    HTTP clients must send 'Authorization: Bearer <the file's text>';\n"
       "                       needed with HOST:PORT; other users must not read the file\n"
@@ -74,6 +76,7 @@ bx_mcp_main (int argc, char **argv)
     { "session", required_argument, NULL, 'S' },
     { "max-calls", required_argument, NULL, 'm' },
     { "progress-ms", required_argument, NULL, 'p' },
+    { "refresh-ms", required_argument, NULL, 'r' },
     { "http", required_argument, NULL, 'H' },
     { "token-file", required_argument, NULL, 'T' },
     { "allow-origin", required_argument, NULL, 'o' },
@@ -88,6 +91,7 @@ bx_mcp_main (int argc, char **argv)
     .session = session,
     .max_calls = 16,
     .progress_ms = 10000,
+    .refresh_ms = 10000,
   };
   struct bx_mcp_http_options http = { 0 };
   const char *origins[17] = { NULL };
@@ -124,6 +128,11 @@ bx_mcp_main (int argc, char **argv)
         if (bx_parse_u64 (optarg, &v) < 0 || v < 10 || v > 3600000)
           return usage_error ("--progress-ms must be 10 to 3600000, not", optarg);
         opts.progress_ms = v;
+        break;
+      case 'r':
+        if (bx_parse_u64 (optarg, &v) < 0 || v < 100 || v > 3600000)
+          return usage_error ("--refresh-ms must be 100 to 3600000, not", optarg);
+        opts.refresh_ms = v;
         break;
       case 'H':
         if (*optarg == '\0')

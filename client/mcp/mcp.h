@@ -7,6 +7,8 @@
  *   mcp_tools.c   the four tools as MCP tools (schemas from proto's table) and one
  *                 tools/call
  *   mcp_grants.c  what the model is told of its grants (brokerd's grants_request answer)
+ *   mcp_offer.c   that answer kept, asked again while a client is connected, and the client
+ *                 told when the tools it may use change
  *   mcp_server.c  the session: initialize, ping, tools/list, tools/call on threads,
  *                 cancellation, batches
  *   stdio.c       the stdio transport (newline-delimited)
@@ -130,6 +132,10 @@ struct bx_mcp_options
   /* While a call waits for a person's approval, a progress notification this often, so a
    * client whose request timeout restarts on progress keeps waiting.  0: only the first. */
   uint64_t progress_ms;
+  /* While a client is connected, brokerd is asked again this often what it grants (over
+   * stdio by a thread of its own, which tells the client when the tools change; over HTTP
+   * by a tools/list that finds the kept answer older).  0: only at initialize. */
+  uint64_t refresh_ms;
 };
 
 struct bx_mcp_server;
@@ -143,6 +149,11 @@ void bx_mcp_server_handle (struct bx_mcp_server *srv, const char *text, size_t l
 /* Cancels every call in flight and waits until their threads are done. */
 void bx_mcp_server_shutdown (struct bx_mcp_server *srv);
 void bx_mcp_server_free (struct bx_mcp_server *srv);
+/* SINK (the stdio transport's; it must live until bx_mcp_server_shutdown) receives what the
+ * server sends of its own accord: notifications/tools/list_changed, once the client has sent
+ * notifications/initialized.  With none (NULL, HTTP: no stream of the server's own), the
+ * tools capability says listChanged false. */
+void bx_mcp_server_notify_to (struct bx_mcp_server *srv, struct bx_mcp_sink *sink);
 
 /* mcp_tools.c: GRANTS is brokerd's answer to a grants_request, or NULL when it is not known (then
  * every tool is listed, as written in the table).  After the four come the tools of the
@@ -156,6 +167,9 @@ json_t *bx_mcp_tool_arguments (const char *name, const json_t *arguments);
  * listed in that grant's mcp_tools, carry its server's name, be none of the four and not have
  * been offered by an earlier grant. */
 const json_t *bx_mcp_server_tool_grant (const json_t *grants, const char *name);
+/* Whether TOOL, an entry of a grant's mcp_tools in GRANTS, is offered: the first entry of its
+ * name, for which bx_mcp_server_tool_grant holds (a name listed twice is offered once). */
+bool bx_mcp_server_tool_offered (const json_t *grants, const json_t *tool);
 /* The tools/call result for brokerd's answer; SERVER_TOOL when the call was an MCP server's
  * tool, whose result is passed on as the server gave it. */
 json_t *bx_mcp_tool_result (const struct bx_client_response *r, const struct bx_mcp_version *v,
@@ -165,9 +179,33 @@ json_t *bx_mcp_tool_result (const struct bx_client_response *r, const struct bx_
  * the grants give TOOL, one or more sentences ("Granted: the folder /srv/notes."), or NULL
  * when no grant lists it.  Free it. */
 char *bx_mcp_grants_text (const json_t *grants, enum bx_tool tool);
-/* The session's instructions: the grants per tool, or, when GRANTS is NULL, that the tool
- * broker could not be reached and WHY_NOT.  Free it. */
+/* The session's instructions: the grants per tool, then per MCP server the tools tools/list
+ * offers of it (their names bounded) and the grant they run under; or, when GRANTS is NULL,
+ * that the tool broker could not be reached and WHY_NOT.  Free it. */
 char *bx_mcp_instructions (const json_t *grants, const char *why_not);
+
+/* mcp_offer.c: brokerd's grants answer as this server keeps it (the ask's deadline is
+ * TIMEOUT_MS, at most 5 seconds; REFRESH_MS as in bx_mcp_options). */
+struct bx_mcp_offer;
+struct bx_mcp_offer *bx_mcp_offer_new (const char *socket, uint64_t timeout_ms,
+                                       uint64_t refresh_ms);
+void bx_mcp_offer_free (struct bx_mcp_offer *o);
+/* Asks brokerd now (initialize): its answer, or why there is none, replaces what is kept. */
+void bx_mcp_offer_ask (struct bx_mcp_offer *o);
+/* tools/list from what is kept; with MAY_ASK, brokerd is asked again first when that is
+ * older than refresh_ms (a failed ask keeps it). */
+json_t *bx_mcp_offer_tools_list (struct bx_mcp_offer *o, const struct bx_mcp_version *v,
+                                 bool may_ask);
+/* Whether NAME is an MCP server's tool that what is kept offers. */
+bool bx_mcp_offer_server_tool (struct bx_mcp_offer *o, const char *name);
+/* bx_mcp_instructions of what is kept.  Free it. */
+char *bx_mcp_offer_instructions (struct bx_mcp_offer *o);
+/* Starts asking brokerd again every refresh_ms on a thread of its own, sending
+ * notifications/tools/list_changed to SINK each time what tools/list answers changes.  Once:
+ * a second call while it runs does nothing. */
+void bx_mcp_offer_watch (struct bx_mcp_offer *o, struct bx_mcp_sink *sink);
+/* Stops it and waits for its thread (at most one ask's deadline). */
+void bx_mcp_offer_unwatch (struct bx_mcp_offer *o);
 
 /* Transports: return the exit status of `boxmaker mcp`. */
 int bx_mcp_stdio (struct bx_mcp_server *srv, int in_fd, int out_fd);

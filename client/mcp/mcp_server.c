@@ -53,15 +53,12 @@ struct bx_mcp_server
   /* The stdio session's revision, set by its initialize (the latest until then).  Only the
    * reader's thread uses it: a call keeps its own. */
   const struct bx_mcp_version *version;
-  /* What brokerd said at the last initialize that it grants (under lock): the array, or NULL
-   * and why it could not be asked.  brokerd's config is the one place grants are written. */
-  json_t *grants;
-  char *grants_error;
+  /* What brokerd says it grants, as kept and asked again.  brokerd's config is the one place
+   * grants are written. */
+  struct bx_mcp_offer *offer;
+  /* Where the server's own notifications go (the stdio transport's sink), or NULL. */
+  struct bx_mcp_sink *notify;
 };
-
-/* How long initialize waits for brokerd's grants: a client waits for the answer, and without
- * them the session still works as it did before brokerd could say. */
-#define GRANTS_TIMEOUT_MS 5000
 
 struct bx_mcp_server *
 bx_mcp_server_new (const struct bx_mcp_options *opts)
@@ -77,6 +74,7 @@ bx_mcp_server_new (const struct bx_mcp_options *opts)
   pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
   pthread_cond_init (&srv->wake, &attr);
   pthread_condattr_destroy (&attr);
+  srv->offer = bx_mcp_offer_new (opts->socket, opts->timeout_ms, opts->refresh_ms);
   return srv;
 }
 
@@ -95,6 +93,7 @@ bx_mcp_server_shutdown (struct bx_mcp_server *srv)
   pthread_mutex_unlock (&srv->lock);
   if (ticking)
     pthread_join (srv->ticker, NULL);
+  bx_mcp_offer_unwatch (srv->offer);
   pthread_mutex_lock (&srv->lock);
   srv->stopping = false;
   pthread_mutex_unlock (&srv->lock);
@@ -109,8 +108,7 @@ bx_mcp_server_free (struct bx_mcp_server *srv)
   pthread_mutex_destroy (&srv->lock);
   pthread_cond_destroy (&srv->idle);
   pthread_cond_destroy (&srv->wake);
-  json_decref (srv->grants);
-  free (srv->grants_error);
+  bx_mcp_offer_free (srv->offer);
   free (srv);
 }
 
@@ -122,30 +120,10 @@ reply (struct bx_mcp_sink *sink, json_t *msg)
   sink->done (sink);
 }
 
-/* Asks brokerd what it grants, keeping the answer (or why there is none) for tools/list and
- * the instructions of this and later sessions. */
-static void
-fetch_grants (struct bx_mcp_server *srv)
+void
+bx_mcp_server_notify_to (struct bx_mcp_server *srv, struct bx_mcp_sink *sink)
 {
-  struct bx_client_options copts
-      = { .socket = srv->opts.socket,
-          .timeout_ms
-          = srv->opts.timeout_ms < GRANTS_TIMEOUT_MS ? srv->opts.timeout_ms : GRANTS_TIMEOUT_MS };
-  json_t *grants = NULL;
-  cleanup_error bx_error err = NULL;
-  char *why = NULL;
-  if (bx_client_grants (&copts, &grants, &err) < 0)
-    {
-      why = bx_xstrdup (bx_error_msg (err));
-      bx_one_line (why, 512, '?');
-      fprintf (stderr, "boxmaker mcp: cannot learn the grants: %s\n", why);
-    }
-  pthread_mutex_lock (&srv->lock);
-  json_decref (srv->grants);
-  free (srv->grants_error);
-  srv->grants = grants;
-  srv->grants_error = why;
-  pthread_mutex_unlock (&srv->lock);
+  srv->notify = sink;
 }
 
 /* MCP's version negotiation: answer with the client's revision when it is spoken here (over this
@@ -172,22 +150,23 @@ initialize (struct bx_mcp_server *srv, const struct bx_mcp_message *m,
   json_t *info = json_pack ("{s:s, s:s}", "name", "boxmaker", "version", BX_VERSION);
   if (v->titles)
     json_object_set_new (info, "title", json_string ("boxmaker tool broker"));
-  fetch_grants (srv);
-  pthread_mutex_lock (&srv->lock);
-  cleanup_free char *instructions = bx_mcp_instructions (srv->grants, srv->grants_error);
-  pthread_mutex_unlock (&srv->lock);
-  return bx_mcp_result (m->id, json_pack ("{s:s, s:{s:{s:b}}, s:o, s:s}", "protocolVersion",
-                                          v->name, "capabilities", "tools", "listChanged", false,
-                                          "serverInfo", info, "instructions", instructions));
+  bx_mcp_offer_ask (srv->offer);
+  cleanup_free char *instructions = bx_mcp_offer_instructions (srv->offer);
+  /* listChanged only where this server can say so: a transport with a stream of its own. */
+  bool list_changed = srv->notify != NULL && sink->transport == BX_MCP_STDIO;
+  return bx_mcp_result (m->id,
+                        json_pack ("{s:s, s:{s:{s:b}}, s:o, s:s}", "protocolVersion", v->name,
+                                   "capabilities", "tools", "listChanged", list_changed,
+                                   "serverInfo", info, "instructions", instructions));
 }
 
+/* Over stdio the watcher keeps the grants fresh, so the reader never waits for brokerd here;
+ * over HTTP (no watcher, no stream to notify on) a tools/list asks again when they are old. */
 static json_t *
-tools_list (struct bx_mcp_server *srv, const struct bx_mcp_version *v)
+tools_list (struct bx_mcp_server *srv, const struct bx_mcp_version *v,
+            const struct bx_mcp_sink *sink)
 {
-  pthread_mutex_lock (&srv->lock);
-  json_t *list = bx_mcp_tools_list (v, srv->grants);
-  pthread_mutex_unlock (&srv->lock);
-  return list;
+  return bx_mcp_offer_tools_list (srv->offer, v, sink->transport == BX_MCP_HTTP);
 }
 
 static void
@@ -349,10 +328,7 @@ tools_call (struct bx_mcp_server *srv, const struct bx_mcp_message *m,
   if (name == NULL)
     return reply (sink, bx_mcp_error (m->id, BX_MCP_INVALID_PARAMS,
                                       "Invalid params: \"name\" must be a string"));
-  pthread_mutex_lock (&srv->lock);
-  bool server_tool = !bx_mcp_tool_known (name) && srv->grants != NULL
-                     && bx_mcp_server_tool_grant (srv->grants, name) != NULL;
-  pthread_mutex_unlock (&srv->lock);
+  bool server_tool = bx_mcp_offer_server_tool (srv->offer, name);
   if (!bx_mcp_tool_known (name) && !server_tool)
     {
       cleanup_free char *shown = bx_printable (name, strlen (name), 64);
@@ -458,7 +434,10 @@ dispatch (struct bx_mcp_server *srv, struct bx_mcp_message *m, const struct bx_m
     case BX_MCP_NOTIFICATION:
       if (strcmp (m->method, "notifications/cancelled") == 0)
         cancelled (srv, m->params);
-      /* notifications/initialized and any other notification: nothing to do. */
+      /* The server may notify the client of its own accord once it says it is ready. */
+      else if (strcmp (m->method, "notifications/initialized") == 0 && srv->notify != NULL)
+        bx_mcp_offer_watch (srv->offer, srv->notify);
+      /* Any other notification: nothing to do. */
       break;
     case BX_MCP_REQUEST:
       if (strcmp (m->method, "initialize") == 0)
@@ -469,7 +448,7 @@ dispatch (struct bx_mcp_server *srv, struct bx_mcp_message *m, const struct bx_m
       else if (strcmp (m->method, "ping") == 0)
         msg = bx_mcp_result (m->id, json_object ());
       else if (strcmp (m->method, "tools/list") == 0)
-        msg = bx_mcp_result (m->id, tools_list (srv, v));
+        msg = bx_mcp_result (m->id, tools_list (srv, v, sink));
       else if (strcmp (m->method, "tools/call") == 0)
         return tools_call (srv, m, v, sink);
       else

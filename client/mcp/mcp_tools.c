@@ -67,8 +67,7 @@ bx_mcp_tools_list (const struct bx_mcp_version *v, const json_t *grants)
   const json_t *tool;
   for (struct tool_at at = { 0 }; (tool = next_server_tool (grants, &at, &g)) != NULL;)
     {
-      const char *name = json_string_value (json_object_get (tool, "name"));
-      if (name == NULL || bx_mcp_server_tool_grant (grants, name) != g)
+      if (!bx_mcp_server_tool_offered (grants, tool))
         continue;
       json_t *offered = json_deep_copy (tool);
       if (!v->titles)
@@ -94,20 +93,37 @@ server_tool_well_formed (const json_t *g, const json_t *tool, const char *name)
          && (description == NULL || json_is_string (description));
 }
 
+/* The first entry of the servers' tools named NAME, its grant in *GRANT, or NULL. */
+static const json_t *
+first_server_tool (const json_t *grants, const char *name, const json_t **grant)
+{
+  const json_t *tool;
+  for (struct tool_at at = { 0 }; (tool = next_server_tool (grants, &at, grant)) != NULL;)
+    {
+      const char *tool_name = json_string_value (json_object_get (tool, "name"));
+      if (tool_name != NULL && strcmp (tool_name, name) == 0)
+        return tool;
+    }
+  return NULL;
+}
+
 const json_t *
 bx_mcp_server_tool_grant (const json_t *grants, const char *name)
 {
   /* The first entry of that name wins; a later one (a second grant claiming the same server)
    * is never offered nor called. */
   const json_t *g;
-  const json_t *tool;
-  for (struct tool_at at = { 0 }; (tool = next_server_tool (grants, &at, &g)) != NULL;)
-    {
-      const char *tool_name = json_string_value (json_object_get (tool, "name"));
-      if (tool_name != NULL && strcmp (tool_name, name) == 0)
-        return server_tool_well_formed (g, tool, name) ? g : NULL;
-    }
-  return NULL;
+  const json_t *tool = first_server_tool (grants, name, &g);
+  return tool != NULL && server_tool_well_formed (g, tool, name) ? g : NULL;
+}
+
+bool
+bx_mcp_server_tool_offered (const json_t *grants, const json_t *tool)
+{
+  const char *name = json_string_value (json_object_get (tool, "name"));
+  const json_t *g;
+  return name != NULL && first_server_tool (grants, name, &g) == tool
+         && server_tool_well_formed (g, tool, name);
 }
 
 bool

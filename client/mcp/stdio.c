@@ -65,6 +65,7 @@ bx_mcp_stdio (struct bx_mcp_server *srv, int in_fd, int out_fd)
 {
   struct stdio_out out = { .sink = { .send = out_send, .done = out_done }, .fd = out_fd };
   pthread_mutex_init (&out.lock, NULL);
+  bx_mcp_server_notify_to (srv, &out.sink);
 
   size_t cap = 64 * 1024, len = 0;
   cleanup_free char *buf = bx_xmalloc (cap);
@@ -127,6 +128,7 @@ bx_mcp_stdio (struct bx_mcp_server *srv, int in_fd, int out_fd)
   /* Closing standard input ends the session: calls still in flight are cancelled (their
    * brokerd connections closed), and their threads are waited for. */
   bx_mcp_server_shutdown (srv);
+  bx_mcp_server_notify_to (srv, NULL);
   pthread_mutex_destroy (&out.lock);
   return status;
 }

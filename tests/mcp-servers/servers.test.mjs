@@ -61,6 +61,23 @@ test ('tools/list offers each listed tool as SERVER.TOOL, and nothing of the fai
         assert.deepEqual (by['hostile.bigschema'].inputSchema, { type: 'object' });
       }));
 
+test ('the instructions name each listed server\'s tools and the grant they run under',
+      () => withClient (async (client) => {
+        const instructions = client.getInstructions ();
+        // In the order each server listed them; py is the config's first grant, hostile its
+        // fourth.
+        assert.ok (instructions.includes (
+          `\n- py.echo, py.read, py.pid, py.connect, py.env: tools of the MCP server py, run under grant 1. Granted: the folder ${grant} (read-only).`),
+                   instructions);
+        assert.ok (instructions.includes (
+          '\n- hostile.read_file, hostile.other.tool, hostile.huge, hostile.listschema, hostile.bigschema, hostile.second: tools of the MCP server hostile, run under grant 4. Granted: the folder '),
+                   instructions);
+        // The failed servers offer nothing, and no line names them.
+        assert.ok (!/garbage|silent/.test (instructions), instructions);
+        for (const line of instructions.split ('\n'))
+          assert.ok (!/[\u0000-\u001f\u007f-\u009f]/.test (line), JSON.stringify (line));
+      }));
+
 test ('tools/call of SERVER.TOOL runs the server\'s tool, its result labelled',
       () => withClient (async (client) => {
         const r = await client.callTool ({ name: 'py.echo', arguments: { text: 'hello' } });

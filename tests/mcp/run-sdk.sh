@@ -6,7 +6,9 @@
 # test itself runs (for cancellation and pending approval): see sdk.test.mjs.  Older SDK
 # releases (the aliases sdk-1-11 and sdk-1-9) speak the older revisions: versions.test.mjs.
 # What the model is told of its grants, against a brokerd granting three tools of four:
-# grants.test.mjs.
+# grants.test.mjs.  The owner's MCP servers' tools changing under a connected client (a
+# server added and brokerd reloaded, fake.so answering each server's tools/list), and a
+# brokerd that never answers: listchanged.test.mjs.
 #
 #   run-sdk.sh BROKERD BOXMAKER RUNTIMEDIR NPM_DIR [podman IMAGE_REF_FILE]
 # With "podman", one tools/call runs for real through podman.so and the tools image.
@@ -36,9 +38,10 @@ if ! cmp -s "$here/package-lock.json" "$npm_dir/package-lock.json" ||
     skip "npm ci failed (is the npm registry reachable?)"
 fi
 # The scripts run from the folder that holds node_modules, so their imports resolve there.
-cp "$here/sdk.test.mjs" "$here/versions.test.mjs" "$here/grants.test.mjs" "$npm_dir/"
+cp "$here/sdk.test.mjs" "$here/versions.test.mjs" "$here/grants.test.mjs" \
+  "$here/listchanged.test.mjs" "$npm_dir/"
 tests=sdk.test.mjs
-[ "$mode" = podman ] || tests="$tests versions.test.mjs grants.test.mjs"
+[ "$mode" = podman ] || tests="$tests versions.test.mjs grants.test.mjs listchanged.test.mjs"
 
 work=$(mktemp -d /tmp/bx-mcp-sdk.XXXXXX)
 chmod 0755 "$work"
@@ -147,10 +150,45 @@ YAML
   pids="$pids $!"
   wait_socket "$work/narrow.sock" $!
   [ -S "$work/narrow.sock" ] || { echo "brokerd narrow did not start:"; cat "$work/narrow.log"; exit 1; }
+
+  # An MCP server whose tools/list fake.so answers (every call's answer is that list), for
+  # listchanged.test.mjs, which adds a second server and reloads this brokerd.
+  mkdir -p "$work/notes"
+  cat > "$work/lists.yaml" <<YAML
+socket: $work/lists.sock
+home: $work/home
+audit: $work/lists.audit
+runtime:
+  module: fake
+  options:
+    mode: fixed
+    content: '{"tools":[{"name":"echo","description":"Echoes.","inputSchema":{"type":"object"}}]}'
+grants:
+  - tools: [read_file]
+    paths: [$work/notes]
+  - mcp_server:
+      name: notes
+      command: [python3, /srv/mcp/server.py]
+    paths: [$work/notes]
+    writable: false
+YAML
+  "$brokerd" --config "$work/lists.yaml" --runtimedir "$runtimedir" 2> "$work/lists.log" &
+  lists_pid=$!
+  pids="$pids $lists_pid"
+  wait_socket "$work/lists.sock" $lists_pid
+  [ -S "$work/lists.sock" ] || { echo "brokerd lists did not start:"; cat "$work/lists.log"; exit 1; }
+  # Its first listing runs in the background: the test starts once it is in.
+  while ! grep -q 'MCP server notes: 1 tool(s) listed' "$work/lists.log"; do
+    kill -0 $lists_pid 2>/dev/null || { echo "brokerd lists ended:"; cat "$work/lists.log"; exit 1; }
+    ! grep -q 'MCP server notes offers no tools' "$work/lists.log" ||
+      { echo "brokerd lists could not list notes:"; cat "$work/lists.log"; exit 1; }
+    sleep 0.1
+  done
 fi
 
 cd "$npm_dir" &&
   BX_MODE=$mode BX_BOXMAKER=$boxmaker BX_WORK=$work BX_DOCS=$here/../../docs \
+  BX_LISTS_PID=${lists_pid:-} \
   node --test --test-reporter=spec --test-concurrency=1 $tests
 status=$?
 if [ $status -ne 0 ]; then
