@@ -449,7 +449,7 @@ START_TEST (test_fake_rejects_a_bad_mode_naming_the_option)
   bx_options_free (o);
   cleanup_free char *want = bx_xasprintf (
       "runtime module %s: options rejected: option \"mode\": expected echo, fixed, failed, "
-      "unavailable, silent or bad_status, got \"explode\"",
+      "unavailable, silent, bad_status or exec, got \"explode\"",
       path);
   ck_assert_str_eq (msg, want);
 }
