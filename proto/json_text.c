@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Compact JSON text.  See bx/json_text.h. */
-#include <stdio.h>
 #include <string.h>
 
 #include "bx/cleanup.h"
@@ -26,6 +25,17 @@ put_cstr (struct bx_json_text *t, const char *s)
   put (t, s, strlen (s));
 }
 
+/* \uXXXX for CP, which is below 0x10000. */
+static void
+put_u_escape (struct bx_json_text *t, unsigned cp)
+{
+  static const char hex[] = "0123456789ABCDEF";
+  char esc[6] = "\\u";
+  for (int i = 0; i < 4; i++)
+    esc[2 + i] = hex[(cp >> (12 - 4 * i)) & 0xfu];
+  put (t, esc, sizeof esc);
+}
+
 /* The code point of the UTF-8 sequence at P if it is one escape_invisible escapes (its
  * length in *LEN), else 0.  S is valid UTF-8, so a lead byte's continuation bytes are there. */
 static unsigned
@@ -34,6 +44,11 @@ invisible_at (const unsigned char *p, size_t *len)
   *len = 1;
   if (p[0] == 0x7f)
     return 0x7f;
+  if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+    {
+      *len = 2;
+      return p[1];
+    }
   if (p[0] == 0xd8 && p[1] == 0x9c)
     {
       *len = 2;
@@ -65,16 +80,14 @@ put_string (struct bx_json_text *t, const char *s)
   for (const char *p = s; *p != '\0'; p++)
     {
       unsigned char c = (unsigned char)*p;
-      if (t->escape_invisible && (c == 0x7f || c == 0xd8 || c == 0xe2))
+      if (t->escape_invisible && (c == 0x7f || c == 0xc2 || c == 0xd8 || c == 0xe2))
         {
           size_t len;
           unsigned cp = invisible_at ((const unsigned char *)p, &len);
           if (cp != 0)
             {
-              char esc[8];
               put (t, run, (size_t)(p - run));
-              snprintf (esc, sizeof esc, "\\u%04X", cp);
-              put (t, esc, 6);
+              put_u_escape (t, cp);
               p += len - 1;
               run = p + 1;
               continue;
@@ -84,7 +97,6 @@ put_string (struct bx_json_text *t, const char *s)
         continue;
       put (t, run, (size_t)(p - run));
       run = p + 1;
-      char esc[8];
       switch (c)
         {
         case '"':
@@ -109,8 +121,7 @@ put_string (struct bx_json_text *t, const char *s)
           put (t, "\\t", 2);
           break;
         default:
-          snprintf (esc, sizeof esc, "\\u%04X", c);
-          put (t, esc, 6);
+          put_u_escape (t, c);
           break;
         }
     }

@@ -333,7 +333,12 @@ with_invisible_escaped (const char *line)
       size_t i = 0, n = sizeof invisible / sizeof invisible[0];
       while (i < n && strncmp (p, invisible[i].utf8, strlen (invisible[i].utf8)) != 0)
         i++;
-      if (i < n)
+      if ((unsigned char)p[0] == 0xc2 && (unsigned char)p[1] >= 0x80 && (unsigned char)p[1] <= 0x9f)
+        {
+          len += (size_t)sprintf (out + len, "\\u%04X", (unsigned char)p[1]);
+          p += 2;
+        }
+      else if (i < n)
         {
           memcpy (out + len, invisible[i].escape, 6);
           len += 6;
@@ -349,15 +354,16 @@ with_invisible_escaped (const char *line)
 START_TEST (test_audit_line_is_what_jansson_makes_of_it)
 {
   /* Every escape JSON has, every control byte, quotes, backslashes, DEL, slashes and
-   * multi-byte UTF-8, in every kind of field; the bidirectional controls and separators a
-   * terminal would obey are escaped besides, and the line reads back to the same values. */
+   * multi-byte UTF-8, in every kind of field; the bidirectional controls, separators and C1
+   * controls (CSI among them) a terminal would obey are escaped besides, and the line reads
+   * back to the same values. */
   char controls[40];
   for (int i = 1; i < 32; i++)
     controls[i - 1] = (char)i;
   strcpy (controls + 31, "\"\\/\x7f");
   const char *odd = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \"q\" a\\b </x> "
                     "a\xe2\x80\xaetxt.exe \xe2\x81\xa6\xe2\x81\xa9\xd8\x9c\xe2\x80\x8f\xe2\x80\xa8"
-                    "\xe2\x80\x9d\xe2\x81\xaa";
+                    "\xe2\x80\x9d\xe2\x81\xaa \xc2\x80\xc2\x85\xc2\x9b[2J\xc2\x9f\xc2\xa0\xc2\xa9";
   struct bx_audit_approval approval
       = { .id = "a\"1", .state = BX_APPROVAL_APPROVED, .approver_uid = -1, .waited_ms = 1234 };
   const char *ranges[] = { "10.0.0.0/8", "fd00::/8" };

@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # A model cannot make the audit log read other than what ran: a bidirectional control
-# (U+202A..U+202E, U+2066..U+2069, U+200E, U+200F, U+061C) it writes into a path, an
-# MCP tool's name or arguments reaches the log as a JSON escape (\u202E), never as the
-# character, which a terminal would obey, turning "a<U+202E>txt.exe" into "aexe.txt".  Needs no
-# sandbox (fake.so answers), so it runs once, beside the podman.so cases.
+# (U+202A..U+202E, U+2066..U+2069, U+200E, U+200F, U+061C) or a C1 control (U+009B, CSI) it
+# writes into a path, an MCP tool's name or arguments reaches the log as a JSON escape
+# (\u202E), never as the character, which a terminal would obey, turning "a<U+202E>txt.exe"
+# into "aexe.txt".  Needs no sandbox (fake.so answers), so it runs once, beside the podman.so
+# cases.
 if [ "${BX_CONTAINMENT_MODULE:-podman}" != podman ]; then
   echo "SKIP audit_bidi: does not apply to ${BX_CONTAINMENT_MODULE}.so: no sandbox runs"
   echo "(fake.so answers); it runs once, with the podman.so cases"
@@ -67,7 +68,7 @@ PY
 send b1 s read_file "{\"path\": \"$work/notes/a\\u202etxt.exe\"}" > /dev/null
 send b2 s read_file "{\"path\": \"$work/notes/\\u200fb\\u061c\\u202a\\u2069\\u2066\"}" > /dev/null
 send b3 s "srv.e\\u202echo" '{}' > /dev/null
-send b4 s srv.echo '{"text": "ok\u202e\u2067fdp.exe"}' > /dev/null
+send b4 s srv.echo '{"text": "ok\u202e\u2067fdp.exe\u009b2J\u0085"}' > /dev/null
 send b5 s "nosuch.\\u202e" '{}' > /dev/null
 lines=$(wc -l < "$work/audit.log")
 [ "$lines" -ge 5 ] && pass "the five calls have their audit lines ($lines)" \
@@ -77,12 +78,12 @@ lines=$(wc -l < "$work/audit.log")
 raw=$(python3 - "$work/audit.log" <<'PY'
 import re, sys
 text = open(sys.argv[1], encoding="utf-8").read()
-print(len(re.findall("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]", text)))
+print(len(re.findall("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u0080-\u009f]", text)))
 PY
 )
 [ "$raw" = 0 ] && pass "no bidirectional control is written to the audit log as itself" \
   || fail "$raw bidirectional control(s) in the audit log as themselves: $(cat "$work/audit.log")"
-for c in 202E 2066 200F 061C 202A 2069 2067; do
+for c in 202E 2066 200F 061C 202A 2069 2067 009B 0085; do
   grep -q "\\\\u$c" "$work/audit.log" && pass "U+$c is on the audit line as \\u$c" \
     || fail "U+$c is not on any audit line as \\u$c: $(cat "$work/audit.log")"
 done
