@@ -53,6 +53,10 @@ struct bx_mcp_server
   /* The stdio session's revision, set by its initialize (the latest until then).  Only the
    * reader's thread uses it: a call keeps its own. */
   const struct bx_mcp_version *version;
+  /* Whether an initialize was answered: the client's notifications/initialized says it read
+   * that answer, and a list_changed before it would come before the capability it depends on.
+   * The reader's thread only, as version. */
+  bool initialize_answered;
   /* What brokerd says it grants, as kept and asked again.  brokerd's config is the one place
    * grants are written. */
   struct bx_mcp_offer *offer;
@@ -146,7 +150,10 @@ initialize (struct bx_mcp_server *srv, const struct bx_mcp_message *m,
   if (v == NULL)
     v = bx_mcp_version_latest ();
   if (sink->version == NULL)
-    srv->version = v;
+    {
+      srv->version = v;
+      srv->initialize_answered = true;
+    }
   json_t *info = json_pack ("{s:s, s:s}", "name", "boxmaker", "version", BX_VERSION);
   if (v->titles)
     json_object_set_new (info, "title", json_string ("boxmaker tool broker"));
@@ -434,8 +441,10 @@ dispatch (struct bx_mcp_server *srv, struct bx_mcp_message *m, const struct bx_m
     case BX_MCP_NOTIFICATION:
       if (strcmp (m->method, "notifications/cancelled") == 0)
         cancelled (srv, m->params);
-      /* The server may notify the client of its own accord once it says it is ready. */
-      else if (strcmp (m->method, "notifications/initialized") == 0 && srv->notify != NULL)
+      /* The server may notify the client of its own accord once it says it is ready, which it
+       * can only be once it read initialize's answer. */
+      else if (strcmp (m->method, "notifications/initialized") == 0 && srv->notify != NULL
+               && srv->initialize_answered)
         bx_mcp_offer_watch (srv->offer, srv->notify);
       /* Any other notification: nothing to do. */
       break;

@@ -197,3 +197,76 @@ test ('a brokerd that never answers holds up neither the client\'s messages nor 
       broker.close ();
     }
 });
+
+// A client that says it is ready before it asked to initialize has not read the capability a
+// list_changed depends on: until an initialize is answered, brokerd is not asked again.
+test ('notifications/initialized before initialize starts no asking again', async () => {
+  const countSock = `${work}/count.sock`;
+  let accepted = 0;
+  const waiters = [];
+  const broker = net.createServer ((conn) => {
+    accepted++;
+    conn.on ('error', () => {});
+    conn.destroy ();
+    for (const w of waiters.splice (0))
+      w ();
+  });
+  broker.listen (countSock);
+  await once (broker, 'listening');
+  const mcp = spawn (boxmaker, ['mcp', '--socket', countSock, '--refresh-ms', '100'],
+                     { stdio: ['pipe', 'pipe', 'pipe'] });
+  try
+    {
+      let out = '';
+      const readers = [];
+      mcp.stdout.setEncoding ('utf8');
+      mcp.stdout.on ('data', (d) => {
+        out += d;
+        for (const w of readers.splice (0))
+          w ();
+      });
+      let err = '';
+      mcp.stderr.setEncoding ('utf8');
+      mcp.stderr.on ('data', (d) => { err += d; });
+      mcp.on ('exit', () => {
+        for (const w of readers.splice (0))
+          w ();
+      });
+      const answer = async (id) => {
+        for (;;)
+          {
+            const line = out.split ('\n').slice (0, -1).find ((l) => l.includes (`"id":${id},`));
+            if (line !== undefined)
+              return JSON.parse (line);
+            assert.equal (mcp.exitCode, null, `boxmaker mcp ended: ${err}`);
+            await new Promise ((resolve) => readers.push (resolve));
+          }
+      };
+      const send = (msg) => mcp.stdin.write (JSON.stringify ({ jsonrpc: '2.0', ...msg }) + '\n');
+      send ({ method: 'notifications/initialized' });
+      send ({ id: 1, method: 'ping' });
+      assert.deepEqual ((await answer (1)).result, {});
+      // Ten refresh periods: a watcher started by that notification would have asked by now
+      // (on a machine too busy for that, this part proves nothing and still passes).
+      await sleep (1000);
+      assert.equal (accepted, 0, 'brokerd was asked before any initialize');
+      send ({ id: 2, method: 'initialize',
+              params: { protocolVersion: '2025-11-25', capabilities: {},
+                        clientInfo: { name: 't', version: '1' } } });
+      assert.deepEqual ((await answer (2)).result.capabilities.tools, { listChanged: true });
+      assert.equal (accepted, 1, 'initialize asks brokerd once');
+      // Once the client says so after that answer, the watcher asks again.
+      send ({ method: 'notifications/initialized' });
+      while (accepted < 2)
+        await new Promise ((resolve) => waiters.push (resolve));
+      const exited = once (mcp, 'exit');
+      mcp.stdin.end ();
+      const [code] = await exited;
+      assert.equal (code, 0);
+    }
+  finally
+    {
+      mcp.kill ('SIGKILL');
+      broker.close ();
+    }
+});
