@@ -190,7 +190,8 @@ struct bx_mcp_offer;
 struct bx_mcp_offer *bx_mcp_offer_new (const char *socket, uint64_t timeout_ms,
                                        uint64_t refresh_ms);
 void bx_mcp_offer_free (struct bx_mcp_offer *o);
-/* Asks brokerd now (initialize): its answer, or why there is none, replaces what is kept. */
+/* Asks brokerd now (initialize): its answer replaces what is kept; when it has none, an
+ * answer kept from before stays, and otherwise why there is none is kept. */
 void bx_mcp_offer_ask (struct bx_mcp_offer *o);
 /* tools/list from what is kept; with MAY_ASK, brokerd is asked again first when that is
  * older than refresh_ms (a failed ask keeps it). */

@@ -26,11 +26,13 @@ struct bx_mcp_offer
   uint64_t ask_ms;     /* each grants_request's deadline */
   uint64_t refresh_ms; /* 0: asked at initialize only */
   pthread_mutex_t lock;
-  json_t *grants;   /* brokerd's last answer, or NULL */
-  char *why_not;    /* when grants is NULL: why */
-  int64_t asked_at; /* when brokerd was last asked (monotonic ms) */
-  bool asking;      /* a tools/list is asking again (HTTP) */
-  bool failing;     /* the last ask failed, which was logged: the next failures are not */
+  json_t *grants;      /* brokerd's last answer, or NULL */
+  char *why_not;       /* when grants is NULL: why */
+  int64_t asked_at;    /* when brokerd was last asked (monotonic ms) */
+  uint64_t asks_begun; /* asks begun so far */
+  uint64_t kept_seq;   /* the number of the ask whose answer (or why) is kept */
+  bool asking;         /* a tools/list is asking again (HTTP) */
+  bool failing;        /* the last ask failed, which was logged: the next failures are not */
   /* The watcher: started at notifications/initialized, stopped by bx_mcp_offer_unwatch. */
   pthread_cond_t wake;
   pthread_t watcher;
@@ -82,59 +84,66 @@ ask (struct bx_mcp_offer *o, json_t **grants, char **why)
   return -1;
 }
 
+/* Asks brokerd and keeps its answer; true when what tools/list answers changed.  An answer that
+ * cannot be had keeps the last one: brokerd restarting for a moment is no reason to list every
+ * tool without its grants, and each call says itself that brokerd is unavailable; with none
+ * kept yet, why there is none is kept for the instructions.  Asks overlap (an initialize over
+ * HTTP beside a tools/list or the watcher's): the answer to an ask begun before the kept one's
+ * is dropped, so an old answer never replaces a newer one.  AT_INITIALIZE: the failure is
+ * logged whatever came before, as initialize's own. */
+static bool
+ask_and_keep (struct bx_mcp_offer *o, bool at_initialize)
+{
+  pthread_mutex_lock (&o->lock);
+  uint64_t seq = ++o->asks_begun;
+  pthread_mutex_unlock (&o->lock);
+  json_t *grants = NULL;
+  char *why = NULL;
+  bool failed = ask (o, &grants, &why) < 0;
+  /* Compared as the newest revision lists them, which carries every field an older one does. */
+  const struct bx_mcp_version *v = bx_mcp_version_latest ();
+  json_auto_t *after = failed ? NULL : bx_mcp_tools_list (v, grants);
+  bool changed = false, log = false;
+  pthread_mutex_lock (&o->lock);
+  o->asked_at = bx_now_ms ();
+  if (seq > o->kept_seq)
+    {
+      if (!failed)
+        {
+          json_auto_t *before = bx_mcp_tools_list (v, o->grants);
+          changed = !json_equal (before, after);
+          json_decref (o->grants);
+          free (o->why_not);
+          o->grants = grants;
+          o->why_not = NULL;
+          o->kept_seq = seq;
+          grants = NULL;
+        }
+      else if (o->grants == NULL)
+        {
+          free (o->why_not);
+          o->why_not = bx_xstrdup (why);
+          o->kept_seq = seq;
+        }
+      /* A run of failures is logged once: the first of it says so. */
+      log = failed && (at_initialize || !o->failing);
+      o->failing = failed;
+    }
+  pthread_mutex_unlock (&o->lock);
+  if (log && at_initialize)
+    fprintf (stderr, "boxmaker mcp: cannot learn the grants: %s\n", why);
+  else if (log)
+    fprintf (stderr,
+             "boxmaker mcp: cannot learn the grants again: %s; the tools stay as they were\n", why);
+  json_decref (grants);
+  free (why);
+  return changed;
+}
+
 void
 bx_mcp_offer_ask (struct bx_mcp_offer *o)
 {
-  json_t *grants = NULL;
-  char *why = NULL;
-  if (ask (o, &grants, &why) < 0)
-    fprintf (stderr, "boxmaker mcp: cannot learn the grants: %s\n", why);
-  pthread_mutex_lock (&o->lock);
-  json_decref (o->grants);
-  free (o->why_not);
-  o->grants = grants;
-  o->why_not = why;
-  o->asked_at = bx_now_ms ();
-  o->failing = grants == NULL; /* said above: the asks that fail next say nothing more */
-  pthread_mutex_unlock (&o->lock);
-}
-
-/* Asks brokerd again; true when what tools/list answers changed.  An answer that cannot be had
- * keeps the last one: brokerd restarting for a moment is no reason to list every tool without
- * its grants, and each call says itself that brokerd is unavailable. */
-static bool
-ask_again (struct bx_mcp_offer *o)
-{
-  json_t *grants = NULL;
-  char *why = NULL;
-  if (ask (o, &grants, &why) < 0)
-    {
-      pthread_mutex_lock (&o->lock);
-      bool said = o->failing;
-      o->failing = true;
-      o->asked_at = bx_now_ms ();
-      pthread_mutex_unlock (&o->lock);
-      if (!said)
-        fprintf (stderr,
-                 "boxmaker mcp: cannot learn the grants again: %s; the tools stay as "
-                 "they were\n",
-                 why);
-      free (why);
-      return false;
-    }
-  /* Compared as the newest revision lists them, which carries every field an older one does. */
-  const struct bx_mcp_version *v = bx_mcp_version_latest ();
-  json_auto_t *after = bx_mcp_tools_list (v, grants);
-  pthread_mutex_lock (&o->lock);
-  json_auto_t *before = bx_mcp_tools_list (v, o->grants);
-  json_decref (o->grants);
-  free (o->why_not);
-  o->grants = grants;
-  o->why_not = NULL;
-  o->asked_at = bx_now_ms ();
-  o->failing = false;
-  pthread_mutex_unlock (&o->lock);
-  return !json_equal (before, after);
+  ask_and_keep (o, true);
 }
 
 json_t *
@@ -151,7 +160,7 @@ bx_mcp_offer_tools_list (struct bx_mcp_offer *o, const struct bx_mcp_version *v,
       pthread_mutex_unlock (&o->lock);
       if (stale)
         {
-          ask_again (o);
+          ask_and_keep (o, false);
           pthread_mutex_lock (&o->lock);
           o->asking = false;
           pthread_mutex_unlock (&o->lock);
@@ -200,7 +209,7 @@ watch (void *arg)
       if (pthread_cond_timedwait (&o->wake, &o->lock, &ts) != ETIMEDOUT)
         continue;
       pthread_mutex_unlock (&o->lock);
-      bool changed = ask_again (o);
+      bool changed = ask_and_keep (o, false);
       /* Sent without the lock: a client slow to read its output must not hold up tools/list.
        * The sink lives until bx_mcp_offer_unwatch has joined this thread. */
       if (changed)

@@ -270,3 +270,51 @@ test ('notifications/initialized before initialize starts no asking again', asyn
       broker.close ();
     }
 });
+
+// Over HTTP every session shares what is kept: an initialize whose ask fails (brokerd
+// restarting) keeps the answer another session's initialize had, rather than listing every
+// tool without its grants until the next refresh.
+test ('over HTTP a failed initialize keeps the grants already known', async () => {
+  const proxySock = `${work}/flaky.sock`;
+  const httpSock = `${work}/flaky-http.sock`;
+  let up = true;
+  const proxy = net.createServer ((conn) => {
+    conn.on ('error', () => {});
+    if (!up)
+      return conn.destroy ();
+    const broker = net.connect (`${work}/lists.sock`);
+    broker.on ('error', () => conn.destroy ());
+    conn.pipe (broker).pipe (conn);
+  });
+  proxy.listen (proxySock);
+  await once (proxy, 'listening');
+  const server = spawn (boxmaker, ['mcp', '--socket', proxySock, '--refresh-ms', '3600000',
+                                   '--http', httpSock], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  server.stderr.setEncoding ('utf8');
+  server.stderr.on ('data', (d) => { err += d; });
+  try
+    {
+      while (!existsSync (httpSock))
+        {
+          assert.equal (server.exitCode, null, `boxmaker mcp --http ended: ${err}`);
+          await sleep (50);
+        }
+      const init = { protocolVersion: '2025-11-25', capabilities: {},
+                     clientInfo: { name: 't', version: '1' } };
+      await post (httpSock, 1, 'initialize', init);
+      const granted = (await post (httpSock, 2, 'tools/list')).tools.map ((t) => t.name);
+      assert.ok (granted.includes ('notes.echo') && !granted.includes ('shell'), granted);
+      up = false;
+      const second = await post (httpSock, 3, 'initialize', init);
+      assert.ok (err.includes ('boxmaker mcp: cannot learn the grants: '), err);
+      assert.ok (second.instructions.includes ('notes.echo'), second.instructions);
+      assert.deepEqual ((await post (httpSock, 4, 'tools/list')).tools.map ((t) => t.name),
+                        granted);
+    }
+  finally
+    {
+      server.kill ('SIGTERM');
+      proxy.close ();
+    }
+});
