@@ -144,7 +144,14 @@ fake_create (const struct bx_host *host, const bx_options *options, void **insta
   if (count > 0)
     {
       f->exec = calloc (count + 1, sizeof (char *));
-      for (size_t i = 0; f->exec != NULL && i < count; i++)
+      if (f->exec == NULL)
+        {
+          host->error_set (sink, "option \"exec\": out of memory");
+          free (f->protected);
+          free (f);
+          return -1;
+        }
+      for (size_t i = 0; i < count; i++)
         f->exec[i] = (char *)items[i];
     }
   atomic_init (&f->in_flight, 0);
