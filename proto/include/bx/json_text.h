@@ -27,9 +27,8 @@ struct bx_json_text
   /* Set after open for a text people read in a terminal (the audit line): each
    * bidirectional control (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069), each
    * line or paragraph separator (U+2028, U+2029), DEL and each C1 control (U+0080..U+009F)
-   * is written as its \uXXXX escape,
-   * which a terminal shows rather than obeys.  The text then differs from json_dumps' in
-   * those escapes only, and reads back to the same values. */
+   * is written as its \uXXXX escape, which a terminal shows rather than obeys.  The text then
+   * differs from json_dumps' in those escapes only, and reads back to the same values. */
   bool escape_invisible;
 };
 
