@@ -74,6 +74,10 @@ struct bx_bwrap_call
  * A NULL-terminated array whose first element is cfg->bwrap; free with bx_bwrap_argv_free. */
 char **bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *call);
 void bx_bwrap_argv_free (char **argv);
+/* Whether MOUNTS[I] lies below one of the mounts before it that keeps its flags (a protected
+ * path in a granted folder): bubblewrap is not given it, since it reaches the sandbox as a
+ * submount of that one's copy (bwrap_alone.c). */
+bool bx_bwrap_mount_inside_earlier (const struct bx_bwrap_mount *mounts, size_t i);
 
 /* ---- bwrap_seccomp.c --------------------------------------------------------------------- */
 /* The filter as BPF bytes (malloc'd), or -1 with *ERR. */
@@ -202,6 +206,11 @@ struct bx_bwrap_child
   /* One per mount source, or NULL: true where its copy is made read-only there, for the
    * mounts that reach the sandbox inside another one's tree (bwrap_argv.c). */
   const bool *mount_readonly;
+  /* One per mount source, or NULL: true where bubblewrap is not given the source
+   * (bx_bwrap_mount_inside_earlier).  Its descriptor is closed once its copy is mounted:
+   * bubblewrap closes only those it is given, and one left open would reach the sandbox's
+   * command, a way up from the copy to the host's folders ("/proc/self/fd/N/.."). */
+  const bool *mount_inside;
   /* A sandbox's shares of its uid's counters (NULL for a helper such as slirp4netns, which
    * must stay in the host's user namespace to join the sandbox's). */
   const struct bx_bwrap_ucounts *ucounts;

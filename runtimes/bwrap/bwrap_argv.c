@@ -47,11 +47,10 @@ push_root (struct bx_argv *b, const struct bx_runtime_root_step *steps, size_t c
     }
 }
 
-/* Whether MOUNTS[I] lies below one of the mounts before it that keeps its flags: a
- * writable one, or any when it is read-only itself (bubblewrap makes every submount of a
- * read-only bind read-only). */
-static bool
-inside_earlier (const struct bx_bwrap_mount *mounts, size_t i)
+/* The mounts before it that keep its flags: a writable one, or any when it is read-only
+ * itself (bubblewrap makes every submount of a read-only bind read-only). */
+bool
+bx_bwrap_mount_inside_earlier (const struct bx_bwrap_mount *mounts, size_t i)
 {
   for (size_t j = 0; j < i; j++)
     {
@@ -123,7 +122,7 @@ bx_bwrap_argv (const struct bx_bwrap_config *cfg, const struct bx_bwrap_call *ca
        * submount of that one's copy, read-only where it must be (bwrap_alone.c), and comes
        * with its recursive bind: binding it again costs bubblewrap a reading of the whole
        * mount table per mount. */
-      if (inside_earlier (call->mounts, i))
+      if (bx_bwrap_mount_inside_earlier (call->mounts, i))
         continue;
       push_fd (&b, call->mounts[i].writable ? "--bind-fd" : "--ro-bind-fd", call->mounts[i].fd);
       bx_argv_push (&b, call->mounts[i].path);

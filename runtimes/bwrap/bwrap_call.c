@@ -100,8 +100,12 @@ bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call, co
   char **argv = bx_bwrap_argv (&inst->cfg, call);
   /* The egress folder, after the mounts, is bound by bubblewrap itself. */
   cleanup_free bool *readonly = bx_xzalloc ((extra_count + 1) * sizeof (bool));
+  cleanup_free bool *inside = bx_xzalloc ((extra_count + 1) * sizeof (bool));
   for (size_t i = 0; i < call->mount_count && i < extra_count; i++)
-    readonly[i] = !call->mounts[i].writable;
+    {
+      readonly[i] = !call->mounts[i].writable;
+      inside[i] = bx_bwrap_mount_inside_earlier (call->mounts, i);
+    }
   struct bx_bwrap_child child = {
     .cgroups = inst->cgroups,
     .slot = slot,
@@ -113,6 +117,7 @@ bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call, co
     .mount_first = 2,
     .mount_count = extra_count,
     .mount_readonly = readonly,
+    .mount_inside = inside,
     .ucounts = &inst->ucounts,
   };
   bx_bwrap_run (argv, &child, input, input_len, cap, deadline, status[0], cancel_fd, o);

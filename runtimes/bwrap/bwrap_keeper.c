@@ -46,8 +46,9 @@ struct request
   uint64_t file_size;
   uint32_t argc;
   uint32_t mount_first, mount_count; /* among the descriptors after the standard streams */
-  bool has_readonly;
+  bool has_readonly, has_inside;
   bool mount_readonly[BX_BWRAP_MAX_FDS];
+  bool mount_inside[BX_BWRAP_MAX_FDS];
   struct bx_bwrap_ucounts ucounts; /* set: the sandbox's shares (bwrap_ucounts.c) */
 };
 
@@ -144,6 +145,7 @@ serve (int sock, char *buf, ssize_t len, int *fds, size_t count)
                 .mount_first = req.mount_first,
                 .mount_count = req.mount_count,
                 .mount_readonly = req.has_readonly ? req.mount_readonly : NULL,
+                .mount_inside = req.has_inside ? req.mount_inside : NULL,
                 .ucounts = req.ucounts.set ? &req.ucounts : NULL,
               };
               long pid = syscall (SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
@@ -292,16 +294,22 @@ bx_bwrap_keeper_spawn (int sock, char *const argv[], const struct bx_bwrap_child
                          .argc = (uint32_t)argc,
                          .mount_first = (uint32_t)c->mount_first,
                          .mount_count = (uint32_t)c->mount_count };
+  if ((c->mount_readonly != NULL || c->mount_inside != NULL) && c->mount_count > BX_BWRAP_MAX_FDS)
+    {
+      errno = E2BIG;
+      return -1;
+    }
+  /* Never sent without: a mount bubblewrap does not bind itself would stay writable, and its
+   * descriptor open in the sandbox. */
   if (c->mount_readonly != NULL)
     {
-      /* Never sent without: a mount bubblewrap does not bind itself would stay writable. */
-      if (c->mount_count > BX_BWRAP_MAX_FDS)
-        {
-          errno = E2BIG;
-          return -1;
-        }
       req.has_readonly = true;
       memcpy (req.mount_readonly, c->mount_readonly, c->mount_count * sizeof (bool));
+    }
+  if (c->mount_inside != NULL)
+    {
+      req.has_inside = true;
+      memcpy (req.mount_inside, c->mount_inside, c->mount_count * sizeof (bool));
     }
   if (c->ucounts != NULL)
     req.ucounts = *c->ucounts;

@@ -109,6 +109,9 @@ bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *c, int in,
         mounts[i] = 3 + (int)(c->mount_first + i);
       if (bx_bwrap_bind_alone (mounts, c->mount_readonly, c->mount_count) < 0)
         child_fail (report);
+      for (size_t i = 0; c->mount_inside != NULL && i < c->mount_count; i++)
+        if (c->mount_inside[i])
+          close (mounts[i]);
     }
 
   if (c->gid >= 0 && geteuid () == 0)
