@@ -663,6 +663,33 @@ START_TEST (test_shell_gives_the_command_empty_stdin)
 }
 END_TEST
 
+/* A descriptor toolkit did not open (a runtime's, left open by mistake) reaches neither the
+ * command nor the paths toolkit opens: through /proc/self/fd/N it would lead to whatever
+ * folder it names, outside the sandbox's view (tests/containment/open_descriptors.sh). */
+START_TEST (test_an_inherited_descriptor_reaches_nothing)
+{
+  char *secret = str_printf ("%s/secret", dir);
+  write_text (secret, "a host file\n");
+  free (secret);
+  int folder = open (dir, O_PATH | O_DIRECTORY);
+  ck_assert_int_ge (folder, 0);
+  ck_assert_int_eq (dup2 (folder, 9), 9); /* not close-on-exec: toolkit inherits it */
+  close (folder);
+  struct run_result r;
+  /* ls lists its own handle of /proc/self/fd as 3. */
+  shell ("ls /proc/self/fd; cat /proc/self/fd/9/secret", NULL, &r);
+  assert_exit (&r, 0);
+  ck_assert_msg (strncmp (r.out, "0\n1\n2\n3\n", 8) == 0 && strstr (r.out, "a host file") == NULL,
+                 "the command saw an inherited descriptor: %s", r.out);
+  run_result_free (&r);
+  read_file ("/proc/self/fd/9/secret", &r);
+  assert_exit (&r, 1);
+  ck_assert_msg (strstr (r.out, "a host file") == NULL, "read through it: %s", r.out);
+  run_result_free (&r);
+  close (9);
+}
+END_TEST
+
 START_TEST (test_shell_passes_large_output_through)
 {
   struct run_result r;
@@ -883,6 +910,7 @@ suite (void)
   tcase_add_test (tc, test_shell_refuses_a_missing_cwd);
   tcase_add_test (tc, test_shell_refuses_a_cwd_that_is_a_file);
   tcase_add_test (tc, test_shell_gives_the_command_empty_stdin);
+  tcase_add_test (tc, test_an_inherited_descriptor_reaches_nothing);
   tcase_add_test (tc, test_shell_passes_large_output_through);
   tcase_add_test (tc, test_shell_keeps_output_of_children_it_waited_for);
   tcase_add_test (tc, test_shell_ends_children_it_did_not_wait_for);
