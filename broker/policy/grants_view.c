@@ -14,6 +14,11 @@
 #define SHOWN_DESCRIPTION_MAX 1024
 #define SHOWN_TITLE_MAX       128
 #define SHOWN_SCHEMA_TEXT_MAX 512
+/* How much of one answer the servers' tools may take, shared out equally among the MCP
+ * servers' grants: whatever a server lists within its bounds, made safe (which may make it
+ * several times longer), the answer still fits in a frame, with the grants themselves (the
+ * owner's text) beside it, and one server cannot crowd out the others. */
+#define SHOWN_MCP_TOOLS_MAX (3u * 1024 * 1024)
 
 /* Whether some tool of G may change files in its folders: write_file always, shell unless the
  * grant says `writable: false` (the same two facts runner.c mounts by). */
@@ -127,15 +132,26 @@ mcp_tool_view (const char *server, const json_t *tool)
 /* An MCP server's grant: the four tools' fields (it lists none of them), and the server's
  * name and tools as listed so far (none while its list is not in). */
 static json_t *
-mcp_grant_view (const struct bx_grant *g, size_t index, struct bx_mcp_lists *lists)
+mcp_grant_view (const struct bx_grant *g, size_t index, struct bx_mcp_lists *lists, size_t share)
 {
   json_t *view = grant_view (g, index);
   json_t *tools = json_array ();
   json_t *listed = lists != NULL ? bx_mcp_lists_tools (lists, g->mcp->name) : NULL;
-  size_t i;
+  size_t i, used = 0;
   const json_t *tool;
+  /* In the server's order, while they fit in its share; the tools past it are not shown. */
   json_array_foreach (listed, i, tool)
-      json_array_append_new (tools, mcp_tool_view (g->mcp->name, tool));
+  {
+    json_t *shown = mcp_tool_view (g->mcp->name, tool);
+    size_t size = json_dumpb (shown, NULL, 0, JSON_COMPACT) + 1;
+    if (used + size > share)
+      {
+        json_decref (shown);
+        break;
+      }
+    used += size;
+    json_array_append_new (tools, shown);
+  }
   json_decref (listed);
   json_object_set_new (view, "mcp_server", json_string (g->mcp->name));
   json_object_set_new (view, "mcp_tools", tools);
@@ -146,11 +162,15 @@ json_t *
 bx_grants_view (const struct bx_config *config, struct bx_mcp_lists *lists)
 {
   json_t *list = json_array ();
+  size_t servers = 0;
+  for (size_t i = 0; i < config->n_grants; i++)
+    servers += config->grants[i].mcp != NULL && config->grants[i].mcp->name != NULL;
+  size_t share = servers > 0 ? SHOWN_MCP_TOOLS_MAX / servers : 0;
   for (size_t i = 0; i < config->n_grants; i++)
     {
       const struct bx_grant *g = &config->grants[i];
       json_array_append_new (list, g->mcp != NULL && g->mcp->name != NULL
-                                       ? mcp_grant_view (g, i, lists)
+                                       ? mcp_grant_view (g, i, lists, share)
                                        : grant_view (g, i));
     }
   return list;
