@@ -19,15 +19,16 @@ piece (const char *s, size_t len, bool ascii, char out[PIECE_MAX], size_t *used)
 {
   unsigned char c = (unsigned char)s[0];
   size_t n = bx_utf8_sequence (s, len);
-  /* U+0080..U+009F (C2 80..C2 9F) are controls too: some terminals act on them. */
+  /* U+0080..U+009F (C2 80..C2 9F) are controls too: some terminals act on them; so are the
+   * characters a terminal reorders the line at. */
   bool c1 = c == 0xc2 && n == 2 && (unsigned char)s[1] < 0xa0;
-  if (n > 1 && !c1 && !ascii)
+  if (n > 1 && !c1 && !ascii && bx_utf8_reordering (s, n) == 0)
     {
       memcpy (out, s, n);
       *used = n;
       return n;
     }
-  if (n > 1 && !c1)
+  if (n > 1)
     {
       for (size_t k = 0; k < n; k++)
         snprintf (out + 4 * k, 5, "\\x%02x", (unsigned char)s[k]);

@@ -138,3 +138,18 @@ bx_utf8_sanitize (const char *s, size_t len, size_t *out_len)
   /* Give back what the worst case reserved when the text was (mostly) valid. */
   return bx_xrealloc (out, o + 1);
 }
+
+unsigned
+bx_utf8_reordering (const char *s, size_t n)
+{
+  const unsigned char *p = (const unsigned char *)s;
+  if (n == 2 && p[0] == 0xd8 && p[1] == 0x9c)
+    return 0x061c;
+  if (n != 3 || p[0] != 0xe2 || (p[1] != 0x80 && p[1] != 0x81))
+    return 0;
+  unsigned cp = 0x2000 | ((p[1] & 0x3fu) << 6) | (p[2] & 0x3fu);
+  if (cp == 0x200e || cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e)
+      || (cp >= 0x2066 && cp <= 0x2069))
+    return cp;
+  return 0;
+}

@@ -4,6 +4,7 @@
 
 #include "bx/cleanup.h"
 #include "bx/json_text.h"
+#include "bx/utf8.h"
 
 static void
 put (struct bx_json_text *t, const char *s, size_t n)
@@ -49,20 +50,11 @@ invisible_at (const unsigned char *p, size_t *len)
       *len = 2;
       return p[1];
     }
-  if (p[0] == 0xd8 && p[1] == 0x9c)
-    {
-      *len = 2;
-      return 0x061c;
-    }
-  if (p[0] != 0xe2 || (p[1] != 0x80 && p[1] != 0x81))
-    return 0;
-  unsigned cp = 0x2000 | ((p[1] & 0x3fu) << 6) | (p[2] & 0x3fu);
-  *len = 3;
-  if (cp == 0x200e || cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e)
-      || (cp >= 0x2066 && cp <= 0x2069))
-    return cp;
-  *len = 1;
-  return 0;
+  size_t n = p[0] == 0xd8 ? 2 : 3;
+  unsigned cp = bx_utf8_reordering ((const char *)p, n);
+  if (cp != 0)
+    *len = n;
+  return cp;
 }
 
 /* S as a JSON string, escaped as jansson escapes (and, with escape_invisible, those code

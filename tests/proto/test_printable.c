@@ -29,6 +29,20 @@ static const struct
        "31m"),
     64, "a\\xc2\\x9b31m" },
   { "bytes that are not UTF-8 are escaped", S ("a\xff\xc3"), 64, "a\\xff\\xc3" },
+  /* A terminal reorders or breaks the line at these rather than showing them. */
+  { "a right-to-left override is escaped",
+    S ("a\xe2\x80\xae"
+       "txt.exe"),
+    64, "a\\xe2\\x80\\xaetxt.exe" },
+  { "every bidirectional control is escaped",
+    S ("\xd8\x9c\xe2\x80\x8e\xe2\x80\x8f\xe2\x80\xaa\xe2\x81\xa6\xe2\x81\xa9"), 64,
+    "\\xd8\\x9c\\xe2\\x80\\x8e\\xe2\\x80\\x8f\\xe2\\x80\\xaa\\xe2\\x81\\xa6\\xe2\\x81\\xa9" },
+  { "line and paragraph separators are escaped",
+    S ("a\xe2\x80\xa8"
+       "b\xe2\x80\xa9"),
+    64, "a\\xe2\\x80\\xa8b\\xe2\\x80\\xa9" },
+  { "their neighbours stay", S ("\xe2\x80\x9d\xe2\x81\xaa\xd8\x9b"), 64,
+    "\xe2\x80\x9d\xe2\x81\xaa\xd8\x9b" },
   { "a cut is marked", S ("abcdef"), 3, "abc..." },
   { "a cut never splits a character", S ("a\xc3\xa9\xc3\xa9"), 4, "a\xc3\xa9..." },
 };

@@ -14,9 +14,10 @@
 
 /* A new string holding the first MAX_SHOWN bytes of S (LEN bytes, may hold NUL), cut on a
  * character boundary: printable ASCII and well-formed UTF-8 stay; control bytes (C0, DEL and
- * C1), '"', '\' and bytes that are not UTF-8 become \xNN; "..." marks a cut.  So a message
- * quoting it stays one readable line of valid UTF-8, whatever the bytes were, and no escape
- * sequence reaches a terminal. */
+ * C1), the characters a terminal reorders or breaks a line at (bx_utf8_reordering), '"', '\'
+ * and bytes that are not UTF-8 become \xNN; "..." marks a cut.  So a message quoting it stays
+ * one readable line of valid UTF-8 that reads as what it is, whatever the bytes were, and no
+ * escape sequence reaches a terminal. */
 char *bx_printable (const char *s, size_t len, size_t max_shown);
 
 /* S (LEN bytes) made safe like bx_printable, but cut so that the whole result, "..."

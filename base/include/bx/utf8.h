@@ -21,4 +21,11 @@ size_t bx_utf8_sequence (const char *s, size_t len);
  * that never splits a character. */
 size_t bx_utf8_cut (const char *s, size_t len, size_t max);
 
+/* The code point of the well-formed sequence at S (N bytes) when a terminal obeys it rather
+ * than shows it: a bidirectional control (U+061C, U+200E, U+200F, U+202A..U+202E,
+ * U+2066..U+2069) or a line or paragraph separator (U+2028, U+2029); else 0.  Text a person
+ * reads (a log line, the audit line, a server's text shown to a model) escapes these, so that
+ * it reads as what it is ("a<U+202E>txt.exe" is not "aexe.txt"). */
+unsigned bx_utf8_reordering (const char *s, size_t n);
+
 #endif
