@@ -89,7 +89,7 @@ struct bx_gvisor_instance
   char *boxes;        /* <state_dir>/boxes: a folder per sandbox, <name>-<n> */
   char **rootfs_dirs; /* the root's top-level folders, bound one by one */
   size_t rootfs_dir_count;
-  const char *protected[5];
+  const char *protected[7];
   struct bx_runtime_roots *roots; /* grants' own roots that check_root accepted */
   uint64_t _Atomic counter;
 };

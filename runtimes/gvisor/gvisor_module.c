@@ -254,7 +254,8 @@ gvisor_destroy (void *instance)
 }
 
 /* What no grant may reach: the root (a grant holding it could change the sandboxes'
- * toolkit), runsc, slirp4netns and the state folder. */
+ * toolkit), the programs run as root for it (runsc, slirp4netns, nsenter), the state folder
+ * and the folder runsc writes its debug logs into as root. */
 static const char *const *
 gvisor_protected_paths (void *instance)
 {
@@ -263,7 +264,10 @@ gvisor_protected_paths (void *instance)
   *p++ = inst->cfg.rootfs;
   *p++ = inst->cfg.runsc;
   *p++ = inst->cfg.slirp4netns;
+  *p++ = inst->cfg.nsenter;
   *p++ = inst->cfg.state_dir;
+  if (inst->cfg.debug_log != NULL)
+    *p++ = inst->cfg.debug_log;
   *p = NULL;
   return inst->protected;
 }

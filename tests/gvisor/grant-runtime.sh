@@ -168,6 +168,44 @@ else
   fail "an image under gvisor.so (exit $rc): $got"
 fi
 
+# gvisor.so runs its nsenter as root (to start the egress proxy in the sandbox's network
+# namespace), and runsc writes its debug logs into debug_log as root: a grant a sandbox
+# writes, of any runtime, may hold neither, as for runsc and slirp4netns.
+mkdir -p "$work/tools"
+chmod 0777 "$work/tools"
+cat > "$work/helpers.yaml" <<YAML
+socket: $work/helpers.sock
+home: $work/home
+runtime:
+  module: bwrap
+  options:
+    rootfs: $work/rootfs
+    egress_dir: $work/egress
+runtimes:
+  strong:
+    module: gvisor
+    options:
+      rootfs: $work/rootfs
+      state_dir: $work/state
+      cgroup_path: $cgroup
+      nsenter: $work/tools/nsenter
+      debug_log: $work/tools/debug
+grants:
+  - tools: [shell]
+    paths: [$work/tools]
+  - tools: [http_fetch]
+    hosts: [example.com]
+    runtime: strong
+YAML
+"$brokerd" --check-config "$work/helpers.yaml" --runtimedir "$runtimedir" > "$work/helpers.out" 2>&1
+rc=$? got=$(cat "$work/helpers.out")
+if [ $rc = 1 ] && contains "$got" "$work/tools/nsenter, which runtime module gvisor protects" \
+  && contains "$got" "$work/tools/debug, which runtime module gvisor protects"; then
+  pass "a writable grant holding gvisor.so's nsenter or debug_log is refused"
+else
+  fail "gvisor.so's nsenter and debug_log in a writable grant (exit $rc): $got"
+fi
+
 if [ $failures -ne 0 ]; then
   echo "brokerd's log:"; cat "$work/serve.log"
   exit 1
