@@ -17,6 +17,7 @@
 
 #include "bx/cleanup.h"
 #include "bx/cidr.h"
+#include "bx/contract.h"
 #include "readonly_paths.h"
 #include "bx/hosts.h"
 
@@ -115,6 +116,31 @@ folder_check (const char *s, bx_error *err)
                           "has an empty component ('//'): expected a clean absolute folder");
   if (!bx_path_is_clean (s))
     return bx_error_setc (err, 0, "has a '.' or '..' component: expected a clean absolute folder");
+  return 0;
+}
+
+/* Where a sandbox has its own things, which a granted folder mounted at its own path would
+ * cover: the kernel's views (a grant there would hand the host's over) and the runtime's
+ * folders (a grant at or above them would let one grant's sandbox plant the toolkit or the
+ * egress socket another grant's sandbox then uses). */
+static const struct
+{
+  const char *path, *what;
+} sandbox_own[] = {
+  { "/proc", "the sandbox's own process file system" },
+  { "/dev", "the sandbox's own devices" },
+  { BX_RUNTIME_INJECTED_DIR, "where a runtime puts toolkit in a grant's own root" },
+  { BX_EGRESS_DIR, "the sandbox's egress socket" },
+};
+
+/* Whether a granted folder keeps clear of sandbox_own: 0, or -1 with *ERR. */
+static int
+sandbox_own_check (const char *s, bx_error *err)
+{
+  for (size_t i = 0; i < sizeof sandbox_own / sizeof sandbox_own[0]; i++)
+    if (bx_path_inside (s, sandbox_own[i].path) || bx_path_inside (sandbox_own[i].path, s))
+      return bx_error_set (err, 0, "meets %s, %s: expected a folder neither inside it nor above it",
+                           sandbox_own[i].path, sandbox_own[i].what);
   return 0;
 }
 
@@ -384,7 +410,7 @@ parse_grant (struct bx_walk *w, yaml_node_t *node, struct bx_config *cfg, struct
         if (path == NULL)
           continue;
         cleanup_error bx_error why = NULL;
-        if (folder_check (path, &why) < 0)
+        if (folder_check (path, &why) < 0 || sandbox_own_check (path, &why) < 0)
           bx_walk_problem (w, item, "path \"%s\" %s", path, bx_error_msg (why));
         /* Home holds the egress folders of running calls: a sandbox that had it mounted
          * could connect to another call's egress socket. */

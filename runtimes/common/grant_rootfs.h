@@ -9,6 +9,7 @@
 
 #include <boxmaker/runtime.h>
 
+#include "bx/contract.h"
 #include "bx/error.h"
 
 /* The roots check_root accepted, so a call runs only in one whose digest was checked. */
@@ -52,9 +53,8 @@ int bx_runtime_root_steps (const char *root, const char *const *mounts, size_t c
                            struct bx_runtime_root_step **steps, size_t *step_count, bx_error *err);
 void bx_runtime_root_steps_free (struct bx_runtime_root_step *steps, size_t count);
 
-/* Where toolkit appears in a grant's own root: read-only, the module's root's bin/toolkit,
- * as podman.so mounts it into a grant's image. */
-#define BX_RUNTIME_INJECTED_TOOLKIT "/run/boxmaker/toolkit"
+/* Toolkit appears in a grant's own root at BX_RUNTIME_INJECTED_TOOLKIT (bx/contract.h):
+ * read-only, the module's root's bin/toolkit, as podman.so mounts it into a grant's image. */
 /* The PATH of a call in a grant's own root, Debian's default. */
 #define BX_RUNTIME_ROOT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 

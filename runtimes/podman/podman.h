@@ -54,7 +54,7 @@ struct bx_podman_config
 
 /* Where toolkit appears in a grant's own image (spec_image): read-only, from the `toolkit`
  * option, so that any image runs it unchanged. */
-#define BX_PODMAN_INJECTED_TOOLKIT "/run/boxmaker/toolkit"
+#define BX_PODMAN_INJECTED_TOOLKIT BX_RUNTIME_INJECTED_TOOLKIT
 
 struct bx_podman_mount
 {

@@ -124,6 +124,23 @@ static const struct bad bad_table[] = {
     "folder" },
   { "the root folder", G_READ "    paths: [/]\n",
     "t.yaml:3:13: path \"/\" is the root folder: expected the folders to share, not all of them" },
+  /* Where a sandbox has its own things: a grant there would cover them (or hand over the
+   * host's), and one above the runtime's would let a sandbox plant its toolkit. */
+  { "the sandbox's /proc", G_READ "    paths: [/proc/sys]\n",
+    "t.yaml:3:13: path \"/proc/sys\" meets /proc, the sandbox's own process file system: "
+    "expected a folder neither inside it nor above it" },
+  { "the sandbox's /dev", G_READ "    paths: [/dev]\n",
+    "t.yaml:3:13: path \"/dev\" meets /dev, the sandbox's own devices: expected a folder "
+    "neither inside it nor above it" },
+  { "above the injected toolkit", G_READ "    paths: [/run]\n",
+    "t.yaml:3:13: path \"/run\" meets /run/boxmaker, where a runtime puts toolkit in a grant's "
+    "own root: expected a folder neither inside it nor above it" },
+  { "the injected toolkit's folder", G_READ "    paths: [/run/boxmaker]\n",
+    "t.yaml:3:13: path \"/run/boxmaker\" meets /run/boxmaker, where a runtime puts toolkit in "
+    "a grant's own root: expected a folder neither inside it nor above it" },
+  { "the egress folder", G_READ "    paths: [/run/egress]\n",
+    "t.yaml:3:13: path \"/run/egress\" meets /run/egress, the sandbox's egress socket: expected "
+    "a folder neither inside it nor above it" },
   { "path is a list", G_READ "    paths: [[/a]]\n",
     "t.yaml:3:13: \"paths\" is a list: expected an absolute folder" },
   { "paths is a string", G_READ "    paths: /a\n",
@@ -440,10 +457,11 @@ static const struct bad bad_table[] = {
     "admin_socket: /srv/notes/admin.sock\n" G_READ "    paths: [/srv/notes]\n",
     "t.yaml:1:15: admin_socket \"/srv/notes/admin.sock\" lies in the granted folder /srv/notes: a "
     "sandbox could replace it; expected a file outside every grant" },
-  { "default admin_socket inside a grant",
+  /* The default sockets' folder is the runtime's too, so no grant can hold them. */
+  { "default admin_socket's folder granted",
     "admin_group: 0\n" G_READ "    paths: [/run/boxmaker]\n    approval: always\n",
-    "t.yaml:1:1: admin_socket \"/run/boxmaker/admin.sock\" lies in the granted folder "
-    "/run/boxmaker: a sandbox could replace it; expected a file outside every grant" },
+    "t.yaml:4:13: path \"/run/boxmaker\" meets /run/boxmaker, where a runtime puts toolkit in "
+    "a grant's own root: expected a folder neither inside it nor above it" },
   /* Several runtimes: `runtimes` and a grant's `runtime`. */
   { "runtimes not a mapping", "runtimes: [gvisor]\n",
     "t.yaml:1:11: \"runtimes\" is a list: expected a mapping of names to {module, options}" },
