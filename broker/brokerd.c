@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "bx/cleanup.h"
@@ -198,6 +199,31 @@ print_summary (const struct bx_config *cfg, const struct bx_runtimes *runtimes)
     }
 }
 
+/* Enough descriptors for CFG's limits: each connection served or waiting holds one (with
+ * max_connections of each), a running call a dozen or so (its sandbox's pipes, pidfds and
+ * mount sources), and brokerd a few of its own.  Past the soft limit accept() fails for every
+ * uid alike, and the per-uid queue can no longer keep one uid from crowding out the others.
+ * So the soft limit is raised to what the limits need, no further (sandboxes inherit it), and
+ * a hard limit below that is logged. */
+static void
+fit_descriptor_limit (const struct bx_config *cfg)
+{
+  rlim_t need = 2 * (rlim_t)cfg->max_connections + 16 * (rlim_t)cfg->max_running + 128;
+  struct rlimit rl;
+  if (getrlimit (RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+    return;
+  rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
+  if (setrlimit (RLIMIT_NOFILE, &rl) < 0)
+    getrlimit (RLIMIT_NOFILE, &rl);
+  if (rl.rlim_cur < need)
+    bx_log (LOG_WARNING, NULL,
+            "brokerd may open %llu descriptors, and max_connections %u with max_running %u may "
+            "need %llu: past that, connections fail for every uid; raise the hard limit "
+            "(LimitNOFILE=) or lower max_connections",
+            (unsigned long long)rl.rlim_cur, cfg->max_connections, cfg->max_running,
+            (unsigned long long)need);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -310,6 +336,7 @@ main (int argc, char **argv)
       print_error (false, err);
       return 1;
     }
+  fit_descriptor_limit (b->config);
   struct bx_module *default_module = b->runtimes->modules[0];
   bx_log (LOG_INFO, NULL, "listening on %s%s with runtime %s, %zu grant(s)", b->config->socket,
           b->socket_activated ? " (passed by systemd)" : "", bx_module_name (default_module),
