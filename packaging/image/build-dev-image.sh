@@ -127,7 +127,10 @@ done
 
 mkdir -p "$root/etc/ssl/certs" "$root/tmp" "$root/run" "$root/proc" "$root/sys" "$root/dev" \
          "$root/root" "$root/home"
-chmod 1777 "$root/tmp"
+# Root's alone, not 1777: every runtime mounts a tmpfs of the sandbox's own on /tmp, and
+# a folder anyone may write would let anyone change the root's digest (a grant's root is
+# refused then, docs/config.md).
+chmod 0755 "$root/tmp"
 cacerts=/etc/ssl/certs/ca-certificates.crt
 [ -s "$cacerts" ] || die "$cacerts is missing: apt-get install ca-certificates"
 rm -f "$root/etc/ssl/certs/ca-certificates.crt"

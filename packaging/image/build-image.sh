@@ -93,7 +93,10 @@ trap 'rm -rf "$root"' EXIT
 
 mkdir -p "$root/bin" "$root/etc/ssl/certs" "$root/tmp" "$root/run/egress" "$root/proc" \
          "$root/sys" "$root/dev" "$root/root"
-chmod 1777 "$root/tmp"
+# Root's alone, not 1777: every runtime mounts a tmpfs of the sandbox's own on /tmp, and
+# a folder anyone may write would let anyone change the root's digest (a grant's root is
+# refused then, docs/config.md).
+chmod 0755 "$root/tmp"
 # mktemp -d makes the folder 0700, and it becomes the image's /: a container whose process
 # is not root (rootless podman's --userns=keep-id) could not even reach /bin/toolkit.
 chmod 0755 "$root"

@@ -14,8 +14,10 @@
  * The digest is written sha256:<64 hex digits>.
  *
  * A grant's root (config key rootfs) must also be root's alone: every entry owned by uid 0,
- * none writable by another group, none writable by others but a sticky folder (/var/tmp),
- * so nobody but root can change it between the check and a call. */
+ * none writable by another group or by others, so nobody but root can change it between the
+ * check and a call.  Not even a sticky folder (a tmp of mode 1777): whatever anyone put there
+ * would change the digest, and so block every later start and reload; the sandboxes mount a
+ * tmpfs of their own on /tmp anyway. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -214,7 +216,7 @@ root_only (const struct stat *st)
     return true;
   if ((st->st_mode & S_IWGRP) && st->st_gid != 0)
     return false;
-  return !(st->st_mode & S_IWOTH) || (S_ISDIR (st->st_mode) && (st->st_mode & S_ISVTX));
+  return !(st->st_mode & S_IWOTH);
 }
 
 /* One manifest line into S. */

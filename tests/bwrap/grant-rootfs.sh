@@ -226,6 +226,14 @@ chmod o-w "$work/dev/etc"
 [ $rc != 0 ] && contains "$err" "etc belongs to uid 0 gid 0 with mode 757: every entry must belong to root and be writable by no one else" \
   && pass "a root with a folder others can write is refused" \
   || fail "writable root: rc=$rc out=$out err=$err"
+# Not even a sticky folder: anyone could put a file there, which changes the digest, and
+# then every start and reload is refused.
+mkdir "$work/dev/var-tmp" && chmod 1777 "$work/dev/var-tmp"
+check dev
+rmdir "$work/dev/var-tmp"
+[ $rc != 0 ] && contains "$err" "var-tmp belongs to uid 0 gid 0 with mode 1777: every entry must belong to root and be writable by no one else" \
+  && pass "a root with a sticky folder anyone can write is refused" \
+  || fail "sticky folder in a root: rc=$rc out=$out err=$err"
 chgrp 1 "$work/dev/etc/hosts" && chmod g+w "$work/dev/etc/hosts"
 check dev
 chgrp 0 "$work/dev/etc/hosts" && chmod g-w "$work/dev/etc/hosts"
