@@ -84,7 +84,7 @@ enum bx_data_class
 #define BX_FETCH_BODY_MAX 8388608
 _Static_assert(BX_FETCH_BODY_MAX == 2 * BX_FRAME_MAX, "the fetch body is two frames");
 
-/* ---- where a runtime puts toolkit in a grant's own root or image ------------------------------ */
+/* ---- where a runtime puts toolkit in a grant's own root or image ---------------------------- */
 #define BX_RUNTIME_INJECTED_DIR     "/run/boxmaker"
 #define BX_RUNTIME_INJECTED_TOOLKIT BX_RUNTIME_INJECTED_DIR "/toolkit"
 
