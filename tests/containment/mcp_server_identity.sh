@@ -69,19 +69,10 @@ grep -q 'MCP server hostile: 10 tool(s) listed' "$work/b.log" \
   || fail "hostile's listing: $(grep 'MCP server' "$work/b.log")"
 
 # The grants answer, read as any peer reads it.
-python3 - "$work/b.sock" > "$work/grants.out" 2>&1 <<'PY'
-import json, socket, struct, sys
-with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-    s.connect(sys.argv[1])
-    body = b'{"v":1,"id":"g-1","final":true,"msg":{"type":"grants_request"}}'
-    s.sendall(struct.pack(">I", len(body)) + body)
-    data = b""
-    while True:
-        more = s.recv(1 << 16)
-        if not more:
-            break
-        data += more
-grants = json.loads(data[4:])["msg"]["grants"]
+python3 "$here/../common/grants_answer.py" "$work/b.sock" > "$work/answer.json"
+python3 - "$work/answer.json" > "$work/grants.out" 2>&1 <<'PY'
+import json, sys
+grants = json.load(open(sys.argv[1]))["grants"]
 problems = []
 names = {}
 for g in grants:

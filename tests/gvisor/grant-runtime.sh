@@ -58,9 +58,12 @@ mkdir -p "$work/quick" "$work/strong" "$work/mine" "$work/home"
 # The sandbox's user is not the host's root: it writes only a folder open to it.
 chmod 0777 "$work/mine"
 
-# config NAME EXTRA_GRANT: the config in $work/NAME.yaml; its first lines are the same in
-# every one, so the places the checks name hold for all.
+# config NAME EXTRA_GRANT [EXTRA_STRONG_OPTIONS]: the config in $work/NAME.yaml; its first
+# lines are the same in every one, so the places the checks name hold for all.
 config () {
+  more_options=
+  [ -z "${3:-}" ] || more_options="
+$3"
   cat > "$work/$1.yaml" <<YAML
 socket: $work/$1.sock
 socket_mode: 0666
@@ -77,7 +80,7 @@ runtimes:
     options:
       rootfs: $work/rootfs
       state_dir: $work/state
-      cgroup_path: $cgroup
+      cgroup_path: $cgroup$more_options
 grants:
   - tools: [shell]
     paths: [$work/quick]
@@ -173,30 +176,12 @@ fi
 # writes, of any runtime, may hold neither, as for runsc and slirp4netns.
 mkdir -p "$work/tools"
 chmod 0777 "$work/tools"
-cat > "$work/helpers.yaml" <<YAML
-socket: $work/helpers.sock
-home: $work/home
-runtime:
-  module: bwrap
-  options:
-    rootfs: $work/rootfs
-    egress_dir: $work/egress
-runtimes:
-  strong:
-    module: gvisor
-    options:
-      rootfs: $work/rootfs
-      state_dir: $work/state
-      cgroup_path: $cgroup
-      nsenter: $work/tools/nsenter
-      debug_log: $work/tools/debug
-grants:
-  - tools: [shell]
+config helpers "  - tools: [shell]
     paths: [$work/tools]
   - tools: [http_fetch]
     hosts: [example.com]
-    runtime: strong
-YAML
+    runtime: strong" "      nsenter: $work/tools/nsenter
+      debug_log: $work/tools/debug"
 "$brokerd" --check-config "$work/helpers.yaml" --runtimedir "$runtimedir" > "$work/helpers.out" 2>&1
 rc=$? got=$(cat "$work/helpers.out")
 if [ $rc = 1 ] && contains "$got" "$work/tools/nsenter, which runtime module gvisor protects" \

@@ -185,19 +185,10 @@ i=0
 until grep -q 'MCP server endless' "$work/bounds.log" || [ $i -gt 3000 ]; do
   sleep 0.1; i=$((i + 1))
 done
-grants=$(python3 - "$work/bounds.sock" <<'PY'
-import json, socket, struct, sys
-with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-    s.connect(sys.argv[1])
-    body = b'{"v":1,"id":"g-1","final":true,"msg":{"type":"grants_request"}}'
-    s.sendall(struct.pack(">I", len(body)) + body)
-    data = b""
-    while True:
-        more = s.recv(1 << 16)
-        if not more:
-            break
-        data += more
-for g in json.loads(data[4:])["msg"]["grants"]:
+python3 "$(dirname "$0")/../common/grants_answer.py" "$work/bounds.sock" > "$work/bounds.json"
+grants=$(python3 - "$work/bounds.json" <<'PY'
+import json, sys
+for g in json.load(open(sys.argv[1]))["grants"]:
     names = [t["name"] for t in g["mcp_tools"]]
     print(g["mcp_server"], len(names), names[0] if names else "-", names[-1] if names else "-")
 PY
