@@ -266,10 +266,13 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
 
   int sig_pipe[2] = { -1, -1 };
   struct sigaction old_chld;
+  pid_t pid = -1;
+  int pidfd = -1;
 
-  /* A hook's process is not the caller's child: no waitpid can see it, nor its orphans. */
-  assert (cmd->spawn == NULL || !cmd->reap_orphans);
-  bool hooked = cmd->spawn != NULL;
+  /* A hook's process is not the caller's child: no waitpid can see it, nor its orphans;
+   * nor is an attached one's. */
+  assert ((cmd->spawn == NULL && cmd->attach == NULL) || !cmd->reap_orphans);
+  bool hooked = cmd->spawn != NULL || cmd->attach != NULL;
   memset (r, 0, sizeof *r);
   r->pid = -1;
   r->pidfd = -1;
@@ -284,6 +287,14 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
       status_fd = cmd->status_fd;
     }
 
+  if (cmd->attach != NULL)
+    {
+      in_pair[0] = cmd->attach->in;
+      out_pipe[0] = cmd->attach->out;
+      err_pipe[0] = cmd->attach->err;
+      pidfd = cmd->attach->pidfd;
+      goto started;
+    }
   /* Standard input is a socket rather than a pipe so that writing to a program that has
    * already exited is EPIPE from send(MSG_NOSIGNAL), not a SIGPIPE to the caller. */
   if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_pair) < 0
@@ -309,9 +320,7 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
     }
 
   int err_child = cmd->error_to_output ? out_pipe[1] : err_pipe[1];
-  pid_t pid = -1;
-  int pidfd = -1;
-  if (hooked)
+  if (cmd->spawn != NULL)
     {
       pidfd = cmd->spawn (cmd, in_pair[1], out_pipe[1], err_child, cmd->spawn_data);
       if (pidfd < 0)
@@ -330,6 +339,7 @@ bx_command_run (const struct bx_command *cmd, struct bx_command_result *r)
   bx_fd_close (&out_pipe[1]);
   bx_fd_close (&err_pipe[1]);
 
+started:;
   int in_fd = in_pair[0], out_fd = out_pipe[0], err_fd = err_pipe[0];
   set_nonblocking (in_fd);
   set_nonblocking (out_fd);

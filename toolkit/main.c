@@ -5,10 +5,13 @@
  *   toolkit mcp_call                                       one request to an MCP server, as
  *                                                          JSON on standard input (mcp_server.h)
  *   toolkit egress-proxy --socket <path> --allow <pattern>[,<pattern>...]
+ *   toolkit wait                                           a sandbox made ahead of its call
+ *                                                          (bwrap.so's pool): see wait_for_call
  *
  * Exit 0: the tool did its work; 1: it could not, for a reason the model reads on standard
  * output; 2: toolkit was run wrongly (the reason is on standard error). */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -139,6 +142,40 @@ run_tool (enum bx_tool tool)
   return status;
 }
 
+/* The longest tool name wait_for_call takes, with its newline. */
+#define WAIT_NAME_MAX 32
+
+/* A sandbox made ahead of its call: says it is ready with one byte ('R') on standard output,
+ * then reads the tool's name and a newline from standard input, a byte at a time so that
+ * nothing of the arguments after it is taken, and runs that tool on the rest.  The runtime
+ * writes the name only once the call's folders are mounted in, so the tool never runs
+ * without them.  Only the tools a pool serves: not the proxy, and not mcp_call. */
+static int
+wait_for_call (void)
+{
+  if (TEMP_FAILURE_RETRY (write (STDOUT_FILENO, "R", 1)) != 1)
+    return bx_toolkit_misused ("wait: cannot say it is ready");
+  char name[WAIT_NAME_MAX + 1];
+  size_t len = 0;
+  for (;;)
+    {
+      char c;
+      ssize_t n = TEMP_FAILURE_RETRY (read (STDIN_FILENO, &c, 1));
+      if (n <= 0)
+        return bx_toolkit_misused ("wait: no tool came");
+      if (c == '\n')
+        break;
+      if (len == WAIT_NAME_MAX)
+        return bx_toolkit_misused ("wait: the tool's name is too long");
+      name[len++] = c;
+    }
+  name[len] = '\0';
+  enum bx_tool tool;
+  if (bx_tool_from_toolkit_name (name, &tool) < 0 || tool_runs[tool] == NULL)
+    return bx_toolkit_misused ("wait: unknown tool \"%s\"", name);
+  return run_tool (tool);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -150,6 +187,11 @@ main (int argc, char **argv)
   if (strcmp (argv[1], "egress-proxy") == 0)
     {
       return bx_egress_proxy_main (argc, argv);
+    }
+  if (strcmp (argv[1], "wait") == 0 && argc == 2)
+    {
+      signal (SIGPIPE, SIG_IGN);
+      return wait_for_call ();
     }
 
   enum bx_tool tool;

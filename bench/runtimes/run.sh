@@ -11,13 +11,17 @@
 #   gvisor.so     `boxmaker call` -> brokerd -> gvisor.so, all limits on
 #   podman.so     `boxmaker call` -> brokerd -> podman.so (when podman is installed and
 #                 BENCH_PODMAN is not 0), the same limits
+#   bwrap.so-pool bwrap.so with sandboxes made ahead of their calls (its option pool,
+#                 BENCH_POOL sandboxes, 2 by default): its CPU time per call includes making
+#                 the sandbox that replaces the one the call took, done after the answer
 #   bwrap.so-ro0  bwrap.so again, its grant with `readonly: []` (write_file and shell only):
 #                 against bwrap.so, what the default protected paths cost
 #   gvisor.so-ro0 the same for gvisor.so
 # For each side: p50 and p90 of the wall time, and the CPU time per call: the side's program
 # and every descendant of it (a cgroup v1 cpuacct cgroup of the side's), brokerd's and its
-# sandboxes' included (brokerd's cgroup); then the ratios to the floors, and brokerd's
-# resident memory with bwrap.so and 8 callers at once.  Goals: bwrap.so p50 <= 10 ms,
+# sandboxes' included (brokerd's cgroup); then the ratios to the floors, brokerd's
+# resident memory with bwrap.so and 8 callers at once, and what the pool costs at rest
+# (its sandboxes' memory, and the CPU time of its brokerd over 10 idle seconds).  Goals: bwrap.so p50 <= 10 ms,
 # <= 1.5x bare bwrap and >= 15x faster than podman.so; gvisor.so <= 1.2x runsc do.
 #
 #   bench/runtimes/run.sh BUILD_DIR [ROUNDS]       # default 30; BENCH_IDLE_MS: sleep
@@ -130,6 +134,12 @@ start_brokerd bwrap "  module: bwrap
     rootfs: $work/rootfs
     egress_dir: $work/egress
 $limits"
+start_brokerd bwrap_pool "  module: bwrap
+  options:
+    rootfs: $work/rootfs
+    egress_dir: $work/egress
+    pool: ${BENCH_POOL:-2}
+$limits"
 # The same module with no protected path in the grant: the default ones' cost.
 start_brokerd bwrap_ro0 "  module: bwrap
   options:
@@ -171,9 +181,10 @@ for d in bin etc lib lib64 root; do
 done
 # The cpuacct.usage files of a brokerd side: its own cgroup's, and for gvisor.so the parent
 # cgroup runsc puts the sandboxes in.
-bwrap_cpu=- bwrap_ro0_cpu=- gvisor_cpu=- gvisor_ro0_cpu=- podman_cpu=-
+bwrap_cpu=- bwrap_pool_cpu=- bwrap_ro0_cpu=- gvisor_cpu=- gvisor_ro0_cpu=- podman_cpu=-
 if [ -n "$acct" ]; then
   bwrap_cpu=$acct/bx-bench-bwrap-$$/cpuacct.usage
+  bwrap_pool_cpu=+$acct/bx-bench-bwrap_pool-$$/cpuacct.usage
   bwrap_ro0_cpu=$acct/bx-bench-bwrap_ro0-$$/cpuacct.usage
   # podman's containers are not brokerd's children: conmon and runc's processes sit in
   # cgroups of their own, so podman.so's figure is brokerd's and podman's own process.
@@ -193,6 +204,8 @@ for tool in read_file write_file shell; do
       "$tool" "$in" "$bwrap" "$root_binds" "$bind" "$g" "$g" "$tool"
     printf '%s\tbwrap.so\t-1\t%s\t%s\t%s call %s %s --socket %s --session bench\n' \
       "$tool" "$in" "$bwrap_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/bwrap.sock"
+    printf '%s\tbwrap.so-pool\t-1\t%s\t%s\t%s call %s %s --socket %s --session bench\n' \
+      "$tool" "$in" "$bwrap_pool_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/bwrap_pool.sock"
     [ "$tool" = read_file ] || printf '%s\tbwrap.so-ro0\t-1\t%s\t%s\t%s call %s %s --socket %s --session bench\n' \
       "$tool" "$in" "$bwrap_ro0_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/bwrap_ro0.sock"
     if [ -n "$runsc" ]; then
@@ -209,6 +222,7 @@ for tool in read_file write_file shell; do
   } >> "$sides"
 done
 printf 'RATIO\tbwrap.so\tbwrap.so-ro0\n' >> "$sides"
+printf 'RATIO\tbwrap.so-pool\tbare-bwrap\nRATIO\tbwrap.so-pool\tfork+exec\nRATIO\tbwrap.so-pool\tbwrap.so\n' >> "$sides"
 printf 'RATIO\tbwrap.so\tbare-bwrap\nRATIO\tbwrap.so\tfork+exec\nRATIO\tbare-bwrap\tfork+exec\n' >> "$sides"
 printf 'RATIO\tgvisor.so\trunsc-do\nRATIO\tgvisor.so-ro0\trunsc-do\nRATIO\tgvisor.so\tgvisor.so-ro0\n' >> "$sides"
 printf 'RATIO\tgvisor.so\tfork+exec\nRATIO\tgvisor.so\tbwrap.so\n' >> "$sides"
@@ -257,3 +271,24 @@ wait $callers 2>/dev/null || true
 failed=$(cat "$work"/par* | grep -c fail || true)
 after=$(rss "$bwrap_pid" VmRSS)
 echo "brokerd with bwrap.so: VmRSS ${rest} kB at rest, peak ${peak} kB with 8 callers at once (200 calls, $failed failed), ${after} kB after"
+
+# The pool at rest: the memory its sandboxes hold (the slots' memory cgroups, v1, against
+# those of the brokerd without a pool, whose slots hold only their keepers) and the CPU time
+# its brokerd spends while no call comes.
+slots_kb () {
+  kb=0
+  for u in /sys/fs/cgroup/memory/boxmaker-bwrap/"$1"-*/*/memory.usage_in_bytes; do
+    [ -f "$u" ] || continue
+    kb=$((kb + $(cat "$u") / 1024))
+  done
+  echo "$kb"
+}
+sleep 1
+idle=
+if [ -n "$acct" ]; then
+  u=$acct/bx-bench-bwrap_pool-$$/cpuacct.usage
+  before=$(cat "$u")
+  sleep 10
+  idle=", $(( ($(cat "$u") - before) / 1000000 )) ms of CPU in 10 s at rest"
+fi
+echo "bwrap.so's pool of ${BENCH_POOL:-2}: its slots hold $(slots_kb "$bwrap_pool_pid") kB (without a pool: $(slots_kb "$bwrap_pid") kB)$idle; its brokerd's VmRSS $(rss "$bwrap_pool_pid" VmRSS) kB"

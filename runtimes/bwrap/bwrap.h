@@ -40,6 +40,7 @@ struct bx_bwrap_config
   uint64_t limit_ms[BX_RUNTIME_TOOL_COUNT]; /* by spec_tool_id */
   int64_t uid, gid; /* the sandbox's, inside and outside its user namespace */
   int64_t slots;
+  int64_t pool;              /* sandboxes made ahead (bwrap_pool.c); 0: none */
   const char *egress_helper; /* slirp4netns */
   const char *egress_dir;    /* where the per-call egress folders are made */
 };
@@ -109,6 +110,10 @@ int bx_bwrap_cgroups_limit (struct bx_bwrap_cgroups *cg, size_t slot,
 /* Waits for a free slot and takes it; SIZE_MAX, taking none, once STOP (ARG) is true. */
 size_t bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg, bool (*stop) (const void *),
                                  const void *arg);
+/* A free slot taken at once, or SIZE_MAX. */
+size_t bx_bwrap_cgroups_try_acquire (struct bx_bwrap_cgroups *cg);
+/* Is PID listed in SLOT's cgroup (a process no one else can put there)? */
+bool bx_bwrap_cgroups_holds (struct bx_bwrap_cgroups *cg, size_t slot, pid_t pid);
 /* The socket of SLOT's keeper, which forks the slot's sandboxes (bwrap_keeper.c). */
 int bx_bwrap_cgroups_keeper (struct bx_bwrap_cgroups *cg, size_t slot);
 /* Starts SLOT's keeper again (after it died); only the slot's holder calls it.  0 or -1. */
@@ -214,6 +219,9 @@ struct bx_bwrap_child
   /* A sandbox's shares of its uid's counters (NULL for a helper such as slirp4netns, which
    * must stay in the host's user namespace to join the sandbox's). */
   const struct bx_bwrap_ucounts *ucounts;
+  /* No program runs: the child mounts the mount sources into the pool's sandbox whose pidfd
+   * is fds[0], each at the place argv[1 + i] names (bwrap_join.c), reports 0 and exits. */
+  bool join;
 };
 
 /* Runs ARGV as set up by CHILD (bx_command with the keeper as its spawn hook), feeding
@@ -247,6 +255,15 @@ void bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *child
  * since it was opened (the call's source changed, not the runtime).  Async-signal-safe. */
 int bx_bwrap_bind_alone (const int *fds, const bool *readonly, size_t count);
 
+/* ---- bwrap_join.c ------------------------------------------------------------------------ */
+/* In the keeper's child, as root, after bx_bwrap_bind_alone: mounts a clone of each of the
+ * COUNT sources MOUNTS that is not INSIDE another at PATHS[i] in the mount namespace of the
+ * sandbox PIDFD, as bubblewrap's bind would (read-only where READONLY says so), making the
+ * mount points in the sandbox's root and /tmp only, as UID and GID (-1: as root).  0, or -1 with
+ * errno.  Async-signal-safe. */
+int bx_bwrap_join (int pidfd, const int *mounts, const char *const *paths, const bool *readonly,
+                   const bool *inside, size_t count, int64_t uid, int64_t gid);
+
 /* ---- bwrap_keeper.c: the process that forks a slot's sandboxes inside the slot's cgroups. */
 /* Starts a keeper in the slot's cgroups: born in the cgroup v2 folder CGROUP (clone3 with
  * CLONE_INTO_CGROUP) where it is not -1 and the kernel can, else forked and moved in
@@ -256,6 +273,46 @@ int bx_bwrap_keeper_start (int cgroup, const int *procs, size_t procs_count, pid
 /* Asks the keeper on SOCK to start ARGV as CHILD says: a pidfd, or -1 with errno. */
 int bx_bwrap_keeper_spawn (int sock, char *const argv[], const struct bx_bwrap_child *child, int in,
                            int out, int err);
+
+/* ---- bwrap_pool.c: sandboxes made ahead of their calls. --------------------------------- */
+struct bx_bwrap_pool;
+/* One sandbox of the pool, ready for its call: it holds its slot. */
+struct bx_bwrap_pooled
+{
+  size_t slot;
+  int pidfd;         /* bubblewrap's, as the keeper started it */
+  int sandbox;       /* a pidfd of the sandbox's first process: its namespaces */
+  int in, out, err;  /* the parent's ends of its standard streams (in: a socket) */
+  int status;        /* bubblewrap's json status, its read end */
+  char *status_text; /* what the status said so far (malloc'd) */
+};
+struct bx_bwrap_instance;
+/* Starts the pool of INST with SIZE sandboxes (0: no pool, *OUT NULL).  0, or -1 with *ERR. */
+int bx_bwrap_pool_open (struct bx_bwrap_instance *inst, size_t size, struct bx_bwrap_pool **out,
+                        bx_error *err);
+/* Takes a ready sandbox into *OUT (false: none ready, or no pool); with WAIT, when none is
+ * ready but one is being made, waits for that one. */
+bool bx_bwrap_pool_take (struct bx_bwrap_pool *pool, bool wait, struct bx_bwrap_pooled *out);
+/* Closes P's descriptors (after its call: its slot is emptied with the call's). */
+void bx_bwrap_pooled_close (struct bx_bwrap_pooled *p);
+/* Kills P's sandbox and closes its descriptors; its slot stays taken. */
+void bx_bwrap_pool_discard (struct bx_bwrap_pool *pool, struct bx_bwrap_pooled *p);
+/* The slot of a ready sandbox (or of the one being made, once it is), which is killed
+ * (SIZE_MAX: none, or no pool). */
+size_t bx_bwrap_pool_evict (struct bx_bwrap_pool *pool);
+/* Tells the pool a slot was given back. */
+void bx_bwrap_pool_wake (struct bx_bwrap_pool *pool);
+/* An open /dev/null: the standard streams of a call's mounter. */
+int bx_bwrap_pool_devnull (const struct bx_bwrap_pool *pool);
+/* Runs CALL (its tool, mounts and descriptors MOUNT_FDS) in P's sandbox, as bx_bwrap_run
+ * would in a new one: 0 with *O filled, or -1 with errno when its folders could not be
+ * mounted into it (O untouched; P is then the caller's to discard). */
+int bx_bwrap_pool_run (struct bx_bwrap_instance *inst, struct bx_bwrap_pooled *p,
+                       const struct bx_bwrap_call *call, const int *mount_fds, const char *input,
+                       size_t input_len, uint64_t cap, int64_t deadline, int cancel_fd,
+                       struct bx_command_result *o);
+/* Ends the pool's thread, kills its sandboxes and gives their slots back. */
+void bx_bwrap_pool_close (struct bx_bwrap_pool *pool);
 
 /* ---- bwrap_module.c / bwrap_call.c: one instance and one call. ---------------------------- */
 struct bx_bwrap_instance
@@ -270,6 +327,7 @@ struct bx_bwrap_instance
   const char *protected[5];        /* protected_paths: rootfs, bwrap, slirp4netns, egress_dir */
   struct bx_runtime_roots *roots;  /* grants' own roots that check_root accepted */
   struct bx_bwrap_ucounts ucounts; /* each sandbox's shares (bwrap_ucounts.c) */
+  struct bx_bwrap_pool *pool;      /* NULL: no pool */
   uint64_t _Atomic counter;
 };
 
@@ -283,7 +341,8 @@ void bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *cal
 /* The tool's sandbox in SLOT, with the egress folder EGRESS_FD (or -1) at /run/egress. */
 enum bx_run_status bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec,
                                       const char *name, int tool, size_t slot, int egress_fd,
-                                      bx_run_result *result, const char **sentence);
+                                      struct bx_bwrap_pooled *pooled, bx_run_result *result,
+                                      const char **sentence);
 /* bwrap_egress.c: the proxy's sandbox, slirp4netns, then the tool's sandbox, all in SLOT. */
 enum bx_run_status bx_bwrap_egress_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec,
                                         const char *name, int tool, size_t slot,

@@ -209,8 +209,8 @@ answer (struct bx_bwrap_instance *inst, const char *name, struct bx_command_resu
 
 enum bx_run_status
 bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char *name,
-                   int tool, size_t slot, int egress_fd, bx_run_result *result,
-                   const char **sentence)
+                   int tool, size_t slot, int egress_fd, struct bx_bwrap_pooled *pooled,
+                   bx_run_result *result, const char **sentence)
 {
   const struct bx_host *host = inst->host;
   size_t count = host->spec_mount_count (spec);
@@ -288,8 +288,29 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
         limit_ms = MAX_CALL_MS;
       uint64_t kills = bx_bwrap_cgroups_oom_kills (inst->cgroups, slot);
       struct bx_command_result o;
-      bx_bwrap_sandbox (inst, &call, fds, extra, slot, input, len, cap, file_size,
-                        bx_deadline_in ((int64_t)limit_ms), host->spec_cancel_fd (spec), &o);
+      int64_t deadline = bx_deadline_in ((int64_t)limit_ms);
+      int cancel_fd = host->spec_cancel_fd (spec);
+      /* A pooled sandbox was made with the module's root and file size limit, and no egress
+       * folder: a call that needs others gets a sandbox of its own in the same slot. */
+      if (pooled != NULL
+          && (root != NULL || egress_fd >= 0 || file_size != inst->cfg.file_size
+              || bx_bwrap_pool_run (inst, pooled, &call, fds, input, len, cap, deadline, cancel_fd,
+                                    &o)
+                     < 0))
+        {
+          if (root == NULL && egress_fd < 0 && file_size == inst->cfg.file_size)
+            host->log (host, BX_LOG_INFO,
+                       "%s: cannot mount the call's folders into a pooled sandbox (%s); "
+                       "it runs in one of its own",
+                       name, strerror (errno));
+          bx_bwrap_pool_discard (inst->pool, pooled);
+          pooled = NULL;
+        }
+      else if (pooled != NULL)
+        host->log (host, BX_LOG_DEBUG, "%s: runs in a sandbox made ahead", name);
+      if (pooled == NULL)
+        bx_bwrap_sandbox (inst, &call, fds, extra, slot, input, len, cap, file_size, deadline,
+                          cancel_fd, &o);
       /* Nothing of the call may outlive it: the whole slot goes, then bubblewrap. */
       int64_t killed_at = bx_now_ms ();
       bx_bwrap_cgroups_kill (inst->cgroups, slot);
@@ -297,10 +318,17 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
       if (o.end == BX_COMMAND_CANCELLED)
         host->log (host, BX_LOG_INFO, "%s: cancelled; sandbox killed in %lld ms", name,
                    (long long)(bx_now_ms () - killed_at));
+      if (pooled != NULL)
+        {
+          bx_bwrap_pooled_close (pooled);
+          pooled = NULL;
+        }
       bool oom = bx_bwrap_cgroups_oom_kills (inst->cgroups, slot) != kills;
       status = answer (inst, name, &o, oom, limit_ms, result, sentence);
       bx_command_result_clear (&o);
     }
+  if (status != BX_RUN_OK && pooled != NULL)
+    bx_bwrap_pool_discard (inst->pool, pooled); /* its call failed before it ran */
   bx_runtime_root_steps_free (steps, step_count);
   for (size_t i = 0; i < opened; i++)
     close (fds[i]);
@@ -351,7 +379,19 @@ bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, bx_r
    * that emptying it when the call ends leaves nothing behind.  Its limits are the call's,
    * written before anything starts in it. */
   struct cancel_check check = { host, spec };
-  size_t slot = bx_bwrap_cgroups_acquire (inst->cgroups, cancelled, &check);
+  /* A pooled sandbox where the call can use one; else a free slot, else a pooled sandbox's
+   * slot (the call comes before the pool), else the first slot given back. */
+  struct bx_bwrap_pooled pooled;
+  bool poolable = (tool == BX_RUNTIME_TOOL_READ_FILE || tool == BX_RUNTIME_TOOL_WRITE_FILE
+                   || tool == BX_RUNTIME_TOOL_SHELL)
+                  && !host->spec_has_egress (spec)
+                  && !(BX_HOST_HAS (host, spec_rootfs) && host->spec_rootfs (spec) != NULL);
+  bool have_pooled = poolable && bx_bwrap_pool_take (inst->pool, true, &pooled);
+  size_t slot = have_pooled ? pooled.slot : bx_bwrap_cgroups_try_acquire (inst->cgroups);
+  if (slot == SIZE_MAX)
+    slot = bx_bwrap_pool_evict (inst->pool);
+  if (slot == SIZE_MAX)
+    slot = bx_bwrap_cgroups_acquire (inst->cgroups, cancelled, &check);
   if (slot == SIZE_MAX)
     return fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
   const struct bx_bwrap_limits *dflt = &inst->cfg.limits;
@@ -377,7 +417,11 @@ bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, bx_r
   else if (host->spec_has_egress (spec))
     status = bx_bwrap_egress_run (inst, spec, name, tool, slot, result, sentence);
   else
-    status = bx_bwrap_run_tool (inst, spec, name, tool, slot, -1, result, sentence);
+    status = bx_bwrap_run_tool (inst, spec, name, tool, slot, -1, have_pooled ? &pooled : NULL,
+                                result, sentence);
+  if (have_pooled && status == BX_RUN_UNAVAILABLE && pooled.pidfd >= 0)
+    bx_bwrap_pool_discard (inst->pool, &pooled); /* the limits could not be set */
   bx_bwrap_cgroups_release (inst->cgroups, slot);
+  bx_bwrap_pool_wake (inst->pool);
   return status;
 }

@@ -362,6 +362,35 @@ bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot)
   kill_all_in (dir, cg->keeper_pid[slot]);
 }
 
+bool
+bx_bwrap_cgroups_holds (struct bx_bwrap_cgroups *cg, size_t slot, pid_t pid)
+{
+  cleanup_free char *dir = slot_path (cg, cg->b->tasks, slot);
+  cleanup_free char *procs = bx_xasprintf ("%s/cgroup.procs", dir);
+  FILE *f = fopen (procs, "re");
+  if (f == NULL)
+    return false;
+  long listed;
+  bool found = false;
+  while (!found && fscanf (f, "%ld", &listed) == 1)
+    found = (pid_t)listed == pid;
+  fclose (f);
+  return found;
+}
+
+static bool
+stop_now (const void *arg)
+{
+  (void)arg;
+  return true;
+}
+
+size_t
+bx_bwrap_cgroups_try_acquire (struct bx_bwrap_cgroups *cg)
+{
+  return bx_bwrap_cgroups_acquire (cg, stop_now, NULL);
+}
+
 void
 bx_bwrap_cgroups_release (struct bx_bwrap_cgroups *cg, size_t slot)
 {

@@ -299,7 +299,7 @@ bx_bwrap_egress_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, co
       started = start_proxy (inst, spec, name, slot, dir_fd, dir, true, &proxy, &slirp);
     }
   if (started == 0)
-    status = bx_bwrap_run_tool (inst, spec, name, tool, slot, dir_fd, result, sentence);
+    status = bx_bwrap_run_tool (inst, spec, name, tool, slot, dir_fd, NULL, result, sentence);
   else if (host->spec_cancelled (spec))
     {
       *sentence = bx_bwrap_sentence_cancelled;

@@ -47,6 +47,7 @@ struct request
   uint32_t argc;
   uint32_t mount_first, mount_count; /* among the descriptors after the standard streams */
   bool has_readonly, has_inside;
+  bool join; /* bx_bwrap_child's */
   bool mount_readonly[BX_BWRAP_MAX_FDS];
   bool mount_inside[BX_BWRAP_MAX_FDS];
   struct bx_bwrap_ucounts ucounts; /* set: the sandbox's shares (bwrap_ucounts.c) */
@@ -147,6 +148,7 @@ serve (int sock, char *buf, ssize_t len, int *fds, size_t count)
                 .mount_readonly = req.has_readonly ? req.mount_readonly : NULL,
                 .mount_inside = req.has_inside ? req.mount_inside : NULL,
                 .ucounts = req.ucounts.set ? &req.ucounts : NULL,
+                .join = req.join,
               };
               long pid = syscall (SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
               if (pid == 0)
@@ -161,6 +163,8 @@ serve (int sock, char *buf, ssize_t len, int *fds, size_t count)
               close (report[0]);
               if (pid > 0 && got == (ssize_t)sizeof child_errno)
                 answer = child_errno;
+              else if (req.join)
+                answer = EIO; /* a mounter says it is done: ended without a word, it failed */
             }
         }
     }
@@ -293,7 +297,8 @@ bx_bwrap_keeper_spawn (int sock, char *const argv[], const struct bx_bwrap_child
                          .file_size = c->file_size,
                          .argc = (uint32_t)argc,
                          .mount_first = (uint32_t)c->mount_first,
-                         .mount_count = (uint32_t)c->mount_count };
+                         .mount_count = (uint32_t)c->mount_count,
+                         .join = c->join };
   if ((c->mount_readonly != NULL || c->mount_inside != NULL) && c->mount_count > BX_BWRAP_MAX_FDS)
     {
       errno = E2BIG;

@@ -20,11 +20,10 @@
 #include "tool_limits.h"
 
 static const char *const known_options[] = {
-  "bwrap",        "rootfs",        "rootfs_digest", "cgroup_root",   "output_cap",
-  "tmp_size",     "file_size",     "memory",        "pids",          "cpu_percent",
-  "read_file_ms", "write_file_ms", "shell_ms",      "http_fetch_ms", "mcp_call_ms",
-  "uid",          "gid",           "slots",         "slirp4netns",   "egress_dir",
-  NULL,
+  "bwrap",       "rootfs",        "rootfs_digest", "cgroup_root", "output_cap",   "tmp_size",
+  "file_size",   "memory",        "pids",          "cpu_percent", "read_file_ms", "write_file_ms",
+  "shell_ms",    "http_fetch_ms", "mcp_call_ms",   "uid",         "gid",          "slots",
+  "slirp4netns", "egress_dir",    "pool",          NULL,
 };
 
 #define DEFAULT_ROOTFS "/var/lib/boxmaker-bwrap/rootfs"
@@ -97,8 +96,17 @@ read_options (const struct bx_host *host, const bx_options *options, struct bx_b
       || host->option_size (options, "memory", 512ull << 20, &cfg->limits.memory, sink) < 0
       || host->option_int (options, "pids", 1, 4194304, 128, &cfg->limits.pids, sink) < 0
       || host->option_int (options, "cpu_percent", 1, 100000, 100, &cpu_percent, sink) < 0
-      || host->option_int (options, "slots", 1, 1024, 16, &cfg->slots, sink) < 0)
+      || host->option_int (options, "slots", 1, 1024, 16, &cfg->slots, sink) < 0
+      || host->option_int (options, "pool", 0, 1024, 0, &cfg->pool, sink) < 0)
     return -1;
+  if (cfg->pool > cfg->slots)
+    {
+      host->error_set (sink,
+                       "option pool: %lld sandboxes made ahead need as many slots, and "
+                       "slots is %lld",
+                       (long long)cfg->pool, (long long)cfg->slots);
+      return -1;
+    }
   cfg->limits.cpu_millis = cpu_percent * 10;
   if (cfg->limits.memory < (8ull << 20))
     {
@@ -134,6 +142,7 @@ free_instance (struct bx_bwrap_instance *inst)
 {
   if (inst == NULL)
     return;
+  bx_bwrap_pool_close (inst->pool);
   bx_bwrap_cgroups_close (inst->cgroups);
   bx_runtime_rootfs_folders_free (inst->rootfs_dirs);
   bx_runtime_roots_free (inst->roots);
@@ -211,9 +220,17 @@ bwrap_create (const struct bx_host *host, const bx_options *options, void **inst
                "program \"%s\" not found; every call will fail until it is installed; "
                "see docs/runbook.md#runner-unavailable",
                inst->cfg.bwrap);
-  host->log (host, BX_LOG_INFO, "root %s, sandboxes run as uid %lld, %lld %s slots in %s",
+  if (bx_bwrap_pool_open (inst, (size_t)inst->cfg.pool, &inst->pool, &why) < 0)
+    {
+      host->error_set (sink, "option pool: %s", bx_error_msg (why));
+      free_instance (inst);
+      return -1;
+    }
+  host->log (host, BX_LOG_INFO,
+             "root %s, sandboxes run as uid %lld, %lld %s slots in %s, %lld made ahead",
              inst->cfg.rootfs, (long long)inst->cfg.uid, (long long)inst->cfg.slots,
-             bx_bwrap_cgroups_what (inst->cgroups), bx_bwrap_cgroups_where (inst->cgroups));
+             bx_bwrap_cgroups_what (inst->cgroups), bx_bwrap_cgroups_where (inst->cgroups),
+             (long long)inst->cfg.pool);
   *instance = inst;
   return 0;
 }

@@ -109,9 +109,28 @@ bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *c, int in,
         mounts[i] = 3 + (int)(c->mount_first + i);
       if (bx_bwrap_bind_alone (mounts, c->mount_readonly, c->mount_count) < 0)
         child_fail (report);
+      if (c->join)
+        {
+          if (c->mount_first < 1
+              || bx_bwrap_join (3, mounts, (const char *const *)argv + 1, c->mount_readonly,
+                                c->mount_inside, c->mount_count, c->uid, c->gid)
+                     < 0)
+            child_fail (report);
+          int done = 0;
+          ssize_t ignored = write (report, &done, sizeof done);
+          (void)ignored;
+          _exit (0);
+        }
       for (size_t i = 0; c->mount_inside != NULL && i < c->mount_count; i++)
         if (c->mount_inside[i])
           close (mounts[i]);
+    }
+
+  /* A mounter never runs its argument list (bx_bwrap_join is above, with its sources). */
+  if (c->join)
+    {
+      errno = EINVAL;
+      child_fail (report);
     }
 
   if (c->gid >= 0 && geteuid () == 0)

@@ -107,7 +107,8 @@ $opts
 grants:
 $grants
 YAML
-  env "$@" "$brokerd" --config "$work/$name.yaml" --runtimedir "$runtimedir" 2>> "$work/$name.log" &
+  env "$@" "$brokerd" --config "$work/$name.yaml" --runtimedir "$runtimedir" \
+    ${BX_CONTAINMENT_POOL:+--debug} 2>> "$work/$name.log" &
   bpid=$!
   pids="$pids $bpid"
   wait_socket "$work/$name.sock" $!
@@ -127,7 +128,9 @@ call () {
 # Sandboxes of this case still there (any state).  For another runtime,
 # BX_CONTAINMENT_LEFT names a command that prints the names of its sandboxes still alive
 # (given the session id as its argument).  bwrap.so's are the tasks in the cgroup slots of
-# this case's brokerds (named after their pids), their keepers aside.
+# this case's brokerds (named after their pids), their keepers aside, and the sandboxes its
+# pool made ahead, which have served no call yet: bubblewrap and toolkit, all of them
+# running "toolkit wait".
 containers_left () {
   if [ -n "${BX_CONTAINMENT_LEFT:-}" ]; then "$BX_CONTAINMENT_LEFT" "$session"; return; fi
   if [ "$module" = bwrap ]; then
@@ -139,7 +142,11 @@ containers_left () {
         [ -e "$procs" ] || continue
         for t in $(cat "$procs"); do
           comm=$(cat "/proc/$t/comm" 2>/dev/null) || continue
-          [ "$comm" = bwrap-keeper ] || echo "$comm[$t]"
+          [ "$comm" != bwrap-keeper ] || continue
+          case $(tr '\0' ' ' < "/proc/$t/cmdline" 2>/dev/null) in
+            *"/bin/toolkit wait ") continue ;;
+          esac
+          echo "$comm[$t]"
         done
       done
     done
@@ -183,6 +190,13 @@ build_seccomp_probe () {
 finish () {
   left=$(containers_left)
   [ -z "$left" ] || fail "containers left: $left"
+  # BX_CONTAINMENT_POOL: bwrap.so makes sandboxes ahead (its option pool); each call that
+  # can must have run in one, its folders mounted in.
+  if [ -n "${BX_CONTAINMENT_POOL:-}" ]; then
+    own=$(cat "$work"/*.log 2>/dev/null | grep -c "runs in one of its own")
+    [ "$own" -eq 0 ] || fail "$own call(s) could not use a sandbox made ahead"
+    echo "calls in sandboxes made ahead: $(cat "$work"/*.log 2>/dev/null | grep -c "runs in a sandbox made ahead")"
+  fi
   if [ $failures -ne 0 ]; then
     echo "brokerd logs:"; cat "$work"/*.log 2>/dev/null
     exit 1

@@ -56,21 +56,29 @@ elif [ "$module" = gvisor ]; then
   call mem shell '{"command":"ulimit -u"}'
   contains "$out" "16" && pass "the sandbox's process limit is 16" || fail "pids limit: $out $err"
 else
-  # No /sys inside: the slot's files on the host, after a call in it (a slot keeps its
-  # last call's limits).  v2: memory.max and memory.swap.max 0; v1: the memory hierarchy.
-  call mem shell '{"command":"true"}'
+  # No /sys inside: the slot's files on the host, while a call runs in it (after the call,
+  # a sandbox made ahead may take the slot with the options' limits).  v2: memory.max and
+  # memory.swap.max 0; v1: the memory hierarchy.
+  ( call mem shell '{"command":"sleep 5"}' ) &
+  caller=$!
   root=$(module_options | sed -n 's/^ *cgroup_root: //p')
   held=
-  for slot in ${root:-/sys/fs/cgroup/memory}/boxmaker-bwrap/"$mem_pid"-*/*/; do
-    if [ -e "$slot/memory.max" ]; then
-      seen="$(cat "$slot/memory.max") $(cat "$slot/memory.swap.max" 2>/dev/null || echo 0) $(cat "$slot/pids.max")"
-    else
-      seen="$(cat "$slot/memory.limit_in_bytes") 0 $(cat "/sys/fs/cgroup/pids/${slot#/sys/fs/cgroup/memory/}pids.max")"
-    fi
-    [ "$seen" = "33554432 0 17" ] && held=1
+  t=$(( $(date +%s) + 30 ))
+  while [ -z "$held" ] && [ "$(date +%s)" -lt $t ] && kill -0 $caller 2>/dev/null; do
+    for slot in ${root:-/sys/fs/cgroup/memory}/boxmaker-bwrap/"$mem_pid"-*/*/; do
+      if [ -e "$slot/memory.max" ]; then
+        seen="$(cat "$slot/memory.max") $(cat "$slot/memory.swap.max" 2>/dev/null || echo 0) $(cat "$slot/pids.max")"
+      else
+        seen="$(cat "$slot/memory.limit_in_bytes") 0 $(cat "/sys/fs/cgroup/pids/${slot#/sys/fs/cgroup/memory/}pids.max")"
+      fi
+      [ "$seen" = "33554432 0 17" ] && held=1
+    done
+    sleep 0.1
   done
-  [ -n "$held" ] && pass "a slot of the call holds memory 32m, no swap, pids 16 and its keeper" \
-    || fail "no slot of brokerd $mem_pid holds the grant's limits"
+  wait $caller
+  n=$((n + 1))
+  [ -n "$held" ] && pass "the call's slot holds memory 32m, no swap, pids 16 and its keeper" \
+    || fail "no slot of brokerd $mem_pid held the grant's limits while its call ran"
 fi
 call mem shell '{"command":"x=$(head -c 60000000 /dev/zero | tr \\\\0 a); echo ${#x}"}'
 if [ "$out" = 60000000 ]; then

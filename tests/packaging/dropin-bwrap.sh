@@ -7,7 +7,8 @@
 # SystemCallArchitectures, LockPersonality, RestrictRealtime, ProtectKernelModules,
 # ProtectKernelLogs; RESTRICT_SUID: RestrictSUIDSGID).  Every tool still runs: read_file,
 # write_file, shell, and http_fetch through the egress proxy and slirp4netns (to a name
-# that does not resolve: no network is needed); a sandboxed chmod 4755 is refused.
+# that does not resolve: no network is needed); a sandboxed chmod 4755 is refused; with
+# sandboxes made ahead (the option pool), calls run in them, the call's folders mounted in.
 set -u
 dropin=$1 brokerd=$2 boxmaker=$3 toolkit=$4 runtimedir=$5 filters=$6 restrict=$7 build_image=$8
 skip () { echo "SKIP: $*"; exit 77; }
@@ -52,6 +53,7 @@ runtime:
   module: bwrap
   options:
     rootfs: $tmp/rootfs
+    pool: 2
 grants:
   - tools: [read_file, write_file, shell]
     paths: [$tmp/g]
@@ -59,7 +61,7 @@ grants:
     hosts: [no-such-host.invalid]
 EOF
 setpriv --bounding-set "-all,$caps" "$filters" "$restrict" \
-  "$brokerd" --config "$tmp/brokerd.yaml" --runtimedir "$runtimedir" >"$tmp/brokerd.log" 2>&1 &
+  "$brokerd" --config "$tmp/brokerd.yaml" --runtimedir "$runtimedir" --debug >"$tmp/brokerd.log" 2>&1 &
 pid=$!
 i=0
 while [ ! -S "$tmp/b.sock" ]; do
@@ -79,7 +81,11 @@ out=$(call shell "{\"command\":\"cp /bin/busybox s; chmod 4755 s; echo chmod=\$?
 out=$(call http_fetch '{"url":"https://no-such-host.invalid/"}')
 printf '%s' "$out" | grep -q "could not resolve no-such-host.invalid" \
   || fail "http_fetch did not reach the egress proxy: $out"
+grep -q "runs in a sandbox made ahead" "$tmp/brokerd.log" \
+  || fail "no call ran in a sandbox made ahead"
+! grep "cannot mount the call's folders" "$tmp/brokerd.log" \
+  || fail "a call's folders could not be mounted into a sandbox made ahead"
 kill -TERM "$pid"
 wait "$pid" || { pid=; fail "brokerd did not exit 0"; }
 pid=
-echo "PASS: with the drop-in's bounding set ($caps) and filters, read_file, write_file, shell (chmod 4755 refused) and http_fetch (through the proxy) run"
+echo "PASS: with the drop-in's bounding set ($caps) and filters, read_file, write_file, shell (chmod 4755 refused) and http_fetch (through the proxy) run, in sandboxes made ahead where they can"

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -357,6 +358,48 @@ START_TEST (test_command_reports_a_hook_that_cannot_start)
 }
 END_TEST
 
+/* A process started before the run, as bwrap.so's pool starts its sandboxes: the run
+ * feeds the input it was waiting for and keeps what it says after that. */
+START_TEST (test_command_runs_a_process_started_ahead)
+{
+  int in[2], out[2], err[2];
+  ck_assert_int_eq (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in), 0);
+  ck_assert_int_eq (pipe2 (out, O_CLOEXEC), 0);
+  ck_assert_int_eq (pipe2 (err, O_CLOEXEC), 0);
+  struct hook_data h = { .status_w = -1, .pid = -1 };
+  const char *argv[]
+      = { "/bin/sh", "-c", "echo ready; read line; echo \"got $line\"; echo bad >&2", NULL };
+  struct bx_command started = { .argv = argv };
+  int pidfd = hook_spawn (&started, in[1], out[1], err[1], &h);
+  ck_assert_int_ge (pidfd, 0);
+  close (in[1]);
+  close (out[1]);
+  close (err[1]);
+  char ready[6];
+  ck_assert_int_eq (read (out[0], ready, sizeof ready), 6);
+  struct bx_command_attach attach = { pidfd, in[0], out[0], err[0] };
+  struct bx_command cmd = {
+    .input = "call\n",
+    .input_len = 5,
+    .keep_output = true,
+    .output_cap = 1024,
+    .deadline = bx_deadline_in (10000),
+    .attach = &attach,
+  };
+  struct bx_command_result r;
+  bx_command_run (&cmd, &r);
+  ck_assert_int_eq (r.end, BX_COMMAND_EXITED);
+  ck_assert_str_eq (r.out, "got call\n");
+  ck_assert_str_eq (r.err, "bad\n");
+  ck_assert_int_eq (r.pidfd, -1);
+  /* The run closed what it took over. */
+  ck_assert_int_eq (fcntl (in[0], F_GETFD), -1);
+  ck_assert_int_eq (fcntl (pidfd, F_GETFD), -1);
+  ck_assert_int_eq (waitpid (h.pid, NULL, 0), h.pid);
+  bx_command_result_clear (&r);
+}
+END_TEST
+
 static Suite *
 command_suite (void)
 {
@@ -376,6 +419,7 @@ command_suite (void)
   tcase_add_test (tc, test_command_runs_through_a_spawn_hook_and_reads_its_status);
   tcase_add_test (tc, test_command_kills_a_hooked_process_through_its_pidfd);
   tcase_add_test (tc, test_command_reports_a_hook_that_cannot_start);
+  tcase_add_test (tc, test_command_runs_a_process_started_ahead);
   suite_add_tcase (s, tc);
   return s;
 }

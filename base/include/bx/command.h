@@ -45,6 +45,7 @@ enum bx_command_end
 };
 
 struct bx_command;
+struct bx_command_attach;
 
 /* Starts CMD's program with IN, OUT and ERR as its standard streams, as the runner's own
  * spawn would (argv, env, cwd and own_group are the hook's to honour or refuse): a pidfd of
@@ -89,6 +90,18 @@ struct bx_command
    * polled, never read, so other pollers see it too). */
   bool cancellable;
   int cancel_fd;
+  /* A process started ahead of the run (bwrap.so's pool), instead of a spawn: the run takes
+   * over its pidfd and the parent's ends of its standard streams (ATTACH's descriptors are
+   * the run's from then on, closed or left in the result as a spawn hook's would be). */
+  const struct bx_command_attach *attach;
+};
+
+struct bx_command_attach
+{
+  int pidfd;
+  int in;  /* a socket, as the runner's own would be (send with MSG_NOSIGNAL) */
+  int out; /* a pipe's read end */
+  int err; /* a pipe's read end */
 };
 
 struct bx_command_result

@@ -44,6 +44,20 @@ cat > /tmp/bx-50-hog.json <<'EOJ'
 EOJ
 check "the memory limit holds: the fixed sentence" \
   sh -c "$(declare -f bx); bx shell @/tmp/bx-50-hog.json | grep -q 'the tool was stopped: it ran out of memory or was killed'"
+# Sandboxes made ahead (the option pool): the drop-in's capabilities let brokerd enter
+# them; a call that could not would run in a sandbox of its own, and the log would say so.
+sed -i 's/^    memory: 32m$/    memory: 32m\n    pool: 2/' "$conf"
+check "systemctl restart brokerd.service with pool: 2" \
+  sh -c 'systemctl restart brokerd.service || { systemctl status --no-pager brokerd.service; exit 1; }'
+waiting() { pgrep -f '^/bin/toolkit wait$' | wc -l; }
+check "two sandboxes wait in brokerd's slots" \
+  sh -c "$(declare -f waiting); for i in \$(seq 300); do [ \$(waiting) -ge 2 ] && exit 0; sleep 0.2; done; pgrep -af toolkit; exit 1"
+check "read_file and shell run in sandboxes made ahead, as nobody" \
+  sh -c "$(declare -f bx); bx read_file '{\"path\":\"$grant/notes.txt\"}' | grep -q 'hello from the host' && bx shell '{\"command\":\"id -u; touch /x 2>&1\",\"cwd\":\"$grant\"}' | tr '\n' ' ' | grep -q '^65534 touch: /x: Read-only file system'"
+check "no call had to make a sandbox of its own" \
+  sh -c "! journalctl -u brokerd.service --since '-5min' --no-pager | grep 'cannot mount the call'"
+check "the memory limit holds in a sandbox made ahead" \
+  sh -c "$(declare -f bx); bx shell @/tmp/bx-50-hog.json | grep -q 'the tool was stopped: it ran out of memory or was killed'"
 check "systemctl stop brokerd.service ends cleanly" \
   sh -c 'systemctl stop brokerd.service && [ "$(systemctl show -P Result brokerd.service)" = success ]'
 [ "$FAILURES" -eq 0 ] || unit_log brokerd.service | sed 's/^/    journal: /'
