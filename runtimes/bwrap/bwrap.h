@@ -220,8 +220,10 @@ struct bx_bwrap_child
    * must stay in the host's user namespace to join the sandbox's). */
   const struct bx_bwrap_ucounts *ucounts;
   /* No program runs: the child mounts the mount sources into the pool's sandbox whose pidfd
-   * is fds[0], each at the place argv[1 + i] names (bwrap_join.c), reports 0 and exits. */
+   * is fds[0] (its pid JOIN_PID), each at the place argv[1 + i] names (bwrap_join.c),
+   * reports 0 and exits. */
   bool join;
+  pid_t join_pid;
 };
 
 /* Runs ARGV as set up by CHILD (bx_command with the keeper as its spawn hook), feeding
@@ -258,11 +260,13 @@ int bx_bwrap_bind_alone (const int *fds, const bool *readonly, size_t count);
 /* ---- bwrap_join.c ------------------------------------------------------------------------ */
 /* In the keeper's child, as root, after bx_bwrap_bind_alone: mounts a clone of each of the
  * COUNT sources MOUNTS that is not INSIDE another at PATHS[i] in the mount namespace of the
- * sandbox PIDFD, as bubblewrap's bind would (read-only where READONLY says so), making the
- * mount points in the sandbox's root and /tmp only, as UID and GID (-1: as root).  0, or -1 with
- * errno.  Async-signal-safe. */
-int bx_bwrap_join (int pidfd, const int *mounts, const char *const *paths, const bool *readonly,
-                   const bool *inside, size_t count, int64_t uid, int64_t gid);
+ * sandbox whose first process is PIDFD (pid PID), as bubblewrap's bind would (read-only
+ * where READONLY says so), locked by the kernel as bubblewrap's are, making the mount
+ * points in the sandbox's root and /tmp only, as UID and GID, who must reach each source.
+ * 0, or -1 with errno.  Async-signal-safe. */
+int bx_bwrap_join (int pidfd, pid_t pid, const int *mounts, const char *const *paths,
+                   const bool *readonly, const bool *inside, size_t count, int64_t uid,
+                   int64_t gid);
 
 /* ---- bwrap_keeper.c: the process that forks a slot's sandboxes inside the slot's cgroups. */
 /* Starts a keeper in the slot's cgroups: born in the cgroup v2 folder CGROUP (clone3 with
@@ -282,6 +286,7 @@ struct bx_bwrap_pooled
   size_t slot;
   int pidfd;         /* bubblewrap's, as the keeper started it */
   int sandbox;       /* a pidfd of the sandbox's first process: its namespaces */
+  pid_t sandbox_pid; /* that process's pid, checked to be in the slot */
   int in, out, err;  /* the parent's ends of its standard streams (in: a socket) */
   int status;        /* bubblewrap's json status, its read end */
   char *status_text; /* what the status said so far (malloc'd) */
@@ -300,6 +305,8 @@ void bx_bwrap_pool_discard (struct bx_bwrap_pool *pool, struct bx_bwrap_pooled *
 /* The slot of a ready sandbox (or of the one being made, once it is), which is killed
  * (SIZE_MAX: none, or no pool). */
 size_t bx_bwrap_pool_evict (struct bx_bwrap_pool *pool);
+/* Whether a sandbox is ready (false: none, or no pool). */
+bool bx_bwrap_pool_ready (struct bx_bwrap_pool *pool);
 /* Tells the pool a slot was given back. */
 void bx_bwrap_pool_wake (struct bx_bwrap_pool *pool);
 /* An open /dev/null: the standard streams of a call's mounter. */

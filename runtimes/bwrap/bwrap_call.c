@@ -335,18 +335,20 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
   return status;
 }
 
-/* A call waiting for a slot stops waiting once it is cancelled. */
-struct cancel_check
+/* A call waiting for a slot stops waiting once it is cancelled, or once the pool has a
+ * sandbox ready whose slot it can take (made in a slot given back meanwhile). */
+struct slot_wait
 {
   const struct bx_host *host;
   const bx_run_spec *spec;
+  struct bx_bwrap_pool *pool;
 };
 
 static bool
-cancelled (const void *arg)
+stop_waiting (const void *arg)
 {
-  const struct cancel_check *c = arg;
-  return c->host->spec_cancelled (c->spec) != 0;
+  const struct slot_wait *w = arg;
+  return w->host->spec_cancelled (w->spec) != 0 || bx_bwrap_pool_ready (w->pool);
 }
 
 enum bx_run_status
@@ -378,22 +380,32 @@ bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, bx_r
   /* One slot for everything of the call (for http_fetch, the proxy and slirp4netns too), so
    * that emptying it when the call ends leaves nothing behind.  Its limits are the call's,
    * written before anything starts in it. */
-  struct cancel_check check = { host, spec };
+  struct slot_wait wait = { host, spec, inst->pool };
   /* A pooled sandbox where the call can use one; else a free slot, else a pooled sandbox's
-   * slot (the call comes before the pool), else the first slot given back. */
+   * slot (the call comes before the pool), else the first slot given back or pooled sandbox
+   * made. */
   struct bx_bwrap_pooled pooled;
   bool poolable = (tool == BX_RUNTIME_TOOL_READ_FILE || tool == BX_RUNTIME_TOOL_WRITE_FILE
                    || tool == BX_RUNTIME_TOOL_SHELL)
                   && !host->spec_has_egress (spec)
                   && !(BX_HOST_HAS (host, spec_rootfs) && host->spec_rootfs (spec) != NULL);
-  bool have_pooled = poolable && bx_bwrap_pool_take (inst->pool, true, &pooled);
-  size_t slot = have_pooled ? pooled.slot : bx_bwrap_cgroups_try_acquire (inst->cgroups);
-  if (slot == SIZE_MAX)
-    slot = bx_bwrap_pool_evict (inst->pool);
-  if (slot == SIZE_MAX)
-    slot = bx_bwrap_cgroups_acquire (inst->cgroups, cancelled, &check);
-  if (slot == SIZE_MAX)
-    return fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
+  bool have_pooled = false;
+  size_t slot = SIZE_MAX;
+  while (slot == SIZE_MAX)
+    {
+      have_pooled = poolable && bx_bwrap_pool_take (inst->pool, true, &pooled);
+      if (have_pooled)
+        break;
+      slot = bx_bwrap_cgroups_try_acquire (inst->cgroups);
+      if (slot == SIZE_MAX)
+        slot = bx_bwrap_pool_evict (inst->pool);
+      if (slot == SIZE_MAX)
+        slot = bx_bwrap_cgroups_acquire (inst->cgroups, stop_waiting, &wait);
+      if (slot == SIZE_MAX && host->spec_cancelled (spec))
+        return fail (sentence, SENTENCE_CANCELLED, BX_RUN_FAILED);
+    }
+  if (have_pooled)
+    slot = pooled.slot;
   const struct bx_bwrap_limits *dflt = &inst->cfg.limits;
   struct bx_bwrap_limits limits = {
     .memory = spec_or (host, spec, BX_LIMIT_MEMORY, dflt->memory),

@@ -4,30 +4,36 @@
  * The pool's sandbox was made by bubblewrap with no granted folder: its root, /proc, /dev
  * and /tmp, every namespace and the seccomp filter, and toolkit waiting for its call.  For
  * the call, a child of the slot's keeper (root, single-threaded, never the sandbox's uid)
- * takes the same mount sources as bubblewrap would get, each bound alone with its
- * protected paths read-only on it (bwrap_alone.c), and clones each whole tree.  The clones
- * get what bubblewrap gives a bind: no setuid, no devices, and read-only throughout for a
- * read-only folder.  Then the child enters the sandbox's mount namespace through its pidfd
- * and moves each tree to its place there.
+ * takes the same mount sources as bubblewrap would get, each bound alone with its protected
+ * paths read-only on it (bwrap_alone.c), and gives them what bubblewrap's bind gives: no
+ * setuid, no devices, read-only throughout for a read-only folder.  As the sandbox's uid it
+ * checks that it can reach each folder, as bubblewrap would have to.  It then enters the
+ * user namespace that owns the sandbox's mount namespace and copies its own mount namespace
+ * there, so that the kernel locks those flags and the protected paths on their folders, as
+ * it does for bubblewrap's: a process of the sandbox's uid, which owns that user namespace,
+ * cannot undo them.  From that copy it clones each folder's tree, enters the sandbox's mount
+ * namespace and moves each tree to its place.
  *
  * A mount point is made only in the sandbox's own root (bubblewrap's tmpfs, made writable
- * for the moment and read-only again after) and /tmp, as the sandbox's uid: never inside
- * another mount, which may be a host's folder.  Each step is opened without following links.  Where
- * a place cannot be made, the call fails here and runs in a sandbox of its own instead
- * (bwrap_call.c).  Raw system calls only: this runs between fork and exit in a threaded brokerd's
- * descendant. */
+ * for the moment and read-only again after) and /tmp: never inside another mount, which
+ * may be a host's folder.  Each step is opened without following links.  Where anything
+ * fails, the call runs in a sandbox of its own instead (bwrap_call.c).  Raw system calls
+ * only: this runs between fork and exit in a threaded brokerd's descendant. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/nsfs.h>
 #include <linux/stat.h>
 #include <sched.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bwrap.h"
+#include "open_nofollow.h"
 
 struct mount_attr_args
 {
@@ -117,45 +123,117 @@ open_place (int root, const struct own_mounts *own, const char *path)
   return dir;
 }
 
+/* Opens PATH again without following links and checks it is still SOURCE (device and
+ * inode): a descriptor, or -1 (ESTALE where it is another). */
+static int
+same_source (const char *path, int source)
+{
+  int fd = bx_runtime_open_nofollow (path);
+  if (fd < 0)
+    return -1;
+  struct stat want, got;
+  if (fstat (source, &want) < 0 || fstat (fd, &got) < 0 || want.st_dev != got.st_dev
+      || want.st_ino != got.st_ino)
+    {
+      close (fd);
+      errno = ESTALE;
+      return -1;
+    }
+  return fd;
+}
+
+/* "/proc/PID/ns/mnt" into BUF (48 bytes), without stdio. */
+static void
+ns_path (char buf[48], pid_t pid)
+{
+  static const char head[] = "/proc/", tail[] = "/ns/mnt";
+  char digits[12];
+  int n = 0;
+  unsigned v = (unsigned)pid;
+  do
+    digits[n++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  char *p = buf;
+  memcpy (p, head, sizeof head - 1);
+  p += sizeof head - 1;
+  while (n > 0)
+    *p++ = digits[--n];
+  memcpy (p, tail, sizeof tail);
+}
+
 int
-bx_bwrap_join (int pidfd, const int *mounts, const char *const *paths, const bool *readonly,
-               const bool *inside, size_t count, int64_t uid, int64_t gid)
+bx_bwrap_join (int pidfd, pid_t pid, const int *mounts, const char *const *paths,
+               const bool *readonly, const bool *inside, size_t count, int64_t uid, int64_t gid)
 {
   int tree[BX_BWRAP_MAX_FDS];
   size_t made = 0;
-  int rc = -1, e = 0, root = -1;
-  if (count > BX_BWRAP_MAX_FDS)
+  int rc = -1, e = 0, root = -1, mnt = -1, user = -1;
+  if (count > BX_BWRAP_MAX_FDS || uid < 0 || gid < 0)
     {
-      errno = EMFILE;
+      errno = EINVAL;
       return -1;
     }
-  /* The trees, taken in brokerd's namespace (the copies bwrap_alone.c made), each with what
-   * bubblewrap's bind would give it. */
+  /* What bubblewrap's bind gives, on the copies (bwrap_alone.c) while they are still this
+   * process's own: copied into the sandbox's user namespace below, the kernel locks it there,
+   * as it locks the copies bubblewrap's namespace gets.  A process of the sandbox's uid owns
+   * that namespace and may enter it; a flag it could clear, or a protected path it could
+   * unmount, would be no protection. */
+  for (size_t i = 0; i < count; i++)
+    {
+      uint64_t set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+      if (readonly == NULL || readonly[i])
+        set |= MOUNT_ATTR_RDONLY;
+      if ((inside == NULL || !inside[i]) && set_attr (mounts[i], AT_RECURSIVE, set, 0) < 0)
+        return -1;
+    }
+  /* The sandbox's mount namespace, named while the host's /proc is in sight, and the pid
+   * still the pidfd's process once it is open (not a process that took a dead one's pid). */
+  char path[48];
+  ns_path (path, pid);
+  mnt = (int)syscall (SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+  if (mnt < 0 || syscall (SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+    goto out;
+  user = ioctl (mnt, NS_GET_USERNS);
+  if (user < 0)
+    goto out;
+  /* As the sandbox's uid from here on, as bubblewrap is: a folder it cannot reach is not
+   * mounted, and the places made in the sandbox belong to it (its file systems take no
+   * owner their user namespace does not map, such as root). */
+  if (syscall (SYS_setgroups, 0, NULL) < 0)
+    goto out;
+  syscall (SYS_setfsgid, (gid_t)gid);
+  syscall (SYS_setfsuid, (uid_t)uid);
+  for (size_t i = 0; i < count; i++)
+    {
+      if (inside != NULL && inside[i])
+        continue;
+      int reach = same_source (paths[i], mounts[i]);
+      if (reach < 0)
+        goto out;
+      close (reach);
+    }
+  /* A mount namespace of the sandbox's user namespace: a copy of this one, locked. */
+  if (setns (user, CLONE_NEWUSER) < 0 || unshare (CLONE_NEWNS) < 0)
+    goto out;
   for (; made < count; made++)
     {
       tree[made] = -1;
       if (inside != NULL && inside[made])
         continue; /* it comes with the tree it lies in */
+      int copy = same_source (paths[made], mounts[made]);
+      if (copy < 0)
+        goto out;
       tree[made]
-          = (int)syscall (SYS_open_tree, mounts[made], "",
+          = (int)syscall (SYS_open_tree, copy, "",
                           OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+      e = errno;
+      close (copy);
+      errno = e;
       if (tree[made] < 0)
         goto out;
-      uint64_t set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-      if (readonly == NULL || readonly[made])
-        set |= MOUNT_ATTR_RDONLY;
-      if (set_attr (tree[made], AT_RECURSIVE, set, 0) < 0)
-        goto out;
     }
-  if (setns (pidfd, CLONE_NEWNS) < 0)
+  if (setns (mnt, CLONE_NEWNS) < 0)
     goto out;
-  /* Places are made as the sandbox's uid, as bubblewrap makes them: its file systems take
-   * no owner their user namespace does not map, such as root. */
-  if (uid >= 0)
-    {
-      syscall (SYS_setfsgid, (gid_t)gid);
-      syscall (SYS_setfsuid, (uid_t)uid);
-    }
   root = (int)syscall (SYS_openat, AT_FDCWD, "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
   struct own_mounts own = { 0, 0 };
   if (root >= 0)
@@ -199,6 +277,10 @@ out:
       close (tree[i]);
   if (root >= 0)
     close (root);
+  if (mnt >= 0)
+    close (mnt);
+  if (user >= 0)
+    close (user);
   errno = e;
   return rc;
 }

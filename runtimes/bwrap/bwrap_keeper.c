@@ -47,7 +47,8 @@ struct request
   uint32_t argc;
   uint32_t mount_first, mount_count; /* among the descriptors after the standard streams */
   bool has_readonly, has_inside;
-  bool join; /* bx_bwrap_child's */
+  bool join; /* bx_bwrap_child's, and its join_pid */
+  int64_t join_pid;
   bool mount_readonly[BX_BWRAP_MAX_FDS];
   bool mount_inside[BX_BWRAP_MAX_FDS];
   struct bx_bwrap_ucounts ucounts; /* set: the sandbox's shares (bwrap_ucounts.c) */
@@ -149,6 +150,7 @@ serve (int sock, char *buf, ssize_t len, int *fds, size_t count)
                 .mount_inside = req.has_inside ? req.mount_inside : NULL,
                 .ucounts = req.ucounts.set ? &req.ucounts : NULL,
                 .join = req.join,
+                .join_pid = (pid_t)req.join_pid,
               };
               long pid = syscall (SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
               if (pid == 0)
@@ -298,7 +300,8 @@ bx_bwrap_keeper_spawn (int sock, char *const argv[], const struct bx_bwrap_child
                          .argc = (uint32_t)argc,
                          .mount_first = (uint32_t)c->mount_first,
                          .mount_count = (uint32_t)c->mount_count,
-                         .join = c->join };
+                         .join = c->join,
+                         .join_pid = c->join_pid };
   if ((c->mount_readonly != NULL || c->mount_inside != NULL) && c->mount_count > BX_BWRAP_MAX_FDS)
     {
       errno = E2BIG;

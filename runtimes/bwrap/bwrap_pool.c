@@ -212,6 +212,7 @@ make (struct bx_bwrap_pool *pool, size_t slot, struct bx_bwrap_pooled *p, const 
   if (wait_ready (p, why) < 0)
     goto fail;
   pid_t pid = status_child_pid (p->status_text);
+  p->sandbox_pid = pid;
   p->sandbox = (int)syscall (SYS_pidfd_open, pid, 0);
   /* The pid is this sandbox's only while the slot holds it, checked after the pidfd is open
    * and while the process still lives. */
@@ -388,6 +389,17 @@ bx_bwrap_pool_take (struct bx_bwrap_pool *pool, bool wait, struct bx_bwrap_poole
   return false;
 }
 
+bool
+bx_bwrap_pool_ready (struct bx_bwrap_pool *pool)
+{
+  if (pool == NULL)
+    return false;
+  pthread_mutex_lock (&pool->lock);
+  bool ready = pool->ready_count > 0;
+  pthread_mutex_unlock (&pool->lock);
+  return ready;
+}
+
 size_t
 bx_bwrap_pool_evict (struct bx_bwrap_pool *pool)
 {
@@ -472,6 +484,7 @@ bx_bwrap_pool_run (struct bx_bwrap_instance *inst, struct bx_bwrap_pooled *p,
         .mount_readonly = readonly,
         .mount_inside = inside,
         .join = true,
+        .join_pid = p->sandbox_pid,
       };
       int devnull = bx_bwrap_pool_devnull (inst->pool);
       int done = bx_bwrap_spawn (argv, &child, devnull, devnull, devnull);

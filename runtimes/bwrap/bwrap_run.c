@@ -112,8 +112,8 @@ bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *c, int in,
       if (c->join)
         {
           if (c->mount_first < 1
-              || bx_bwrap_join (3, mounts, (const char *const *)argv + 1, c->mount_readonly,
-                                c->mount_inside, c->mount_count, c->uid, c->gid)
+              || bx_bwrap_join (3, c->join_pid, mounts, (const char *const *)argv + 1,
+                                c->mount_readonly, c->mount_inside, c->mount_count, c->uid, c->gid)
                      < 0)
             child_fail (report);
           int done = 0;

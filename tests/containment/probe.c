@@ -11,7 +11,11 @@
  *   probe swap NAME TARGET SECS  makes folder NAME (its hooks and config pipes, so that
  *                               nothing below it is a mount source), a link TARGET beside
  *                               it, and exchanges the two for SECS seconds; then NAME is
- *                               the folder again */
+ *                               the folder again
+ *   probe undo PID PATH...      (host, as the sandboxes' uid) joins PID's user and mount
+ *                               namespaces, waits up to 30 s for each PATH to be mounted
+ *                               there, and tries to unmount it (umount_N) and to remount it
+ *                               writable (remount_N), N counting from 1 */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -44,6 +51,60 @@ static int
 child (void *arg)
 {
   (void)arg;
+  return 0;
+}
+
+/* Whether PATH is a mount point in the namespace whose mountinfo INFO is open (read from
+ * its start each time). */
+static int
+mounted (int info, const char *path)
+{
+  static char buf[1 << 20];
+  ssize_t n = pread (info, buf, sizeof buf - 1, 0);
+  buf[n > 0 ? n : 0] = '\0';
+  char field[4096];
+  for (char *line = buf; line != NULL && *line != '\0';)
+    {
+      if (sscanf (line, "%*s %*s %*s %*s %4095s", field) == 1 && strcmp (field, path) == 0)
+        return 1;
+      line = strchr (line, '\n');
+      line = line != NULL ? line + 1 : NULL;
+    }
+  return 0;
+}
+
+static int
+undo (const char *pid, char **paths, int count)
+{
+  /* Each line as it comes: the case kills a probe whose sandbox no call took. */
+  setvbuf (stdout, NULL, _IONBF, 0);
+  /* The user namespace that owns the mount namespace (bubblewrap's --disable-userns puts
+   * the sandbox's processes in another, nested one). */
+  char ns[64];
+  snprintf (ns, sizeof ns, "/proc/%s/ns/mnt", pid);
+  int mnt = open (ns, O_RDONLY | O_CLOEXEC);
+  /* Opened before the host's /proc is out of sight: the sandbox's own /proc does not know
+   * this process. */
+  snprintf (ns, sizeof ns, "/proc/%s/mountinfo", pid);
+  int info = open (ns, O_RDONLY | O_CLOEXEC);
+  int user = mnt >= 0 ? ioctl (mnt, NS_GET_USERNS) : -1;
+  if (info < 0 || user < 0 || setns (user, CLONE_NEWUSER) < 0 || setns (mnt, CLONE_NEWNS) < 0)
+    {
+      printf ("enter=%s\n", strerrorname_np (errno));
+      return 1;
+    }
+  printf ("enter=ok\n");
+  for (int i = 0; i < count; i++)
+    {
+      for (int t = 0; t < 3000 && !mounted (info, paths[i]); t++)
+        usleep (10000);
+      char name[32];
+      snprintf (name, sizeof name, "remount_%d", i + 1);
+      report (name, mount (NULL, paths[i], NULL, MS_REMOUNT | MS_BIND, NULL));
+      snprintf (name, sizeof name, "umount_%d", i + 1);
+      report (name, umount2 (paths[i], MNT_DETACH));
+    }
+  fflush (stdout);
   return 0;
 }
 
@@ -130,7 +191,9 @@ main (int argc, char **argv)
       printf ("swaps=%lu\n", swaps);
       return 0;
     }
+  if (argc >= 4 && strcmp (argv[1], "undo") == 0)
+    return undo (argv[2], argv + 3, argc - 3);
   fprintf (stderr, "usage: probe keys|userns|host-add DESC|host-has ID|host-del ID|swap NAME "
-                   "TARGET SECS\n");
+                   "TARGET SECS|undo PID PATH...\n");
   return 2;
 }
