@@ -61,13 +61,15 @@ ended (int pidfd)
 
 /* How the proxy's sandbox ended, from the rest of bubblewrap's json status STATUS. */
 static char *
-how_it_ended (int status)
+how_it_ended (const char *so_far, int status)
 {
   char buf[256];
   ssize_t n = read (status, buf, sizeof buf - 1);
   buf[n > 0 ? n : 0] = '\0';
+  /* The exit code may have come in one read with the start (a proxy that ended at once). */
+  cleanup_free char *all = bx_xasprintf ("%s%s", so_far, buf);
   bool started;
-  int code = bx_bwrap_status (buf, &started);
+  int code = bx_bwrap_status (all, &started);
   return code >= 0 ? bx_xasprintf ("exited with status %d", code)
                    : bx_xstrdup ("ended with no exit status (bubblewrap was killed)");
 }
@@ -88,15 +90,18 @@ proxy_said (int err)
   return bx_xasprintf ("its stderr: %s", buf);
 }
 
-/* Reads bubblewrap's json status until it names the sandbox's first process. */
+/* Reads bubblewrap's json status until it names the sandbox's first process; what it read
+ * stays in BUF (STATUS_READ bytes, NUL-terminated). */
+#define STATUS_READ 1024
 static pid_t
-sandbox_pid (const struct bx_host *host, const bx_run_spec *spec, int status, int64_t deadline)
+sandbox_pid (const struct bx_host *host, const bx_run_spec *spec, int status, int64_t deadline,
+             char *buf)
 {
-  char buf[1024];
   size_t len = 0;
-  while (!give_up (host, spec, deadline) && len < sizeof buf - 1)
+  buf[0] = '\0';
+  while (!give_up (host, spec, deadline) && len < STATUS_READ - 1)
     {
-      ssize_t n = read (status, buf + len, sizeof buf - 1 - len);
+      ssize_t n = read (status, buf + len, STATUS_READ - 1 - len);
       if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
         return -1;
       if (n > 0)
@@ -162,7 +167,8 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
   *proxy = bx_bwrap_spawn (argv, &child, null, null, err);
   bx_bwrap_argv_free (argv);
   close (status[1]);
-  pid_t target = *proxy < 0 ? -1 : sandbox_pid (host, spec, status[0], deadline);
+  char said_first[STATUS_READ] = "";
+  pid_t target = *proxy < 0 ? -1 : sandbox_pid (host, spec, status[0], deadline, said_first);
   cleanup_close int status_rest = status[0];
   if (target < 0 && host->spec_cancelled (spec))
     return -1;
@@ -190,7 +196,7 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
           cleanup_free char *said = proxy_said (err);
           if (gone)
             {
-              cleanup_free char *how = how_it_ended (status_rest);
+              cleanup_free char *how = how_it_ended (said_first, status_rest);
               host->log (host, last ? BX_LOG_ERROR : BX_LOG_WARNING,
                          "%s-egress: the proxy %s before its socket (%s); %s", name, how, said,
                          last ? RUNBOOK_POINTER : "starting it once more");
