@@ -12,8 +12,9 @@
 #   podman.so     `boxmaker call` -> brokerd -> podman.so (when podman is installed and
 #                 BENCH_PODMAN is not 0), the same limits
 #   bwrap.so-pool bwrap.so with sandboxes made ahead of their calls (its option pool,
-#                 BENCH_POOL sandboxes, 2 by default): its CPU time per call includes making
-#                 the sandbox that replaces the one the call took, done after the answer
+#                 BENCH_POOL sandboxes, 2 by default), a brokerd per tool: its CPU time per
+#                 call is its brokerd's over the whole run shared out, so it includes making
+#                 the sandbox that replaces the one each call took, done after the answer
 #   bwrap.so-ro0  bwrap.so again, its grant with `readonly: []` (write_file and shell only):
 #                 against bwrap.so, what the default protected paths cost
 #   gvisor.so-ro0 the same for gvisor.so
@@ -134,12 +135,14 @@ start_brokerd bwrap "  module: bwrap
     rootfs: $work/rootfs
     egress_dir: $work/egress
 $limits"
-start_brokerd bwrap_pool "  module: bwrap
+for tool in read_file write_file shell; do
+  start_brokerd "bwrap_pool_$tool" "  module: bwrap
   options:
     rootfs: $work/rootfs
     egress_dir: $work/egress
     pool: ${BENCH_POOL:-2}
 $limits"
+done
 # The same module with no protected path in the grant: the default ones' cost.
 start_brokerd bwrap_ro0 "  module: bwrap
   options:
@@ -181,10 +184,9 @@ for d in bin etc lib lib64 root; do
 done
 # The cpuacct.usage files of a brokerd side: its own cgroup's, and for gvisor.so the parent
 # cgroup runsc puts the sandboxes in.
-bwrap_cpu=- bwrap_pool_cpu=- bwrap_ro0_cpu=- gvisor_cpu=- gvisor_ro0_cpu=- podman_cpu=-
+bwrap_cpu=- bwrap_ro0_cpu=- gvisor_cpu=- gvisor_ro0_cpu=- podman_cpu=-
 if [ -n "$acct" ]; then
   bwrap_cpu=$acct/bx-bench-bwrap-$$/cpuacct.usage
-  bwrap_pool_cpu=+$acct/bx-bench-bwrap_pool-$$/cpuacct.usage
   bwrap_ro0_cpu=$acct/bx-bench-bwrap_ro0-$$/cpuacct.usage
   # podman's containers are not brokerd's children: conmon and runc's processes sit in
   # cgroups of their own, so podman.so's figure is brokerd's and podman's own process.
@@ -204,8 +206,10 @@ for tool in read_file write_file shell; do
       "$tool" "$in" "$bwrap" "$root_binds" "$bind" "$g" "$g" "$tool"
     printf '%s\tbwrap.so\t-1\t%s\t%s\t%s call %s %s --socket %s --session bench\n' \
       "$tool" "$in" "$bwrap_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/bwrap.sock"
+    pool_cpu=-
+    [ -z "$acct" ] || pool_cpu="=$acct/bx-bench-bwrap_pool_$tool-$$/cpuacct.usage"
     printf '%s\tbwrap.so-pool\t-1\t%s\t%s\t%s call %s %s --socket %s --session bench\n' \
-      "$tool" "$in" "$bwrap_pool_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/bwrap_pool.sock"
+      "$tool" "$in" "$pool_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/bwrap_pool_$tool.sock"
     [ "$tool" = read_file ] || printf '%s\tbwrap.so-ro0\t-1\t%s\t%s\t%s call %s %s --socket %s --session bench\n' \
       "$tool" "$in" "$bwrap_ro0_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/bwrap_ro0.sock"
     if [ -n "$runsc" ]; then
@@ -286,9 +290,9 @@ slots_kb () {
 sleep 1
 idle=
 if [ -n "$acct" ]; then
-  u=$acct/bx-bench-bwrap_pool-$$/cpuacct.usage
+  u=$acct/bx-bench-bwrap_pool_read_file-$$/cpuacct.usage
   before=$(cat "$u")
   sleep 10
   idle=", $(( ($(cat "$u") - before) / 1000000 )) ms of CPU in 10 s at rest"
 fi
-echo "bwrap.so's pool of ${BENCH_POOL:-2}: its slots hold $(slots_kb "$bwrap_pool_pid") kB (without a pool: $(slots_kb "$bwrap_pid") kB)$idle; its brokerd's VmRSS $(rss "$bwrap_pool_pid" VmRSS) kB"
+echo "bwrap.so's pool of ${BENCH_POOL:-2}: its slots hold $(slots_kb "$bwrap_pool_read_file_pid") kB (without a pool: $(slots_kb "$bwrap_pid") kB)$idle; its brokerd's VmRSS $(rss "$bwrap_pool_read_file_pid" VmRSS) kB"

@@ -8,10 +8,11 @@
  * UID is the uid the side's program starts as (-1: this one's), STDIN the file it reads,
  * CPU_FILES cgroup v1 cpuacct.usage files whose growth is charged to the side as well
  * (comma-separated, or -): where a side's work happens in a daemon rather than in the
- * program started.  CPU_FILES starting with '+' are read again until they stop growing
- * after each call: a daemon that does a call's work after answering it (bwrap.so's pool
- * makes the next sandbox) is charged that too.  ARGV is the program and its arguments,
- * separated by spaces.  Lines
+ * program started.  CPU_FILES starting with '=' are charged to the side as their growth
+ * over the whole run, shared out per call, instead of call by call: for a daemon that does
+ * a call's work after answering it (bwrap.so's pool makes the next sandbox), which must
+ * then serve that side alone.  ARGV is the program and its arguments, separated by spaces.
+ * Lines
  * RATIO  NUMERATOR  DENOMINATOR name ratios to print.
  *
  * A side's own CPU time is its program's and every descendant's: as root on a host with
@@ -48,7 +49,7 @@
 struct side_cmd
 {
   char *tool, *name, *in, *cpu_files;
-  bool settle;  /* CPU_FILES read until they stop growing (the '+' above) */
+  bool whole;   /* CPU_FILES charged over the whole run (the '=' above) */
   char *cgroup; /* the side's own cpuacct cgroup, or NULL: wait4's figure */
   int uid;
   char *argv[MAX_ARGS];
@@ -110,26 +111,12 @@ cgroup_empty (const char *dir)
   return empty;
 }
 
-/* How long CPU_FILES must stay unchanged to count as settled, and the most a settling
- * waits. */
-#define SETTLED_MS     30
-#define SETTLE_WAIT_MS 5000
-
-/* The CPU time charged so far to S's CPU_FILES and to its own cgroup (once the tasks of
- * its last run are gone), in ms. */
+/* The CPU time charged so far to S's CPU_FILES (but those of a whole side) and to its own
+ * cgroup (once the tasks of its last run are gone), in ms. */
 static double
 side_charged_ms (const struct side_cmd *s)
 {
-  double ms = charged_ms (s->cpu_files);
-  for (double until = now_ms () + SETTLE_WAIT_MS; s->settle && now_ms () < until;)
-    {
-      struct timespec tick = { 0, SETTLED_MS * 1000 * 1000 };
-      nanosleep (&tick, NULL);
-      double again = charged_ms (s->cpu_files);
-      if (again == ms)
-        break;
-      ms = again;
-    }
+  double ms = s->whole ? 0 : charged_ms (s->cpu_files);
   if (s->cgroup == NULL)
     return ms;
   for (double until = now_ms () + EMPTY_WAIT_MS; !cgroup_empty (s->cgroup) && now_ms () < until;)
@@ -184,8 +171,8 @@ read_sides_file (const char *path, struct side_cmd *sides, size_t *n_sides, stru
       s->name = strdup (f[1]);
       s->uid = atoi (f[2]);
       s->in = strdup (f[3]);
-      s->settle = f[4][0] == '+';
-      s->cpu_files = strdup (f[4] + (s->settle ? 1 : 0));
+      s->whole = f[4][0] == '=';
+      s->cpu_files = strdup (f[4] + (s->whole ? 1 : 0));
       s->cgroup = NULL;
       if (geteuid () == 0 && access (CPUACCT "/cpuacct.usage", F_OK) == 0)
         {
