@@ -224,6 +224,11 @@ struct bx_bwrap_child
    * reports 0 and exits. */
   bool join;
   pid_t join_pid;
+  /* On bx_now_ms's clock (CLOCK_MONOTONIC, the same in the keeper): when the keeper stops
+   * waiting for the child to exec (or, joining, to report), kills it and answers ETIMEDOUT;
+   * 0: no bound.  A child that has taken the sandbox's uid, or a mounter in the sandbox's
+   * user namespace, may be stopped by a process of that uid. */
+  int64_t deadline;
 };
 
 /* Runs ARGV as set up by CHILD (bx_command with the keeper as its spawn hook), feeding

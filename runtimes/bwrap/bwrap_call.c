@@ -119,6 +119,7 @@ bx_bwrap_sandbox (struct bx_bwrap_instance *inst, struct bx_bwrap_call *call, co
     .mount_readonly = readonly,
     .mount_inside = inside,
     .ucounts = &inst->ucounts,
+    .deadline = deadline,
   };
   bx_bwrap_run (argv, &child, input, input_len, cap, deadline, status[0], cancel_fd, o);
   bx_bwrap_argv_free (argv);

@@ -162,6 +162,7 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
     .mount_first = 2,
     .mount_count = 1,
     .ucounts = &inst->ucounts,
+    .deadline = deadline,
   };
   char **argv = bx_bwrap_argv (&inst->cfg, &call);
   *proxy = bx_bwrap_spawn (argv, &child, null, null, err);
@@ -242,6 +243,7 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
     .gid = -1,
     .fds = slirp_fds,
     .fd_count = 2,
+    .deadline = deadline,
   };
   *slirp = bx_bwrap_spawn (slirp_argv, &helper, null, null, null);
   close (ready[1]);

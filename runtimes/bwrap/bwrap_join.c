@@ -142,11 +142,11 @@ same_source (const char *path, int source)
   return fd;
 }
 
-/* "/proc/PID/ns/mnt" into BUF (48 bytes), without stdio. */
+/* "/proc/PID" and TAIL into BUF (48 bytes, TAIL at most 16), without stdio. */
 static void
-ns_path (char buf[48], pid_t pid)
+proc_path (char buf[48], pid_t pid, const char *tail)
 {
-  static const char head[] = "/proc/", tail[] = "/ns/mnt";
+  static const char head[] = "/proc/";
   char digits[12];
   int n = 0;
   unsigned v = (unsigned)pid;
@@ -158,7 +158,8 @@ ns_path (char buf[48], pid_t pid)
   p += sizeof head - 1;
   while (n > 0)
     *p++ = digits[--n];
-  memcpy (p, tail, sizeof tail);
+  size_t t = strlen (tail);
+  memcpy (p, tail, t + 1);
 }
 
 int
@@ -186,12 +187,17 @@ bx_bwrap_join (int pidfd, pid_t pid, const int *mounts, const char *const *paths
       if ((inside == NULL || !inside[i]) && set_attr (mounts[i], AT_RECURSIVE, set, 0) < 0)
         return -1;
     }
-  /* The sandbox's mount namespace, named while the host's /proc is in sight, and the pid
-   * still the pidfd's process once it is open (not a process that took a dead one's pid). */
+  /* The sandbox's mount namespace and its first process's root, named while the host's
+   * /proc is in sight, and the pid still the pidfd's process once both are open (not a
+   * process that took a dead one's pid).  The places are found from that root, the one
+   * the sandbox's processes see: whatever a process of the sandbox's uid may have mounted
+   * over the namespace's root since is not where setns would put this one. */
   char path[48];
-  ns_path (path, pid);
+  proc_path (path, pid, "/ns/mnt");
   mnt = (int)syscall (SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-  if (mnt < 0 || syscall (SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+  proc_path (path, pid, "/root");
+  root = (int)syscall (SYS_openat, AT_FDCWD, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (mnt < 0 || root < 0 || syscall (SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
     goto out;
   user = ioctl (mnt, NS_GET_USERNS);
   if (user < 0)
@@ -234,18 +240,12 @@ bx_bwrap_join (int pidfd, pid_t pid, const int *mounts, const char *const *paths
     }
   if (setns (mnt, CLONE_NEWNS) < 0)
     goto out;
-  root = (int)syscall (SYS_openat, AT_FDCWD, "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  struct own_mounts own = { 0, 0 };
-  if (root >= 0)
+  struct own_mounts own = { mount_id (root), 0 };
+  int tmp = (int)syscall (SYS_openat, root, "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (tmp >= 0)
     {
-      own.root = mount_id (root);
-      int tmp
-          = (int)syscall (SYS_openat, root, "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (tmp >= 0)
-        {
-          own.tmp = mount_id (tmp);
-          close (tmp);
-        }
+      own.tmp = mount_id (tmp);
+      close (tmp);
     }
   /* Both found before anything moves in: a later place may lie in an earlier folder, a
    * host's, where nothing is made. */

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bx/cleanup.h"
@@ -47,8 +49,9 @@ struct request
   uint32_t argc;
   uint32_t mount_first, mount_count; /* among the descriptors after the standard streams */
   bool has_readonly, has_inside;
-  bool join; /* bx_bwrap_child's, and its join_pid */
+  bool join; /* bx_bwrap_child's, with its join_pid and deadline */
   int64_t join_pid;
+  int64_t deadline;
   bool mount_readonly[BX_BWRAP_MAX_FDS];
   bool mount_inside[BX_BWRAP_MAX_FDS];
   struct bx_bwrap_ucounts ucounts; /* set: the sandbox's shares (bwrap_ucounts.c) */
@@ -109,6 +112,32 @@ receive_with_fds (int sock, void *bytes, size_t len, int *fds, size_t *count)
   return n;
 }
 
+/* Whether the child's report pipe REPORT is readable (its word, or its end at exec) before
+ * DEADLINE (bx_now_ms's clock; 0: no bound). */
+static bool
+reported (int report, int64_t deadline)
+{
+  for (;;)
+    {
+      int wait = -1;
+      if (deadline > 0)
+        {
+          struct timespec now;
+          clock_gettime (CLOCK_MONOTONIC, &now);
+          int64_t left = deadline - ((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+          if (left <= 0)
+            return false;
+          wait = left > 60000 ? 60000 : (int)left;
+        }
+      struct pollfd p = { .fd = report, .events = POLLIN };
+      int n = poll (&p, 1, wait);
+      if (n > 0)
+        return true;
+      if (n < 0 && errno != EINTR)
+        return true; /* the read says what happened */
+    }
+}
+
 /* One request, in the keeper: clone, and answer with the error and the pidfd. */
 static void
 serve (int sock, char *buf, ssize_t len, int *fds, size_t count)
@@ -151,6 +180,7 @@ serve (int sock, char *buf, ssize_t len, int *fds, size_t count)
                 .ucounts = req.ucounts.set ? &req.ucounts : NULL,
                 .join = req.join,
                 .join_pid = (pid_t)req.join_pid,
+                .deadline = req.deadline,
               };
               long pid = syscall (SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
               if (pid == 0)
@@ -158,10 +188,19 @@ serve (int sock, char *buf, ssize_t len, int *fds, size_t count)
               answer = pid < 0 ? errno : 0;
               close (report[1]);
               int child_errno;
-              ssize_t got;
-              while ((got = read (report[0], &child_errno, sizeof child_errno)) < 0
-                     && errno == EINTR)
-                ;
+              ssize_t got = -1;
+              if (pid > 0 && !reported (report[0], req.deadline))
+                {
+                  /* Stopped, or stuck: the call must not wait on it for ever. */
+                  kill ((pid_t)pid, SIGKILL);
+                  answer = ETIMEDOUT;
+                  close (pidfd);
+                  pidfd = -1;
+                }
+              else
+                while ((got = read (report[0], &child_errno, sizeof child_errno)) < 0
+                       && errno == EINTR)
+                  ;
               close (report[0]);
               if (pid > 0 && got == (ssize_t)sizeof child_errno)
                 answer = child_errno;
@@ -301,7 +340,8 @@ bx_bwrap_keeper_spawn (int sock, char *const argv[], const struct bx_bwrap_child
                          .mount_first = (uint32_t)c->mount_first,
                          .mount_count = (uint32_t)c->mount_count,
                          .join = c->join,
-                         .join_pid = c->join_pid };
+                         .join_pid = c->join_pid,
+                         .deadline = c->deadline };
   if ((c->mount_readonly != NULL || c->mount_inside != NULL) && c->mount_count > BX_BWRAP_MAX_FDS)
     {
       errno = E2BIG;

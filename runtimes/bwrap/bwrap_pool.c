@@ -195,6 +195,7 @@ make (struct bx_bwrap_pool *pool, size_t slot, struct bx_bwrap_pooled *p, const 
     .fds = fds,
     .fd_count = 2,
     .ucounts = &inst->ucounts,
+    .deadline = bx_deadline_in (MAKE_MS),
   };
   p->pidfd = bx_bwrap_spawn (argv, &child, in[1], out[1], err[1]);
   int e = errno;
@@ -485,6 +486,9 @@ bx_bwrap_pool_run (struct bx_bwrap_instance *inst, struct bx_bwrap_pooled *p,
         .mount_inside = inside,
         .join = true,
         .join_pid = p->sandbox_pid,
+        /* The mounter's credentials are the sandbox's user namespace's for a moment, where
+         * a process of the sandbox's uid may stop it. */
+        .deadline = deadline < bx_deadline_in (MAKE_MS) ? deadline : bx_deadline_in (MAKE_MS),
       };
       int devnull = bx_bwrap_pool_devnull (inst->pool);
       int done = bx_bwrap_spawn (argv, &child, devnull, devnull, devnull);

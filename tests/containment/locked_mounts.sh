@@ -92,4 +92,21 @@ else
   pass "no process of the sandbox's uid remounts a read-only grant writable ($entered sandboxes entered)"
 fi
 [ "$(cat "$work/ro/file.txt")" = "read only" ] || fail "the read-only grant's file was written"
+
+# A sandbox made ahead, its root covered before the call by a tmpfs holding a file where the
+# grant's is: the call's folder must still be mounted where the tool looks, under the root
+# its processes have, not on the cover (the mounter followed the namespace's root to it).
+echo "the host's file" > "$work/w/f.txt"
+chmod 0666 "$work/w/f.txt"
+covered=0
+for t in $(toolkits); do
+  setpriv --reuid="$sandbox_uid" --regid="$sandbox_uid" --clear-groups \
+    "$work/probe" overmount "$t" "$work/w/f.txt" "planted by the cover" > "$work/over.$t" 2>&1
+  grep -q "^overmount=ok" "$work/over.$t" && covered=$((covered + 1))
+done
+call b shell "{\"command\":\"cat f.txt; echo written > out.txt\",\"cwd\":\"$work/w\"}"
+echo "sandboxes covered before the call: $covered"
+contains "$out" "the host's file" && [ "$(cat "$work/w/out.txt" 2>/dev/null)" = written ] \
+  && pass "the call's folder is where its tool looks, whatever covers the sandbox's root" \
+  || fail "the call did not see its folder: rc=$rc out=$out err=$err"
 finish

@@ -15,8 +15,16 @@
  *   probe undo PID PATH...      (host, as the sandboxes' uid) joins PID's user and mount
  *                               namespaces, waits up to 30 s for each PATH to be mounted
  *                               there, and tries to unmount it (umount_N) and to remount it
- *                               writable (remount_N), N counting from 1 */
+ *                               writable (remount_N), N counting from 1
+ *   probe overmount PID FILE TEXT  (host, as the sandboxes' uid) joins PID's user and mount
+ *                               namespaces, covers their root with a tmpfs holding a /tmp
+ *                               tmpfs, and writes TEXT to FILE there; prints overmount=...
+ *   probe stopper SECS MAX PPID...  (host, as the sandboxes' uid) for SECS seconds, stops
+ *                               (SIGSTOP) every child of the PPIDs (the keepers) that has
+ *                               not exec'd yet and that the kernel lets it stop, at most MAX;
+ *                               prints stopped=N */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -54,6 +62,17 @@ child (void *arg)
   return 0;
 }
 
+/* Joins the user namespace that owns PID's mount namespace, and that one: 0, or -1. */
+static int
+enter (const char *pid)
+{
+  char ns[64];
+  snprintf (ns, sizeof ns, "/proc/%s/ns/mnt", pid);
+  int mnt = open (ns, O_RDONLY | O_CLOEXEC);
+  int user = mnt >= 0 ? ioctl (mnt, NS_GET_USERNS) : -1;
+  return user < 0 || setns (user, CLONE_NEWUSER) < 0 || setns (mnt, CLONE_NEWNS) < 0 ? -1 : 0;
+}
+
 /* Whether PATH is a mount point in the namespace whose mountinfo INFO is open (read from
  * its start each time). */
 static int
@@ -78,17 +97,12 @@ undo (const char *pid, char **paths, int count)
 {
   /* Each line as it comes: the case kills a probe whose sandbox no call took. */
   setvbuf (stdout, NULL, _IONBF, 0);
-  /* The user namespace that owns the mount namespace (bubblewrap's --disable-userns puts
-   * the sandbox's processes in another, nested one). */
-  char ns[64];
-  snprintf (ns, sizeof ns, "/proc/%s/ns/mnt", pid);
-  int mnt = open (ns, O_RDONLY | O_CLOEXEC);
   /* Opened before the host's /proc is out of sight: the sandbox's own /proc does not know
    * this process. */
+  char ns[64];
   snprintf (ns, sizeof ns, "/proc/%s/mountinfo", pid);
   int info = open (ns, O_RDONLY | O_CLOEXEC);
-  int user = mnt >= 0 ? ioctl (mnt, NS_GET_USERNS) : -1;
-  if (info < 0 || user < 0 || setns (user, CLONE_NEWUSER) < 0 || setns (mnt, CLONE_NEWNS) < 0)
+  if (info < 0 || enter (pid) < 0)
     {
       printf ("enter=%s\n", strerrorname_np (errno));
       return 1;
@@ -105,6 +119,75 @@ undo (const char *pid, char **paths, int count)
       report (name, umount2 (paths[i], MNT_DETACH));
     }
   fflush (stdout);
+  return 0;
+}
+
+static int
+overmount (const char *pid, const char *file, const char *text)
+{
+  char dir[4096];
+  snprintf (dir, sizeof dir, "%s", file);
+  char *slash = strrchr (dir, '/');
+  if (slash != NULL)
+    *slash = '\0';
+  if (enter (pid) < 0 || mount ("bx", "/", "tmpfs", 0, NULL) < 0 || chdir ("/") < 0
+      || (mkdir ("/tmp", 0755) < 0 && errno != EEXIST)
+      || mount ("bx", "/tmp", "tmpfs", 0, NULL) < 0)
+    {
+      printf ("overmount=%s\n", strerrorname_np (errno));
+      return 1;
+    }
+  /* The folders on the way, then the file, on the new root. */
+  for (char *p = dir + 1; *p != '\0'; p++)
+    if (*p == '/')
+      {
+        *p = '\0';
+        mkdir (dir, 0777);
+        *p = '/';
+      }
+  mkdir (dir, 0777);
+  FILE *f = fopen (file, "we");
+  if (f == NULL || fputs (text, f) < 0 || fclose (f) != 0)
+    {
+      printf ("overmount=%s\n", strerrorname_np (errno));
+      return 1;
+    }
+  printf ("overmount=ok\n");
+  return 0;
+}
+
+/* A keeper's child that has not exec'd yet keeps the keeper's name. */
+static int
+stopper (int secs, int max, char **ppids, int count)
+{
+  time_t end = time (NULL) + secs;
+  int stopped = 0;
+  while (time (NULL) < end && stopped < max)
+    {
+      DIR *d = opendir ("/proc");
+      for (struct dirent *e; d != NULL && (e = readdir (d)) != NULL;)
+        {
+          int pid = atoi (e->d_name);
+          char path[64], buf[4096];
+          snprintf (path, sizeof path, "/proc/%d/status", pid);
+          int fd = pid > 0 ? open (path, O_RDONLY | O_CLOEXEC) : -1;
+          if (fd < 0)
+            continue;
+          ssize_t n = read (fd, buf, sizeof buf - 1);
+          close (fd);
+          buf[n > 0 ? n : 0] = '\0';
+          const char *pp = strstr (buf, "PPid:\t");
+          int mine = 0;
+          for (int i = 0; pp != NULL && i < count; i++)
+            mine |= atoi (pp + 6) == atoi (ppids[i]);
+          if (mine && strncmp (buf, "Name:\tbwrap-keeper\n", 19) == 0
+              && strstr (buf, "State:\tT") == NULL && kill (pid, SIGSTOP) == 0)
+            stopped++;
+        }
+      if (d != NULL)
+        closedir (d);
+    }
+  printf ("stopped=%d\n", stopped);
   return 0;
 }
 
@@ -191,9 +274,14 @@ main (int argc, char **argv)
       printf ("swaps=%lu\n", swaps);
       return 0;
     }
+  if (argc == 5 && strcmp (argv[1], "overmount") == 0)
+    return overmount (argv[2], argv[3], argv[4]);
+  if (argc >= 5 && strcmp (argv[1], "stopper") == 0)
+    return stopper (atoi (argv[2]), atoi (argv[3]), argv + 4, argc - 4);
   if (argc >= 4 && strcmp (argv[1], "undo") == 0)
     return undo (argv[2], argv + 3, argc - 3);
-  fprintf (stderr, "usage: probe keys|userns|host-add DESC|host-has ID|host-del ID|swap NAME "
-                   "TARGET SECS|undo PID PATH...\n");
+  fprintf (stderr,
+           "usage: probe keys|userns|host-add DESC|host-has ID|host-del ID|swap NAME "
+           "TARGET SECS|undo PID PATH...|overmount PID FILE TEXT|stopper SECS MAX PPID...\n");
   return 2;
 }
