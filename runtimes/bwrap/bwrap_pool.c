@@ -13,13 +13,14 @@
  * One thread per instance makes them, one at a time, whenever fewer than the pool's size
  * are ready and a slot is free; it takes free slots only, never waits for one, and is woken
  * when a call gives one back.  Calls come first: a call that cannot use a pooled sandbox
- * (http_fetch, a grant's own root, another file size limit) and finds no free slot takes a
- * pooled one's slot, killing the sandbox in it.
+ * (http_fetch, mcp_call, a grant's own root, another file size limit) and finds no free
+ * slot takes a pooled one's slot, killing the sandbox in it.
  *
- * The sandbox's mount namespace is entered through a pidfd of its first process, opened
- * as soon as bubblewrap names it and checked to be in the slot's cgroup, where only this
- * module puts processes: a process of the sandbox's uid could kill the sandbox and have
- * its pid taken by one of its own, whose namespace would then get the call's folders. */
+ * The sandbox's first process is held by a pidfd, opened as soon as bubblewrap names it and
+ * checked to be in the slot's cgroup, where only this module puts processes; the mounter
+ * opens that process's namespace and root by pid and checks the pidfd still lives after.
+ * Else a process of the sandbox's uid could kill the sandbox and have its pid taken by one
+ * of its own, whose namespace would then get the call's folders. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
