@@ -52,8 +52,12 @@ check "systemctl restart brokerd.service with pool: 2" \
 waiting() { pgrep -f '^/bin/toolkit wait$' | wc -l; }
 check "two sandboxes wait in brokerd's slots" \
   sh -c "$(declare -f waiting); for i in \$(seq 300); do [ \$(waiting) -ge 2 ] && exit 0; sleep 0.2; done; pgrep -af toolkit; exit 1"
-check "read_file and shell run in sandboxes made ahead, as nobody" \
-  sh -c "$(declare -f bx); bx read_file '{\"path\":\"$grant/notes.txt\"}' | grep -q 'hello from the host' && bx shell '{\"command\":\"id -u; touch /x 2>&1\",\"cwd\":\"$grant\"}' | tr '\n' ' ' | grep -q '^65534 touch: /x: Read-only file system'"
+# Each prints what it got, so that a failure shows it (boxmaker's stderr line may come
+# before or after the tool's output).
+check "read_file runs in a sandbox made ahead" \
+  sh -c "$(declare -f bx); out=\$(bx read_file '{\"path\":\"$grant/notes.txt\"}'); echo \"\$out\"; echo \"\$out\" | grep -q 'hello from the host'"
+check "shell runs in a sandbox made ahead, as nobody, its root read-only" \
+  sh -c "$(declare -f bx); out=\$(bx shell '{\"command\":\"id -u; touch /x 2>&1\",\"cwd\":\"$grant\"}'); echo \"\$out\"; echo \"\$out\" | grep -qx 65534 && echo \"\$out\" | grep -q 'touch: /x: Read-only file system'"
 check "no call had to make a sandbox of its own" \
   sh -c "! journalctl -u brokerd.service --since '-5min' --no-pager | grep 'cannot mount the call'"
 check "the memory limit holds in a sandbox made ahead" \
