@@ -141,6 +141,15 @@ answer (struct bx_bwrap_instance *inst, const char *name, struct bx_command_resu
   switch (o->end)
     {
     case BX_COMMAND_NOT_RUN:
+      if (o->spawn_errno == ETIMEDOUT)
+        {
+          /* The keeper gave up on the sandbox's process before it ran bubblewrap (stopped
+           * by a process of its uid, say): the call's time was up. */
+          host->log (host, BX_LOG_WARNING,
+                     "%s: the sandbox did not start within its time limit of %llu ms; killed", name,
+                     (unsigned long long)limit_ms);
+          return fail (sentence, SENTENCE_TIME_LIMIT, BX_RUN_FAILED);
+        }
       if (o->spawn_errno == ESTALE)
         {
           /* A mount source changed between its open and the sandbox (alone.c): this call's,
