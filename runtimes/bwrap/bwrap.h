@@ -262,6 +262,11 @@ void bx_bwrap_child_exec (char *const argv[], const struct bx_bwrap_child *child
  * since it was opened (the call's source changed, not the runtime).  Async-signal-safe. */
 int bx_bwrap_bind_alone (const int *fds, const bool *readonly, size_t count);
 
+/* Opens PATH in this namespace without following links and checks it is the folder or file
+ * SOURCE (device and inode): a descriptor, or -1 with errno (ESTALE where it is another).
+ * Async-signal-safe. */
+int bx_bwrap_same_place (const char *path, int source);
+
 /* ---- bwrap_join.c ------------------------------------------------------------------------ */
 /* In the keeper's child, as root, after bx_bwrap_bind_alone: mounts a clone of each of the
  * COUNT sources MOUNTS that is not INSIDE another at PATHS[i] in the mount namespace of the

@@ -39,10 +39,8 @@
 
 #define MAX_ALONE BX_BWRAP_MAX_FDS
 
-/* Opens in this namespace the place PATH names, without following links, and checks it is
- * the folder or file SOURCE (device and inode): a descriptor, or -1. */
-static int
-same_place (const char *path, int source)
+int
+bx_bwrap_same_place (const char *path, int source)
 {
   /* Without following links, and without openat2 where a filter refuses it (systemd's
    * RestrictSUIDSGID= answers it ENOSYS). */
@@ -50,16 +48,11 @@ same_place (const char *path, int source)
   if (fd < 0)
     return -1;
   struct stat want, got;
-  if (fstat (source, &want) < 0 || fstat (fd, &got) < 0)
-    {
-      int e = errno;
-      close (fd);
-      errno = e;
-      return -1;
-    }
-  if (want.st_dev != got.st_dev || want.st_ino != got.st_ino)
+  if (fstat (source, &want) < 0 || fstat (fd, &got) < 0 || want.st_dev != got.st_dev
+      || want.st_ino != got.st_ino)
     {
       close (fd);
+      errno = ESTALE;
       return -1;
     }
   return fd;
@@ -115,7 +108,7 @@ bx_bwrap_bind_alone (const int *fds, const bool *readonly, size_t count)
       if (n > 0 && (size_t)n < sizeof path - 1 && path[0] == '/')
         {
           path[n] = '\0';
-          place = same_place (path, fds[i]);
+          place = bx_bwrap_same_place (path, fds[i]);
         }
       /* Removed ("... (deleted)"), moved under a link, or covered by another mount: the
        * call's source changed under it. */

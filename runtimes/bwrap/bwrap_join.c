@@ -33,7 +33,6 @@
 #include <unistd.h>
 
 #include "bwrap.h"
-#include "open_nofollow.h"
 
 struct mount_attr_args
 {
@@ -123,25 +122,6 @@ open_place (int root, const struct own_mounts *own, const char *path)
   return dir;
 }
 
-/* Opens PATH again without following links and checks it is still SOURCE (device and
- * inode): a descriptor, or -1 (ESTALE where it is another). */
-static int
-same_source (const char *path, int source)
-{
-  int fd = bx_runtime_open_nofollow (path);
-  if (fd < 0)
-    return -1;
-  struct stat want, got;
-  if (fstat (source, &want) < 0 || fstat (fd, &got) < 0 || want.st_dev != got.st_dev
-      || want.st_ino != got.st_ino)
-    {
-      close (fd);
-      errno = ESTALE;
-      return -1;
-    }
-  return fd;
-}
-
 /* "/proc/PID" and TAIL into BUF (48 bytes, TAIL at most 16), without stdio. */
 static void
 proc_path (char buf[48], pid_t pid, const char *tail)
@@ -213,7 +193,7 @@ bx_bwrap_join (int pidfd, pid_t pid, const int *mounts, const char *const *paths
     {
       if (inside != NULL && inside[i])
         continue;
-      int reach = same_source (paths[i], mounts[i]);
+      int reach = bx_bwrap_same_place (paths[i], mounts[i]);
       if (reach < 0)
         goto out;
       close (reach);
@@ -226,7 +206,7 @@ bx_bwrap_join (int pidfd, pid_t pid, const int *mounts, const char *const *paths
       tree[made] = -1;
       if (inside != NULL && inside[made])
         continue; /* it comes with the tree it lies in */
-      int copy = same_source (paths[made], mounts[made]);
+      int copy = bx_bwrap_same_place (paths[made], mounts[made]);
       if (copy < 0)
         goto out;
       tree[made]
