@@ -107,11 +107,15 @@ int bx_bwrap_cgroups_sweep (struct bx_bwrap_cgroups *cg);
  * written again).  0, or -1 with errno. */
 int bx_bwrap_cgroups_limit (struct bx_bwrap_cgroups *cg, size_t slot,
                             const struct bx_bwrap_limits *limits);
-/* Waits for a free slot and takes it; SIZE_MAX, taking none, once STOP (ARG) is true. */
+/* Waits for a free slot and takes it, once empty; SIZE_MAX, taking none, once STOP (ARG) is
+ * true. */
 size_t bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg, bool (*stop) (const void *),
                                  const void *arg);
 /* A free slot taken at once, or SIZE_MAX. */
 size_t bx_bwrap_cgroups_try_acquire (struct bx_bwrap_cgroups *cg);
+/* The same without waiting for the slot to be empty: the caller empties it
+ * (bx_bwrap_cgroups_empty) before it uses it. */
+size_t bx_bwrap_cgroups_try_claim (struct bx_bwrap_cgroups *cg);
 /* Is PID listed in SLOT's cgroup (a process no one else can put there)? */
 bool bx_bwrap_cgroups_holds (struct bx_bwrap_cgroups *cg, size_t slot, pid_t pid);
 /* The socket of SLOT's keeper, which forks the slot's sandboxes (bwrap_keeper.c). */
@@ -123,9 +127,14 @@ int bx_bwrap_cgroups_revive (struct bx_bwrap_cgroups *cg, size_t slot);
  * memory.events); 0 when it cannot be read. */
 uint64_t bx_bwrap_cgroup_oom_kill_count (const char *path);
 uint64_t bx_bwrap_cgroups_oom_kills (struct bx_bwrap_cgroups *cg, size_t slot);
-/* Kills every task in SLOT until it is empty. */
+/* Kills every task in SLOT but its keeper until none of them runs code of its own any
+ * more: each is gone or in the kernel's exit, whose tearing down of the namespaces and
+ * mounts it held may go on (what a call waits for before it answers). */
 void bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot);
-/* Kills what is left and gives the slot back. */
+/* Kills every task in SLOT but its keeper until it is empty (before the slot is used
+ * again; bx_bwrap_cgroups_acquire does it). */
+void bx_bwrap_cgroups_empty (struct bx_bwrap_cgroups *cg, size_t slot);
+/* Kills what is left (bx_bwrap_cgroups_kill) and gives the slot back. */
 void bx_bwrap_cgroups_release (struct bx_bwrap_cgroups *cg, size_t slot);
 /* Kills everything, removes every slot and frees the pool. */
 void bx_bwrap_cgroups_close (struct bx_bwrap_cgroups *cg);
@@ -137,10 +146,11 @@ void bx_bwrap_cgroups_close (struct bx_bwrap_cgroups *cg);
 #define BX_BWRAP_CGROUP_DIRS 3
 struct bx_bwrap_cgroup_backend
 {
-  const char *what; /* "cgroup v1", "cgroup v2" */
-  size_t dirs;      /* folders per slot */
-  size_t tasks;     /* the one whose cgroup.procs lists every task of a slot */
-  bool born_in;     /* a keeper can be born in its slot (clone3 CLONE_INTO_CGROUP) */
+  const char *what;    /* "cgroup v1", "cgroup v2" */
+  size_t dirs;         /* folders per slot */
+  size_t tasks;        /* the one whose cgroup.procs lists every task of a slot */
+  const char *threads; /* the file of that folder that lists every thread */
+  bool born_in;        /* a keeper can be born in its slot (clone3 CLONE_INTO_CGROUP) */
   /* Finds the folders the instances go in (ROOT: the option, or NULL) and makes them ready:
    * TOPS[0..dirs) malloc'd.  0, or -1 with *ERR. */
   int (*locate) (const char *root, char **tops, bx_error *err);
@@ -317,8 +327,10 @@ void bx_bwrap_pool_discard (struct bx_bwrap_pool *pool, struct bx_bwrap_pooled *
 size_t bx_bwrap_pool_evict (struct bx_bwrap_pool *pool);
 /* Whether a sandbox is ready (false: none, or no pool). */
 bool bx_bwrap_pool_ready (struct bx_bwrap_pool *pool);
-/* Tells the pool a slot was given back. */
-void bx_bwrap_pool_wake (struct bx_bwrap_pool *pool);
+/* A call of the instance starts (the pool then makes no more than one at a time while calls
+ * run, see bwrap_pool.c) and ends, having given its slot back. */
+void bx_bwrap_pool_call_started (struct bx_bwrap_pool *pool);
+void bx_bwrap_pool_call_ended (struct bx_bwrap_pool *pool);
 /* An open /dev/null: the standard streams of a call's mounter. */
 int bx_bwrap_pool_devnull (const struct bx_bwrap_pool *pool);
 /* Runs CALL (its tool, mounts and descriptors MOUNT_FDS) in P's sandbox, as bx_bwrap_run

@@ -361,9 +361,9 @@ stop_waiting (const void *arg)
   return w->host->spec_cancelled (w->spec) != 0 || bx_bwrap_pool_ready (w->pool);
 }
 
-enum bx_run_status
-bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, bx_run_result *result,
-                   const char **sentence)
+static enum bx_run_status
+call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, bx_run_result *result,
+          const char **sentence)
 {
   const struct bx_host *host = inst->host;
   int tool = host->spec_tool_id (spec);
@@ -444,6 +444,15 @@ bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, bx_r
   if (have_pooled && status == BX_RUN_UNAVAILABLE && pooled.pidfd >= 0)
     bx_bwrap_pool_discard (inst->pool, &pooled); /* the limits could not be set */
   bx_bwrap_cgroups_release (inst->cgroups, slot);
-  bx_bwrap_pool_wake (inst->pool);
+  return status;
+}
+
+enum bx_run_status
+bx_bwrap_call_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, bx_run_result *result,
+                   const char **sentence)
+{
+  bx_bwrap_pool_call_started (inst->pool);
+  enum bx_run_status status = call_run (inst, spec, result, sentence);
+  bx_bwrap_pool_call_ended (inst->pool);
   return status;
 }

@@ -181,14 +181,58 @@ make_slot (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limit
   return 0;
 }
 
-/* Kills every task listed in the cgroup folder DIR but SPARE until none is left (a task
- * may fork while the list is read, hence the loop).  A sandbox that has just ended stays
- * listed for a moment, until its keeper's kernel-side reaping is done: the waits start
- * short and grow. */
+/* Whether the thread TID runs no code of its own any more: it is in the kernel's exit
+ * (PF_EXITING, 0x4, in the flags of /proc/TID/stat; proc(5) points to the PF_* defines of
+ * the kernel), or gone.  A thread in its exit never returns to its program: what is left is
+ * the kernel's tearing down of what it held, its namespaces and their mounts above all. */
+static bool
+exiting (long tid)
+{
+  char path[48], text[512];
+  snprintf (path, sizeof path, "/proc/%ld/stat", tid);
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT || errno == ESRCH;
+  ssize_t n = read (fd, text, sizeof text - 1);
+  close (fd);
+  if (n <= 0)
+    return n == 0 || errno == ESRCH;
+  text[n] = '\0';
+  /* After the name, which may hold anything, in parentheses: state, ppid, pgrp, session,
+   * tty, tpgid, flags. */
+  char *p = strrchr (text, ')');
+  unsigned long flags;
+  if (p == NULL || sscanf (p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+    return false;
+  return (flags & 0x4) != 0;
+}
+
+/* Whether every thread listed in THREADS (a cgroup's file of them) but SPARE's is
+ * exiting. */
+static bool
+none_runs (const char *threads, pid_t spare)
+{
+  FILE *f = fopen (threads, "re");
+  if (f == NULL)
+    return true;
+  long tid;
+  bool none = true;
+  while (none && fscanf (f, "%ld", &tid) == 1)
+    none = (pid_t)tid == spare || exiting (tid);
+  fclose (f);
+  return none;
+}
+
+/* Kills every task listed in the cgroup folder DIR but SPARE, until none is left, or with
+ * THREADS (the folder's file that lists every thread) until none of them runs code of its
+ * own any more, however long the kernel takes to tear down what they held.  A task may
+ * fork while the list is read, hence the loop.  A sandbox that has just ended stays listed
+ * for a moment, until its namespaces are torn down: the waits start short and grow. */
 static void
-kill_all_in (const char *dir, pid_t spare)
+kill_all_in (const char *dir, const char *threads, pid_t spare)
 {
   cleanup_free char *procs = bx_xasprintf ("%s/cgroup.procs", dir);
+  cleanup_free char *listed_threads = threads != NULL ? bx_xasprintf ("%s/%s", dir, threads) : NULL;
   long wait_ns = 50 * 1000;
   for (int64_t until = bx_now_ms () + KILL_MS;;)
     {
@@ -205,7 +249,8 @@ kill_all_in (const char *dir, pid_t spare)
           found++;
         }
       fclose (f);
-      if (found == 0 || bx_now_ms () >= until)
+      if (found == 0 || bx_now_ms () >= until
+          || (listed_threads != NULL && none_runs (listed_threads, spare)))
         return;
       struct timespec tick = { 0, wait_ns };
       nanosleep (&tick, NULL);
@@ -288,8 +333,9 @@ bx_bwrap_cgroups_where (const struct bx_bwrap_cgroups *cg)
   return cg->tops[cg->b->tasks];
 }
 
-size_t
-bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg, bool (*stop) (const void *), const void *arg)
+/* Waits for a free slot and takes it, as it is; SIZE_MAX once STOP (ARG) is true. */
+static size_t
+claim (struct bx_bwrap_cgroups *cg, bool (*stop) (const void *), const void *arg)
 {
   pthread_mutex_lock (&cg->lock);
   for (;;)
@@ -359,7 +405,14 @@ void
 bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot)
 {
   cleanup_free char *dir = slot_path (cg, cg->b->tasks, slot);
-  kill_all_in (dir, cg->keeper_pid[slot]);
+  kill_all_in (dir, cg->b->threads, cg->keeper_pid[slot]);
+}
+
+void
+bx_bwrap_cgroups_empty (struct bx_bwrap_cgroups *cg, size_t slot)
+{
+  cleanup_free char *dir = slot_path (cg, cg->b->tasks, slot);
+  kill_all_in (dir, NULL, cg->keeper_pid[slot]);
 }
 
 bool
@@ -386,9 +439,26 @@ stop_now (const void *arg)
 }
 
 size_t
+bx_bwrap_cgroups_acquire (struct bx_bwrap_cgroups *cg, bool (*stop) (const void *), const void *arg)
+{
+  size_t slot = claim (cg, stop, arg);
+  /* What the last call left may still be going (bx_bwrap_cgroups_kill): its memory, its
+   * processes and its /tmp still count against the slot's limits. */
+  if (slot != SIZE_MAX)
+    bx_bwrap_cgroups_empty (cg, slot);
+  return slot;
+}
+
+size_t
 bx_bwrap_cgroups_try_acquire (struct bx_bwrap_cgroups *cg)
 {
   return bx_bwrap_cgroups_acquire (cg, stop_now, NULL);
+}
+
+size_t
+bx_bwrap_cgroups_try_claim (struct bx_bwrap_cgroups *cg)
+{
+  return claim (cg, stop_now, NULL);
 }
 
 void
@@ -425,7 +495,7 @@ remove_instance (const struct bx_bwrap_cgroups *cg, const char *name)
           if (t == 0)
             {
               bx_bwrap_cgroup_write (kill_file, "1");
-              kill_all_in (slot, 0);
+              kill_all_in (slot, NULL, 0);
             }
           rmdir (slot);
         }

@@ -127,6 +127,7 @@ const struct bx_bwrap_cgroup_backend bx_bwrap_cgroup_v1 = {
   .what = "cgroup v1",
   .dirs = BX_BWRAP_CGROUP_DIRS,
   .tasks = PIDS,
+  .threads = "tasks",
   .born_in = false,
   .locate = locate,
   .ready = ready,

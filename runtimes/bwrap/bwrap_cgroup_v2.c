@@ -248,6 +248,7 @@ const struct bx_bwrap_cgroup_backend bx_bwrap_cgroup_v2 = {
   .what = "cgroup v2",
   .dirs = 1,
   .tasks = 0,
+  .threads = "cgroup.threads",
   .born_in = true,
   .locate = locate,
   .ready = ready,

@@ -122,6 +122,14 @@ open_place (int root, const struct own_mounts *own, const char *path)
   return dir;
 }
 
+/* Keeps this process's mount namespace referenced until it exits: the descriptor is left
+ * open on purpose.  Only a matter of time: without it, leaving the namespace tears it down. */
+static void
+keep_namespace (void)
+{
+  syscall (SYS_openat, AT_FDCWD, "/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC);
+}
+
 /* "/proc/PID" and TAIL into BUF (48 bytes, TAIL at most 16), without stdio. */
 static void
 proc_path (char buf[48], pid_t pid, const char *tail)
@@ -198,9 +206,14 @@ bx_bwrap_join (int pidfd, pid_t pid, const int *mounts, const char *const *paths
         goto out;
       close (reach);
     }
-  /* A mount namespace of the sandbox's user namespace: a copy of this one, locked. */
+  /* A mount namespace of the sandbox's user namespace: a copy of this one, locked.  Each
+   * namespace this process leaves stays referenced until it exits, after its report: the
+   * kernel tears a namespace down when its last reference goes, and that waits for a grace
+   * period of RCU, which the call need not wait for. */
+  keep_namespace ();
   if (setns (user, CLONE_NEWUSER) < 0 || unshare (CLONE_NEWNS) < 0)
     goto out;
+  keep_namespace ();
   for (; made < count; made++)
     {
       tree[made] = -1;

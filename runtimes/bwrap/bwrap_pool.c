@@ -12,7 +12,9 @@
  *
  * One thread per instance makes them, one at a time, whenever fewer than the pool's size
  * are ready and a slot is free; it takes free slots only, never waits for one, and is woken
- * when a call gives one back.  Calls come first: a call that cannot use a pooled sandbox
+ * when a call gives one back.  While calls run it makes one only when none is ready: it
+ * would otherwise share the CPU, and the kernel's lock on mounts, with the calls it is
+ * there to speed up.  Calls come first: a call that cannot use a pooled sandbox
  * (http_fetch, mcp_call, a grant's own root, another file size limit) and finds no free
  * slot takes a pooled one's slot, killing the sandbox in it.
  *
@@ -54,7 +56,8 @@ struct bx_bwrap_pool
   size_t size;
   struct bx_bwrap_pooled *ready; /* size entries, ready_count of them in use */
   size_t ready_count;
-  bool making; /* the thread is making one */
+  bool making;  /* the thread is making one */
+  size_t calls; /* calls of the instance running */
   bool closing;
   bool failing; /* the last try failed: said once in the log until one works */
   pthread_mutex_t lock;
@@ -256,12 +259,16 @@ refill (void *arg)
   pthread_mutex_lock (&pool->lock);
   while (!pool->closing)
     {
-      if (pool->ready_count >= pool->size)
+      /* While calls run, one ready is enough: making another would take the CPU and the
+       * kernel's mount lock from them. */
+      if (pool->ready_count >= pool->size || (pool->ready_count > 0 && pool->calls > 0))
         {
           pthread_cond_wait (&pool->changed, &pool->lock);
           continue;
         }
-      size_t slot = bx_bwrap_cgroups_try_acquire (pool->inst->cgroups);
+      /* Emptied below, without the lock: what its last call left may take the kernel a
+       * moment to tear down, and calls must not wait for that to take a sandbox. */
+      size_t slot = bx_bwrap_cgroups_try_claim (pool->inst->cgroups);
       if (slot == SIZE_MAX)
         {
           pthread_cond_wait (&pool->changed, &pool->lock); /* until a slot is given back */
@@ -270,6 +277,7 @@ refill (void *arg)
       pool->making = true;
       pthread_cond_broadcast (&pool->changed);
       pthread_mutex_unlock (&pool->lock);
+      bx_bwrap_cgroups_empty (pool->inst->cgroups, slot);
       struct bx_bwrap_pooled p;
       const char *why = NULL;
       int made = make (pool, slot, &p, &why);
@@ -409,15 +417,27 @@ bx_bwrap_pool_evict (struct bx_bwrap_pool *pool)
   if (!bx_bwrap_pool_take (pool, true, &p))
     return SIZE_MAX;
   bx_bwrap_pool_discard (pool, &p);
+  bx_bwrap_cgroups_empty (pool->inst->cgroups, p.slot); /* for its next use, as acquire does */
   return p.slot;
 }
 
 void
-bx_bwrap_pool_wake (struct bx_bwrap_pool *pool)
+bx_bwrap_pool_call_started (struct bx_bwrap_pool *pool)
 {
   if (pool == NULL)
     return;
   pthread_mutex_lock (&pool->lock);
+  pool->calls++;
+  pthread_mutex_unlock (&pool->lock);
+}
+
+void
+bx_bwrap_pool_call_ended (struct bx_bwrap_pool *pool)
+{
+  if (pool == NULL)
+    return;
+  pthread_mutex_lock (&pool->lock);
+  pool->calls--;
   pthread_cond_broadcast (&pool->changed);
   pthread_mutex_unlock (&pool->lock);
 }

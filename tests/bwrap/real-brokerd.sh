@@ -26,6 +26,7 @@ skip () {
 command -v bwrap >/dev/null || skip "bubblewrap is not installed"
 . "$(dirname "$0")/cgroup-host.sh"
 . "$(dirname "$0")/../common/wait_socket.sh"
+. "$(dirname "$0")/../common/still_runs.sh"
 cg_host bwrap-real
 [ -n "$cg_kind" ] || skip "$cg_why"
 
@@ -153,12 +154,15 @@ call () {
   out=$(cat "$work/out") err=$(cat "$work/err")
   [ -z "$(ls -A "$work/egress" 2>/dev/null)" ] || fail "egress folders left after call $n"
 }
-# The tasks in brokerd PID's slots, its keepers aside (one per slot).
+# The tasks in brokerd PID's slots that still run (still_runs), its keepers aside.
 slot_tasks () {
   total=0
   for slot in "$cg_slots/$1"-*/*/; do
     [ -d "$slot" ] || continue
-    total=$((total + $(wc -l < "$slot/cgroup.procs") - 1))
+    for t in $(cat "$slot/cgroup.procs"); do
+      [ "$(cat "/proc/$t/comm" 2> /dev/null)" != bwrap-keeper ] || continue
+      still_runs "$t" && total=$((total + 1))
+    done
   done
   echo $total
 }

@@ -16,6 +16,7 @@ brokerd=$1 boxmaker=$2 runtimedir=$3 ref_file=$4
 module=${BX_CONTAINMENT_MODULE:-podman}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$(dirname "$0")/../common/wait_socket.sh"
+. "$(dirname "$0")/../common/still_runs.sh"
 case_name=$(basename "$0" .sh)
 
 # skip WHY: the host cannot run the case (a failure where CI requires the runtime).
@@ -128,9 +129,9 @@ call () {
 # Sandboxes of this case still there (any state).  For another runtime,
 # BX_CONTAINMENT_LEFT names a command that prints the names of its sandboxes still alive
 # (given the session id as its argument).  bwrap.so's are the tasks in the cgroup slots of
-# this case's brokerds (named after their pids), their keepers aside, and the sandboxes its
-# pool made ahead, which have served no call yet: bubblewrap and toolkit, all of them
-# running "toolkit wait".
+# this case's brokerds (named after their pids), their keepers aside, those in the kernel's
+# exit (still_runs), and the sandboxes its pool made ahead, which have served no call yet:
+# bubblewrap and toolkit, all of them running "toolkit wait".
 containers_left () {
   if [ -n "${BX_CONTAINMENT_LEFT:-}" ]; then "$BX_CONTAINMENT_LEFT" "$session"; return; fi
   if [ "$module" = bwrap ]; then
@@ -143,6 +144,7 @@ containers_left () {
         for t in $(cat "$procs"); do
           comm=$(cat "/proc/$t/comm" 2>/dev/null) || continue
           [ "$comm" != bwrap-keeper ] || continue
+          still_runs "$t" || continue
           case $(tr '\0' ' ' < "/proc/$t/cmdline" 2>/dev/null) in
             *"/bin/toolkit wait ") continue ;;
           esac
