@@ -15,6 +15,10 @@
 #                 BENCH_POOL sandboxes, 2 by default), a brokerd per tool: its CPU time per
 #                 call is its brokerd's over the whole run shared out, so it includes making
 #                 the sandbox that replaces the one each call took, done after the answer
+#   bwrap.so-lib  bwrap.so's brokerd called through the client library from this process,
+#                 as a front end that already runs (boxmaker mcp) calls it: no client
+#                 program started per call
+#   bwrap.so-pool-lib  the same for a pool (a brokerd of its own per tool)
 #   bwrap.so-ro0  bwrap.so again, its grant with `readonly: []` (write_file and shell only):
 #                 against bwrap.so, what the default protected paths cost
 #   gvisor.so-ro0 the same for gvisor.so
@@ -73,7 +77,10 @@ trap cleanup EXIT
 # A signal (a reader that went away, ^C) ends the run through the cleanup as well.
 trap 'exit 1' HUP INT PIPE TERM
 
-cc -O2 -o "$work/tiers" "$src/bench/runtimes/tiers.c"
+# tiers makes the -lib sides' calls itself, through the client library of this build.
+cc -O2 -DBENCH_CLIENT_LIBRARY -I"$src/client/include" -o "$work/tiers" \
+  "$src/bench/runtimes/tiers.c" -L"$build/client" -Wl,-rpath,"$build/client" \
+  -lboxmaker-client -ljansson
 "$src/packaging/image/build-image.sh" --quiet --rootfs "$work/rootfs" \
   --toolkit "$build/toolkit/toolkit" > /dev/null
 [ -z "$podman" ] || image=$("$src/packaging/image/build-image.sh" --quiet \
@@ -135,8 +142,9 @@ start_brokerd bwrap "  module: bwrap
     rootfs: $work/rootfs
     egress_dir: $work/egress
 $limits"
-for tool in read_file write_file shell; do
-  start_brokerd "bwrap_pool_$tool" "  module: bwrap
+for pool in bwrap_pool_read_file bwrap_pool_write_file bwrap_pool_shell \
+            bwrap_pool_lib_read_file bwrap_pool_lib_write_file bwrap_pool_lib_shell; do
+  start_brokerd "$pool" "  module: bwrap
   options:
     rootfs: $work/rootfs
     egress_dir: $work/egress
@@ -210,6 +218,11 @@ for tool in read_file write_file shell; do
     [ -z "$acct" ] || pool_cpu="=$acct/bx-bench-bwrap_pool_$tool-$$/cpuacct.usage"
     printf '%s\tbwrap.so-pool\t-1\t%s\t%s\t%s call %s %s --socket %s --session bench\n' \
       "$tool" "$in" "$pool_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/bwrap_pool_$tool.sock"
+    printf '%s\tbwrap.so-lib\t-1\t%s\t%s\t@call %s %s\n' "$tool" "$in" "$bwrap_cpu" "$work/bwrap.sock" "$tool"
+    pool_cpu=-
+    [ -z "$acct" ] || pool_cpu="=$acct/bx-bench-bwrap_pool_lib_$tool-$$/cpuacct.usage"
+    printf '%s\tbwrap.so-pool-lib\t-1\t%s\t%s\t@call %s %s\n' \
+      "$tool" "$in" "$pool_cpu" "$work/bwrap_pool_lib_$tool.sock" "$tool"
     [ "$tool" = read_file ] || printf '%s\tbwrap.so-ro0\t-1\t%s\t%s\t%s call %s %s --socket %s --session bench\n' \
       "$tool" "$in" "$bwrap_ro0_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/bwrap_ro0.sock"
     if [ -n "$runsc" ]; then
@@ -227,6 +240,8 @@ for tool in read_file write_file shell; do
 done
 printf 'RATIO\tbwrap.so\tbwrap.so-ro0\n' >> "$sides"
 printf 'RATIO\tbwrap.so-pool\tbare-bwrap\nRATIO\tbwrap.so-pool\tfork+exec\nRATIO\tbwrap.so-pool\tbwrap.so\n' >> "$sides"
+printf 'RATIO\tbwrap.so-pool-lib\tbare-bwrap\nRATIO\tbwrap.so-pool-lib\tfork+exec\n' >> "$sides"
+printf 'RATIO\tbwrap.so-lib\tbare-bwrap\nRATIO\tbwrap.so-lib\tfork+exec\n' >> "$sides"
 printf 'RATIO\tbwrap.so\tbare-bwrap\nRATIO\tbwrap.so\tfork+exec\nRATIO\tbare-bwrap\tfork+exec\n' >> "$sides"
 printf 'RATIO\tgvisor.so\trunsc-do\nRATIO\tgvisor.so-ro0\trunsc-do\nRATIO\tgvisor.so\tgvisor.so-ro0\n' >> "$sides"
 printf 'RATIO\tgvisor.so\tfork+exec\nRATIO\tgvisor.so\tbwrap.so\n' >> "$sides"

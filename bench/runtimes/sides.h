@@ -11,7 +11,10 @@
  * program started.  CPU_FILES starting with '=' are charged to the side as their growth
  * over the whole run, shared out per call, instead of call by call: for a daemon that does
  * a call's work after answering it (bwrap.so's pool makes the next sandbox), which must
- * then serve that side alone.  ARGV is the program and its arguments, separated by spaces.
+ * then serve that side alone.  ARGV is the program and its arguments, separated by spaces,
+ * or "@call SOCKET TOOL": the call made in this process through the client library, with
+ * the arguments in STDIN, as a front end that already runs (boxmaker mcp) makes it, no
+ * program started for it (only in a program built with BENCH_CLIENT_LIBRARY).
  * Lines
  * RATIO  NUMERATOR  DENOMINATOR name ratios to print.
  *
@@ -37,6 +40,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef BENCH_CLIENT_LIBRARY
+#include <boxmaker/client.h>
+#endif
 
 #define MAX_SIDES  32
 #define MAX_RATIOS 32
@@ -174,7 +180,8 @@ read_sides_file (const char *path, struct side_cmd *sides, size_t *n_sides, stru
       s->whole = f[4][0] == '=';
       s->cpu_files = strdup (f[4] + (s->whole ? 1 : 0));
       s->cgroup = NULL;
-      if (geteuid () == 0 && access (CPUACCT "/cpuacct.usage", F_OK) == 0)
+      if (geteuid () == 0 && access (CPUACCT "/cpuacct.usage", F_OK) == 0
+          && strncmp (f[5], "@call ", 6) != 0)
         {
           char dir[256];
           snprintf (dir, sizeof dir, CPUACCT "/bx-bench-side-%ld-%zu", (long)getpid (), *n_sides);
@@ -191,14 +198,84 @@ read_sides_file (const char *path, struct side_cmd *sides, size_t *n_sides, stru
   fclose (fp);
 }
 
+#ifdef BENCH_CLIENT_LIBRARY
+static double
+own_cpu_ms (void)
+{
+  struct rusage ru;
+  getrusage (RUSAGE_SELF, &ru);
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3
+         + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
+#endif
+
+/* An "@call SOCKET TOOL" side: one call through the client library, its content to OUT;
+ * its wall time and this process's CPU time during it.  A wait status: 0 for a result, as
+ * if exited 1 for anything else. */
+static int
+call_in_process (const struct side_cmd *s, const char *out, double *wall, double *cpu)
+{
+#ifdef BENCH_CLIENT_LIBRARY
+  static unsigned long calls;
+  json_error_t jerr;
+  json_t *args = json_load_file (s->in, 0, &jerr);
+  if (args == NULL || s->argv[1] == NULL || s->argv[2] == NULL)
+    {
+      fprintf (stderr, "%s %s: %s\n", s->tool, s->name,
+               args == NULL ? jerr.text : "@call SOCKET TOOL");
+      exit (1);
+    }
+  char id[32];
+  snprintf (id, sizeof id, "bench-%lu", ++calls);
+  struct bx_client_options opts = { .socket = s->argv[1] };
+  struct bx_client_response r;
+  bx_error err = NULL;
+  double c0 = own_cpu_ms (), t0 = now_ms ();
+  int rc = bx_client_call (&opts, id, "bench", s->argv[2], args, &r, &err);
+  *wall = now_ms () - t0;
+  *cpu = own_cpu_ms () - c0;
+  json_decref (args);
+  bool ok = rc == 0 && r.kind == BX_CLIENT_RESULT && !r.unavailable;
+  FILE *o = fopen (out, "we");
+  if (o != NULL)
+    {
+      if (rc == 0 && r.kind == BX_CLIENT_RESULT)
+        fwrite (r.content, 1, r.content_len, o);
+      fclose (o);
+    }
+  if (!ok)
+    fprintf (stderr, "%s %s: %s\n", s->tool, s->name,
+             rc < 0              ? bx_error_msg (err)
+             : r.message != NULL ? r.message
+                                 : "no result");
+  if (rc == 0)
+    bx_client_response_free (&r);
+  bx_error_free (&err);
+  return ok ? 0 : 1 << 8;
+#else
+  (void)out;
+  (void)wall;
+  (void)cpu;
+  fprintf (stderr, "%s %s: built without BENCH_CLIENT_LIBRARY\n", s->tool, s->name);
+  exit (1);
+#endif
+}
+
 /* Runs S once, its output to OUT (its errors to OUT.err, or to /dev/null when OUT is
  * /dev/null): its wall time, and the CPU time of it and the descendants it waited for
  * (wait4), in ms, or 0 when S has a cgroup of its own (side_charged_ms counts it then).
- * Returns its wait status. */
+ * The clock starts once the child is in its cgroup, as its uid, and about to exec: moving a
+ * process into a cgroup v1 hierarchy waits for an RCU grace period, milliseconds that are
+ * the harness's and would weigh on every side that starts a program but not on the
+ * others.  Returns its wait status. */
 static int
 run_side_once (const struct side_cmd *s, const char *out, double *wall, double *cpu)
 {
-  double t0 = now_ms ();
+  if (strcmp (s->argv[0], "@call") == 0)
+    return call_in_process (s, out, wall, cpu);
+  int ready[2], go[2];
+  if (pipe2 (ready, O_CLOEXEC) < 0 || pipe2 (go, O_CLOEXEC) < 0)
+    die ("pipe2");
   pid_t pid = fork ();
   if (pid < 0)
     die ("fork");
@@ -225,9 +302,21 @@ run_side_once (const struct side_cmd *s, const char *out, double *wall, double *
           && (setgroups (0, NULL) < 0 || setresgid (s->uid, s->uid, s->uid) < 0
               || setresuid (s->uid, s->uid, s->uid) < 0))
         _exit (126);
+      char byte = 0;
+      if (write (ready[1], &byte, 1) != 1 || read (go[0], &byte, 1) != 1)
+        _exit (126);
       execv (s->argv[0], s->argv);
       _exit (127);
     }
+  close (ready[1]);
+  close (go[0]);
+  char byte = 0;
+  ssize_t got = read (ready[0], &byte, 1); /* 0: the child failed before, and says so */
+  double t0 = now_ms ();
+  if (got == 1 && write (go[1], &byte, 1) != 1)
+    die ("write");
+  close (ready[0]);
+  close (go[1]);
   int status;
   struct rusage ru;
   while (wait4 (pid, &status, 0, &ru) < 0)
