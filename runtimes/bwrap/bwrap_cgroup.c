@@ -181,10 +181,12 @@ make_slot (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limit
   return 0;
 }
 
-/* Whether the thread TID runs no code of its own any more: it is in the kernel's exit
- * (PF_EXITING, 0x4, in the flags of /proc/TID/stat; proc(5) points to the PF_* defines of
- * the kernel), or gone.  A thread in its exit never returns to its program: what is left is
- * the kernel's tearing down of what it held, its namespaces and their mounts above all. */
+/* Whether the thread TID is seen in the kernel's exit (PF_EXITING, 0x4, in the flags of
+ * /proc/TID/stat; proc(5) points to the PF_* defines of the kernel).  A thread in its exit
+ * never returns to its program: what is left is the kernel's tearing down of what it held,
+ * its namespaces and their mounts above all.  False when its flags cannot be read: one
+ * just gone is no longer listed the next time round, and one hidden (hidepid) must be
+ * waited for. */
 static bool
 exiting (long tid)
 {
@@ -192,11 +194,11 @@ exiting (long tid)
   snprintf (path, sizeof path, "/proc/%ld/stat", tid);
   int fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return errno == ENOENT || errno == ESRCH;
+    return false;
   ssize_t n = read (fd, text, sizeof text - 1);
   close (fd);
   if (n <= 0)
-    return n == 0 || errno == ESRCH;
+    return false;
   text[n] = '\0';
   /* After the name, which may hold anything, in parentheses: state, ppid, pgrp, session,
    * tty, tpgid, flags. */
@@ -208,13 +210,14 @@ exiting (long tid)
 }
 
 /* Whether every thread listed in THREADS (a cgroup's file of them) but SPARE's is
- * exiting. */
+ * exiting; false when the list cannot be read (the caller then waits for the cgroup to be
+ * empty). */
 static bool
 none_runs (const char *threads, pid_t spare)
 {
   FILE *f = fopen (threads, "re");
   if (f == NULL)
-    return true;
+    return false;
   long tid;
   bool none = true;
   while (none && fscanf (f, "%ld", &tid) == 1)
