@@ -28,6 +28,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -56,6 +57,9 @@ struct bx_bwrap_pool
   size_t size;
   struct bx_bwrap_pooled *ready; /* size entries, ready_count of them in use */
   size_t ready_count;
+  /* ready_count > 0, read without the lock: by a call waiting for a slot, which asks while
+   * it holds the slots' lock, the one the thread takes under this pool's. */
+  atomic_bool any_ready;
   bool making;  /* the thread is making one */
   size_t calls; /* calls of the instance running */
   bool closing;
@@ -288,6 +292,7 @@ refill (void *arg)
       if (made == 0 && !pool->closing)
         {
           pool->ready[pool->ready_count++] = p;
+          atomic_store (&pool->any_ready, true);
           pool->failing = false;
           continue;
         }
@@ -379,6 +384,7 @@ bx_bwrap_pool_take (struct bx_bwrap_pool *pool, bool wait, struct bx_bwrap_poole
       /* The oldest first: each waits about as long. */
       struct bx_bwrap_pooled p = pool->ready[0];
       memmove (pool->ready, pool->ready + 1, --pool->ready_count * sizeof *pool->ready);
+      atomic_store (&pool->any_ready, pool->ready_count > 0);
       pthread_cond_broadcast (&pool->changed);
       if (alive (&p))
         {
@@ -404,10 +410,7 @@ bx_bwrap_pool_ready (struct bx_bwrap_pool *pool)
 {
   if (pool == NULL)
     return false;
-  pthread_mutex_lock (&pool->lock);
-  bool ready = pool->ready_count > 0;
-  pthread_mutex_unlock (&pool->lock);
-  return ready;
+  return atomic_load (&pool->any_ready);
 }
 
 size_t
