@@ -127,13 +127,18 @@ int bx_bwrap_cgroups_revive (struct bx_bwrap_cgroups *cg, size_t slot);
  * memory.events); 0 when it cannot be read. */
 uint64_t bx_bwrap_cgroup_oom_kill_count (const char *path);
 uint64_t bx_bwrap_cgroups_oom_kills (struct bx_bwrap_cgroups *cg, size_t slot);
-/* Kills every task in SLOT but its keeper until none of them runs code of its own any
- * more: each is gone or in the kernel's exit, whose tearing down of the namespaces and
- * mounts it held may go on (what a call waits for before it answers). */
+/* Kills every task in SLOT but its keeper until each is gone or a zombie, but the slot's
+ * bubblewrap (bx_bwrap_cgroups_bubblewrap), which need only be in the kernel's exit, whose
+ * tearing down of the sandbox's namespaces and mounts may go on: what a call waits for
+ * before it answers. */
 void bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot);
 /* Kills every task in SLOT but its keeper until it is empty (before the slot is used
- * again; bx_bwrap_cgroups_acquire does it). */
+ * again; bx_bwrap_cgroups_acquire does it), and forgets its bubblewrap. */
 void bx_bwrap_cgroups_empty (struct bx_bwrap_cgroups *cg, size_t slot);
+/* PID is bubblewrap's own process of the sandbox in SLOT, started by its keeper (0: none
+ * known): it runs no program of the call, and the kernel's teardown of the sandbox's
+ * namespaces in its exit is the one wait a call's end skips. */
+void bx_bwrap_cgroups_bubblewrap (struct bx_bwrap_cgroups *cg, size_t slot, pid_t pid);
 /* Kills what is left (bx_bwrap_cgroups_kill) and gives the slot back. */
 void bx_bwrap_cgroups_release (struct bx_bwrap_cgroups *cg, size_t slot);
 /* Kills everything, removes every slot and frees the pool. */
@@ -249,6 +254,8 @@ struct bx_bwrap_child
 void bx_bwrap_run (char *const argv[], const struct bx_bwrap_child *child, const char *input,
                    size_t input_len, uint64_t cap, int64_t deadline_ms, int status_read,
                    int cancel_fd, struct bx_command_result *r);
+/* The pid of the process PIDFD refers to (its fdinfo), or 0. */
+pid_t bx_bwrap_pidfd_pid (int pidfd);
 /* Only starts it, with IN, OUT and ERR as its standard streams: a pidfd, or -1 with errno. */
 int bx_bwrap_spawn (char *const argv[], const struct bx_bwrap_child *child, int in, int out,
                     int err);

@@ -48,6 +48,7 @@ struct bx_bwrap_cgroups
   int *folder; /* each slot's folder (v2), for CLONE_INTO_CGROUP; -1 on v1 */
   int *keeper; /* each slot's keeper socket */
   pid_t *keeper_pid;
+  pid_t *bubblewrap; /* each slot's sandbox's bubblewrap (bx_bwrap_cgroups_bubblewrap), or 0 */
   struct bx_bwrap_limits *set; /* each slot's limits as last written */
   bool *busy;
   pthread_mutex_t lock;
@@ -181,14 +182,16 @@ make_slot (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limit
   return 0;
 }
 
-/* Whether the thread TID is seen in the kernel's exit (PF_EXITING, 0x4, in the flags of
- * /proc/TID/stat; proc(5) points to the PF_* defines of the kernel).  A thread in its exit
- * never returns to its program: what is left is the kernel's tearing down of what it held,
- * its namespaces and their mounts above all.  False when its flags cannot be read: one
- * just gone is no longer listed the next time round, and one hidden (hidepid) must be
- * waited for. */
+/* Whether the thread TID is done: gone through its exit to a zombie, or, when it is
+ * BUBBLEWRAP (bubblewrap's own process of the sandbox), in its exit at all (PF_EXITING, 0x4,
+ * in the flags of /proc/TID/stat; proc(5) points to the PF_* defines of the kernel), where it
+ * runs no code of its own again and the kernel tears down the sandbox's namespaces, mounts
+ * and /tmp.  Any other task in its exit may still be waiting there for writes it queued
+ * (io_submit), so it is done only once it is a zombie or gone.  False when its state cannot
+ * be read: one just gone is no longer listed the next time round, and one hidden (hidepid)
+ * must be waited for. */
 static bool
-exiting (long tid)
+done (long tid, pid_t bubblewrap)
 {
   char path[48], text[512];
   snprintf (path, sizeof path, "/proc/%ld/stat", tid);
@@ -203,36 +206,36 @@ exiting (long tid)
   /* After the name, which may hold anything, in parentheses: state, ppid, pgrp, session,
    * tty, tpgid, flags. */
   char *p = strrchr (text, ')');
+  char state;
   unsigned long flags;
-  if (p == NULL || sscanf (p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+  if (p == NULL || sscanf (p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
     return false;
-  return (flags & 0x4) != 0;
+  return state == 'Z' || state == 'X' || (bubblewrap > 0 && tid == bubblewrap && (flags & 0x4));
 }
 
-/* Whether every thread listed in THREADS (a cgroup's file of them) but SPARE's is
- * exiting; false when the list cannot be read (the caller then waits for the cgroup to be
- * empty). */
+/* Whether every thread listed in THREADS (a cgroup's file of them) but SPARE's is done;
+ * false when the list cannot be read (the caller then waits for the cgroup to be empty). */
 static bool
-none_runs (const char *threads, pid_t spare)
+all_done (const char *threads, pid_t spare, pid_t bubblewrap)
 {
   FILE *f = fopen (threads, "re");
   if (f == NULL)
     return false;
   long tid;
-  bool none = true;
-  while (none && fscanf (f, "%ld", &tid) == 1)
-    none = (pid_t)tid == spare || exiting (tid);
+  bool all = true;
+  while (all && fscanf (f, "%ld", &tid) == 1)
+    all = (pid_t)tid == spare || done (tid, bubblewrap);
   fclose (f);
-  return none;
+  return all;
 }
 
 /* Kills every task listed in the cgroup folder DIR but SPARE, until none is left, or with
- * THREADS (the folder's file that lists every thread) until none of them runs code of its
- * own any more, however long the kernel takes to tear down what they held.  A task may
- * fork while the list is read, hence the loop.  A sandbox that has just ended stays listed
- * for a moment, until its namespaces are torn down: the waits start short and grow. */
+ * THREADS (the folder's file that lists every thread) until each is done (done above):
+ * however long the kernel then takes to tear down what BUBBLEWRAP held.  A task may fork
+ * while the list is read, hence the loop.  A sandbox that has just ended stays listed for a
+ * moment, until its namespaces are torn down: the waits start short and grow. */
 static void
-kill_all_in (const char *dir, const char *threads, pid_t spare)
+kill_all_in (const char *dir, const char *threads, pid_t spare, pid_t bubblewrap)
 {
   cleanup_free char *procs = bx_xasprintf ("%s/cgroup.procs", dir);
   cleanup_free char *listed_threads = threads != NULL ? bx_xasprintf ("%s/%s", dir, threads) : NULL;
@@ -253,7 +256,7 @@ kill_all_in (const char *dir, const char *threads, pid_t spare)
         }
       fclose (f);
       if (found == 0 || bx_now_ms () >= until
-          || (listed_threads != NULL && none_runs (listed_threads, spare)))
+          || (listed_threads != NULL && all_done (listed_threads, spare, bubblewrap)))
         return;
       struct timespec tick = { 0, wait_ns };
       nanosleep (&tick, NULL);
@@ -286,6 +289,7 @@ bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
   cg->busy = bx_xzalloc (slots * sizeof (bool));
   cg->keeper = bx_xmalloc (slots * sizeof (int));
   cg->keeper_pid = bx_xzalloc (slots * sizeof (pid_t));
+  cg->bubblewrap = bx_xzalloc (slots * sizeof (pid_t));
   cg->set = bx_xzalloc (slots * sizeof *cg->set);
   for (size_t s = 0; s < slots; s++)
     cg->keeper[s] = cg->folder[s] = -1;
@@ -408,14 +412,21 @@ void
 bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot)
 {
   cleanup_free char *dir = slot_path (cg, cg->b->tasks, slot);
-  kill_all_in (dir, cg->b->threads, cg->keeper_pid[slot]);
+  kill_all_in (dir, cg->b->threads, cg->keeper_pid[slot], cg->bubblewrap[slot]);
 }
 
 void
 bx_bwrap_cgroups_empty (struct bx_bwrap_cgroups *cg, size_t slot)
 {
   cleanup_free char *dir = slot_path (cg, cg->b->tasks, slot);
-  kill_all_in (dir, NULL, cg->keeper_pid[slot]);
+  kill_all_in (dir, NULL, cg->keeper_pid[slot], 0);
+  cg->bubblewrap[slot] = 0;
+}
+
+void
+bx_bwrap_cgroups_bubblewrap (struct bx_bwrap_cgroups *cg, size_t slot, pid_t pid)
+{
+  cg->bubblewrap[slot] = pid;
 }
 
 bool
@@ -498,7 +509,7 @@ remove_instance (const struct bx_bwrap_cgroups *cg, const char *name)
           if (t == 0)
             {
               bx_bwrap_cgroup_write (kill_file, "1");
-              kill_all_in (slot, NULL, 0);
+              kill_all_in (slot, NULL, 0, 0);
             }
           rmdir (slot);
         }
@@ -533,6 +544,7 @@ bx_bwrap_cgroups_close (struct bx_bwrap_cgroups *cg)
   free (cg->busy);
   free (cg->keeper);
   free (cg->keeper_pid);
+  free (cg->bubblewrap);
   free (cg->set);
   free (cg->procs);
   free (cg->folder);

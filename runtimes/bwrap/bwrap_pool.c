@@ -218,6 +218,7 @@ make (struct bx_bwrap_pool *pool, size_t slot, struct bx_bwrap_pooled *p, const 
       *why = "cannot start bubblewrap";
       goto fail;
     }
+  bx_bwrap_cgroups_bubblewrap (inst->cgroups, slot, bx_bwrap_pidfd_pid (p->pidfd));
   if (wait_ready (p, why) < 0)
     goto fail;
   pid_t pid = status_child_pid (p->status_text);

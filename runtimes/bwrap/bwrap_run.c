@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -178,11 +179,35 @@ bx_bwrap_spawn (char *const argv[], const struct bx_bwrap_child *c, int in, int 
   return pidfd;
 }
 
-/* bx_command's spawn hook: the slot's keeper forks the process, born in the slot. */
+pid_t
+bx_bwrap_pidfd_pid (int pidfd)
+{
+  char path[64], text[512];
+  snprintf (path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  ssize_t n = read (fd, text, sizeof text - 1);
+  close (fd);
+  if (n <= 0)
+    return 0;
+  text[n] = '\0';
+  const char *line = strstr (text, "\nPid:");
+  long pid;
+  if (line == NULL || sscanf (line + 5, "%ld", &pid) != 1 || pid <= 0)
+    return 0;
+  return (pid_t)pid;
+}
+
+/* bx_command's spawn hook: the slot's keeper forks bubblewrap, born in the slot. */
 static int
 spawn_in_slot (const struct bx_command *cmd, int in, int out, int err, void *data)
 {
-  return bx_bwrap_spawn ((char *const *)cmd->argv, data, in, out, err);
+  const struct bx_bwrap_child *c = data;
+  int pidfd = bx_bwrap_spawn ((char *const *)cmd->argv, c, in, out, err);
+  if (pidfd >= 0)
+    bx_bwrap_cgroups_bubblewrap (c->cgroups, c->slot, bx_bwrap_pidfd_pid (pidfd));
+  return pidfd;
 }
 
 void

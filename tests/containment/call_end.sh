@@ -1,12 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # What a call started runs no more once its answer comes, and what it left is gone before
-# its slot serves again.  bwrap.so answers once every task of the call is gone or in the
-# kernel's exit, from which no task returns to its program; the kernel may still be tearing
-# down the sandbox's namespaces, its /tmp among them, and the slot serves no other call
-# until that is done.
+# its slot serves again.  bwrap.so answers once every task of the call is gone, bubblewrap's
+# own process aside, which may still be in the kernel's exit tearing down the sandbox's
+# namespaces, its /tmp among them; the slot serves no other call until that is done.
 #  1. A shell call leaves processes that fork on in the background.  Right when its answer
-#     comes, with no wait, not one task of it runs (tasks in the kernel's exit aside).
+#     comes, with no wait, not one of them is left, in any state.
 #  2. Three calls, one after the other in the same slots, each writes 40 MiB to its /tmp
 #     under a memory limit of 64 MiB, which counts the pages of /tmp: each runs, what a call
 #     before it wrote not counted against it.
@@ -21,10 +20,10 @@ start_brokerd e "" "    slots: $slots" "  - tools: [shell]
     limits: {memory: 64m}"
 
 call e shell '{"command":"(while :; do sleep 1 & done) > /dev/null 2>&1 & (while :; do :; done) > /dev/null 2>&1 & echo started"}'
-left=$(containers_left)
+left=$(left_in_slots)
 [ $rc = 0 ] && contains "$out" started && [ -z "$left" ] \
-  && pass "a call that left forking processes: none of them runs when its answer comes" \
-  || fail "rc=$rc out=$out err=$err; still running after the answer: $left"
+  && pass "a call that left forking processes: none of them is left when its answer comes" \
+  || fail "rc=$rc out=$out err=$err; left at the answer: $left"
 
 ok=0
 for k in 1 2 3; do

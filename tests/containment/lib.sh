@@ -158,6 +158,30 @@ containers_left () {
   podman ps -a --format '{{.Names}}' 2>/dev/null | grep -- "-$session-" || true
 }
 
+# bwrap.so: the tasks in this case's slots, whatever their state, their keepers,
+# bubblewrap's own processes and the sandboxes made ahead (toolkit wait) aside: what a call
+# may not leave when it is answered (docs/config.md, "Nothing outlives a call").
+left_in_slots () {
+  [ "$module" = bwrap ] || return 0
+  slots=$(module_options | sed -n 's/^ *cgroup_root: //p')
+  for p in $pids; do
+    for procs in "${slots:-/sys/fs/cgroup/pids}/boxmaker-bwrap/$p"-*/*/cgroup.procs; do
+      [ -e "$procs" ] || continue
+      for t in $(cat "$procs"); do
+        case $(cat "/proc/$t/comm" 2> /dev/null) in
+          bwrap-keeper | bwrap | "") ;;
+          *)
+            case $(tr '\0' ' ' < "/proc/$t/cmdline" 2> /dev/null) in
+              *"/bin/toolkit wait ") ;;
+              *) echo "$(cat "/proc/$t/comm" 2> /dev/null)[$t]" ;;
+            esac
+            ;;
+        esac
+      done
+    done
+  done
+}
+
 # wait_gone SECONDS: until no container of this case is left; 0 when none is.
 wait_gone () {
   # Seconds of the clock, not turns of the loop: on a loaded machine one look at podman

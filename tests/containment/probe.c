@@ -22,16 +22,30 @@
  *   probe stopper SECS MAX PPID...  (host, as the sandboxes' uid) for SECS seconds, stops
  *                               (SIGSTOP) every child of the PPIDs (the keepers) that has
  *                               not exec'd yet and that the kernel lets it stop, at most MAX;
- *                               prints stopped=N */
+ *                               prints stopped=N
+ *   probe aio FILE DEPTH        a chain of DEPTH processes, each in a session of its own
+ *                               and the child of the one before, which waits; the last
+ *                               queues asynchronous O_DIRECT writes of 1 MiB (io_submit)
+ *                               until killed, round after round: FILE.K (K from 0 to 7 in
+ *                               turn) made 16 MiB of unwritten space again, 16 writes into
+ *                               it; after the first round prints inflight=N, the MiB of
+ *                               FILE.0 to FILE.7 not yet written
+ *   probe unwritten FILE        prints unwritten=N, the same figure (FIEMAP, which reads
+ *                               no data) */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/aio_abi.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 #include <linux/nsfs.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -191,6 +205,142 @@ stopper (int secs, int max, char **ppids, int count)
   return 0;
 }
 
+/* The MiB of FD's file that the file system has allocated but not yet written, or -1. */
+static int
+unwritten_mib (int fd)
+{
+  enum
+  {
+    MAX_EXTENTS = 512
+  };
+  struct fiemap *map = calloc (1, sizeof *map + MAX_EXTENTS * sizeof (struct fiemap_extent));
+  if (map == NULL)
+    return -1;
+  map->fm_length = FIEMAP_MAX_OFFSET;
+  map->fm_extent_count = MAX_EXTENTS;
+  int mib = -1;
+  if (ioctl (fd, FS_IOC_FIEMAP, map) == 0)
+    {
+      unsigned long long bytes = 0;
+      for (unsigned i = 0; i < map->fm_mapped_extents; i++)
+        if (map->fm_extents[i].fe_flags & FIEMAP_EXTENT_UNWRITTEN)
+          bytes += map->fm_extents[i].fe_length;
+      mib = (int)((bytes + (1 << 20) - 1) >> 20);
+    }
+  free (map);
+  return mib;
+}
+
+/* The unwritten MiB of FILE.0 to FILE.7, or -1. */
+static int
+unwritten_files (const char *file)
+{
+  int total = 0;
+  for (int k = 0; k < 8; k++)
+    {
+      char name[4096];
+      snprintf (name, sizeof name, "%s.%d", file, k);
+      int fd = open (name, O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        continue;
+      int mib = unwritten_mib (fd);
+      close (fd);
+      if (mib < 0)
+        return -1;
+      total += mib;
+    }
+  return total;
+}
+
+static int
+aio_writes (const char *file, int depth)
+{
+  /* Past the reach of toolkit's sweep of what a command leaves, which ends a level of
+   * sessions a round. */
+  for (int d = 0; d < depth; d++)
+    {
+      pid_t child = fork ();
+      if (child < 0)
+        {
+          printf ("inflight=fork-%s\n", strerrorname_np (errno));
+          return 1;
+        }
+      if (child > 0)
+        for (;;)
+          pause ();
+      setsid ();
+    }
+  /* Round after round until killed: FILE.K (K from 0 to 7 in turn) emptied and made 16 MiB
+   * long again, unwritten, then 16 writes of 1 MiB into it, queued behind the rounds before
+   * (the kernel takes them while the disk's queue has room); the context is drained when it
+   * fills up.  Every write in flight is one into unwritten space. */
+  enum
+  {
+    MIB = 1 << 20,
+    ROUND = 16,
+    EVENTS = 4096
+  };
+  void *x = NULL;
+  aio_context_t ctx = 0;
+  if (posix_memalign (&x, 4096, MIB) != 0 || syscall (SYS_io_setup, EVENTS, &ctx) < 0)
+    {
+      printf ("inflight=%s\n", strerrorname_np (errno));
+      return 1;
+    }
+  memset (x, 'X', MIB);
+  int fds[8];
+  for (int k = 0; k < 8; k++)
+    {
+      char name[4096];
+      snprintf (name, sizeof name, "%s.%d", file, k);
+      fds[k] = open (name, O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC, 0666);
+      if (fds[k] < 0)
+        {
+          printf ("inflight=%s\n", strerrorname_np (errno));
+          return 1;
+        }
+    }
+  static struct iocb cb[ROUND];
+  static struct iocb *list[ROUND];
+  long queued = 0;
+  for (unsigned round = 0;; round++)
+    {
+      int fd = fds[round % 8];
+      if (fallocate (fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)ROUND * MIB) < 0
+          || fallocate (fd, 0, 0, (off_t)ROUND * MIB) < 0)
+        {
+          printf ("inflight=%s\n", strerrorname_np (errno));
+          return 1;
+        }
+      for (int i = 0; i < ROUND; i++)
+        {
+          cb[i] = (struct iocb){
+            .aio_lio_opcode = IOCB_CMD_PWRITE,
+            .aio_fildes = (unsigned)fd,
+            .aio_buf = (uintptr_t)x,
+            .aio_nbytes = MIB,
+            .aio_offset = (long long)i * MIB,
+          };
+          list[i] = &cb[i];
+        }
+      if (queued + ROUND > EVENTS)
+        {
+          struct io_event ev[ROUND];
+          long got = syscall (SYS_io_getevents, ctx, ROUND, ROUND, ev, NULL);
+          if (got > 0)
+            queued -= got;
+        }
+      long sent = syscall (SYS_io_submit, ctx, ROUND, list);
+      if (sent > 0)
+        queued += sent;
+      if (round == 0)
+        {
+          printf ("inflight=%d\n", unwritten_files (file));
+          fflush (stdout);
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -280,8 +430,16 @@ main (int argc, char **argv)
     return stopper (atoi (argv[2]), atoi (argv[3]), argv + 4, argc - 4);
   if (argc >= 4 && strcmp (argv[1], "undo") == 0)
     return undo (argv[2], argv + 3, argc - 3);
+  if (argc == 4 && strcmp (argv[1], "aio") == 0)
+    return aio_writes (argv[2], atoi (argv[3]));
+  if (argc == 3 && strcmp (argv[1], "unwritten") == 0)
+    {
+      printf ("unwritten=%d\n", unwritten_files (argv[2]));
+      return 0;
+    }
   fprintf (stderr,
            "usage: probe keys|userns|host-add DESC|host-has ID|host-del ID|swap NAME "
-           "TARGET SECS|undo PID PATH...|overmount PID FILE TEXT|stopper SECS MAX PPID...\n");
+           "TARGET SECS|undo PID PATH...|overmount PID FILE TEXT|stopper SECS MAX PPID...|aio "
+           "FILE DEPTH|unwritten FILE\n");
   return 2;
 }
