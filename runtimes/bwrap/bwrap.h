@@ -139,6 +139,13 @@ void bx_bwrap_cgroups_empty (struct bx_bwrap_cgroups *cg, size_t slot);
  * known): it runs no program of the call, and the kernel's teardown of the sandbox's
  * namespaces in its exit is the one wait a call's end skips. */
 void bx_bwrap_cgroups_bubblewrap (struct bx_bwrap_cgroups *cg, size_t slot, pid_t pid);
+/* PID is the first process of the sandbox in SLOT, as bubblewrap's json status names it (0:
+ * none known): it ends once every other process of the sandbox's pid namespace is gone, so
+ * a call's end waits for it on a pidfd rather than polling the slot. */
+void bx_bwrap_cgroups_first (struct bx_bwrap_cgroups *cg, size_t slot, pid_t pid);
+/* The pid bubblewrap's json status STATUS (or NULL) names as the sandbox's first process,
+ * or -1. */
+pid_t bx_bwrap_status_child_pid (const char *status);
 /* Kills what is left (bx_bwrap_cgroups_kill) and gives the slot back. */
 void bx_bwrap_cgroups_release (struct bx_bwrap_cgroups *cg, size_t slot);
 /* Kills everything, removes every slot and frees the pool. */

@@ -322,6 +322,9 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
         bx_bwrap_sandbox (inst, &call, fds, extra, slot, input, len, cap, file_size, deadline,
                           cancel_fd, &o);
       /* Nothing of the call may outlive it: the whole slot goes, then bubblewrap. */
+      pid_t first = bx_bwrap_status_child_pid (o.status);
+      if (first > 0)
+        bx_bwrap_cgroups_first (inst->cgroups, slot, first);
       int64_t killed_at = bx_now_ms ();
       bx_bwrap_cgroups_kill (inst->cgroups, slot);
       bx_command_reap (&o, 0);

@@ -18,12 +18,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,6 +51,7 @@ struct bx_bwrap_cgroups
   int *keeper; /* each slot's keeper socket */
   pid_t *keeper_pid;
   pid_t *bubblewrap; /* each slot's sandbox's bubblewrap (bx_bwrap_cgroups_bubblewrap), or 0 */
+  pid_t *first;      /* and its first process (bx_bwrap_cgroups_first), or 0 */
   struct bx_bwrap_limits *set; /* each slot's limits as last written */
   bool *busy;
   pthread_mutex_t lock;
@@ -229,13 +232,31 @@ all_done (const char *threads, pid_t spare, pid_t bubblewrap)
   return all;
 }
 
+/* Waits up to UNTIL (bx_now_ms's clock) for the process PID, just listed in the slot, to
+ * end, on a pidfd: the sandbox's first process ends once every other process of its pid
+ * namespace is gone, which polling the slot would see late.  Gone already, it is not waited
+ * for; its pid taken by another process in between, the wait ends at UNTIL. */
+static void
+wait_for_end (pid_t pid, int64_t until)
+{
+  int pidfd = (int)syscall (SYS_pidfd_open, pid, 0);
+  if (pidfd < 0)
+    return;
+  int64_t left = until - bx_now_ms ();
+  struct pollfd p = { .fd = pidfd, .events = POLLIN };
+  if (left > 0)
+    poll (&p, 1, (int)left);
+  close (pidfd);
+}
+
 /* Kills every task listed in the cgroup folder DIR but SPARE, until none is left, or with
  * THREADS (the folder's file that lists every thread) until each is done (done above):
- * however long the kernel then takes to tear down what BUBBLEWRAP held.  A task may fork
- * while the list is read, hence the loop.  A sandbox that has just ended stays listed for a
- * moment, until its namespaces are torn down: the waits start short and grow. */
+ * however long the kernel then takes to tear down what BUBBLEWRAP held.  FIRST (0: none
+ * known) is the sandbox's first process, waited for on a pidfd once killed.  A task may
+ * fork while the list is read, hence the loop.  A sandbox that has just ended stays listed
+ * for a moment, until its namespaces are torn down: the waits start short and grow. */
 static void
-kill_all_in (const char *dir, const char *threads, pid_t spare, pid_t bubblewrap)
+kill_all_in (const char *dir, const char *threads, pid_t spare, pid_t bubblewrap, pid_t first)
 {
   cleanup_free char *procs = bx_xasprintf ("%s/cgroup.procs", dir);
   cleanup_free char *listed_threads = threads != NULL ? bx_xasprintf ("%s/%s", dir, threads) : NULL;
@@ -247,17 +268,25 @@ kill_all_in (const char *dir, const char *threads, pid_t spare, pid_t bubblewrap
         return;
       long pid;
       int found = 0;
+      bool first_listed = false;
       while (fscanf (f, "%ld", &pid) == 1)
         {
           if ((pid_t)pid == spare)
             continue;
           kill ((pid_t)pid, SIGKILL);
           found++;
+          first_listed |= first > 0 && (pid_t)pid == first;
         }
       fclose (f);
       if (found == 0 || bx_now_ms () >= until
           || (listed_threads != NULL && all_done (listed_threads, spare, bubblewrap)))
         return;
+      if (first_listed)
+        {
+          wait_for_end (first, until);
+          first = 0;
+          continue;
+        }
       struct timespec tick = { 0, wait_ns };
       nanosleep (&tick, NULL);
       if (wait_ns < 10 * 1000 * 1000)
@@ -290,6 +319,7 @@ bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
   cg->keeper = bx_xmalloc (slots * sizeof (int));
   cg->keeper_pid = bx_xzalloc (slots * sizeof (pid_t));
   cg->bubblewrap = bx_xzalloc (slots * sizeof (pid_t));
+  cg->first = bx_xzalloc (slots * sizeof (pid_t));
   cg->set = bx_xzalloc (slots * sizeof *cg->set);
   for (size_t s = 0; s < slots; s++)
     cg->keeper[s] = cg->folder[s] = -1;
@@ -412,21 +442,27 @@ void
 bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot)
 {
   cleanup_free char *dir = slot_path (cg, cg->b->tasks, slot);
-  kill_all_in (dir, cg->b->threads, cg->keeper_pid[slot], cg->bubblewrap[slot]);
+  kill_all_in (dir, cg->b->threads, cg->keeper_pid[slot], cg->bubblewrap[slot], cg->first[slot]);
 }
 
 void
 bx_bwrap_cgroups_empty (struct bx_bwrap_cgroups *cg, size_t slot)
 {
   cleanup_free char *dir = slot_path (cg, cg->b->tasks, slot);
-  kill_all_in (dir, NULL, cg->keeper_pid[slot], 0);
-  cg->bubblewrap[slot] = 0;
+  kill_all_in (dir, NULL, cg->keeper_pid[slot], 0, 0);
+  cg->bubblewrap[slot] = cg->first[slot] = 0;
 }
 
 void
 bx_bwrap_cgroups_bubblewrap (struct bx_bwrap_cgroups *cg, size_t slot, pid_t pid)
 {
   cg->bubblewrap[slot] = pid;
+}
+
+void
+bx_bwrap_cgroups_first (struct bx_bwrap_cgroups *cg, size_t slot, pid_t pid)
+{
+  cg->first[slot] = pid;
 }
 
 bool
@@ -509,7 +545,7 @@ remove_instance (const struct bx_bwrap_cgroups *cg, const char *name)
           if (t == 0)
             {
               bx_bwrap_cgroup_write (kill_file, "1");
-              kill_all_in (slot, NULL, 0, 0);
+              kill_all_in (slot, NULL, 0, 0, 0);
             }
           rmdir (slot);
         }
@@ -545,6 +581,7 @@ bx_bwrap_cgroups_close (struct bx_bwrap_cgroups *cg)
   free (cg->keeper);
   free (cg->keeper_pid);
   free (cg->bubblewrap);
+  free (cg->first);
   free (cg->set);
   free (cg->procs);
   free (cg->folder);

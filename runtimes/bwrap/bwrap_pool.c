@@ -90,20 +90,6 @@ bx_bwrap_pool_discard (struct bx_bwrap_pool *pool, struct bx_bwrap_pooled *p)
   bx_bwrap_pooled_close (p);
 }
 
-/* The pid bubblewrap's json status names as the sandbox's first process, or -1. */
-static pid_t
-status_child_pid (const char *status)
-{
-  const char *k = strstr (status, "\"child-pid\":");
-  if (k == NULL)
-    return -1;
-  const char *digits = k + strlen ("\"child-pid\":");
-  char *end;
-  long pid = strtol (digits, &end, 10);
-  /* Whole once the object is closed: a number cut by a short read is not a pid. */
-  return pid > 0 && end != digits && strchr (end, '}') != NULL ? (pid_t)pid : -1;
-}
-
 /* Waits until the sandbox in P says it is ready ('R' on its standard output) and
  * bubblewrap has named its first process.  0, or -1 with *WHY. */
 static int
@@ -114,7 +100,7 @@ wait_ready (struct bx_bwrap_pooled *p, const char **why)
   p->status_text = bx_xmalloc (STATUS_KEEP + 1);
   p->status_text[0] = '\0';
   int64_t deadline = bx_deadline_in (MAKE_MS);
-  while (!said_ready || status_child_pid (p->status_text) < 0)
+  while (!said_ready || bx_bwrap_status_child_pid (p->status_text) < 0)
     {
       int64_t left = deadline - bx_now_ms ();
       if (left <= 0)
@@ -221,8 +207,9 @@ make (struct bx_bwrap_pool *pool, size_t slot, struct bx_bwrap_pooled *p, const 
   bx_bwrap_cgroups_bubblewrap (inst->cgroups, slot, bx_bwrap_pidfd_pid (p->pidfd));
   if (wait_ready (p, why) < 0)
     goto fail;
-  pid_t pid = status_child_pid (p->status_text);
+  pid_t pid = bx_bwrap_status_child_pid (p->status_text);
   p->sandbox_pid = pid;
+  bx_bwrap_cgroups_first (inst->cgroups, slot, pid);
   p->sandbox = (int)syscall (SYS_pidfd_open, pid, 0);
   /* The pid is this sandbox's only while the slot holds it, checked after the pidfd is open
    * and while the process still lives. */

@@ -166,6 +166,19 @@ bx_bwrap_status (const char *status, bool *started)
   return e != NULL ? atoi (e + strlen ("\"exit-code\":")) : -1;
 }
 
+pid_t
+bx_bwrap_status_child_pid (const char *status)
+{
+  const char *k = status != NULL ? strstr (status, "\"child-pid\":") : NULL;
+  if (k == NULL)
+    return -1;
+  const char *digits = k + strlen ("\"child-pid\":");
+  char *end;
+  long pid = strtol (digits, &end, 10);
+  /* Whole once the object is closed: a number cut by a short read is not a pid. */
+  return pid > 0 && end != digits && strchr (end, '}') != NULL ? (pid_t)pid : -1;
+}
+
 int
 bx_bwrap_spawn (char *const argv[], const struct bx_bwrap_child *c, int in, int out, int err)
 {
