@@ -6,8 +6,9 @@
 # call's own sandbox has them (nosuid, nodev, protected paths read-only, the root read-only)
 # and nothing of one call seen by the next; a call with another file size limit runs in a
 # sandbox of its own with its limit; a pooled sandbox killed from outside costs no call;
-# calls at once beyond the pool all answer; the pool is full again after them; a pool larger
-# than the slots is refused at start; nothing of the pool outlives brokerd.
+# calls at once beyond the pool all answer; the pool is full again after them; while a call
+# runs and a sandbox is still ready, no other is made beside it; a pool larger than the
+# slots is refused at start; nothing of the pool outlives brokerd.
 #
 #   pool.sh BROKERD BOXMAKER RUNTIMEDIR TOOLKIT BUILD_IMAGE
 set -u
@@ -22,6 +23,7 @@ skip () {
 command -v bwrap >/dev/null || skip "bubblewrap is not installed"
 . "$(dirname "$0")/cgroup-host.sh"
 . "$(dirname "$0")/../common/wait_socket.sh"
+. "$(dirname "$0")/../common/still_runs.sh"
 cg_host bwrap-pool
 [ -n "$cg_kind" ] || skip "$cg_why"
 
@@ -97,6 +99,18 @@ waiting () {
       esac
     done
   done
+}
+# The slots of brokerd $1 that hold a task still running besides their keeper.
+busy_slots () {
+  busy=0
+  for procs in "$cg_slots/$1"-*/*/cgroup.procs; do
+    [ -e "$procs" ] || continue
+    for t in $(cat "$procs"); do
+      [ "$(cat "/proc/$t/comm" 2> /dev/null)" != bwrap-keeper ] && still_runs "$t" \
+        && { busy=$((busy + 1)); break; }
+    done
+  done
+  echo $busy
 }
 # wait_ready PID N: until N sandboxes of brokerd PID wait (30 s at most).
 wait_ready () {
@@ -195,6 +209,26 @@ done
   || fail "only $wait_many of six calls at once answered: $(cat "$work"/many*)"
 wait_ready "$p_pid" 2 && pass "the pool is full again after them" \
   || fail "the pool did not fill again: $(waiting "$p_pid" | wc -l) waiting"
+
+# While a call runs and the other sandbox is still ready, the pool makes none beside it (it
+# would share the CPU with the call): two slots busy, the call's and the ready one's, for
+# the whole call; after it, the pool fills again.
+wait_ready "$p_pid" 2
+"$boxmaker" call shell "{\"command\":\"sleep 3; echo long\",\"cwd\":\"$work/grant\"}" \
+  --socket "$work/p.sock" --session pool --call long > "$work/long" 2>&1 &
+long=$!
+most=0
+while kill -0 "$long" 2> /dev/null; do
+  b=$(busy_slots "$p_pid")
+  [ "$b" -le "$most" ] || most=$b
+  sleep 0.2
+done
+wait "$long"
+grep -q long "$work/long" && [ "$most" -eq 2 ] \
+  && pass "while a call ran with a sandbox still ready, no other was made: at most $most slots busy" \
+  || fail "during a call: at most $most slots busy (2 expected): $(cat "$work/long")"
+wait_ready "$p_pid" 2 && pass "the pool is full again after it" \
+  || fail "the pool did not fill again after the long call: $(waiting "$p_pid" | wc -l) waiting"
 
 # Nothing of the pool outlives its brokerd.
 left=$(waiting "$p_pid" | tr '\n' ' ')
