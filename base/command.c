@@ -528,9 +528,8 @@ out:
     }
 }
 
-/* Waits up to MS for PIDFD to become readable (its process ended); true when it did. */
-static bool
-pidfd_ended (int pidfd, int64_t ms)
+bool
+bx_command_pidfd_ended (int pidfd, int64_t ms)
 {
   int64_t until = bx_now_ms () + ms;
   for (;;)
@@ -554,13 +553,13 @@ bx_command_reap_pidfd (int *pidfd, int64_t grace_ms)
   if (*pidfd < 0)
     return false;
   bool killed = false;
-  if (!pidfd_ended (*pidfd, grace_ms))
+  if (!bx_command_pidfd_ended (*pidfd, grace_ms))
     {
 #ifdef SYS_pidfd_send_signal
       syscall (SYS_pidfd_send_signal, *pidfd, SIGKILL, NULL, 0);
 #endif
       killed = true;
-      pidfd_ended (*pidfd, KILLED_WAIT_MS);
+      bx_command_pidfd_ended (*pidfd, KILLED_WAIT_MS);
     }
   bx_fd_close (pidfd);
   return killed;

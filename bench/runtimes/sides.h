@@ -198,14 +198,21 @@ read_sides_file (const char *path, struct side_cmd *sides, size_t *n_sides, stru
   fclose (fp);
 }
 
+/* The user and system time in RU, in ms. */
+static double
+rusage_ms (const struct rusage *ru)
+{
+  return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1e3
+         + (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e3;
+}
+
 #ifdef BENCH_CLIENT_LIBRARY
 static double
 own_cpu_ms (void)
 {
   struct rusage ru;
   getrusage (RUSAGE_SELF, &ru);
-  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3
-         + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+  return rusage_ms (&ru);
 }
 #endif
 
@@ -323,9 +330,7 @@ run_side_once (const struct side_cmd *s, const char *out, double *wall, double *
     if (errno != EINTR)
       die ("wait4");
   *wall = now_ms () - t0;
-  *cpu = s->cgroup != NULL ? 0
-                           : (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3
-                                 + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+  *cpu = s->cgroup != NULL ? 0 : rusage_ms (&ru);
   return status;
 }
 

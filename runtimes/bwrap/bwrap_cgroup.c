@@ -18,7 +18,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,6 +30,7 @@
 #include <unistd.h>
 
 #include "bx/cleanup.h"
+#include "bx/command.h"
 #include "bx/deadline.h"
 
 #include "bwrap.h"
@@ -242,10 +242,7 @@ wait_for_end (pid_t pid, int64_t until)
   int pidfd = (int)syscall (SYS_pidfd_open, pid, 0);
   if (pidfd < 0)
     return;
-  int64_t left = until - bx_now_ms ();
-  struct pollfd p = { .fd = pidfd, .events = POLLIN };
-  if (left > 0)
-    poll (&p, 1, (int)left);
+  bx_command_pidfd_ended (pidfd, until - bx_now_ms ());
   close (pidfd);
 }
 

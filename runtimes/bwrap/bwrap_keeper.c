@@ -31,10 +31,10 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bx/cleanup.h"
+#include "bx/deadline.h"
 
 #include "bwrap.h"
 
@@ -119,16 +119,9 @@ reported (int report, int64_t deadline)
 {
   for (;;)
     {
-      int wait = -1;
-      if (deadline > 0)
-        {
-          struct timespec now;
-          clock_gettime (CLOCK_MONOTONIC, &now);
-          int64_t left = deadline - ((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
-          if (left <= 0)
-            return false;
-          wait = left > 60000 ? 60000 : (int)left;
-        }
+      int wait = deadline > 0 ? bx_deadline_left (deadline) : -1;
+      if (wait == 0)
+        return false;
       struct pollfd p = { .fd = report, .events = POLLIN };
       int n = poll (&p, 1, wait);
       if (n > 0)

@@ -126,31 +126,36 @@ call () {
   out=$(cat "$work/out") err=$(cat "$work/err")
 }
 
+# bwrap.so: "TID COMM" for each task in the cgroup slots of this case's brokerds (named
+# after their pids), their keepers aside, and the sandboxes its pool made ahead, which have
+# served no call yet: bubblewrap and toolkit, all of them running "toolkit wait".
+slot_tasks () {
+  # v1: the pids hierarchy; v2: the subtree of the option cgroup_root.
+  slots=$(module_options | sed -n 's/^ *cgroup_root: //p')
+  for p in $pids; do
+    for procs in "${slots:-/sys/fs/cgroup/pids}/boxmaker-bwrap/$p"-*/*/cgroup.procs; do
+      [ -e "$procs" ] || continue
+      for t in $(cat "$procs"); do
+        comm=$(cat "/proc/$t/comm" 2> /dev/null) || continue
+        [ "$comm" != bwrap-keeper ] || continue
+        case $(tr '\0' ' ' < "/proc/$t/cmdline" 2> /dev/null) in
+          *"/bin/toolkit wait ") continue ;;
+        esac
+        echo "$t $comm"
+      done
+    done
+  done
+}
+
 # Sandboxes of this case still there (any state).  For another runtime,
 # BX_CONTAINMENT_LEFT names a command that prints the names of its sandboxes still alive
-# (given the session id as its argument).  bwrap.so's are the tasks in the cgroup slots of
-# this case's brokerds (named after their pids), their keepers aside, those in the kernel's
-# exit (still_runs), and the sandboxes its pool made ahead, which have served no call yet:
-# bubblewrap and toolkit, all of them running "toolkit wait".
+# (given the session id as its argument).  bwrap.so's are its slots' tasks (slot_tasks) but
+# those in the kernel's exit (still_runs).
 containers_left () {
   if [ -n "${BX_CONTAINMENT_LEFT:-}" ]; then "$BX_CONTAINMENT_LEFT" "$session"; return; fi
   if [ "$module" = bwrap ]; then
-    # v1: the pids hierarchy; v2: the subtree of the option cgroup_root.
-    slots=$(module_options | sed -n 's/^ *cgroup_root: //p')
-    slots=${slots:-/sys/fs/cgroup/pids}/boxmaker-bwrap
-    for p in $pids; do
-      for procs in "$slots/$p"-*/*/cgroup.procs; do
-        [ -e "$procs" ] || continue
-        for t in $(cat "$procs"); do
-          comm=$(cat "/proc/$t/comm" 2>/dev/null) || continue
-          [ "$comm" != bwrap-keeper ] || continue
-          still_runs "$t" || continue
-          case $(tr '\0' ' ' < "/proc/$t/cmdline" 2>/dev/null) in
-            *"/bin/toolkit wait ") continue ;;
-          esac
-          echo "$comm[$t]"
-        done
-      done
+    slot_tasks | while read -r t comm; do
+      ! still_runs "$t" || echo "$comm[$t]"
     done
     return 0
   fi
@@ -158,27 +163,12 @@ containers_left () {
   podman ps -a --format '{{.Names}}' 2>/dev/null | grep -- "-$session-" || true
 }
 
-# bwrap.so: the tasks in this case's slots, whatever their state, their keepers,
-# bubblewrap's own processes and the sandboxes made ahead (toolkit wait) aside: what a call
-# may not leave when it is answered (docs/config.md, "Nothing outlives a call").
+# bwrap.so: its slots' tasks (slot_tasks) in any state, bubblewrap's own processes aside:
+# what a call may not leave when it is answered (docs/config.md, "Nothing outlives a call").
 left_in_slots () {
   [ "$module" = bwrap ] || return 0
-  slots=$(module_options | sed -n 's/^ *cgroup_root: //p')
-  for p in $pids; do
-    for procs in "${slots:-/sys/fs/cgroup/pids}/boxmaker-bwrap/$p"-*/*/cgroup.procs; do
-      [ -e "$procs" ] || continue
-      for t in $(cat "$procs"); do
-        case $(cat "/proc/$t/comm" 2> /dev/null) in
-          bwrap-keeper | bwrap | "") ;;
-          *)
-            case $(tr '\0' ' ' < "/proc/$t/cmdline" 2> /dev/null) in
-              *"/bin/toolkit wait ") ;;
-              *) echo "$(cat "/proc/$t/comm" 2> /dev/null)[$t]" ;;
-            esac
-            ;;
-        esac
-      done
-    done
+  slot_tasks | while read -r t comm; do
+    [ "$comm" = bwrap ] || echo "$comm[$t]"
   done
 }
 

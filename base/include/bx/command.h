@@ -131,6 +131,9 @@ void bx_command_run (const struct bx_command *cmd, struct bx_command_result *r);
  * it had to kill.  A no-op (false) when no process is left. */
 bool bx_command_reap (struct bx_command_result *r, int64_t grace_ms);
 
+/* Waits up to MS for PIDFD to become readable (its process ended); true when it did, or
+ * when PIDFD cannot be polled (nothing left to wait for). */
+bool bx_command_pidfd_ended (int pidfd, int64_t ms);
 /* The same for a process known by *PIDFD alone (one a spawn hook started, even when no run
  * watched it): waits up to GRACE_MS, then kills it and waits for its end, and closes *PIDFD
  * (set to -1).  True when it had to kill; a no-op (false) for -1. */
