@@ -152,6 +152,7 @@ bx_brokerd_free (struct brokerd *b)
   bx_approvals_free (b->approvals);
   bx_canceller_stop (b->canceller);
   bx_fair_free (b->fair);
+  bx_placeholders_stop ();
   if (b->socket_ours)
     unlink (b->config->socket);
   if (b->listen_fd >= 0)

@@ -113,7 +113,7 @@ records_open (void)
   return -1;
 }
 
-/* No placeholder lives: the folder of records goes, and HOME/placeholders when empty. */
+/* brokerd stops: the folder of records goes, and HOME/placeholders when empty. */
 static void
 records_close (void)
 {
@@ -238,13 +238,17 @@ record_made (const struct bx_placeholder *p)
   return false;
 }
 
-/* Records that P is gone (or left to its owner): the next start has nothing to do for it. */
+/* Adds to GONE (LEN bytes so far) the record that P is gone (or left to its owner): the next
+ * start has nothing to do for it.  A call's lines go in one write (bx_placeholder_release). */
 static void
-record_removed (const struct bx_placeholder *p)
+record_removed (char **gone, size_t *len, const struct bx_placeholder *p)
 {
   cleanup_free char *line = bx_xasprintf ("- %ju %ju %zu %s\n", (uintmax_t)p->dev,
                                           (uintmax_t)p->ino, strlen (p->path), p->path);
-  record_append (line, strlen (line));
+  size_t n = strlen (line);
+  *gone = bx_xrealloc (*gone, *len + n + 1);
+  memcpy (*gone + *len, line, n + 1);
+  *len += n;
 }
 
 /* Whether T is still the empty read-only file of brokerd's it was made as, into *ST. */
@@ -423,7 +427,7 @@ bx_placeholder_make (struct bx_placeholder_refs *refs, int dir, const char *name
  * removes content; a file must have size 0); else leaves it and says why.  Never follows a
  * link: the look and the removal are relative to the folder's descriptor. */
 static void
-remove_placeholder (const struct bx_placeholder *p, const char *who)
+remove_placeholder (const struct bx_placeholder *p, const char *who, char **gone, size_t *gone_len)
 {
   struct stat st;
   const char *left = NULL;
@@ -444,19 +448,21 @@ remove_placeholder (const struct bx_placeholder *p, const char *who)
   if (left != NULL)
     bx_log (LOG_WARNING, NULL, "placeholder %s left in place: %s", p->path, left);
   if (p->recorded)
-    record_removed (p);
+    record_removed (gone, gone_len, p);
 }
 
 void
 bx_placeholder_release (struct bx_placeholder_refs *refs)
 {
   pthread_mutex_lock (&lock);
+  cleanup_free char *gone = NULL;
+  size_t gone_len = 0;
   for (size_t i = 0; i < refs->count; i++)
     {
       struct bx_placeholder *p = refs->held[i];
       if (--p->refs > 0)
         continue;
-      remove_placeholder (p, NULL);
+      remove_placeholder (p, NULL, &gone, &gone_len);
       for (struct bx_placeholder **pp = &live; *pp != NULL; pp = &(*pp)->next)
         if (*pp == p)
           {
@@ -468,9 +474,15 @@ bx_placeholder_release (struct bx_placeholder_refs *refs)
       free (p->path);
       free (p);
     }
+  if (gone_len > 0)
+    record_append (gone, gone_len);
   if (live == NULL)
     {
-      records_close ();
+      /* The folder of records stays while brokerd runs: making it and its file again for
+       * each call cost more than the placeholders themselves (ext4 looks for a free inode
+       * past the recently deleted ones).  Every line in it is now matched by a removal. */
+      if (records_log >= 0 && records_size > RECORD_LOG_COMPACT && ftruncate (records_log, 0) == 0)
+        records_size = 0;
       while (templates != NULL)
         template_drop (&templates);
     }
@@ -478,6 +490,15 @@ bx_placeholder_release (struct bx_placeholder_refs *refs)
   free (refs->held);
   refs->held = NULL;
   refs->count = 0;
+}
+
+void
+bx_placeholders_stop (void)
+{
+  pthread_mutex_lock (&lock);
+  if (live == NULL)
+    records_close ();
+  pthread_mutex_unlock (&lock);
 }
 
 /* The folder holding PATH (absolute), opened O_PATH one component at a time without
@@ -580,7 +601,7 @@ sweep_entry (char type, uintmax_t dev, uintmax_t ino, const char *path)
             "the next brokerd to start removes it",
             path);
   else
-    remove_placeholder (&p, "an earlier brokerd");
+    remove_placeholder (&p, "an earlier brokerd", NULL, NULL);
   close (p.parent);
   return keep;
 }

@@ -16,12 +16,12 @@
  * holding each; the last call to let go removes it.
  *
  * Each placeholder is also recorded, a line when it is made and one when it goes, in a file
- * in a folder of this brokerd's own in HOME/placeholders while any lives, locked (flock) by
- * brokerd, so that a brokerd killed in the middle of a call leaves a list: the next brokerd to
- * start removes those that are still there, empty, its user's and the same inode
- * (bx_placeholders_start), unless one is still mounted in a sandbox of the dead brokerd that runs
- * on (its record then stays for the next start).  A folder whose lock is held is a live brokerd's
- * sharing the home: nothing of it is touched. */
+ * in a folder of this brokerd's own in HOME/placeholders, made with the first placeholder and
+ * kept until brokerd stops, locked (flock) by brokerd, so that a brokerd killed in the middle of a
+ * call leaves a list: the next brokerd to start removes those that are still there, empty, its
+ * user's and the same inode (bx_placeholders_start), unless one is still mounted in a sandbox of
+ * the dead brokerd that runs on (its record then stays for the next start).  A folder whose lock is
+ * held is a live brokerd's sharing the home: nothing of it is touched. */
 #ifndef BX_BROKER_PLACEHOLDERS_H
 #define BX_BROKER_PLACEHOLDERS_H
 
@@ -59,5 +59,9 @@ void bx_placeholder_release (struct bx_placeholder_refs *refs);
  * but never a live brokerd's; each one removed or left is logged (bx_log).  Call once before
  * the first call runs. */
 void bx_placeholders_start (const char *home);
+
+/* brokerd stops: its folder of records goes, unless a placeholder still lives (a call that
+ * did not end), whose record then stays for the next start. */
+void bx_placeholders_stop (void);
 
 #endif

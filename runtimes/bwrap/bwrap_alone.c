@@ -124,17 +124,17 @@ bx_bwrap_bind_alone (const int *fds, const bool *readonly, size_t count)
       errno = e;
       if (moved < 0)
         goto out;
-      fd_link (link, tree[i]);
-      if (mount (NULL, link, NULL, MS_PRIVATE, NULL) < 0)
-        goto out;
-      /* Only the read-only flag, on this copy alone: the source's own flags (nosuid and the
-       * like) stay, and bubblewrap adds its own when it binds the tree it lies in. */
+      /* Private, and the flags bubblewrap's bind gives (nosuid, nodev, and read-only where
+       * it must be), on this copy alone and in one call: bubblewrap then finds each copy in
+       * its tree as it wants it and remounts none of them, which cost it a system call per
+       * protected path.  The source's other flags stay. */
       struct
       {
         uint64_t attr_set, attr_clr, propagation, userns_fd;
-      } attr = { MOUNT_ATTR_RDONLY, 0, 0, 0 };
-      if (readonly != NULL && readonly[i]
-          && syscall (SYS_mount_setattr, tree[i], "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
+      } attr = { MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, MS_PRIVATE, 0 };
+      if (readonly != NULL && readonly[i])
+        attr.attr_set |= MOUNT_ATTR_RDONLY;
+      if (syscall (SYS_mount_setattr, tree[i], "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
         goto out;
       /* The copy's descriptor, now mounted, takes the source's number. */
       if (dup2 (tree[i], fds[i]) < 0)

@@ -129,6 +129,7 @@ writable_folder "$work/ends"
 ends="  - tools: [shell]
     paths: [$work/ends]"
 start_brokerd t "" "    shell_ms: 2000" "$ends"
+t_pid=$bpid
 call t shell "{\"command\":\"sleep 30\",\"cwd\":\"$work/ends\"}"
 [ $rc != 0 ] && [ -z "$(ls -A "$work/ends")" ] \
   && pass "past the time limit: placeholders gone ($(printf '%s' "$err" | head -n 1))" \
@@ -156,6 +157,7 @@ start_brokerd k "" "    shell_ms: 60000" "$ends"
 i=0
 while [ ! -e "$work/ends/started" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 [ -e "$work/ends/started" ] || fail "the killed brokerd's call did not start"
+killed=$bpid
 kill -9 "$bpid"
 wait_gone 20 || fail "the killed brokerd's sandbox still runs"
 rm -f "$work/ends/started"
@@ -166,6 +168,16 @@ start_brokerd k2 "" "" "$ends"
 [ -z "$(ls -A "$work/ends")" ] && grep -q "removed placeholder $work/ends/.git left by an earlier brokerd" "$work/k2.log" \
   && pass "the next brokerd sharing the home removed them at start, and logged it" \
   || fail "not swept at start: $(ls -la "$work/ends"); $(cat "$work/k2.log")"
-[ ! -e "$work/home/placeholders" ] && pass "no record of placeholders is left in the home" \
+# A brokerd's record of its placeholders (home/placeholders/PID-TOKEN) lives while it runs;
+# the killed one's went with the sweep, and one that stops takes its own away.
+[ -z "$(ls "$work/home/placeholders" 2>/dev/null | grep "^$killed-")" ] \
+  && pass "the killed brokerd's record of placeholders is gone from the home" \
   || fail "left in the home: $(ls -laR "$work/home/placeholders")"
+[ -n "$(ls "$work/home/placeholders" 2>/dev/null | grep "^$t_pid-")" ] || fail "brokerd t keeps no record"
+kill -TERM "$t_pid"
+i=0
+while kill -0 "$t_pid" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+[ -z "$(ls "$work/home/placeholders" 2>/dev/null | grep "^$t_pid-")" ] \
+  && pass "a brokerd that stops takes its record of placeholders away" \
+  || fail "left by a stopped brokerd: $(ls -laR "$work/home/placeholders")"
 finish
