@@ -246,6 +246,9 @@ struct bx_bwrap_child
    * reports 0 and exits. */
   bool join;
   pid_t join_pid;
+  /* A sandbox made ahead (bwrap_pool.c): once it has started, the keeper clones its mounter
+   * ahead too, so that the call that takes it does not wait for that clone (bwrap_keeper.c). */
+  bool spare_mounter;
   /* On bx_now_ms's clock (CLOCK_MONOTONIC, the same in the keeper): when the keeper stops
    * waiting for the child to exec (or, joining, to report), kills it and answers ETIMEDOUT;
    * 0: no bound.  A child that has taken the sandbox's uid, or a mounter in the sandbox's

@@ -18,7 +18,15 @@
  * socket does, that is when brokerd closes it or dies, and its sandboxes with it
  * (--die-with-parent).  Not PR_SET_PDEATHSIG: that follows the thread that forked the
  * keeper, and a keeper started again after a failure is forked by a worker thread that
- * may end long before brokerd. */
+ * may end long before brokerd.
+ *
+ * A clone of the keeper costs a few hundred microseconds, which a call that takes a
+ * sandbox made ahead (bwrap_pool.c) would pay for its mounter.  So when the keeper starts
+ * such a sandbox it also clones that sandbox's mounter ahead (the spare): a child of its
+ * own that waits on a socket of its own for the join request, which the keeper passes on
+ * to it whole, descriptors and all.  It serves one request; a spare the keeper cannot hand
+ * the request to (the slot was emptied, and the spare killed with it) is dropped, and the
+ * mounter cloned then, as for any child. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
@@ -51,6 +59,7 @@ struct request
   bool has_readonly, has_inside;
   bool join; /* bx_bwrap_child's, with its join_pid and deadline */
   int64_t join_pid;
+  bool spare_mounter; /* bx_bwrap_child's */
   int64_t deadline;
   bool mount_readonly[BX_BWRAP_MAX_FDS];
   bool mount_inside[BX_BWRAP_MAX_FDS];
@@ -131,82 +140,197 @@ reported (int report, int64_t deadline)
     }
 }
 
-/* One request, in the keeper: clone, and answer with the error and the pidfd. */
+/* The request in BUF (LEN bytes, COUNT descriptors in FDS, the standard streams first) into
+ * *REQ, ARGV (MAX_ARGS + 1 entries; pointers into BUF) and *C.  False when it is malformed. */
+static bool
+parse (char *buf, ssize_t len, const int *fds, size_t count, struct request *req, char **argv,
+       struct bx_bwrap_child *c)
+{
+  if (len < 0 || (size_t)len < sizeof *req || count < 3)
+    return false;
+  memcpy (req, buf, sizeof *req);
+  char *p = buf + sizeof *req, *end = buf + len;
+  uint32_t i = 0;
+  for (; i < req->argc && i < MAX_ARGS && p < end; i++)
+    {
+      argv[i] = p;
+      char *nul = memchr (p, '\0', (size_t)(end - p));
+      if (nul == NULL)
+        break;
+      p = nul + 1;
+    }
+  argv[i] = NULL;
+  if (i != req->argc || i == 0)
+    return false;
+  *c = (struct bx_bwrap_child){
+    .uid = req->uid,
+    .gid = req->gid,
+    .file_size = req->file_size,
+    .fds = fds + 3,
+    .fd_count = count - 3,
+    .mount_first = req->mount_first,
+    .mount_count = req->mount_count,
+    .mount_readonly = req->has_readonly ? req->mount_readonly : NULL,
+    .mount_inside = req->has_inside ? req->mount_inside : NULL,
+    .ucounts = req->ucounts.set ? &req->ucounts : NULL,
+    .join = req->join,
+    .join_pid = (pid_t)req->join_pid,
+    .deadline = req->deadline,
+  };
+  return true;
+}
+
+/* The spare mounter, in the keeper: its socket, pidfd and the read end of its report pipe,
+ * or -1 each. */
+static int spare_sock = -1, spare_pidfd = -1, spare_report = -1;
+
+static void
+spare_drop (void)
+{
+  /* Its socket closed, a spare still waiting reads the end and exits. */
+  int *fds[] = { &spare_sock, &spare_pidfd, &spare_report };
+  for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+    if (*fds[i] >= 0)
+      {
+        close (*fds[i]);
+        *fds[i] = -1;
+      }
+}
+
+static void __attribute__ ((noreturn)) spare_main (int sock, int report)
+{
+  static char buf[MAX_MESSAGE];
+  int fds[MAX_FDS];
+  size_t count;
+  struct request req;
+  char *argv[MAX_ARGS + 1];
+  struct bx_bwrap_child c;
+  ssize_t n = receive_with_fds (sock, buf, sizeof buf, fds, &count);
+  /* Only a mounter's request: anything else is the keeper's to clone. */
+  if (n <= 0 || !parse (buf, n, fds, count, &req, argv, &c) || !c.join)
+    _exit (0);
+  close (sock);
+  bx_bwrap_child_exec (argv, &c, fds[0], fds[1], fds[2], report);
+}
+
+/* Clones the spare, after the keeper has answered: nothing waits on it. */
+static void
+spare_make (int keeper_sock)
+{
+  spare_drop ();
+  int pair[2], report[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+    return;
+  if (pipe2 (report, O_CLOEXEC) < 0)
+    {
+      close (pair[0]);
+      close (pair[1]);
+      return;
+    }
+  int pidfd = -1;
+  long pid = syscall (SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
+  if (pid == 0)
+    {
+      /* Not the keeper's socket: brokerd must see the keeper's end when the keeper ends. */
+      close (keeper_sock);
+      close (pair[0]);
+      close (report[0]);
+      spare_main (pair[1], report[1]);
+    }
+  close (pair[1]);
+  close (report[1]);
+  if (pid < 0)
+    {
+      close (pair[0]);
+      close (report[0]);
+      return;
+    }
+  spare_sock = pair[0];
+  spare_pidfd = pidfd;
+  spare_report = report[0];
+}
+
+/* Hands a mounter's request (BUF, LEN, with FDS) to the spare: true with its pidfd and report
+ * pipe in *PIDFD and *REPORT, the spare then used up; false when there is none to take it. */
+static bool
+spare_take (const char *buf, ssize_t len, const int *fds, size_t count, int *pidfd, int *report)
+{
+  if (spare_sock < 0)
+    return false;
+  bool sent = send_with_fds (spare_sock, buf, (size_t)len, fds, count) == 0;
+  if (!sent)
+    {
+      spare_drop ();
+      return false;
+    }
+  *pidfd = spare_pidfd;
+  *report = spare_report;
+  spare_pidfd = spare_report = -1;
+  spare_drop ();
+  return true;
+}
+
+/* One request, in the keeper: clone (or hand to the spare), and answer with the error and
+ * the pidfd. */
 static void
 serve (int sock, char *buf, ssize_t len, int *fds, size_t count)
 {
   struct request req;
   char *argv[MAX_ARGS + 1];
+  struct bx_bwrap_child c;
   int answer = EINVAL;
   int pidfd = -1;
-  if ((size_t)len >= sizeof req && count >= 3)
+  bool spare_next = false;
+  if (parse (buf, len, fds, count, &req, argv, &c))
     {
-      memcpy (&req, buf, sizeof req);
-      char *p = buf + sizeof req, *end = buf + len;
-      uint32_t i = 0;
-      for (; i < req.argc && i < MAX_ARGS && p < end; i++)
+      int report[2] = { -1, -1 };
+      bool started = false;
+      if (req.join && spare_take (buf, len, fds, count, &pidfd, &report[0]))
         {
-          argv[i] = p;
-          char *nul = memchr (p, '\0', (size_t)(end - p));
-          if (nul == NULL)
-            break;
-          p = nul + 1;
+          started = true;
+          answer = 0;
         }
-      argv[i] = NULL;
-      if (i == req.argc && i > 0)
+      else if (pipe2 (report, O_CLOEXEC) < 0)
+        answer = errno;
+      else
         {
-          int report[2];
-          if (pipe2 (report, O_CLOEXEC) < 0)
-            answer = errno;
-          else
+          long pid = syscall (SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
+          if (pid == 0)
+            bx_bwrap_child_exec (argv, &c, fds[0], fds[1], fds[2], report[1]);
+          started = pid > 0;
+          answer = started ? 0 : errno;
+          close (report[1]);
+        }
+      if (report[0] >= 0)
+        {
+          int child_errno;
+          ssize_t got = -1;
+          if (started && !reported (report[0], req.deadline))
             {
-              struct bx_bwrap_child c = {
-                .uid = req.uid,
-                .gid = req.gid,
-                .file_size = req.file_size,
-                .fds = fds + 3,
-                .fd_count = count - 3,
-                .mount_first = req.mount_first,
-                .mount_count = req.mount_count,
-                .mount_readonly = req.has_readonly ? req.mount_readonly : NULL,
-                .mount_inside = req.has_inside ? req.mount_inside : NULL,
-                .ucounts = req.ucounts.set ? &req.ucounts : NULL,
-                .join = req.join,
-                .join_pid = (pid_t)req.join_pid,
-                .deadline = req.deadline,
-              };
-              long pid = syscall (SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
-              if (pid == 0)
-                bx_bwrap_child_exec (argv, &c, fds[0], fds[1], fds[2], report[1]);
-              answer = pid < 0 ? errno : 0;
-              close (report[1]);
-              int child_errno;
-              ssize_t got = -1;
-              if (pid > 0 && !reported (report[0], req.deadline))
-                {
-                  /* Stopped, or stuck: the call must not wait on it for ever. */
-                  kill ((pid_t)pid, SIGKILL);
-                  answer = ETIMEDOUT;
-                  close (pidfd);
-                  pidfd = -1;
-                }
-              else
-                while ((got = read (report[0], &child_errno, sizeof child_errno)) < 0
-                       && errno == EINTR)
-                  ;
-              close (report[0]);
-              if (pid > 0 && got == (ssize_t)sizeof child_errno)
-                answer = child_errno;
-              else if (req.join)
-                answer = EIO; /* a mounter says it is done: ended without a word, it failed */
+              /* Stopped, or stuck: the call must not wait on it for ever. */
+              syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+              answer = ETIMEDOUT;
+              close (pidfd);
+              pidfd = -1;
             }
+          else
+            while ((got = read (report[0], &child_errno, sizeof child_errno)) < 0 && errno == EINTR)
+              ;
+          close (report[0]);
+          if (started && got == (ssize_t)sizeof child_errno)
+            answer = child_errno;
+          else if (req.join)
+            answer = EIO; /* a mounter says it is done: ended without a word, it failed */
         }
+      spare_next = req.spare_mounter && answer == 0;
     }
   for (size_t i = 0; i < count; i++)
     close (fds[i]);
   send_with_fds (sock, &answer, sizeof answer, &pidfd, answer == 0 && pidfd >= 0 ? 1 : 0);
   if (pidfd >= 0)
     close (pidfd);
+  if (spare_next)
+    spare_make (sock);
 }
 
 static void __attribute__ ((noreturn)) keeper_main (int sock, const int *procs, size_t procs_count)
@@ -334,6 +458,7 @@ bx_bwrap_keeper_spawn (int sock, char *const argv[], const struct bx_bwrap_child
                          .mount_count = (uint32_t)c->mount_count,
                          .join = c->join,
                          .join_pid = c->join_pid,
+                         .spare_mounter = c->spare_mounter,
                          .deadline = c->deadline };
   if ((c->mount_readonly != NULL || c->mount_inside != NULL) && c->mount_count > BX_BWRAP_MAX_FDS)
     {

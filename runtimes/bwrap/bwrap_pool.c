@@ -190,6 +190,7 @@ make (struct bx_bwrap_pool *pool, size_t slot, struct bx_bwrap_pooled *p, const 
     .fd_count = 2,
     .ucounts = &inst->ucounts,
     .deadline = bx_deadline_in (MAKE_MS),
+    .spare_mounter = true,
   };
   p->pidfd = bx_bwrap_spawn (argv, &child, in[1], out[1], err[1]);
   int e = errno;

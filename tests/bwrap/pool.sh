@@ -6,6 +6,7 @@
 # call's own sandbox has them (nosuid, nodev, protected paths read-only, the root read-only)
 # and nothing of one call seen by the next; a call with another file size limit runs in a
 # sandbox of its own with its limit; a pooled sandbox killed from outside costs no call;
+# each has its call's mounter made ahead, which the call uses, and one killed costs no call;
 # calls at once beyond the pool all answer; the pool is full again after them; while a call
 # runs and a sandbox is still ready, no other is made beside it; a pool larger than the
 # slots is refused at start; nothing of the pool outlives brokerd.
@@ -112,6 +113,17 @@ busy_slots () {
   done
   echo $busy
 }
+# The mounters made ahead in brokerd $1's slots: bwrap-keeper tasks whose parent is a keeper,
+# not brokerd.
+spare_mounters () {
+  for procs in "$cg_slots/$1"-*/*/cgroup.procs; do
+    [ -e "$procs" ] || continue
+    for t in $(cat "$procs"); do
+      [ "$(cat "/proc/$t/comm" 2>/dev/null)" = bwrap-keeper ] || continue
+      [ "$(awk '/^PPid:/ { print $2 }' "/proc/$t/status" 2>/dev/null)" = "$1" ] || echo "$t"
+    done
+  done
+}
 # wait_ready PID N: until N sandboxes of brokerd PID wait (30 s at most).
 wait_ready () {
   t=$(( $(date +%s) + 30 ))
@@ -192,6 +204,31 @@ call read_file "{\"path\":\"$work/grant/hello.txt\"}"
   || fail "after the kill, the call did not run in a sandbox made ahead"
 grep "runs in one of its own" "$work/p.log" | grep -v "Permission denied" \
   && fail "a call was given a killed sandbox"
+
+# Each sandbox made ahead has its call's mounter made ahead beside it (root's, a clone of the
+# keeper), which the call uses up; one killed from outside costs no call: the keeper clones
+# the mounter when the call comes, as without one.
+wait_ready "$p_pid" 2
+i=0
+while [ "$(spare_mounters "$p_pid" | wc -l)" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+spares=$(spare_mounters "$p_pid" | tr '\n' ' ')
+[ "$(echo $spares | wc -w)" -eq 2 ] && pass "each sandbox made ahead has its mounter made ahead" \
+  || fail "mounters made ahead: '$spares'"
+call read_file "{\"path\":\"$work/grant/hello.txt\"}"
+used=0
+for s in $spares; do [ -e "/proc/$s" ] || used=$((used + 1)); done
+[ $rc -eq 0 ] && [ "$out" = "read through the pool" ] && [ $used -ge 1 ] \
+  && pass "a call uses up its sandbox's mounter made ahead" || fail "mounter made ahead: rc=$rc $out, $used used"
+wait_ready "$p_pid" 2
+i=0
+while [ "$(spare_mounters "$p_pid" | wc -l)" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+for s in $(spare_mounters "$p_pid"); do kill -9 "$s"; done
+before=$(pooled)
+call write_file "{\"path\":\"$work/grant/spare.txt\",\"content\":\"no spare\"}"
+[ $rc -eq 0 ] && [ "$(cat "$work/grant/spare.txt" 2>/dev/null)" = "no spare" ] \
+  && [ "$(pooled)" -eq $((before + 1)) ] \
+  && pass "with the mounters made ahead killed, a call still runs in a sandbox made ahead" \
+  || fail "after killing the mounters made ahead: rc=$rc $out, pooled $(pooled) (was $before)"
 
 # Six calls at once against two sandboxes made ahead and four slots.
 wait_ready "$p_pid" 2
