@@ -128,17 +128,22 @@ int bx_bwrap_cgroups_revive (struct bx_bwrap_cgroups *cg, size_t slot);
 uint64_t bx_bwrap_cgroup_oom_kill_count (const char *path);
 uint64_t bx_bwrap_cgroups_oom_kills (struct bx_bwrap_cgroups *cg, size_t slot);
 /* Kills every task in SLOT but its keeper until each is gone or a zombie, but the slot's
- * bubblewrap (bx_bwrap_cgroups_bubblewrap), which need only be in the kernel's exit, whose
- * tearing down of the sandbox's namespaces and mounts may go on: what a call waits for
- * before it answers. */
+ * bubblewrap (bx_bwrap_cgroups_bubblewrap) and slirp4netns (bx_bwrap_cgroups_helper), which
+ * need only be in the kernel's exit, whose tearing down of the sandbox's namespaces and
+ * mounts, or of slirp4netns's network device, may go on: what a call waits for before it
+ * answers. */
 void bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot);
 /* Kills every task in SLOT but its keeper until it is empty (before the slot is used
- * again; bx_bwrap_cgroups_acquire does it), and forgets its bubblewrap. */
+ * again; bx_bwrap_cgroups_acquire does it), and forgets its bubblewrap and slirp4netns. */
 void bx_bwrap_cgroups_empty (struct bx_bwrap_cgroups *cg, size_t slot);
 /* PID is bubblewrap's own process of the sandbox in SLOT, started by its keeper (0: none
  * known): it runs no program of the call, and the kernel's teardown of the sandbox's
  * namespaces in its exit is the one wait a call's end skips. */
 void bx_bwrap_cgroups_bubblewrap (struct bx_bwrap_cgroups *cg, size_t slot, pid_t pid);
+/* PID is the slirp4netns of the call in SLOT (0: none), started by its keeper outside the
+ * sandbox: it runs no program of the call and writes no file, and the kernel's removal of
+ * its network device in its exit (tens of milliseconds) is skipped as bubblewrap's is. */
+void bx_bwrap_cgroups_helper (struct bx_bwrap_cgroups *cg, size_t slot, pid_t pid);
 /* PID is the first process of the sandbox in SLOT, as bubblewrap's json status names it (0:
  * none known): it ends once every other process of the sandbox's pid namespace is gone, so
  * a call's end waits for it on a pidfd rather than polling the slot. */

@@ -51,6 +51,7 @@ struct bx_bwrap_cgroups
   int *keeper; /* each slot's keeper socket */
   pid_t *keeper_pid;
   pid_t *bubblewrap; /* each slot's sandbox's bubblewrap (bx_bwrap_cgroups_bubblewrap), or 0 */
+  pid_t *helper;     /* each slot's slirp4netns (bx_bwrap_cgroups_helper), or 0 */
   pid_t *first;      /* and its first process (bx_bwrap_cgroups_first), or 0 */
   struct bx_bwrap_limits *set; /* each slot's limits as last written */
   bool *busy;
@@ -185,16 +186,17 @@ make_slot (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limit
   return 0;
 }
 
-/* Whether the thread TID is done: gone through its exit to a zombie, or, when it is
- * BUBBLEWRAP (bubblewrap's own process of the sandbox), in its exit at all (PF_EXITING, 0x4,
- * in the flags of /proc/TID/stat; proc(5) points to the PF_* defines of the kernel), where it
- * runs no code of its own again and the kernel tears down the sandbox's namespaces, mounts
- * and /tmp.  Any other task in its exit may still be waiting there for writes it queued
- * (io_submit), so it is done only once it is a zombie or gone.  False when its state cannot
- * be read: one just gone is no longer listed the next time round, and one hidden (hidepid)
- * must be waited for. */
+/* Whether the thread TID is done: gone through its exit to a zombie, or, when it is one of
+ * EXITING (bubblewrap's own process of the sandbox, and slirp4netns: processes of the
+ * module's that run no program of the call), in its exit at all (PF_EXITING, 0x4, in the
+ * flags of /proc/TID/stat; proc(5) points to the PF_* defines of the kernel), where it runs
+ * no code of its own again and the kernel tears down the sandbox's namespaces, mounts and
+ * /tmp, or slirp4netns's network device.  Any other task in its exit may still be waiting
+ * there for writes it queued (io_submit), so it is done only once it is a zombie or gone.
+ * False when its state cannot be read: one just gone is no longer listed the next time
+ * round, and one hidden (hidepid) must be waited for. */
 static bool
-done (long tid, pid_t bubblewrap)
+done (long tid, const pid_t exiting[2])
 {
   char path[48], text[512];
   snprintf (path, sizeof path, "/proc/%ld/stat", tid);
@@ -213,13 +215,14 @@ done (long tid, pid_t bubblewrap)
   unsigned long flags;
   if (p == NULL || sscanf (p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
     return false;
-  return state == 'Z' || state == 'X' || (bubblewrap > 0 && tid == bubblewrap && (flags & 0x4));
+  bool module_s = (exiting[0] > 0 && tid == exiting[0]) || (exiting[1] > 0 && tid == exiting[1]);
+  return state == 'Z' || state == 'X' || (module_s && (flags & 0x4));
 }
 
 /* Whether every thread listed in THREADS (a cgroup's file of them) but SPARE's is done;
  * false when the list cannot be read (the caller then waits for the cgroup to be empty). */
 static bool
-all_done (const char *threads, pid_t spare, pid_t bubblewrap)
+all_done (const char *threads, pid_t spare, const pid_t exiting[2])
 {
   FILE *f = fopen (threads, "re");
   if (f == NULL)
@@ -227,7 +230,7 @@ all_done (const char *threads, pid_t spare, pid_t bubblewrap)
   long tid;
   bool all = true;
   while (all && fscanf (f, "%ld", &tid) == 1)
-    all = (pid_t)tid == spare || done (tid, bubblewrap);
+    all = (pid_t)tid == spare || done (tid, exiting);
   fclose (f);
   return all;
 }
@@ -248,12 +251,12 @@ wait_for_end (pid_t pid, int64_t until)
 
 /* Kills every task listed in the cgroup folder DIR but SPARE, until none is left, or with
  * THREADS (the folder's file that lists every thread) until each is done (done above):
- * however long the kernel then takes to tear down what BUBBLEWRAP held.  FIRST (0: none
+ * however long the kernel then takes to tear down what EXITING held.  FIRST (0: none
  * known) is the sandbox's first process, waited for on a pidfd once killed.  A task may
  * fork while the list is read, hence the loop.  A sandbox that has just ended stays listed
  * for a moment, until its namespaces are torn down: the waits start short and grow. */
 static void
-kill_all_in (const char *dir, const char *threads, pid_t spare, pid_t bubblewrap, pid_t first)
+kill_all_in (const char *dir, const char *threads, pid_t spare, const pid_t exiting[2], pid_t first)
 {
   cleanup_free char *procs = bx_xasprintf ("%s/cgroup.procs", dir);
   cleanup_free char *listed_threads = threads != NULL ? bx_xasprintf ("%s/%s", dir, threads) : NULL;
@@ -276,7 +279,7 @@ kill_all_in (const char *dir, const char *threads, pid_t spare, pid_t bubblewrap
         }
       fclose (f);
       if (found == 0 || bx_now_ms () >= until
-          || (listed_threads != NULL && all_done (listed_threads, spare, bubblewrap)))
+          || (listed_threads != NULL && all_done (listed_threads, spare, exiting)))
         return;
       if (first_listed)
         {
@@ -316,6 +319,7 @@ bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
   cg->keeper = bx_xmalloc (slots * sizeof (int));
   cg->keeper_pid = bx_xzalloc (slots * sizeof (pid_t));
   cg->bubblewrap = bx_xzalloc (slots * sizeof (pid_t));
+  cg->helper = bx_xzalloc (slots * sizeof (pid_t));
   cg->first = bx_xzalloc (slots * sizeof (pid_t));
   cg->set = bx_xzalloc (slots * sizeof *cg->set);
   for (size_t s = 0; s < slots; s++)
@@ -439,21 +443,29 @@ void
 bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot)
 {
   cleanup_free char *dir = slot_path (cg, cg->b->tasks, slot);
-  kill_all_in (dir, cg->b->threads, cg->keeper_pid[slot], cg->bubblewrap[slot], cg->first[slot]);
+  pid_t exiting[2] = { cg->bubblewrap[slot], cg->helper[slot] };
+  kill_all_in (dir, cg->b->threads, cg->keeper_pid[slot], exiting, cg->first[slot]);
 }
 
 void
 bx_bwrap_cgroups_empty (struct bx_bwrap_cgroups *cg, size_t slot)
 {
   cleanup_free char *dir = slot_path (cg, cg->b->tasks, slot);
-  kill_all_in (dir, NULL, cg->keeper_pid[slot], 0, 0);
-  cg->bubblewrap[slot] = cg->first[slot] = 0;
+  static const pid_t none[2] = { 0, 0 };
+  kill_all_in (dir, NULL, cg->keeper_pid[slot], none, 0);
+  cg->bubblewrap[slot] = cg->helper[slot] = cg->first[slot] = 0;
 }
 
 void
 bx_bwrap_cgroups_bubblewrap (struct bx_bwrap_cgroups *cg, size_t slot, pid_t pid)
 {
   cg->bubblewrap[slot] = pid;
+}
+
+void
+bx_bwrap_cgroups_helper (struct bx_bwrap_cgroups *cg, size_t slot, pid_t pid)
+{
+  cg->helper[slot] = pid;
 }
 
 void
@@ -578,6 +590,7 @@ bx_bwrap_cgroups_close (struct bx_bwrap_cgroups *cg)
   free (cg->keeper);
   free (cg->keeper_pid);
   free (cg->bubblewrap);
+  free (cg->helper);
   free (cg->first);
   free (cg->set);
   free (cg->procs);

@@ -22,6 +22,7 @@
 #include "bx/cleanup.h"
 #include "bx/contract.h"
 #include "bx/deadline.h"
+#include "bx/fd.h"
 
 #include "bwrap.h"
 #include "host_list.h"
@@ -35,12 +36,16 @@
  * since a busy host can take seconds to start them and a failure here fails the call. */
 #define START_MS 15000
 #define TICK_MS  2
+/* How often the proxy's socket is looked for: it comes some milliseconds after the start. */
+#define SOCKET_LOOK_US 250
 
+/* Waits up to a tick for FD to become readable: woken at once when it does, the tick only
+ * bounds how late a cancelled call or the deadline is seen (neither has a descriptor). */
 static void
-tick (void)
+tick_on (int fd)
 {
-  struct timespec t = { 0, TICK_MS * 1000 * 1000 };
-  nanosleep (&t, NULL);
+  struct pollfd p = { .fd = fd, .events = POLLIN };
+  poll (&p, 1, TICK_MS);
 }
 
 /* Whether the proxy's start must stop waiting: past DEADLINE, or the call cancelled (its
@@ -113,7 +118,7 @@ sandbox_pid (const struct bx_host *host, const bx_run_spec *spec, int status, in
             return (pid_t)atol (p + strlen ("\"child-pid\":"));
         }
       else
-        tick ();
+        tick_on (status);
     }
   return -1;
 }
@@ -208,7 +213,12 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
                        START_MS, said, RUNBOOK_POINTER);
           return -1;
         }
-      tick ();
+      /* Nothing tells when the socket appears (an inotify watch would, but closing one
+       * waits for a grace period of the kernel's, longer than the whole start): short
+       * looks, cut short by the proxy's end. */
+      struct pollfd p = { .fd = *proxy, .events = POLLIN };
+      struct timespec look = { 0, SOCKET_LOOK_US * 1000 };
+      ppoll (&p, 1, &look, NULL);
     }
 
   /* slirp4netns joins the proxy's network namespace (as root, like rootful podman's) and
@@ -246,6 +256,8 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
     .deadline = deadline,
   };
   *slirp = bx_bwrap_spawn (slirp_argv, &helper, null, null, null);
+  if (*slirp >= 0)
+    bx_bwrap_cgroups_helper (inst->cgroups, slot, bx_bwrap_pidfd_pid (*slirp));
   close (ready[1]);
   bool up = *slirp >= 0 && bx_slirp_wait_ready (host, spec, ready[0], deadline, TICK_MS);
   close (ready[0]);
@@ -318,7 +330,8 @@ bx_bwrap_egress_run (struct bx_bwrap_instance *inst, const bx_run_spec *spec, co
    * proxy's records are passed on. */
   bx_bwrap_cgroups_kill (inst->cgroups, slot);
   bx_command_reap_pidfd (&proxy, 0);
-  bx_command_reap_pidfd (&slirp, 0);
+  /* Killed with the slot and in its exit: its end is not waited for (the keeper reaps it). */
+  bx_fd_close (&slirp);
   if (dir_fd >= 0)
     {
       bx_runtime_pass_egress_records (inst->host, dir_fd, name, result);

@@ -163,12 +163,15 @@ containers_left () {
   podman ps -a --format '{{.Names}}' 2>/dev/null | grep -- "-$session-" || true
 }
 
-# bwrap.so: its slots' tasks (slot_tasks) in any state, bubblewrap's own processes aside:
-# what a call may not leave when it is answered (docs/config.md, "Nothing outlives a call").
+# bwrap.so: its slots' tasks (slot_tasks) in any state, bubblewrap's own processes aside,
+# and slirp4netns once in the kernel's exit: what a call may not leave when it is answered
+# (docs/config.md, "Nothing outlives a call").
 left_in_slots () {
   [ "$module" = bwrap ] || return 0
   slot_tasks | while read -r t comm; do
-    [ "$comm" = bwrap ] || echo "$comm[$t]"
+    [ "$comm" = bwrap ] && continue
+    [ "$comm" = slirp4netns ] && ! still_runs "$t" && continue
+    echo "$comm[$t]"
   done
 }
 
