@@ -296,7 +296,12 @@ serve (int sock, char *buf, ssize_t len, int *fds, size_t count)
         {
           long pid = syscall (SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
           if (pid == 0)
-            bx_bwrap_child_exec (argv, &c, fds[0], fds[1], fds[2], report[1]);
+            {
+              /* Not the spare's ends: the child turns dumpable as the sandbox's uid before
+               * its exec closes them, and a live spare takes a root mounter's request. */
+              spare_drop ();
+              bx_bwrap_child_exec (argv, &c, fds[0], fds[1], fds[2], report[1]);
+            }
           started = pid > 0;
           answer = started ? 0 : errno;
           close (report[1]);
