@@ -37,9 +37,8 @@
 # podman.so).  As root on this kind of host (cgroup v1, runc).  Builds a read-only root and,
 # for podman.so, the tools image (localhost/boxmaker-tools-bench-rt), both removed
 # afterwards.
-# http_fetch is left out: bwrap.so runs it as a second sandbox with the egress proxy and
-# slirp4netns, which needs a granted public HTTPS host, and a floor for it would be a
-# proxy benchmark (bench/egress) rather than a sandbox's.
+# http_fetch has a benchmark of its own (http_fetch.sh): it needs a served HTTPS host, and
+# its floor is two sandboxes, the egress proxy's and the tool's.
 set -eu
 build=$(cd "$1" && pwd)
 rounds=${2:-30}

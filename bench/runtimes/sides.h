@@ -46,7 +46,7 @@
 
 #define MAX_SIDES  32
 #define MAX_RATIOS 32
-#define MAX_ARGS   96
+#define MAX_ARGS   160
 #define CPUACCT    "/sys/fs/cgroup/cpuacct"
 /* How long a side's cgroup may take to empty after its program ended (a sandbox's pid 1
  * and its namespaces going away). */

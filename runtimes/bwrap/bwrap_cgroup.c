@@ -55,6 +55,7 @@ struct bx_bwrap_cgroups
   pid_t *first;      /* and its first process (bx_bwrap_cgroups_first), or 0 */
   struct bx_bwrap_limits *set; /* each slot's limits as last written */
   bool *busy;
+  size_t next; /* where claim looks first: the slot after the last one it gave */
   pthread_mutex_t lock;
   pthread_cond_t freed;
 };
@@ -378,13 +379,19 @@ claim (struct bx_bwrap_cgroups *cg, bool (*stop) (const void *), const void *arg
   pthread_mutex_lock (&cg->lock);
   for (;;)
     {
-      for (size_t s = 0; s < cg->slots; s++)
-        if (!cg->busy[s])
-          {
-            cg->busy[s] = true;
-            pthread_mutex_unlock (&cg->lock);
-            return s;
-          }
+      /* In turn, not the first free one: the slot a call has just given back may still hold
+       * what the kernel tears down after it (bubblewrap's namespaces, slirp4netns's network
+       * device), which a call taking it would wait for (bx_bwrap_cgroups_empty). */
+      for (size_t i = 0; i < cg->slots; i++)
+        {
+          size_t s = (cg->next + i) % cg->slots;
+          if (cg->busy[s])
+            continue;
+          cg->busy[s] = true;
+          cg->next = (s + 1) % cg->slots;
+          pthread_mutex_unlock (&cg->lock);
+          return s;
+        }
       /* Woken when a slot is freed, and every ACQUIRE_TICK_MS to ask STOP. */
       if (stop (arg))
         {
