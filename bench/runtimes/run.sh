@@ -21,6 +21,7 @@
 #   bwrap.so-pool-lib  the same for a pool (a brokerd of its own per tool)
 #   bwrap.so-ro0  bwrap.so again, its grant with `readonly: []` (write_file and shell only):
 #                 against bwrap.so, what the default protected paths cost
+#   bwrap.so-pool-lib-ro0  the same for bwrap.so-pool-lib (a brokerd of its own per tool)
 #   gvisor.so-ro0 the same for gvisor.so
 # For each side: p50 and p90 of the wall time, and the CPU time per call: the side's program
 # and every descendant of it (a cgroup v1 cpuacct cgroup of the side's), brokerd's and its
@@ -156,6 +157,15 @@ start_brokerd bwrap_ro0 "  module: bwrap
     rootfs: $work/rootfs
     egress_dir: $work/egress
 $limits" "    readonly: []"
+# And with a pool, where the protected paths are mounted by the sandbox's mounter.
+for pool in bwrap_pool_lib_ro0_write_file bwrap_pool_lib_ro0_shell; do
+  start_brokerd "$pool" "  module: bwrap
+  options:
+    rootfs: $work/rootfs
+    egress_dir: $work/egress
+    pool: ${BENCH_POOL:-2}
+$limits" "    readonly: []"
+done
 if [ -n "$runsc" ]; then
   start_brokerd gvisor "  module: gvisor
   options:
@@ -224,6 +234,12 @@ for tool in read_file write_file shell; do
       "$tool" "$in" "$pool_cpu" "$work/bwrap_pool_lib_$tool.sock" "$tool"
     [ "$tool" = read_file ] || printf '%s\tbwrap.so-ro0\t-1\t%s\t%s\t%s call %s %s --socket %s --session bench\n' \
       "$tool" "$in" "$bwrap_ro0_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/bwrap_ro0.sock"
+    if [ "$tool" != read_file ]; then
+      pool_cpu=-
+      [ -z "$acct" ] || pool_cpu="=$acct/bx-bench-bwrap_pool_lib_ro0_$tool-$$/cpuacct.usage"
+      printf '%s\tbwrap.so-pool-lib-ro0\t-1\t%s\t%s\t@call %s %s\n' \
+        "$tool" "$in" "$pool_cpu" "$work/bwrap_pool_lib_ro0_$tool.sock" "$tool"
+    fi
     if [ -n "$runsc" ]; then
       # runsc do: the host's root read-only under an overlay, no network, the same platform.
       printf '%s\trunsc-do\t-1\t%s\t-\t%s --root %s --platform=ptrace --network=none do -quiet -cwd / %s %s\n' \
@@ -237,7 +253,7 @@ for tool in read_file write_file shell; do
       "$tool" "$in" "$podman_cpu" "$build/client/boxmaker" "$tool" "$(cat "$in")" "$work/podman.sock"
   } >> "$sides"
 done
-printf 'RATIO\tbwrap.so\tbwrap.so-ro0\n' >> "$sides"
+printf 'RATIO\tbwrap.so\tbwrap.so-ro0\nRATIO\tbwrap.so-pool-lib\tbwrap.so-pool-lib-ro0\n' >> "$sides"
 printf 'RATIO\tbwrap.so-pool\tbare-bwrap\nRATIO\tbwrap.so-pool\tfork+exec\nRATIO\tbwrap.so-pool\tbwrap.so\n' >> "$sides"
 printf 'RATIO\tbwrap.so-pool-lib\tbare-bwrap\nRATIO\tbwrap.so-pool-lib\tfork+exec\n' >> "$sides"
 printf 'RATIO\tbwrap.so-lib\tbare-bwrap\nRATIO\tbwrap.so-lib\tfork+exec\n' >> "$sides"

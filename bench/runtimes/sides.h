@@ -44,7 +44,7 @@
 #include <boxmaker/client.h>
 #endif
 
-#define MAX_SIDES  32
+#define MAX_SIDES  48
 #define MAX_RATIOS 32
 #define MAX_ARGS   160
 #define CPUACCT    "/sys/fs/cgroup/cpuacct"

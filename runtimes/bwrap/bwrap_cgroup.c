@@ -216,8 +216,8 @@ done (long tid, const pid_t exiting[2])
   unsigned long flags;
   if (p == NULL || sscanf (p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
     return false;
-  bool module_s = (exiting[0] > 0 && tid == exiting[0]) || (exiting[1] > 0 && tid == exiting[1]);
-  return state == 'Z' || state == 'X' || (module_s && (flags & 0x4));
+  bool ours = (exiting[0] > 0 && tid == exiting[0]) || (exiting[1] > 0 && tid == exiting[1]);
+  return state == 'Z' || state == 'X' || (ours && (flags & 0x4));
 }
 
 /* Whether every thread listed in THREADS (a cgroup's file of them) but SPARE's is done;
