@@ -38,7 +38,16 @@
 
 #define KILL_MS         2000
 #define ACQUIRE_TICK_MS 50
-#define HOST_ROOT       "/sys/fs/cgroup"
+
+/* A process of the module's that may still be in its exit when a call answers (done below):
+ * its pid, and its start time, so that a process that took the pid once this one was reaped
+ * is not taken for it.  Pid 0: none. */
+struct exiting_ok
+{
+  pid_t pid;
+  unsigned long long start;
+};
+#define HOST_ROOT "/sys/fs/cgroup"
 
 struct bx_bwrap_cgroups
 {
@@ -50,9 +59,10 @@ struct bx_bwrap_cgroups
   int *folder; /* each slot's folder (v2), for CLONE_INTO_CGROUP; -1 on v1 */
   int *keeper; /* each slot's keeper socket */
   pid_t *keeper_pid;
-  pid_t *bubblewrap; /* each slot's sandbox's bubblewrap (bx_bwrap_cgroups_bubblewrap), or 0 */
-  pid_t *helper;     /* each slot's slirp4netns (bx_bwrap_cgroups_helper), or 0 */
-  pid_t *first;      /* and its first process (bx_bwrap_cgroups_first), or 0 */
+  struct exiting_ok
+      *bubblewrap;             /* each slot's sandbox's bubblewrap (bx_bwrap_cgroups_bubblewrap) */
+  struct exiting_ok *helper;   /* each slot's slirp4netns (bx_bwrap_cgroups_helper) */
+  pid_t *first;                /* and its first process (bx_bwrap_cgroups_first), or 0 */
   struct bx_bwrap_limits *set; /* each slot's limits as last written */
   bool *busy;
   size_t next; /* where claim looks first: the slot after the last one it gave */
@@ -187,19 +197,12 @@ make_slot (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limit
   return 0;
 }
 
-/* Whether the thread TID is done: gone through its exit to a zombie, or, when it is one of
- * EXITING (bubblewrap's own process of the sandbox, and slirp4netns: processes of the
- * module's that run no program of the call), in its exit at all (PF_EXITING, 0x4, in the
- * flags of /proc/TID/stat; proc(5) points to the PF_* defines of the kernel), where it runs
- * no code of its own again and the kernel tears down the sandbox's namespaces, mounts and
- * /tmp, or slirp4netns's network device.  Any other task in its exit may still be waiting
- * there for writes it queued (io_submit), so it is done only once it is a zombie or gone.
- * False when its state cannot be read: one just gone is no longer listed the next time
- * round, and one hidden (hidepid) must be waited for. */
+/* The state, flags and start time of the task TID, from /proc/TID/stat; false when they
+ * cannot be read. */
 static bool
-done (long tid, const pid_t exiting[2])
+task_stat (long tid, char *state, unsigned long *flags, unsigned long long *start)
 {
-  char path[48], text[512];
+  char path[48], text[1024];
   snprintf (path, sizeof path, "/proc/%ld/stat", tid);
   int fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -210,20 +213,42 @@ done (long tid, const pid_t exiting[2])
     return false;
   text[n] = '\0';
   /* After the name, which may hold anything, in parentheses: state, ppid, pgrp, session,
-   * tty, tpgid, flags. */
+   * tty, tpgid, flags, minflt, cminflt, majflt, cmajflt, utime, stime, cutime, cstime,
+   * priority, nice, num_threads, itrealvalue, starttime. */
   char *p = strrchr (text, ')');
+  static const char format[] = " %c %*s %*s %*s %*s %*s %lu" /* state to flags */
+                               " %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s" /* to 21 */
+                               " %llu";                                           /* starttime */
+  return p != NULL && sscanf (p + 1, format, state, flags, start) == 3;
+}
+
+/* Whether the thread TID is done: gone through its exit to a zombie, or, when it is one of
+ * EXITING (bubblewrap's own process of the sandbox, and slirp4netns: processes of the
+ * module's that run no program of the call), in its exit at all (PF_EXITING, 0x4, in the
+ * flags of /proc/TID/stat; proc(5) points to the PF_* defines of the kernel), where it runs
+ * no code of its own again and the kernel tears down the sandbox's namespaces, mounts and
+ * /tmp, or slirp4netns's network device.  Any other task in its exit may still be waiting
+ * there for writes it queued (io_submit), so it is done only once it is a zombie or gone.
+ * False when its state cannot be read: one just gone is no longer listed the next time
+ * round, and one hidden (hidepid) must be waited for. */
+static bool
+done (long tid, const struct exiting_ok exiting[2])
+{
   char state;
   unsigned long flags;
-  if (p == NULL || sscanf (p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+  unsigned long long start;
+  if (!task_stat (tid, &state, &flags, &start))
     return false;
-  bool ours = (exiting[0] > 0 && tid == exiting[0]) || (exiting[1] > 0 && tid == exiting[1]);
+  bool ours = false;
+  for (size_t i = 0; i < 2; i++)
+    ours |= exiting[i].pid > 0 && tid == exiting[i].pid && start == exiting[i].start;
   return state == 'Z' || state == 'X' || (ours && (flags & 0x4));
 }
 
 /* Whether every thread listed in THREADS (a cgroup's file of them) but SPARE's is done;
  * false when the list cannot be read (the caller then waits for the cgroup to be empty). */
 static bool
-all_done (const char *threads, pid_t spare, const pid_t exiting[2])
+all_done (const char *threads, pid_t spare, const struct exiting_ok exiting[2])
 {
   FILE *f = fopen (threads, "re");
   if (f == NULL)
@@ -257,7 +282,8 @@ wait_for_end (pid_t pid, int64_t until)
  * fork while the list is read, hence the loop.  A sandbox that has just ended stays listed
  * for a moment, until its namespaces are torn down: the waits start short and grow. */
 static void
-kill_all_in (const char *dir, const char *threads, pid_t spare, const pid_t exiting[2], pid_t first)
+kill_all_in (const char *dir, const char *threads, pid_t spare, const struct exiting_ok exiting[2],
+             pid_t first)
 {
   cleanup_free char *procs = bx_xasprintf ("%s/cgroup.procs", dir);
   cleanup_free char *listed_threads = threads != NULL ? bx_xasprintf ("%s/%s", dir, threads) : NULL;
@@ -319,8 +345,8 @@ bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
   cg->busy = bx_xzalloc (slots * sizeof (bool));
   cg->keeper = bx_xmalloc (slots * sizeof (int));
   cg->keeper_pid = bx_xzalloc (slots * sizeof (pid_t));
-  cg->bubblewrap = bx_xzalloc (slots * sizeof (pid_t));
-  cg->helper = bx_xzalloc (slots * sizeof (pid_t));
+  cg->bubblewrap = bx_xzalloc (slots * sizeof *cg->bubblewrap);
+  cg->helper = bx_xzalloc (slots * sizeof *cg->helper);
   cg->first = bx_xzalloc (slots * sizeof (pid_t));
   cg->set = bx_xzalloc (slots * sizeof *cg->set);
   for (size_t s = 0; s < slots; s++)
@@ -450,7 +476,7 @@ void
 bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot)
 {
   cleanup_free char *dir = slot_path (cg, cg->b->tasks, slot);
-  pid_t exiting[2] = { cg->bubblewrap[slot], cg->helper[slot] };
+  struct exiting_ok exiting[2] = { cg->bubblewrap[slot], cg->helper[slot] };
   kill_all_in (dir, cg->b->threads, cg->keeper_pid[slot], exiting, cg->first[slot]);
 }
 
@@ -458,21 +484,33 @@ void
 bx_bwrap_cgroups_empty (struct bx_bwrap_cgroups *cg, size_t slot)
 {
   cleanup_free char *dir = slot_path (cg, cg->b->tasks, slot);
-  static const pid_t none[2] = { 0, 0 };
+  static const struct exiting_ok none[2];
   kill_all_in (dir, NULL, cg->keeper_pid[slot], none, 0);
-  cg->bubblewrap[slot] = cg->helper[slot] = cg->first[slot] = 0;
+  cg->bubblewrap[slot] = cg->helper[slot] = none[0];
+  cg->first[slot] = 0;
+}
+
+/* PID, with its start time; none when it cannot be read (already gone: nothing to skip). */
+static void
+mark_exiting_ok (struct exiting_ok *e, pid_t pid)
+{
+  char state;
+  unsigned long flags;
+  *e = (struct exiting_ok){ 0, 0 };
+  if (pid > 0 && task_stat (pid, &state, &flags, &e->start))
+    e->pid = pid;
 }
 
 void
 bx_bwrap_cgroups_bubblewrap (struct bx_bwrap_cgroups *cg, size_t slot, pid_t pid)
 {
-  cg->bubblewrap[slot] = pid;
+  mark_exiting_ok (&cg->bubblewrap[slot], pid);
 }
 
 void
 bx_bwrap_cgroups_helper (struct bx_bwrap_cgroups *cg, size_t slot, pid_t pid)
 {
-  cg->helper[slot] = pid;
+  mark_exiting_ok (&cg->helper[slot], pid);
 }
 
 void
