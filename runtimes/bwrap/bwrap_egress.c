@@ -36,7 +36,8 @@
  * since a busy host can take seconds to start them and a failure here fails the call. */
 #define START_MS 15000
 #define TICK_MS  2
-/* How often the proxy's socket is looked for: it comes some milliseconds after the start. */
+/* How often the proxy's socket is looked for: it comes some milliseconds after the start,
+ * so the looks start short and grow to a tick for a proxy that is slow to come. */
 #define SOCKET_LOOK_US 250
 
 /* Waits up to a tick for FD to become readable: woken at once when it does, the tick only
@@ -192,6 +193,7 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
    * starts only after both, so nothing connects before the way out is there. */
   cleanup_free char *sock = bx_xasprintf ("%s/egress.sock", dir);
   struct stat st;
+  long look_us = SOCKET_LOOK_US;
   while (stat (sock, &st) < 0)
     {
       bool gone = ended (*proxy);
@@ -217,8 +219,10 @@ start_proxy (struct bx_bwrap_instance *inst, const bx_run_spec *spec, const char
        * waits for a grace period of the kernel's, longer than the whole start): short
        * looks, cut short by the proxy's end. */
       struct pollfd p = { .fd = *proxy, .events = POLLIN };
-      struct timespec look = { 0, SOCKET_LOOK_US * 1000 };
+      struct timespec look = { 0, look_us * 1000 };
       ppoll (&p, 1, &look, NULL);
+      if (look_us < TICK_MS * 1000)
+        look_us *= 2;
     }
 
   /* slirp4netns joins the proxy's network namespace (as root, like rootful podman's) and
