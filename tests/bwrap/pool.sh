@@ -249,15 +249,19 @@ wait_ready "$p_pid" 2 && pass "the pool is full again after them" \
 
 # While a call runs and the other sandbox is still ready, the pool makes none beside it (it
 # would share the CPU with the call): two slots busy, the call's and the ready one's, for
-# the whole call; after it, the pool fills again.
+# the whole call, from the moment its command runs (its marker file is there) to the
+# moment it ends (the marker gone); after it, the pool fills again.
 wait_ready "$p_pid" 2
-"$boxmaker" call shell "{\"command\":\"sleep 3; echo long\",\"cwd\":\"$work/grant\"}" \
+rm -f "$work/grant/in-call"
+"$boxmaker" call shell "{\"command\":\"touch in-call; sleep 3; rm in-call; echo long\",\"cwd\":\"$work/grant\"}" \
   --socket "$work/p.sock" --session pool --call long > "$work/long" 2>&1 &
 long=$!
 most=0
-while kill -0 "$long" 2> /dev/null; do
+while kill -0 "$long" 2> /dev/null && [ ! -e "$work/grant/in-call" ]; do sleep 0.05; done
+while [ -e "$work/grant/in-call" ]; do
   b=$(busy_slots "$p_pid")
-  [ "$b" -le "$most" ] || most=$b
+  # Counted only if the call still ran when the count ended: after it, the pool refills.
+  [ ! -e "$work/grant/in-call" ] || [ "$b" -le "$most" ] || most=$b
   sleep 0.2
 done
 wait "$long"
