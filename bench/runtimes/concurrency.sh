@@ -20,6 +20,7 @@ rounds=${2:-3}
 calls=${3:-256}
 [ $# -gt 3 ] && { shift 3; clients="$*"; } || clients="1 4 16 64"
 src=$(cd "$(dirname "$0")/../.." && pwd)
+. "$src/bench/runtimes/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "concurrency.sh: needs root (cgroups, the sandbox's uid)" >&2; exit 1; }
 bwrap=$(command -v bwrap) || { echo "concurrency.sh: bubblewrap is not installed" >&2; exit 1; }
 work=$(mktemp -d /tmp/bx-bench-concurrency.XXXXXX)
@@ -72,18 +73,10 @@ if [ -n "$acct" ]; then
   mkdir "$cg"
   cpu_files=$cg/cpuacct.usage
 fi
-sh -c '[ -z "$1" ] || echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$cg" \
-  "$build/broker/brokerd" --config "$work/b.yaml" --runtimedir "$build/runtimes/modules" \
-  2> "$work/b.log" &
-broker_pid=$!
-i=0
-while [ ! -S "$work/b.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-[ -S "$work/b.sock" ] || { cat "$work/b.log"; exit 1; }
+runtimes_brokerd b "$cg"
+broker_pid=$brokerd_pid
 
-root_binds=
-for d in bin etc lib lib64 root; do
-  [ ! -d "$work/rootfs/$d" ] || root_binds="$root_binds --ro-bind $work/rootfs/$d /$d"
-done
+runtimes_root_binds "$work/rootfs"
 in=$work/shell.json
 {
   printf 'shell\tbare-bwrap\t65534\t%s\t-\t%s --unshare-all --unshare-user --uid 65534 --gid 65534 --die-with-parent --clearenv --setenv PATH /bin%s --proc /proc --dev /dev --tmpfs /tmp --bind %s %s --remount-ro / --chdir /tmp -- /bin/toolkit shell\n' \

@@ -23,6 +23,7 @@ set -eu
 build=$(cd "$1" && pwd)
 rounds=${2:-30}
 src=$(cd "$(dirname "$0")/../.." && pwd)
+. "$src/bench/runtimes/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "http_fetch.sh: needs root (network namespaces, cgroups)" >&2; exit 1; }
 for c in bwrap slirp4netns ip openssl; do
   command -v "$c" > /dev/null || { echo "http_fetch.sh: $c is not installed" >&2; exit 1; }
@@ -110,20 +111,12 @@ if [ -n "$acct" ]; then
   mkdir "$cg"
   cpu=$cg/cpuacct.usage
 fi
-sh -c '[ -z "$1" ] || echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$cg" \
-  "$build/broker/brokerd" --config "$work/bwrap.yaml" --runtimedir "$build/runtimes/modules" \
-  2> "$work/bwrap.log" &
-bench_pids="$bench_pids $!"
-i=0
-while [ ! -S "$work/bwrap.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-[ -S "$work/bwrap.sock" ] || { cat "$work/bwrap.log"; exit 1; }
+runtimes_brokerd bwrap "$cg"
+bench_pids="$bench_pids $brokerd_pid"
 
 # The floor's two sandboxes: bwrap.so's options but its limits, its seccomp filter, its
 # helpers and the proxy's own network.
-root_binds=
-for d in bin etc lib lib64 root; do
-  [ ! -d "$work/rootfs/$d" ] || root_binds="$root_binds --ro-bind $work/rootfs/$d /$d"
-done
+runtimes_root_binds "$work/rootfs"
 common="--unshare-user --uid 65534 --gid 65534 --die-with-parent --clearenv --setenv PATH /bin --setenv HOME /tmp$root_binds --proc /proc --dev /dev --tmpfs /tmp"
 proxy="$bwrap --unshare-all --share-net $common --bind $work/floor /run/egress --remount-ro / --chdir /tmp -- /bin/toolkit egress-proxy --socket /run/egress/egress.sock --allow $name"
 tool="$bwrap --unshare-all $common --ro-bind $work/floor /run/egress --remount-ro / --chdir /tmp -- /bin/toolkit http_fetch"

@@ -45,6 +45,7 @@ build=$(cd "$1" && pwd)
 rounds=${2:-30}
 idle_ms=${BENCH_IDLE_MS:-0}
 src=$(cd "$(dirname "$0")/../.." && pwd)
+. "$src/bench/runtimes/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "run.sh: needs root (cgroups, the sandbox's uid)" >&2; exit 1; }
 bwrap=$(command -v bwrap) || { echo "run.sh: bubblewrap is not installed" >&2; exit 1; }
 runsc=
@@ -117,14 +118,9 @@ YAML
     cg=$acct/bx-bench-$1-$$
     mkdir "$cg"
   fi
-  sh -c '[ -z "$1" ] || echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$cg" \
-    "$build/broker/brokerd" --config "$work/$1.yaml" --runtimedir "$build/runtimes/modules" \
-    2> "$work/$1.log" &
-  eval "${1}_pid=\$!"
-  bench_pids="$bench_pids $!"
-  i=0
-  while [ ! -S "$work/$1.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-  [ -S "$work/$1.sock" ] || { cat "$work/$1.log"; exit 1; }
+  runtimes_brokerd "$1" "$cg"
+  eval "${1}_pid=\$brokerd_pid"
+  bench_pids="$bench_pids $brokerd_pid"
 }
 # Every limit on in the modules: memory 512m, 128 pids, one CPU, 30 s, output 256 KiB,
 # files 64 MiB, /tmp 64 MiB.
@@ -195,10 +191,7 @@ if [ -n "$podman" ]; then
 fi
 
 # The read-only root as bwrap.so binds it: each top folder of the root it has.
-root_binds=
-for d in bin etc lib lib64 root; do
-  [ ! -d "$work/rootfs/$d" ] || root_binds="$root_binds --ro-bind $work/rootfs/$d /$d"
-done
+runtimes_root_binds "$work/rootfs"
 # The cpuacct.usage files of a brokerd side: its own cgroup's, and for gvisor.so the parent
 # cgroup runsc puts the sandboxes in.
 bwrap_cpu=- bwrap_ro0_cpu=- gvisor_cpu=- gvisor_ro0_cpu=- podman_cpu=-

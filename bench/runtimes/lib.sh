@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: Apache-2.0
+# What the scripts of bench/runtimes that start brokerd share, sourced after `set -eu`:
+#
+#   runtimes_brokerd NAME CGROUP   brokerd with $work/NAME.yaml, its log in $work/NAME.log,
+#                                  in the cpuacct cgroup CGROUP (empty: none) so that its CPU
+#                                  time and its sandboxes' is charged to its side; sets
+#                                  $brokerd_pid and waits (10 s) for $work/NAME.sock
+#   runtimes_root_binds ROOTFS     $root_binds: a --ro-bind of each top folder of ROOTFS, the
+#                                  read-only root as bwrap.so binds it
+# $build is the build folder.
+
+runtimes_brokerd () {
+  sh -c '[ -z "$1" ] || echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$2" \
+    "$build/broker/brokerd" --config "$work/$1.yaml" --runtimedir "$build/runtimes/modules" \
+    2> "$work/$1.log" &
+  brokerd_pid=$!
+  i=0
+  while [ ! -S "$work/$1.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+  [ -S "$work/$1.sock" ] || { cat "$work/$1.log"; exit 1; }
+}
+
+runtimes_root_binds () {
+  root_binds=
+  for d in bin etc lib lib64 root; do
+    [ ! -d "$1/$d" ] || root_binds="$root_binds --ro-bind $1/$d /$d"
+  done
+}
