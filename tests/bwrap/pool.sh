@@ -8,8 +8,9 @@
 # sandbox of its own with its limit; a pooled sandbox killed from outside costs no call;
 # each has its call's mounter made ahead, which the call uses, and one killed costs no call;
 # calls at once beyond the pool all answer; the pool is full again after them; while a call
-# runs and a sandbox is still ready, no other is made beside it; a pool larger than the
-# slots is refused at start; nothing of the pool outlives brokerd.
+# runs and a sandbox is still ready, no other is made beside it; nothing of the pool
+# outlives brokerd; without a pool, calls take the slots in turn; a pool larger than the
+# slots is refused at start.
 #
 #   pool.sh BROKERD BOXMAKER RUNTIMEDIR TOOLKIT BUILD_IMAGE
 set -u
@@ -279,6 +280,33 @@ still=
 for t in $left; do [ -d "/proc/$t" ] && still="$still $t"; done
 [ -z "$still" ] && pass "the pool's sandboxes end with brokerd" \
   || fail "pooled sandboxes left after brokerd:$still"
+
+# Without a pool, calls one after another take the free slots in turn, not the first one
+# again (docs/config.md, bwrap.so's options): the slot a call has just given back may still
+# be torn down by the kernel.
+start_brokerd turn 0 3
+# The slot folder that holds a toolkit of brokerd $1, once one runs (10 s at most).
+slot_of_call () {
+  for k in $(seq 100); do
+    for procs in "$cg_slots/$1"-*/*/cgroup.procs; do
+      for t in $(cat "$procs" 2>/dev/null); do
+        [ "$(cat "/proc/$t/comm" 2>/dev/null)" = toolkit ] && { dirname "$procs"; return; }
+      done
+    done
+    sleep 0.1
+  done
+}
+seen=
+for k in 1 2 3; do
+  "$boxmaker" call shell "{\"command\":\"sleep 1\",\"cwd\":\"$work/grant\"}" \
+    --socket "$work/turn.sock" --session pool --call "turn$k" > /dev/null 2>&1 &
+  c=$!
+  seen="$seen $(slot_of_call "$bpid")"
+  wait "$c"
+done
+[ "$(echo $seen | tr ' ' '\n' | sort -u | wc -l)" -eq 3 ] \
+  && pass "three calls one after another took three slots in turn" \
+  || fail "the slots of three calls in a row:$seen"
 
 # A pool larger than the slots: refused at start, naming the option.
 start_brokerd big 5 4
