@@ -425,15 +425,21 @@ else
      -accept "$web_ip:443" -cert "$work/web/cert.pem" -key "$work/web/key.pem") > "$work/server.log" 2>&1 &
   pids="$pids $!"
   i=0
-  until curl -s -o /dev/null --max-time 1 --cacert "$work/web/cert.pem" \
-          --resolve "web.bxtest.example:443:$web_ip" https://web.bxtest.example/index.txt; do
-    i=$((i + 1)); [ $i -lt 600 ] || break; sleep 0.1
+  # The server as the host reaches it: the HTTP status, or 000.
+  server_answers () {
+    curl -s -o /dev/null -w '%{http_code}' --max-time 2 --cacert "$work/web/cert.pem" \
+      --resolve "web.bxtest.example:443:$web_ip" https://web.bxtest.example/index.txt
+  }
+  until [ "$(server_answers)" = 200 ]; do
+    i=$((i + 1))
+    [ $i -lt 600 ] || { fail "the test's HTTPS server did not answer: $(cat "$work/server.log")"; break; }
+    sleep 0.1
   done
   start_brokerd web "" web.bxtest.example
   call web http_fetch '{"url":"https://web.bxtest.example/index.txt"}'
   [ $rc = 0 ] && contains "$out" "hello from the namespace" && contains "$out" "[http 200]" \
     && pass "http_fetch reaches a granted server through the proxy and slirp4netns" \
-    || fail "http_fetch to a granted server: rc=$rc out=$out err=$err"
+    || fail "http_fetch to a granted server: rc=$rc out=$out err=$err (the server answers the host: $(server_answers); its log: $(tail -c 300 "$work/server.log"))"
   line=$(grep "\"call\":\"c$n\"" "$work/web.log" | grep -v '"outcome":"running"' | tail -n 1)
   contains "$line" "\"egress\":[{\"host\":\"web.bxtest.example\",\"port\":443,\"reply\":0,\"address\":\"$web_ip\"}]" \
     && pass "the proxy's record of the connection is on the call's audit line" \
