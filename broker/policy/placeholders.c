@@ -74,11 +74,25 @@ static struct template *templates;
 /* This brokerd's folder of records, made and locked when the first placeholder is: a lock
  * nobody holds is a dead brokerd's, which the next one to start sweeps (another brokerd
  * sharing the home holds its own).  0, or -1 with errno. */
+static void records_close (void);
+static void record_compact (void);
+
 static int
 records_open (void)
 {
   if (records != NULL)
-    return 0;
+    {
+      struct stat st;
+      if (fstat (records_lock, &st) == 0 && st.st_nlink > 0)
+        return 0;
+      /* Someone removed the folder while brokerd ran: what went on in it would be lost at
+       * a crash.  A new one, with a line for each live placeholder recorded so far. */
+      records_close ();
+      if (records_open () < 0)
+        return -1;
+      record_compact ();
+      return 0;
+    }
   cleanup_free char *dir = bx_xasprintf ("%s/%s", records_root, token);
   /* A brokerd sweeping at the same time may remove the folder between its creation and the
    * lock (it looks empty and unlocked): then it is made again. */
@@ -176,8 +190,12 @@ record_append (const char *line, size_t len)
       records_size += len;
       return 0;
     }
-  if (w >= 0)
-    errno = ENOSPC;
+  int e = w >= 0 ? ENOSPC : errno;
+  /* A part of the line (a full file system) is cut off again: the next start reads the file
+   * up to its first broken line, so one left there would hide every line after it. */
+  if (w > 0)
+    (void)ftruncate (records_log, (off_t)records_size);
+  errno = e;
   return -1;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -427,6 +428,111 @@ placeholders_of_a_killed_brokerd (const char *home, const char *const *subs, siz
   ck_assert_int_eq (waitpid (pid, &status, 0), pid);
 }
 
+/* A brokerd (a child process) that makes placeholders for .bashrc, .profile and .zshrc, one
+ * call each, with HOOK (HOME, K) run before the K-th of the other two, and is then killed. */
+static void
+placeholders_of_a_brokerd_killed_after (const char *home, void (*hook) (const char *, int))
+{
+  int ready[2];
+  ck_assert_int_eq (pipe (ready), 0);
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    {
+      signal (SIGXFSZ, SIG_IGN);
+      bx_placeholders_start (home);
+      const char *subs[] = { ".bashrc", ".profile", ".zshrc" };
+      char ok = 'y';
+      for (int k = 0; k < 3 && ok == 'y'; k++)
+        {
+          if (k > 0)
+            hook (home, k);
+          struct bx_placeholder_refs refs = { 0 };
+          struct bx_protect_list list = { 0 };
+          cleanup_error bx_error detail = NULL;
+          if (bx_protect_folder (root, subs + k, 1, &list, &refs, &detail) < 0)
+            ok = 'n';
+        }
+      if (write (ready[1], &ok, 1) != 1)
+        _exit (1);
+      pause ();
+      _exit (0);
+    }
+  close (ready[1]);
+  char ok = 0;
+  ck_assert_int_eq (read (ready[0], &ok, 1), 1);
+  close (ready[0]);
+  ck_assert_int_eq (ok, 'y');
+  kill (pid, SIGKILL);
+  int status;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+}
+
+static void
+remove_the_records (const char *home, int k)
+{
+  if (k != 1)
+    return;
+  cleanup_free char *cmd = bx_xasprintf ("rm -rf '%s'/placeholders/*", home);
+  if (system (cmd) != 0)
+    _exit (1);
+}
+
+/* Someone removes brokerd's folder of records while it runs: the next placeholder makes it
+ * again, with the live ones in it, so the next start still sweeps them all. */
+START_TEST (test_records_removed_while_brokerd_runs_are_made_again)
+{
+  cleanup_free char *home = bx_xasprintf ("%s-home", root);
+  ck_assert_int_eq (mkdir (home, 0700), 0);
+  placeholders_of_a_brokerd_killed_after (home, remove_the_records);
+  cleanup_free char *left = listing ();
+  ck_assert_str_eq (left, ".bashrc .profile .zshrc ");
+  bx_placeholders_start (home);
+  cleanup_free char *after = listing ();
+  ck_assert_str_eq (after, "");
+  ck_assert_int_eq (rmdir (home), 0);
+}
+END_TEST
+
+/* The file size limit set just past the record file's end before .profile's record, and
+ * lifted again before .zshrc's: .profile's line goes in only in part. */
+static void
+cut_the_second_record (const char *home, int k)
+{
+  struct rlimit lim;
+  if (getrlimit (RLIMIT_FSIZE, &lim) < 0)
+    _exit (1);
+  if (k == 1)
+    {
+      /* The record file's name holds the brokerd's token: the shell finds it. */
+      cleanup_free char *cmd = bx_xasprintf ("stat -c %%s '%s'/placeholders/*/log", home);
+      FILE *f = popen (cmd, "r");
+      long size = 0;
+      if (f == NULL || fscanf (f, "%ld", &size) != 1 || pclose (f) != 0)
+        _exit (1);
+      lim.rlim_cur = (rlim_t)size + 10;
+    }
+  else
+    lim.rlim_cur = lim.rlim_max;
+  if (setrlimit (RLIMIT_FSIZE, &lim) < 0)
+    _exit (1);
+}
+
+/* A record line cut short (a full file system) is cut off again, so the records after it
+ * still count at the next start: only the placeholder whose record failed is left. */
+START_TEST (test_a_record_cut_short_hides_no_later_record)
+{
+  cleanup_free char *home = bx_xasprintf ("%s-home", root);
+  ck_assert_int_eq (mkdir (home, 0700), 0);
+  placeholders_of_a_brokerd_killed_after (home, cut_the_second_record);
+  bx_placeholders_start (home);
+  cleanup_free char *after = listing ();
+  ck_assert_str_eq (after, ".profile ");
+  cleanup_free char *cmd = bx_xasprintf ("rm -f '%s/.profile' && rm -rf '%s'", root, home);
+  ck_assert_int_eq (system (cmd), 0);
+}
+END_TEST
+
 START_TEST (test_a_placeholder_still_mounted_is_left_for_the_next_start)
 {
   /* A mount namespace of this test's own, where the placeholder is mounted: a sandbox of the
@@ -651,6 +757,8 @@ make_suite (void)
   tcase_add_test (tc, test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start);
   tcase_add_test (tc, test_a_name_still_held_by_a_killed_brokerd_is_swept_after_another_went);
   tcase_add_test (tc, test_records_live_until_brokerd_stops);
+  tcase_add_test (tc, test_records_removed_while_brokerd_runs_are_made_again);
+  tcase_add_test (tc, test_a_record_cut_short_hides_no_later_record);
   tcase_add_test (tc, test_the_record_file_stays_short_under_overlapping_calls);
   tcase_add_test (tc, test_a_git_file_is_protected_instead_of_what_it_names);
   tcase_add_test (tc, test_a_symbolic_link_on_the_way_refuses_the_call);
