@@ -51,6 +51,10 @@
 /* How long the leader may serve one connection before it is taken to be blocked and another
  * worker leads. */
 #define BLOCKED_US 1000
+/* How long it may serve one while it is runnable (working, or waiting for a CPU): on a busy
+ * machine a quick call outlasts BLOCKED_US for want of a CPU, and another worker leading
+ * then only adds a thread racing the clients for the same CPUs. */
+#define RUNNABLE_US 5000
 /* How long the watcher waits before its last look at an idle leader. */
 #define WATCH_TICK_US 500
 /* How often, at most, systemd hears the number of calls in flight. */
@@ -72,11 +76,13 @@ static const char busy_detail[] = "brokerd is busy";
  * answer draining).  A watcher thread wakes when the connection the leader serves will have
  * held it for BLOCKED_US; still on it then, the leader is relieved: a follower (or a new
  * worker) takes over accept(), and the old leader finishes its call and becomes a follower.
- * So a blocked call holds new connections back for about BLOCKED_US, and the number of
- * threads follows the number of blocking calls at once.  While quick calls follow each
- * other, the watcher wakes about once per BLOCKED_US, each time to find a later connection
- * whose own BLOCKED_US it then waits for.  The watcher sleeps, with no deadline, once it has
- * found the leader idle at two looks in a row.
+ * A leader found runnable instead (working, or waiting for a CPU other work holds) is not
+ * blocked: it is looked at again each BLOCKED_US and relieved once asleep, or once it has
+ * held the connection for RUNNABLE_US.  So a blocked call holds new connections back for
+ * about BLOCKED_US, and the number of threads follows the number of blocking calls at once.
+ * While quick calls follow each other, the watcher wakes about once per BLOCKED_US, each
+ * time to find a later connection whose own BLOCKED_US it then waits for.  The watcher
+ * sleeps, with no deadline, once it has found the leader idle at two looks in a row.
  *
  * A connection past max_connections, or past max_connections_per_uid for its uid, waits
  * for its turn in the worker that took it (fair.h: the turn goes to the uid holding the
@@ -106,6 +112,7 @@ struct server
   bool led;              /* a worker leads: it accepts, or serves and will accept again */
   uint64_t leader_term;  /* counts leaders: the leader knows itself by its term */
   bool leader_serving;   /* the leader serves a connection (not in accept()) */
+  pid_t leader_tid;      /* the leader's thread */
   int64_t serving_since; /* when it took that connection (bx_now_ns) */
   bool watcher_asleep;   /* the watcher waits on `watch` with no deadline */
   pthread_t watcher;
@@ -325,6 +332,27 @@ watch_until (struct server *s, int64_t at_ns)
   pthread_cond_timedwait (&s->watch, &s->lock, &until);
 }
 
+/* Whether thread TID of this process is running or waiting for a CPU (state R), rather than
+ * asleep in a system call: a leader held up for want of a CPU is not blocked.  A state that
+ * cannot be read counts as blocked. */
+static bool
+thread_runnable (pid_t tid)
+{
+  char path[64], text[512];
+  snprintf (path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  ssize_t n = read (fd, text, sizeof text - 1);
+  close (fd);
+  if (n <= 0)
+    return false;
+  text[n] = '\0';
+  /* "TID (NAME) STATE ...": the name may hold spaces and parentheses, so the last ')'. */
+  const char *end = strrchr (text, ')');
+  return end != NULL && end[1] == ' ' && end[2] == 'R';
+}
+
 static void *
 watcher_main (void *arg)
 {
@@ -351,11 +379,15 @@ watcher_main (void *arg)
           continue;
         }
       idle_looked = false;
+      int64_t now = bx_now_ns ();
       int64_t due = s->serving_since + BLOCKED_US * 1000LL;
-      if (bx_now_ns () >= due)
-        relieve_leader (s);
-      else
+      if (now < due)
         watch_until (s, due);
+      else if (now < s->serving_since + RUNNABLE_US * 1000LL && thread_runnable (s->leader_tid))
+        /* Look again a tick later: it may be asleep by then (a sandbox's run). */
+        watch_until (s, now + BLOCKED_US * 1000LL);
+      else
+        relieve_leader (s);
     }
   pthread_mutex_unlock (&s->lock);
   return NULL;
@@ -392,6 +424,7 @@ worker_main (void *arg)
             break;
           s->led = true;
           term = ++s->leader_term;
+          s->leader_tid = gettid ();
           s->leader_serving = false;
         }
       s->accepting++;

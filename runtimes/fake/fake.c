@@ -20,6 +20,8 @@
  *   check_root          accepts a grant's image and rootfs, unless it holds "absent"
  *   delay_ms            how long each run waits before answering (default none); a
  *                       cancelled call stops waiting and answers BX_SENTENCE_CANCELLED
+ *   busy_ms             how long each run works on the CPU before that (default none):
+ *                       a run that is never asleep
  *
  * It is a module like any other: jansson is used inside it, and only plain C crosses the
  * ABI. */
@@ -66,6 +68,7 @@ struct fake
   int truncated;
   int refused;
   uint64_t delay_ms;
+  uint64_t busy_ms;
   int64_t repeat;
   const char **protected; /* NULL-terminated copy of the option's list */
   char **exec;            /* NULL-terminated copy of the option's list (mode exec) */
@@ -77,8 +80,8 @@ static int
 fake_create (const struct bx_host *host, const bx_options *options, void **instance,
              bx_error_sink *sink)
 {
-  static const char *const known[] = { "mode",   "content",   "truncated", "refused", "delay_ms",
-                                       "repeat", "protected", "exec",      NULL };
+  static const char *const known[] = { "mode",    "content", "truncated", "refused", "delay_ms",
+                                       "busy_ms", "repeat",  "protected", "exec",    NULL };
   if (host->option_check_known (options, known, sink) < 0)
     return -1;
 
@@ -110,6 +113,7 @@ fake_create (const struct bx_host *host, const bx_options *options, void **insta
       || host->option_bool (options, "truncated", 0, &f->truncated, sink) < 0
       || host->option_bool (options, "refused", 0, &f->refused, sink) < 0
       || host->option_duration_ms (options, "delay_ms", 0, &f->delay_ms, sink) < 0
+      || host->option_duration_ms (options, "busy_ms", 0, &f->busy_ms, sink) < 0
       || host->option_int (options, "repeat", 1, 1000000, 1, &f->repeat, sink) < 0)
     {
       free (f);
@@ -325,6 +329,8 @@ fake_run (void *instance, const bx_run_spec *spec, bx_run_result *result, const 
   while (now > max && !atomic_compare_exchange_weak (&f->max_in_flight, &max, now))
     ;
   h->log (h, BX_LOG_DEBUG, "run %s: %s", h->spec_call (spec), h->spec_tool (spec));
+  for (int64_t until = now_ms () + (int64_t)f->busy_ms; now_ms () < until;)
+    ;
   if (f->delay_ms > 0 && wait_ms (h, spec, f->delay_ms))
     {
       atomic_fetch_sub (&f->in_flight, 1);

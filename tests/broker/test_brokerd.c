@@ -743,11 +743,15 @@ END_TEST
 /* One worker takes quick calls one after the other; a call that blocks in the module hands
  * the queue to another worker within about a millisecond, so a quick call behind it is not
  * held up, and the blocked one is still answered. */
-START_TEST (test_brokerd_a_blocked_run_does_not_hold_up_the_next_call)
+/* 20 quick calls made while a slow run (fake.so with RUN_OPTION) holds the worker that took
+ * it: none waits for that run to end. */
+static void
+quick_calls_pass_a_slow_run (const char *run_option)
 {
   struct bx_test_brokerd b;
-  broker_init (&b, NULL,
-               "runtime:\n  module: fake\n  options:\n    mode: echo\n    delay_ms: 8000\n");
+  cleanup_free char *runtime
+      = bx_xasprintf ("runtime:\n  module: fake\n  options:\n    mode: echo\n    %s\n", run_option);
+  broker_init (&b, NULL, runtime);
   bx_test_brokerd_start (&b);
   struct client slow = { .b = &b };
   strcpy (slow.args, "{\"command\": \"sleep\"}");
@@ -762,15 +766,28 @@ START_TEST (test_brokerd_a_blocked_run_does_not_hold_up_the_next_call)
       json_decref (r);
     }
   int64_t quick = bx_now_ms () - t0;
-  printf ("20 quick calls behind a blocked run: %lld ms\n", (long long)quick);
-  /* Held up, they would all wait for the run's 8 s. */
-  ck_assert_msg (!slow.done, "20 quick calls took %lld ms: the blocked run ended first",
-                 (long long)quick);
+  printf ("20 quick calls behind a run with %s: %lld ms\n", run_option, (long long)quick);
+  /* Held up, they would all wait for the run's end. */
+  ck_assert_msg (!slow.done, "20 quick calls took %lld ms: the run with %s ended first",
+                 (long long)quick, run_option);
   pthread_join (t, NULL);
   ck_assert_ptr_nonnull (slow.answer);
   ck_assert_str_eq (msg_type (slow.answer), "result");
   json_decref (slow.answer);
   ck_assert_int_eq (bx_test_brokerd_stop (&b), 0);
+}
+
+START_TEST (test_brokerd_a_blocked_run_does_not_hold_up_the_next_call)
+{
+  quick_calls_pass_a_slow_run ("delay_ms: 8000");
+}
+END_TEST
+
+/* A run that never sleeps (working on the CPU, or waiting for one) is not taken for blocked
+ * at once, but it is after a few ms all the same. */
+START_TEST (test_brokerd_a_run_on_the_cpu_does_not_hold_up_the_next_call)
+{
+  quick_calls_pass_a_slow_run ("busy_ms: 8000");
 }
 END_TEST
 
@@ -2116,6 +2133,7 @@ make_suite (void)
   tcase_add_test (tc, test_brokerd_runs_many_calls_at_once);
   tcase_add_test (tc, test_brokerd_cuts_off_a_stalled_client_at_the_deadline);
   tcase_add_test (tc, test_brokerd_a_blocked_run_does_not_hold_up_the_next_call);
+  tcase_add_test (tc, test_brokerd_a_run_on_the_cpu_does_not_hold_up_the_next_call);
   tcase_add_test (tc, test_brokerd_deadline_covers_the_whole_frame_not_each_read);
   tcase_add_test (tc, test_brokerd_with_queue_ms_0_refuses_past_max_connections_at_once);
   tcase_add_test (tc, test_brokerd_answers_64_clients_of_one_uid_at_once);
