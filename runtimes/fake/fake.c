@@ -5,11 +5,14 @@
  *                       parsed, mounts with writability, egress or null, egress_private
  *                       (the allow_private ranges), image, call, session,
  *                       home, and rootfs when the grant names one), plus in_flight and
- * max_in_flight so a test can prove that runs overlap mode: fixed         output is `content`
- * (repeated `repeat` times), marked truncated when `truncated` is true, and as the tool's refusal
- * when `refused` is true mode: failed        Failed, with a fixed sentence mode: unavailable
- * Unavailable, with a fixed sentence mode: silent        Failed with no sentence (the host must
- * supply one) mode: bad_status    a status the ABI does not define (the host must not trust it)
+ *                       max_in_flight so a test can prove that runs overlap
+ *   mode: fixed         output is `content` (repeated `repeat` times), marked truncated
+ *                       when `truncated` is true, and as the tool's refusal when
+ *                       `refused` is true
+ *   mode: failed        Failed, with a fixed sentence
+ *   mode: unavailable   Unavailable, with a fixed sentence
+ *   mode: silent        Failed with no sentence (the host must supply one)
+ *   mode: bad_status    a status the ABI does not define (the host must not trust it)
  *   mode: exec          runs the program of `exec` (a list: the program's path and its
  *                       arguments) on the host, with no sandbox at all, the call's arguments
  *                       on its standard input; output is its standard output, the tool's
