@@ -71,12 +71,12 @@ struct template
 };
 static struct template *templates;
 
-/* This brokerd's folder of records, made and locked when the first placeholder is: a lock
- * nobody holds is a dead brokerd's, which the next one to start sweeps (another brokerd
- * sharing the home holds its own).  0, or -1 with errno. */
 static void records_close (void);
 static void record_compact (void);
 
+/* This brokerd's folder of records, made and locked when the first placeholder is: a lock
+ * nobody holds is a dead brokerd's, which the next one to start sweeps (another brokerd
+ * sharing the home holds its own).  0, or -1 with errno. */
 static int
 records_open (void)
 {
