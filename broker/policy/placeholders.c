@@ -193,8 +193,9 @@ record_append (const char *line, size_t len)
   int e = w >= 0 ? ENOSPC : errno;
   /* A part of the line (a full file system) is cut off again: the next start reads the file
    * up to its first broken line, so one left there would hide every line after it. */
-  if (w > 0)
-    (void)ftruncate (records_log, (off_t)records_size);
+  if (w > 0 && ftruncate (records_log, (off_t)records_size) < 0)
+    bx_log (LOG_WARNING, NULL, "cannot cut a part of a record off %s/%s: %s", records, RECORD_LOG,
+            strerror (errno));
   errno = e;
   return -1;
 }
