@@ -24,6 +24,7 @@
 #include "bx/frame.h"
 #include "bx/message.h"
 #include "bx/printable.h"
+#include "bx/proc_stat.h"
 #include "bx/tool_args.h"
 #include "bx/utf8.h"
 
@@ -338,19 +339,10 @@ watch_until (struct server *s, int64_t at_ns)
 static bool
 thread_runnable (pid_t tid)
 {
-  char path[64], text[512];
+  char path[64];
   snprintf (path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
-  ssize_t n = read (fd, text, sizeof text - 1);
-  close (fd);
-  if (n <= 0)
-    return false;
-  text[n] = '\0';
-  /* "TID (NAME) STATE ...": the name may hold spaces and parentheses, so the last ')'. */
-  const char *end = strrchr (text, ')');
-  return end != NULL && end[1] == ' ' && end[2] == 'R';
+  struct bx_proc_stat st;
+  return bx_proc_stat_read (path, &st) && st.state == 'R';
 }
 
 static void *

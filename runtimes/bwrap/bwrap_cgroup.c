@@ -32,6 +32,7 @@
 #include "bx/cleanup.h"
 #include "bx/command.h"
 #include "bx/deadline.h"
+#include "bx/proc_stat.h"
 
 #include "bwrap.h"
 #include "instance.h"
@@ -197,29 +198,13 @@ make_slot (struct bx_bwrap_cgroups *cg, size_t slot, const struct bx_bwrap_limit
   return 0;
 }
 
-/* The state, flags and start time of the task TID, from /proc/TID/stat; false when they
- * cannot be read. */
+/* The state, flags and start time of the task TID; false when they cannot be read. */
 static bool
-task_stat (long tid, char *state, unsigned long *flags, unsigned long long *start)
+task_stat (long tid, struct bx_proc_stat *st)
 {
-  char path[48], text[1024];
+  char path[48];
   snprintf (path, sizeof path, "/proc/%ld/stat", tid);
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
-  ssize_t n = read (fd, text, sizeof text - 1);
-  close (fd);
-  if (n <= 0)
-    return false;
-  text[n] = '\0';
-  /* After the name, which may hold anything, in parentheses: state, ppid, pgrp, session,
-   * tty, tpgid, flags, minflt, cminflt, majflt, cmajflt, utime, stime, cutime, cstime,
-   * priority, nice, num_threads, itrealvalue, starttime. */
-  char *p = strrchr (text, ')');
-  static const char format[] = " %c %*s %*s %*s %*s %*s %lu" /* state to flags */
-                               " %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s" /* to 21 */
-                               " %llu";                                           /* starttime */
-  return p != NULL && sscanf (p + 1, format, state, flags, start) == 3;
+  return bx_proc_stat_read (path, st);
 }
 
 /* Whether the thread TID is done: gone through its exit to a zombie, or, when it is one of
@@ -234,15 +219,13 @@ task_stat (long tid, char *state, unsigned long *flags, unsigned long long *star
 static bool
 done (long tid, const struct exiting_ok exiting[2])
 {
-  char state;
-  unsigned long flags;
-  unsigned long long start;
-  if (!task_stat (tid, &state, &flags, &start))
+  struct bx_proc_stat st;
+  if (!task_stat (tid, &st))
     return false;
   bool ours = false;
   for (size_t i = 0; i < 2; i++)
-    ours |= exiting[i].pid > 0 && tid == exiting[i].pid && start == exiting[i].start;
-  return state == 'Z' || state == 'X' || (ours && (flags & 0x4));
+    ours |= exiting[i].pid > 0 && tid == exiting[i].pid && st.start_time == exiting[i].start;
+  return st.state == 'Z' || st.state == 'X' || (ours && (st.flags & 0x4));
 }
 
 /* Whether every thread listed in THREADS (a cgroup's file of them) but SPARE's is done;
@@ -494,11 +477,10 @@ bx_bwrap_cgroups_empty (struct bx_bwrap_cgroups *cg, size_t slot)
 static void
 mark_exiting_ok (struct exiting_ok *e, pid_t pid)
 {
-  char state;
-  unsigned long flags;
+  struct bx_proc_stat st;
   *e = (struct exiting_ok){ 0, 0 };
-  if (pid > 0 && task_stat (pid, &state, &flags, &e->start))
-    e->pid = pid;
+  if (pid > 0 && task_stat (pid, &st))
+    *e = (struct exiting_ok){ pid, st.start_time };
 }
 
 void

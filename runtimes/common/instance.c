@@ -8,22 +8,15 @@
 #include <unistd.h>
 
 #include "bx/cleanup.h"
+#include "bx/proc_stat.h"
 
 /* Field 22 of /proc/PID/stat, the start time in clock ticks since boot; 0 when PID is gone. */
 static unsigned long long
 start_time (long pid)
 {
   cleanup_free char *path = bx_xasprintf ("/proc/%ld/stat", pid);
-  cleanup_fclose FILE *f = fopen (path, "re");
-  char buf[1024];
-  if (f == NULL || fgets (buf, sizeof buf, f) == NULL)
-    return 0;
-  /* The command name may hold spaces and parentheses: count from its last ')', which ends
-   * field 2. */
-  char *p = strrchr (buf, ')');
-  for (int field = 2; p != NULL && field < 22; field++)
-    p = strchr (p + 1, ' ');
-  return p != NULL ? strtoull (p + 1, NULL, 10) : 0;
+  struct bx_proc_stat st;
+  return bx_proc_stat_read (path, &st) ? st.start_time : 0;
 }
 
 char *
