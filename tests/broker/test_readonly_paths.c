@@ -293,12 +293,11 @@ START_TEST (test_a_placeholder_that_changed_is_left_in_place)
 }
 END_TEST
 
-START_TEST (test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start)
+/* A brokerd in a child process that starts with HOME and makes placeholders with MAKE (CTX),
+ * holding them; its pid once MAKE succeeded.  It then waits to be killed (kill_brokerd). */
+static pid_t
+brokerd_that_made (const char *home, bool (*make) (const void *ctx), const void *ctx)
 {
-  cleanup_free char *home = bx_xasprintf ("%s-home", root);
-  ck_assert_int_eq (mkdir (home, 0700), 0);
-  const char *subs[] = { ".git/hooks", ".bashrc", ".profile" };
-  /* A brokerd that makes placeholders and is killed in the middle of its call. */
   int ready[2];
   ck_assert_int_eq (pipe (ready), 0);
   pid_t pid = fork ();
@@ -306,10 +305,7 @@ START_TEST (test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start)
   if (pid == 0)
     {
       bx_placeholders_start (home);
-      struct bx_placeholder_refs refs = { 0 };
-      struct bx_protect_list list = { 0 };
-      cleanup_error bx_error detail = NULL;
-      char ok = bx_protect_folder (root, subs, 3, &list, &refs, &detail) == 0 ? 'y' : 'n';
+      char ok = make (ctx) ? 'y' : 'n';
       if (write (ready[1], &ok, 1) != 1)
         _exit (1);
       pause ();
@@ -320,6 +316,43 @@ START_TEST (test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start)
   ck_assert_int_eq (read (ready[0], &ok, 1), 1);
   close (ready[0]);
   ck_assert_int_eq (ok, 'y');
+  return pid;
+}
+
+/* A brokerd killed in the middle of its calls. */
+static void
+kill_brokerd (pid_t pid)
+{
+  kill (pid, SIGKILL);
+  int status;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+}
+
+/* The placeholders of the protected paths of a subs_list, in one call, held. */
+struct subs_list
+{
+  const char *const *subs;
+  size_t n;
+};
+
+static bool
+make_in_one_call (const void *ctx)
+{
+  const struct subs_list *l = ctx;
+  struct bx_placeholder_refs refs = { 0 };
+  struct bx_protect_list list = { 0 };
+  cleanup_error bx_error detail = NULL;
+  return bx_protect_folder (root, l->subs, l->n, &list, &refs, &detail) == 0;
+}
+
+START_TEST (test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start)
+{
+  cleanup_free char *home = bx_xasprintf ("%s-home", root);
+  ck_assert_int_eq (mkdir (home, 0700), 0);
+  const char *subs[] = { ".git/hooks", ".bashrc", ".profile" };
+  /* A brokerd that makes placeholders and is killed in the middle of its call. */
+  const struct subs_list three = { subs, 3 };
+  pid_t pid = brokerd_that_made (home, make_in_one_call, &three);
   cleanup_free char *made = listing ();
   ck_assert_str_eq (made, ".bashrc .git/ .profile ");
   /* One record file, a line for each placeholder made. */
@@ -333,9 +366,7 @@ START_TEST (test_a_placeholder_left_by_a_killed_brokerd_is_swept_at_start)
   cleanup_free char *alive = listing ();
   ck_assert_str_eq (alive, made);
   ck_assert_int_eq (system (records), 0);
-  kill (pid, SIGKILL);
-  int status;
-  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  kill_brokerd (pid);
   /* The owner put a file of theirs in place of one meanwhile: that one stays.  (Writing into
    * one would write into every file placeholder of the folder: they are names of one file.) */
   cleanup_free char *cmd
@@ -354,40 +385,29 @@ END_TEST
 
 /* The file placeholders of a folder are names of one file: the record of one that went names
  * its path, so the others' records still stand for the next start. */
+/* .bashrc and .profile in two calls, the second of which ends. */
+static bool
+make_two_and_end_the_second (const void *ctx)
+{
+  (void)ctx;
+  const char *first[] = { ".bashrc" }, *second[] = { ".profile" };
+  struct bx_placeholder_refs a = { 0 }, b = { 0 };
+  struct bx_protect_list list = { 0 };
+  cleanup_error bx_error detail = NULL;
+  bool made = bx_protect_folder (root, first, 1, &list, &a, &detail) == 0
+              && bx_protect_folder (root, second, 1, &list, &b, &detail) == 0;
+  bx_placeholder_release (&b);
+  return made;
+}
+
 START_TEST (test_a_name_still_held_by_a_killed_brokerd_is_swept_after_another_went)
 {
   cleanup_free char *home = bx_xasprintf ("%s-home", root);
   ck_assert_int_eq (mkdir (home, 0700), 0);
-  int ready[2];
-  ck_assert_int_eq (pipe (ready), 0);
-  pid_t pid = fork ();
-  ck_assert_int_ge (pid, 0);
-  if (pid == 0)
-    {
-      bx_placeholders_start (home);
-      const char *first[] = { ".bashrc" }, *second[] = { ".profile" };
-      struct bx_placeholder_refs a = { 0 }, b = { 0 };
-      struct bx_protect_list list = { 0 };
-      cleanup_error bx_error detail = NULL;
-      bool made = bx_protect_folder (root, first, 1, &list, &a, &detail) == 0
-                  && bx_protect_folder (root, second, 1, &list, &b, &detail) == 0;
-      bx_placeholder_release (&b);
-      char ok = made ? 'y' : 'n';
-      if (write (ready[1], &ok, 1) != 1)
-        _exit (1);
-      pause ();
-      _exit (0);
-    }
-  close (ready[1]);
-  char ok = 0;
-  ck_assert_int_eq (read (ready[0], &ok, 1), 1);
-  close (ready[0]);
-  ck_assert_int_eq (ok, 'y');
+  pid_t pid = brokerd_that_made (home, make_two_and_end_the_second, NULL);
   cleanup_free char *held = listing ();
   ck_assert_str_eq (held, ".bashrc ");
-  kill (pid, SIGKILL);
-  int status;
-  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  kill_brokerd (pid);
   bx_placeholders_start (home);
   cleanup_free char *after = listing ();
   ck_assert_str_eq (after, "");
@@ -402,70 +422,43 @@ END_TEST
 static void
 placeholders_of_a_killed_brokerd (const char *home, const char *const *subs, size_t n)
 {
-  int ready[2];
-  ck_assert_int_eq (pipe (ready), 0);
-  pid_t pid = fork ();
-  ck_assert_int_ge (pid, 0);
-  if (pid == 0)
+  const struct subs_list l = { subs, n };
+  kill_brokerd (brokerd_that_made (home, make_in_one_call, &l));
+}
+
+/* Placeholders for .bashrc, .profile and .zshrc, one call each, with the hook (HOME, K) run
+ * before the K-th of the other two. */
+struct one_by_one
+{
+  const char *home;
+  void (*hook) (const char *home, int k);
+};
+
+static bool
+make_one_by_one (const void *ctx)
+{
+  const struct one_by_one *o = ctx;
+  signal (SIGXFSZ, SIG_IGN); /* a file size limit makes writes fail instead */
+  const char *subs[] = { ".bashrc", ".profile", ".zshrc" };
+  for (int k = 0; k < 3; k++)
     {
-      bx_placeholders_start (home);
+      if (k > 0)
+        o->hook (o->home, k);
       struct bx_placeholder_refs refs = { 0 };
       struct bx_protect_list list = { 0 };
       cleanup_error bx_error detail = NULL;
-      char ok = bx_protect_folder (root, subs, n, &list, &refs, &detail) == 0 ? 'y' : 'n';
-      if (write (ready[1], &ok, 1) != 1)
-        _exit (1);
-      pause ();
-      _exit (0);
+      if (bx_protect_folder (root, subs + k, 1, &list, &refs, &detail) < 0)
+        return false;
     }
-  close (ready[1]);
-  char ok = 0;
-  ck_assert_int_eq (read (ready[0], &ok, 1), 1);
-  close (ready[0]);
-  ck_assert_int_eq (ok, 'y');
-  kill (pid, SIGKILL);
-  int status;
-  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  return true;
 }
 
-/* A brokerd (a child process) that makes placeholders for .bashrc, .profile and .zshrc, one
- * call each, with HOOK (HOME, K) run before the K-th of the other two, and is then killed. */
+/* Those three made by a brokerd that is then killed. */
 static void
 placeholders_of_a_brokerd_killed_after (const char *home, void (*hook) (const char *, int))
 {
-  int ready[2];
-  ck_assert_int_eq (pipe (ready), 0);
-  pid_t pid = fork ();
-  ck_assert_int_ge (pid, 0);
-  if (pid == 0)
-    {
-      signal (SIGXFSZ, SIG_IGN);
-      bx_placeholders_start (home);
-      const char *subs[] = { ".bashrc", ".profile", ".zshrc" };
-      char ok = 'y';
-      for (int k = 0; k < 3 && ok == 'y'; k++)
-        {
-          if (k > 0)
-            hook (home, k);
-          struct bx_placeholder_refs refs = { 0 };
-          struct bx_protect_list list = { 0 };
-          cleanup_error bx_error detail = NULL;
-          if (bx_protect_folder (root, subs + k, 1, &list, &refs, &detail) < 0)
-            ok = 'n';
-        }
-      if (write (ready[1], &ok, 1) != 1)
-        _exit (1);
-      pause ();
-      _exit (0);
-    }
-  close (ready[1]);
-  char ok = 0;
-  ck_assert_int_eq (read (ready[0], &ok, 1), 1);
-  close (ready[0]);
-  ck_assert_int_eq (ok, 'y');
-  kill (pid, SIGKILL);
-  int status;
-  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  const struct one_by_one o = { home, hook };
+  kill_brokerd (brokerd_that_made (home, make_one_by_one, &o));
 }
 
 static void
