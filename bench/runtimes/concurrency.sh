@@ -54,13 +54,7 @@ runtime:
   options:
     rootfs: $work/rootfs
     egress_dir: $work/egress
-    memory: 512m
-    pids: 128
-    cpu_percent: 100
-    shell_ms: 30000
-    output_cap: 256k
-    file_size: 64m
-    tmp_size: 64m
+$runtimes_limits
 grants:
   - tools: [shell]
     paths: [$g]

@@ -47,9 +47,7 @@ cleanup () {
 trap cleanup EXIT
 trap 'exit 1' HUP INT PIPE TERM
 
-cc -O2 -DBENCH_CLIENT_LIBRARY -I"$src/client/include" -o "$work/tiers" \
-  "$src/bench/runtimes/tiers.c" -L"$build/client" -Wl,-rpath,"$build/client" \
-  -lboxmaker-client -ljansson
+runtimes_tiers
 cc -O2 -o "$work/fetch_floor" "$src/bench/runtimes/fetch_floor.c"
 
 # The server: its name, a certificate for it, and an address only this host routes.
@@ -92,13 +90,7 @@ runtime:
   options:
     rootfs: $work/rootfs
     egress_dir: $work/egress
-    memory: 512m
-    pids: 128
-    cpu_percent: 100
-    http_fetch_ms: 30000
-    output_cap: 256k
-    file_size: 64m
-    tmp_size: 64m
+$runtimes_limits
 grants:
   - tools: [http_fetch]
     hosts: [$name]

@@ -7,7 +7,11 @@
 #                                  $brokerd_pid and waits (10 s) for $work/NAME.sock
 #   runtimes_root_binds ROOTFS     $root_binds: a --ro-bind of each top folder of ROOTFS, the
 #                                  read-only root as bwrap.so binds it
-# $build is the build folder.
+#   runtimes_tiers                 $work/tiers, the harness that runs the sides, its -lib sides
+#                                  through the client library of this build
+#   $runtimes_limits               every limit of bwrap.so and gvisor.so on, as option lines of
+#                                  a runtime block
+# $build is the build folder, $src the source tree and $work the run's folder.
 
 runtimes_brokerd () {
   sh -c '[ -z "$1" ] || echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$2" \
@@ -25,3 +29,21 @@ runtimes_root_binds () {
     [ ! -d "$1/$d" ] || root_binds="$root_binds --ro-bind $1/$d /$d"
   done
 }
+
+runtimes_tiers () {
+  cc -O2 -DBENCH_CLIENT_LIBRARY -I"$src/client/include" -o "$work/tiers" \
+    "$src/bench/runtimes/tiers.c" -L"$build/client" -Wl,-rpath,"$build/client" \
+    -lboxmaker-client -ljansson
+}
+
+# Memory 512m, 128 pids, one CPU, 30 s for each tool, output 256 KiB, files 64 MiB, /tmp 64 MiB.
+runtimes_limits="    memory: 512m
+    pids: 128
+    cpu_percent: 100
+    read_file_ms: 30000
+    write_file_ms: 30000
+    shell_ms: 30000
+    http_fetch_ms: 30000
+    output_cap: 256k
+    file_size: 64m
+    tmp_size: 64m"

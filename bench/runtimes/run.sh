@@ -79,9 +79,7 @@ trap cleanup EXIT
 trap 'exit 1' HUP INT PIPE TERM
 
 # tiers makes the -lib sides' calls itself, through the client library of this build.
-cc -O2 -DBENCH_CLIENT_LIBRARY -I"$src/client/include" -o "$work/tiers" \
-  "$src/bench/runtimes/tiers.c" -L"$build/client" -Wl,-rpath,"$build/client" \
-  -lboxmaker-client -ljansson
+runtimes_tiers
 "$src/packaging/image/build-image.sh" --quiet --rootfs "$work/rootfs" \
   --toolkit "$build/toolkit/toolkit" > /dev/null
 [ -z "$podman" ] || image=$("$src/packaging/image/build-image.sh" --quiet \
@@ -122,17 +120,8 @@ YAML
   eval "${1}_pid=\$brokerd_pid"
   bench_pids="$bench_pids $brokerd_pid"
 }
-# Every limit on in the modules: memory 512m, 128 pids, one CPU, 30 s, output 256 KiB,
-# files 64 MiB, /tmp 64 MiB.
-limits="    memory: 512m
-    pids: 128
-    cpu_percent: 100
-    read_file_ms: 30000
-    write_file_ms: 30000
-    shell_ms: 30000
-    output_cap: 256k
-    file_size: 64m
-    tmp_size: 64m"
+# Every limit on in the modules (lib.sh).
+limits=$runtimes_limits
 start_brokerd bwrap "  module: bwrap
   options:
     rootfs: $work/rootfs
