@@ -24,6 +24,7 @@ build=$(cd "$1" && pwd)
 rounds=${2:-30}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 . "$src/bench/runtimes/lib.sh"
+. "$src/tests/common/web_netns.sh"
 [ "$(id -u)" = 0 ] || { echo "http_fetch.sh: needs root (network namespaces, cgroups)" >&2; exit 1; }
 for c in bwrap slirp4netns ip openssl; do
   command -v "$c" > /dev/null || { echo "http_fetch.sh: $c is not installed" >&2; exit 1; }
@@ -60,17 +61,10 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$name" \
   --toolkit "$build/toolkit/toolkit" --extra-ca "$work/cert.pem" --add-host "$name:$web_ip" \
   > /dev/null
 ip netns add "$netns"
-ip link add "$veth" type veth peer name "bxbn$$"
-ip link set "bxbn$$" netns "$netns"
-ip addr add "$host_ip/30" dev "$veth"
-ip link set "$veth" up
-ip netns exec "$netns" ip addr add "$web_ip/30" dev "bxbn$$"
-ip netns exec "$netns" ip link set "bxbn$$" up
-ip netns exec "$netns" ip link set lo up
+web_netns_wire "$netns" "$veth" "bxbn$$" "$host_ip" "$web_ip"
 mkdir -p "$work/www"
 echo "fetched through the egress proxy" > "$work/www/index.txt"
-(cd "$work/www" && exec ip netns exec "$netns" openssl s_server -quiet -WWW \
-   -accept "$web_ip:443" -cert "$work/cert.pem" -key "$work/key.pem") > "$work/server.log" 2>&1 &
+web_netns_serve "$netns" "$work/www" "$web_ip:443" "$work/cert.pem" "$work/key.pem" "$work/server.log"
 bench_pids="$bench_pids $!"
 i=0
 until curl -s -o /dev/null --max-time 1 --cacert "$work/cert.pem" \

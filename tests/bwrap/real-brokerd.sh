@@ -26,6 +26,7 @@ skip () {
 command -v bwrap >/dev/null || skip "bubblewrap is not installed"
 . "$(dirname "$0")/cgroup-host.sh"
 . "$(dirname "$0")/../common/wait_socket.sh"
+. "$(dirname "$0")/../common/web_netns.sh"
 . "$(dirname "$0")/../common/still_runs.sh"
 cg_host bwrap-real
 [ -n "$cg_kind" ] || skip "$cg_why"
@@ -413,16 +414,11 @@ elif ! ip netns add "bxbw$$" 2>"$work/netns.log"; then
   fail "cannot make a network namespace: $(cat "$work/netns.log")"
 else
   netns=bxbw$$
-  ip link add "bxh$$" type veth peer name "bxn$$" &&
-    ip link set "bxn$$" netns "$netns" &&
-    ip addr add "$host_ip/30" dev "bxh$$" && ip link set "bxh$$" up &&
-    ip netns exec "$netns" ip addr add "$web_ip/30" dev "bxn$$" &&
-    ip netns exec "$netns" ip link set "bxn$$" up &&
-    ip netns exec "$netns" ip link set lo up || fail "cannot wire the namespace"
+  web_netns_wire "$netns" "bxh$$" "bxn$$" "$host_ip" "$web_ip" || fail "cannot wire the namespace"
   mkdir -p "$work/www"
   echo "hello from the namespace" > "$work/www/index.txt"
-  (cd "$work/www" && exec ip netns exec "$netns" openssl s_server -quiet -WWW \
-     -accept "$web_ip:443" -cert "$work/web/cert.pem" -key "$work/web/key.pem") > "$work/server.log" 2>&1 &
+  web_netns_serve "$netns" "$work/www" "$web_ip:443" "$work/web/cert.pem" "$work/web/key.pem" \
+    "$work/server.log"
   pids="$pids $!"
   i=0
   # The server as the host reaches it: the HTTP status, or 000.

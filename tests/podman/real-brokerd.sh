@@ -18,6 +18,7 @@
 #   real-brokerd.sh BROKERD BOXMAKER RUNTIMEDIR IMAGE_REF_FILE [BUILD_DEV_IMAGE_SH TOOLKIT]
 # (real-setup.sh left the web server's certificate beside IMAGE_REF_FILE, in web/)
 . "$(dirname "$0")/../common/wait_socket.sh"
+. "$(dirname "$0")/../common/web_netns.sh"
 set -u
 brokerd=$1 boxmaker=$2 runtimedir=$3 ref_file=$4
 build_dev=${5:-} toolkit=${6:-}
@@ -330,16 +331,10 @@ elif ! ip netns add "bxweb$$" 2>"$work/netns.log"; then
   web_skip "cannot make a network namespace: $(cat "$work/netns.log")"
 else
   netns=bxweb$$
-  ip link add "bxh$$" type veth peer name "bxn$$" &&
-    ip link set "bxn$$" netns "$netns" &&
-    ip addr add "$host_ip/30" dev "bxh$$" && ip link set "bxh$$" up &&
-    ip netns exec "$netns" ip addr add "$web_ip/30" dev "bxn$$" &&
-    ip netns exec "$netns" ip link set "bxn$$" up &&
-    ip netns exec "$netns" ip link set lo up || fail "cannot wire the namespace"
+  web_netns_wire "$netns" "bxh$$" "bxn$$" "$host_ip" "$web_ip" || fail "cannot wire the namespace"
   mkdir -p "$work/www"
   echo "hello from the namespace" > "$work/www/index.txt"
-  (cd "$work/www" && exec ip netns exec "$netns" openssl s_server -quiet -WWW \
-     -accept "$web_ip:443" -cert "$web/cert.pem" -key "$web/key.pem") > "$work/server.log" 2>&1 &
+  web_netns_serve "$netns" "$work/www" "$web_ip:443" "$web/cert.pem" "$web/key.pem" "$work/server.log"
   pids="$pids $!"
   i=0
   until curl -s -o /dev/null --max-time 1 --cacert "$web/cert.pem" \
@@ -436,8 +431,8 @@ PY
   fi
 
   # A port named by the pattern: the same server on 8443 too.
-  (cd "$work/www" && exec ip netns exec "$netns" openssl s_server -quiet -WWW \
-     -accept "$web_ip:8443" -cert "$web/cert.pem" -key "$web/key.pem") > "$work/server8443.log" 2>&1 &
+  web_netns_serve "$netns" "$work/www" "$web_ip:8443" "$web/cert.pem" "$web/key.pem" \
+    "$work/server8443.log"
   pids="$pids $!"
   start_brokerd port "" "--add-host=web.bxtest.example:$web_ip" "\"web.bxtest.example:8443\""
   sleep 0.3
@@ -454,8 +449,8 @@ PY
   priv_host=10.200.$octet.1 priv_ip=10.200.$octet.2
   ip addr add "$priv_host/30" dev "bxh$$" &&
     ip netns exec "$netns" ip addr add "$priv_ip/30" dev "bxn$$" || fail "cannot add the private addresses"
-  (cd "$work/www" && exec ip netns exec "$netns" openssl s_server -quiet -WWW \
-     -accept "$priv_ip:443" -cert "$web/cert.pem" -key "$web/key.pem") > "$work/server-priv.log" 2>&1 &
+  web_netns_serve "$netns" "$work/www" "$priv_ip:443" "$web/cert.pem" "$web/key.pem" \
+    "$work/server-priv.log"
   pids="$pids $!"
   start_brokerd private "" "--add-host=web.bxtest.example:$priv_ip" web.bxtest.example
   start_brokerd privok "" "--add-host=web.bxtest.example:$priv_ip" web.bxtest.example \
