@@ -99,7 +99,9 @@ owner_checks "$work/wf" "after write_file"
 
 # Two calls in one folder: the long one starts first, a short one starts and ends; the long
 # one is still protected afterwards.  Meanwhile the owner sees empty root-owned placeholders.
-"$boxmaker" call shell "{\"command\":\"sleep 4; mkdir -p .git/hooks; echo hooks=\$?; echo x > .bashrc; echo bashrc=\$?; echo long-done\",\"cwd\":\"$work/busy\"}" \
+# The long call waits for a file "go" the test makes once the short one is over (25 s at
+# most), not for a time a loaded machine may outlast, and removes it.
+"$boxmaker" call shell "{\"command\":\"i=0; while [ ! -e go ] && [ \$i -lt 250 ]; do sleep 0.1; i=\$((i + 1)); done; rm -f go; mkdir -p .git/hooks; echo hooks=\$?; echo x > .bashrc; echo bashrc=\$?; echo long-done\",\"cwd\":\"$work/busy\"}" \
   --socket "$work/b.sock" --session "$session-long" --call long > "$work/long.out" 2> "$work/long.err" &
 long=$!
 i=0
@@ -114,6 +116,7 @@ contains "$out" short || fail "the short call: rc=$rc out=$out err=$err"
 kill -0 $long 2>/dev/null || fail "the long call ended before the short one (test assumption)"
 [ -d "$work/busy/.git" ] && pass "a shorter call in the same folder leaves the placeholders" \
   || fail "the shorter call removed the running call's placeholders"
+touch "$work/busy/go"
 wait $long
 out=$(cat "$work/long.out")
 contains "$out" "hooks=1" && contains "$out" "bashrc=1" && contains "$out" long-done \
