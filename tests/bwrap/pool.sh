@@ -114,6 +114,16 @@ busy_slots () {
   done
   echo $busy
 }
+# The tasks in brokerd $1's slots but its keepers and their mounters: the sandboxes made
+# ahead, bubblewrap with them, while no call runs.
+sandbox_tasks () {
+  for procs in "$cg_slots/$1"-*/*/cgroup.procs; do
+    [ -e "$procs" ] || continue
+    for t in $(cat "$procs"); do
+      [ "$(cat "/proc/$t/comm" 2> /dev/null)" = bwrap-keeper ] || echo "$t"
+    done
+  done
+}
 # The mounters made ahead in brokerd $1's slots: bwrap-keeper tasks whose parent is a keeper,
 # not brokerd.
 spare_mounters () {
@@ -122,6 +132,20 @@ spare_mounters () {
     for t in $(cat "$procs"); do
       [ "$(cat "/proc/$t/comm" 2>/dev/null)" = bwrap-keeper ] || continue
       [ "$(awk '/^PPid:/ { print $2 }' "/proc/$t/status" 2>/dev/null)" = "$1" ] || echo "$t"
+    done
+  done
+}
+# dead TID...: until each task TID has ended (a zombie, or gone), 10 s at most.  A kill only
+# sends the signal: a call sent before its task has died could still be given it, which the
+# module finds dead only when it uses it.
+dead () {
+  for t in "$@"; do
+    i=0
+    while [ $i -lt 100 ]; do
+      state=$(sed 's/.*) //' "/proc/$t/stat" 2> /dev/null | cut -d' ' -f1)
+      case $state in "" | Z | X) break ;; esac
+      sleep 0.1
+      i=$((i + 1))
     done
   done
 }
@@ -196,7 +220,11 @@ call read_file "{\"path\":\"$work/closed/inner/secret.txt\"}"
 
 # A pooled sandbox killed by a process of the sandbox's uid: the next call still answers.
 wait_ready "$p_pid" 2
+sandboxes=$(sandbox_tasks "$p_pid")
 for t in $(waiting "$p_pid"); do setpriv --reuid=65534 --regid=65534 --clear-groups kill -9 "$t"; done
+# Until both sandboxes have ended, bubblewrap with them (the pool looks at them only when a
+# call comes, so it makes none meanwhile).
+dead $sandboxes
 before=$(pooled)
 call read_file "{\"path\":\"$work/grant/hello.txt\"}"
 [ $rc -eq 0 ] && [ "$out" = "read through the pool" ] \
@@ -223,7 +251,9 @@ for s in $spares; do [ -e "/proc/$s" ] || used=$((used + 1)); done
 wait_ready "$p_pid" 2
 i=0
 while [ "$(spare_mounters "$p_pid" | wc -l)" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-for s in $(spare_mounters "$p_pid"); do kill -9 "$s"; done
+killed=$(spare_mounters "$p_pid")
+for s in $killed; do kill -9 "$s"; done
+dead $killed
 before=$(pooled)
 call write_file "{\"path\":\"$work/grant/spare.txt\",\"content\":\"no spare\"}"
 [ $rc -eq 0 ] && [ "$(cat "$work/grant/spare.txt" 2>/dev/null)" = "no spare" ] \

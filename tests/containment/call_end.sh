@@ -21,7 +21,9 @@ start_brokerd e "" "    slots: $slots" "  - tools: [shell]
     paths: [$work/w]
     limits: {memory: 64m}"
 
-call e shell '{"command":"(while :; do sleep 1 & done) > /dev/null 2>&1 & (while :; do :; done) > /dev/null 2>&1 & echo started"}'
+# The forking loop starts last: once it has filled the call's pids limit, the shell itself
+# could fork no more.
+call e shell '{"command":"(while :; do :; done) > /dev/null 2>&1 & (while :; do sleep 1 & done) > /dev/null 2>&1 & echo started"}'
 left=$(left_in_slots)
 [ $rc = 0 ] && contains "$out" started && [ -z "$left" ] \
   && pass "a call that left forking processes: none of them is left when its answer comes" \
