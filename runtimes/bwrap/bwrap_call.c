@@ -34,6 +34,8 @@ const char bx_bwrap_sentence_cancelled[] = BX_SENTENCE_CANCELLED;
 
 #define RUNBOOK_POINTER "see docs/runbook.md#runner-unavailable"
 #define STDERR_IN_LOG   "%.3500s"
+/* A call's end that took longer than this to empty its slot is logged. */
+#define SLOW_END_MS 2000
 
 /* The descriptors bubblewrap gets, in this order, from 3 up. */
 #define FD_SECCOMP     3
@@ -328,9 +330,15 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
       int64_t killed_at = bx_now_ms ();
       bx_bwrap_cgroups_kill (inst->cgroups, slot);
       bx_command_reap (&o, 0);
+      int64_t kill_ms = bx_now_ms () - killed_at;
       if (o.end == BX_COMMAND_CANCELLED)
         host->log (host, BX_LOG_INFO, "%s: cancelled; sandbox killed in %lld ms", name,
-                   (long long)(bx_now_ms () - killed_at));
+                   (long long)kill_ms);
+      else if (kill_ms >= SLOW_END_MS)
+        host->log (host, BX_LOG_INFO,
+                   "%s: its processes took %lld ms to end (a killed process waits in its exit "
+                   "for the writes it queued); answered once they had",
+                   name, (long long)kill_ms);
       if (pooled != NULL)
         {
           bx_bwrap_pooled_close (pooled);

@@ -37,6 +37,9 @@
 #include "bwrap.h"
 #include "instance.h"
 
+/* How long the sweep of a brokerd that is gone waits for what it kills in each of its slots,
+ * and how long a call's end waits on the sandbox's first process before looking at the slot
+ * again. */
 #define KILL_MS         2000
 #define ACQUIRE_TICK_MS 50
 
@@ -263,15 +266,18 @@ wait_for_end (pid_t pid, int64_t until)
  * however long the kernel then takes to tear down what EXITING held.  FIRST (0: none
  * known) is the sandbox's first process, waited for on a pidfd once killed.  A task may
  * fork while the list is read, hence the loop.  A sandbox that has just ended stays listed
- * for a moment, until its namespaces are torn down: the waits start short and grow. */
+ * for a moment, until its namespaces are torn down: the waits start short and grow.
+ * UNTIL (bx_now_ms's clock) ends the wait; BX_NO_DEADLINE waits for as long as it takes: a
+ * killed process waits in its exit for the writes it queued (io_submit), which take as
+ * long as the disk needs, and what a call wrote must have landed when it is answered. */
 static void
 kill_all_in (const char *dir, const char *threads, pid_t spare, const struct exiting_ok exiting[2],
-             pid_t first)
+             pid_t first, int64_t until)
 {
   cleanup_free char *procs = bx_xasprintf ("%s/cgroup.procs", dir);
   cleanup_free char *listed_threads = threads != NULL ? bx_xasprintf ("%s/%s", dir, threads) : NULL;
   long wait_ns = 50 * 1000;
-  for (int64_t until = bx_now_ms () + KILL_MS;;)
+  for (;;)
     {
       FILE *f = fopen (procs, "re");
       if (f == NULL)
@@ -293,7 +299,8 @@ kill_all_in (const char *dir, const char *threads, pid_t spare, const struct exi
         return;
       if (first_listed)
         {
-          wait_for_end (first, until);
+          int64_t a_while = bx_now_ms () + KILL_MS;
+          wait_for_end (first, until < a_while ? until : a_while);
           first = 0;
           continue;
         }
@@ -460,7 +467,7 @@ bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot)
 {
   cleanup_free char *dir = slot_path (cg, cg->b->tasks, slot);
   struct exiting_ok exiting[2] = { cg->bubblewrap[slot], cg->helper[slot] };
-  kill_all_in (dir, cg->b->threads, cg->keeper_pid[slot], exiting, cg->first[slot]);
+  kill_all_in (dir, cg->b->threads, cg->keeper_pid[slot], exiting, cg->first[slot], BX_NO_DEADLINE);
 }
 
 void
@@ -468,7 +475,7 @@ bx_bwrap_cgroups_empty (struct bx_bwrap_cgroups *cg, size_t slot)
 {
   cleanup_free char *dir = slot_path (cg, cg->b->tasks, slot);
   static const struct exiting_ok none[2];
-  kill_all_in (dir, NULL, cg->keeper_pid[slot], none, 0);
+  kill_all_in (dir, NULL, cg->keeper_pid[slot], none, 0, BX_NO_DEADLINE);
   cg->bubblewrap[slot] = cg->helper[slot] = none[0];
   cg->first[slot] = 0;
 }
@@ -581,7 +588,7 @@ remove_instance (const struct bx_bwrap_cgroups *cg, const char *name)
           if (t == 0)
             {
               bx_bwrap_cgroup_write (kill_file, "1");
-              kill_all_in (slot, NULL, 0, 0, 0);
+              kill_all_in (slot, NULL, 0, 0, 0, bx_now_ms () + KILL_MS);
             }
           rmdir (slot);
         }

@@ -23,13 +23,14 @@
  *                               (SIGSTOP) every child of the PPIDs (the keepers) that has
  *                               not exec'd yet and that the kernel lets it stop, at most MAX;
  *                               prints stopped=N
- *   probe aio FILE DEPTH        a chain of DEPTH processes, each in a session of its own
+ *   probe aio FILE DEPTH [MIB]  a chain of DEPTH processes, each in a session of its own
  *                               and the child of the one before, which waits; the last
  *                               queues asynchronous O_DIRECT writes of 1 MiB (io_submit)
  *                               until killed, round after round: FILE.K (K from 0 to 7 in
  *                               turn) made 16 MiB of unwritten space again, 16 writes into
  *                               it; after the first round prints inflight=N, the MiB of
- *                               FILE.0 to FILE.7 not yet written
+ *                               FILE.0 to FILE.7 not yet written.  With MIB, it queues no
+ *                               more after the round that reaches MIB writes, and waits
  *   probe unwritten FILE        prints unwritten=N, the same figure (FIEMAP, which reads
  *                               no data) */
 #define _GNU_SOURCE
@@ -253,7 +254,7 @@ unwritten_files (const char *file)
 }
 
 static int
-aio_writes (const char *file, int depth)
+aio_writes (const char *file, int depth, long most)
 {
   /* Past the reach of toolkit's sweep of what a command leaves, which ends a level of
    * sessions a round. */
@@ -338,6 +339,9 @@ aio_writes (const char *file, int depth)
           printf ("inflight=%d\n", unwritten_files (file));
           fflush (stdout);
         }
+      if (most > 0 && (long)(round + 1) * ROUND >= most)
+        for (;;)
+          pause ();
     }
 }
 
@@ -430,8 +434,8 @@ main (int argc, char **argv)
     return stopper (atoi (argv[2]), atoi (argv[3]), argv + 4, argc - 4);
   if (argc >= 4 && strcmp (argv[1], "undo") == 0)
     return undo (argv[2], argv + 3, argc - 3);
-  if (argc == 4 && strcmp (argv[1], "aio") == 0)
-    return aio_writes (argv[2], atoi (argv[3]));
+  if ((argc == 4 || argc == 5) && strcmp (argv[1], "aio") == 0)
+    return aio_writes (argv[2], atoi (argv[3]), argc == 5 ? atol (argv[4]) : 0);
   if (argc == 3 && strcmp (argv[1], "unwritten") == 0)
     {
       printf ("unwritten=%d\n", unwritten_files (argv[2]));
@@ -440,6 +444,6 @@ main (int argc, char **argv)
   fprintf (stderr,
            "usage: probe keys|userns|host-add DESC|host-has ID|host-del ID|swap NAME "
            "TARGET SECS|undo PID PATH...|overmount PID FILE TEXT|stopper SECS MAX PPID...|aio "
-           "FILE DEPTH|unwritten FILE\n");
+           "FILE DEPTH [MIB]|unwritten FILE\n");
   return 2;
 }
