@@ -11,6 +11,12 @@
 #                                  through the client library of this build
 #   $runtimes_limits               every limit of bwrap.so and gvisor.so on, as option lines of
 #                                  a runtime block
+#   runtimes_host_mounts SCRIPT ARG...
+#                                  with BENCH_HOST_MOUNTS=N (N > 0): runs SCRIPT ARG... again
+#                                  in a mount namespace of its own that holds N more mounts
+#                                  (small tmpfs), as a host with many file systems has
+#                                  (containers, snaps, shares), and exits with its status;
+#                                  otherwise returns.  Every side sees the same host
 # $build is the build folder, $src the source tree and $work the run's folder.
 
 runtimes_brokerd () {
@@ -47,3 +53,21 @@ runtimes_limits="    memory: 512m
     output_cap: 256k
     file_size: 64m
     tmp_size: 64m"
+
+runtimes_host_mounts () {
+  if [ "${BENCH_HOST_MOUNTS:-0}" -gt 0 ] && [ -z "${BX_BENCH_MOUNTS_DIR:-}" ]; then
+    BX_BENCH_MOUNTS_DIR=$(mktemp -d /tmp/bx-bench-mounts.XXXXXX)
+    export BX_BENCH_MOUNTS_DIR
+    status=0
+    unshare -m --propagation slave sh -c '
+      i=0
+      while [ $i -lt "$BENCH_HOST_MOUNTS" ]; do
+        mkdir "$BX_BENCH_MOUNTS_DIR/$i" && mount -t tmpfs -o size=64k bench "$BX_BENCH_MOUNTS_DIR/$i" || exit 1
+        i=$((i + 1))
+      done
+      exec "$@"' sh "$@" || status=$?
+    rm -rf "$BX_BENCH_MOUNTS_DIR"
+    exit $status
+  fi
+  echo "host: $(wc -l < /proc/self/mountinfo) mounts"
+}

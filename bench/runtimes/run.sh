@@ -32,7 +32,8 @@
 #
 #   bench/runtimes/run.sh BUILD_DIR [ROUNDS]       # default 30; BENCH_IDLE_MS: sleep
 #                                                  # before each call (cold starts);
-#                                                  # BENCH_GVISOR=0, BENCH_PODMAN=0: without
+#                                                  # BENCH_GVISOR=0, BENCH_PODMAN=0: without;
+#                                                  # BENCH_HOST_MOUNTS=N: N more host mounts
 #
 # BUILD_DIR holds a build of this tree (brokerd, boxmaker, toolkit, bwrap.so, gvisor.so,
 # podman.so).  As root on this kind of host (cgroup v1, runc).  Builds a read-only root and,
@@ -46,6 +47,7 @@ rounds=${2:-30}
 idle_ms=${BENCH_IDLE_MS:-0}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 . "$src/bench/runtimes/lib.sh"
+runtimes_host_mounts "$0" "$@"
 [ "$(id -u)" = 0 ] || { echo "run.sh: needs root (cgroups, the sandbox's uid)" >&2; exit 1; }
 bwrap=$(command -v bwrap) || { echo "run.sh: bubblewrap is not installed" >&2; exit 1; }
 runsc=
