@@ -24,8 +24,9 @@ calls=${3:-256}
 [ $# -gt 3 ] && { shift 3; clients="$*"; } || clients="1 4 16 64"
 src=$(cd "$(dirname "$0")/../.." && pwd)
 . "$src/bench/runtimes/lib.sh"
-runtimes_host_mounts "$0" "$@"
 [ "$(id -u)" = 0 ] || { echo "concurrency.sh: needs root (cgroups, the sandbox's uid)" >&2; exit 1; }
+# shellcheck disable=SC2086 # one argument per N
+runtimes_host_mounts "$0" "$build" "$rounds" "$calls" $clients
 bwrap=$(command -v bwrap) || { echo "concurrency.sh: bubblewrap is not installed" >&2; exit 1; }
 work=$(mktemp -d /tmp/bx-bench-concurrency.XXXXXX)
 chmod 0755 "$work"
@@ -33,7 +34,7 @@ acct=/sys/fs/cgroup/cpuacct
 [ -f "$acct/cpuacct.usage" ] || acct=
 broker_pids=
 cleanup () {
-  for p in $broker_pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
+  for p in $broker_pids; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   [ -z "$acct" ] || rmdir "$acct/bx-bench-concurrency-$$"-* 2>/dev/null || true
   rm -rf "$work"
 }

@@ -47,8 +47,8 @@ rounds=${2:-30}
 idle_ms=${BENCH_IDLE_MS:-0}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 . "$src/bench/runtimes/lib.sh"
-runtimes_host_mounts "$0" "$@"
 [ "$(id -u)" = 0 ] || { echo "run.sh: needs root (cgroups, the sandbox's uid)" >&2; exit 1; }
+runtimes_host_mounts "$0" "$@"
 bwrap=$(command -v bwrap) || { echo "run.sh: bubblewrap is not installed" >&2; exit 1; }
 runsc=
 [ "${BENCH_GVISOR:-1}" = 0 ] || runsc=$(command -v runsc || true)
