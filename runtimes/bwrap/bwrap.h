@@ -127,13 +127,14 @@ int bx_bwrap_cgroups_revive (struct bx_bwrap_cgroups *cg, size_t slot);
  * memory.events); 0 when it cannot be read. */
 uint64_t bx_bwrap_cgroup_oom_kill_count (const char *path);
 uint64_t bx_bwrap_cgroups_oom_kills (struct bx_bwrap_cgroups *cg, size_t slot);
-/* Kills every task in SLOT but its keeper until each is gone or a zombie, however long the
- * writes a killed one queued take to land (it waits for them in its exit), but the slot's
+/* Kills every task in SLOT but its keeper until each is gone or a zombie, but the slot's
  * bubblewrap (bx_bwrap_cgroups_bubblewrap) and slirp4netns (bx_bwrap_cgroups_helper), which
  * need only be in the kernel's exit, whose tearing down of the sandbox's namespaces and
  * mounts, or of slirp4netns's network device, may go on: what a call waits for before it
- * answers. */
-void bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot);
+ * answers.  False when that took longer than 30 s (a killed process stuck in its exit, in a
+ * file system that no longer answers, say); what is left is then killed again when the slot
+ * is next used. */
+bool bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot);
 /* Kills every task in SLOT but its keeper until it is empty (before the slot is used
  * again; bx_bwrap_cgroups_acquire does it), and forgets its bubblewrap and slirp4netns. */
 void bx_bwrap_cgroups_empty (struct bx_bwrap_cgroups *cg, size_t slot);

@@ -328,24 +328,29 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
       if (first > 0)
         bx_bwrap_cgroups_first (inst->cgroups, slot, first);
       int64_t killed_at = bx_now_ms ();
-      bx_bwrap_cgroups_kill (inst->cgroups, slot);
+      bool ended = bx_bwrap_cgroups_kill (inst->cgroups, slot);
       bx_command_reap (&o, 0);
       int64_t kill_ms = bx_now_ms () - killed_at;
-      if (o.end == BX_COMMAND_CANCELLED)
+      if (!ended)
+        host->log (host, BX_LOG_WARNING,
+                   "%s: processes of the call still run %lld ms after they were killed, stuck "
+                   "in the kernel (a file system that no longer answers?); the call fails",
+                   name, (long long)kill_ms);
+      else if (o.end == BX_COMMAND_CANCELLED)
         host->log (host, BX_LOG_INFO, "%s: cancelled; sandbox killed in %lld ms", name,
                    (long long)kill_ms);
       else if (kill_ms >= SLOW_END_MS)
-        host->log (host, BX_LOG_INFO,
-                   "%s: its processes took %lld ms to end (a killed process waits in its exit "
-                   "for the writes it queued); answered once they had",
-                   name, (long long)kill_ms);
+        host->log (host, BX_LOG_INFO, "%s: its processes took %lld ms to end after it", name,
+                   (long long)kill_ms);
       if (pooled != NULL)
         {
           bx_bwrap_pooled_close (pooled);
           pooled = NULL;
         }
       bool oom = bx_bwrap_cgroups_oom_kills (inst->cgroups, slot) != kills;
-      status = answer (inst, name, &o, oom, limit_ms, result, sentence);
+      /* Not answered as though it were over: what is still running may yet write. */
+      status = ended ? answer (inst, name, &o, oom, limit_ms, result, sentence)
+                     : fail (sentence, SENTENCE_COULD_NOT_RUN, BX_RUN_FAILED);
       bx_command_result_clear (&o);
     }
   if (status != BX_RUN_OK && pooled != NULL)

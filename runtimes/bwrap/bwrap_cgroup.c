@@ -37,10 +37,15 @@
 #include "bwrap.h"
 #include "instance.h"
 
-/* How long the sweep of a brokerd that is gone waits for what it kills in each of its slots,
- * and how long a call's end waits on the sandbox's first process before looking at the slot
- * again. */
-#define KILL_MS         2000
+/* How long the sweep of slots at brokerd's start and stop waits for what it kills in each,
+ * and how long a call's end waits on the sandbox's first process before it looks at the
+ * slot again. */
+#define KILL_MS 2000
+/* How long a call's end, and a slot's emptying before its next use, wait for what they
+ * killed: a killed process stays in its exit until the kernel is done with it, which for
+ * writes in flight takes as long as the disk needs, and for a process stuck in a file
+ * system that no longer answers (a hung FUSE server or network share) takes for ever. */
+#define END_MS          30000
 #define ACQUIRE_TICK_MS 50
 
 /* A process of the module's that may still be in its exit when a call answers (done below):
@@ -267,10 +272,9 @@ wait_for_end (pid_t pid, int64_t until)
  * known) is the sandbox's first process, waited for on a pidfd once killed.  A task may
  * fork while the list is read, hence the loop.  A sandbox that has just ended stays listed
  * for a moment, until its namespaces are torn down: the waits start short and grow.
- * UNTIL (bx_now_ms's clock) ends the wait; BX_NO_DEADLINE waits for as long as it takes: a
- * killed process waits in its exit for the writes it queued (io_submit), which take as
- * long as the disk needs, and what a call wrote must have landed when it is answered. */
-static void
+ * UNTIL (bx_now_ms's clock) ends the wait.  True once the slot is empty, or each of its
+ * threads done; false when UNTIL came first or the slot cannot be read. */
+static bool
 kill_all_in (const char *dir, const char *threads, pid_t spare, const struct exiting_ok exiting[2],
              pid_t first, int64_t until)
 {
@@ -281,7 +285,7 @@ kill_all_in (const char *dir, const char *threads, pid_t spare, const struct exi
     {
       FILE *f = fopen (procs, "re");
       if (f == NULL)
-        return;
+        return false;
       long pid;
       int found = 0;
       bool first_listed = false;
@@ -294,9 +298,10 @@ kill_all_in (const char *dir, const char *threads, pid_t spare, const struct exi
           first_listed |= first > 0 && (pid_t)pid == first;
         }
       fclose (f);
-      if (found == 0 || bx_now_ms () >= until
-          || (listed_threads != NULL && all_done (listed_threads, spare, exiting)))
-        return;
+      if (found == 0 || (listed_threads != NULL && all_done (listed_threads, spare, exiting)))
+        return true;
+      if (bx_now_ms () >= until)
+        return false;
       if (first_listed)
         {
           int64_t a_while = bx_now_ms () + KILL_MS;
@@ -462,12 +467,13 @@ bx_bwrap_cgroups_oom_kills (struct bx_bwrap_cgroups *cg, size_t slot)
   return kills;
 }
 
-void
+bool
 bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot)
 {
   cleanup_free char *dir = slot_path (cg, cg->b->tasks, slot);
   struct exiting_ok exiting[2] = { cg->bubblewrap[slot], cg->helper[slot] };
-  kill_all_in (dir, cg->b->threads, cg->keeper_pid[slot], exiting, cg->first[slot], BX_NO_DEADLINE);
+  return kill_all_in (dir, cg->b->threads, cg->keeper_pid[slot], exiting, cg->first[slot],
+                      bx_now_ms () + END_MS);
 }
 
 void
@@ -475,7 +481,7 @@ bx_bwrap_cgroups_empty (struct bx_bwrap_cgroups *cg, size_t slot)
 {
   cleanup_free char *dir = slot_path (cg, cg->b->tasks, slot);
   static const struct exiting_ok none[2];
-  kill_all_in (dir, NULL, cg->keeper_pid[slot], none, 0, BX_NO_DEADLINE);
+  kill_all_in (dir, NULL, cg->keeper_pid[slot], none, 0, bx_now_ms () + END_MS);
   cg->bubblewrap[slot] = cg->helper[slot] = none[0];
   cg->first[slot] = 0;
 }

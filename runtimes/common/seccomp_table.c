@@ -103,6 +103,11 @@ const struct bx_seccomp_rule bx_seccomp_rules[] = {
   ALWAYS_NR ("io_uring_setup", 425, ENOSYS, "no io_uring: its requests bypass this filter"),
   ALWAYS_NR ("io_uring_enter", 426, ENOSYS, "no io_uring: its requests bypass this filter"),
   ALWAYS_NR ("io_uring_register", 427, ENOSYS, "no io_uring: its requests bypass this filter"),
+  /* Linux AIO's events are one count for the whole machine (fs.aio-max-nr), in no namespace
+   * and for no uid: a sandbox could take them all from every host program that uses them.
+   * Without a context, io_submit and the rest have nothing to work on; programs fall back
+   * to threads, as the C library's aio_* always do. */
+  ALWAYS ("io_setup", ENOSYS, "no Linux AIO: its events are one count for the whole host"),
   FAMILIES ("socket"),
   FAMILIES ("socketpair"),
   /* Where socket calls can go through socketcall (i386, s390), their family is in memory. */

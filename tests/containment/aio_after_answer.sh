@@ -9,7 +9,8 @@
 # land.  Right at the answer, no process of the call may be left (for bwrap.so, whose slot
 # lists its tasks: bubblewrap's own process aside, which may still be tearing down the
 # sandbox's namespaces); and the files' unwritten space (FIEMAP, which reads no data) must
-# be the same then and two seconds later.
+# be the same then and two seconds later.  Where the sandbox has no Linux AIO (the seccomp
+# table refuses io_setup), nothing can land late, and the case says so and skips.
 . "$(dirname "$0")/lib.sh"
 
 writable_folder "$work/w"
@@ -26,7 +27,8 @@ inflight=$(echo "$out" | sed -n 's/^inflight=//p')
 case $inflight in
   "") fail "the writes were not queued: rc=$rc out=$out err=$err" ;;
   *[!0-9]*)
-    # gVisor's kernel punches no holes (fallocate): nothing is queued there.
+    # The seccomp table refuses io_setup (aio_host_slots.sh), and gVisor's kernel punches no
+    # holes (fallocate): nothing is queued there.
     echo "SKIP $case_name: the sandbox cannot queue such writes here ($inflight): nothing can land late"
     exit 77
     ;;

@@ -116,6 +116,41 @@ YAML
   [ -S "$work/$name.sock" ] || { echo "brokerd $name did not start:"; cat "$work/$name.log"; exit 1; }
 }
 
+# slow_disk_brokerd NAME BPS GRANTS_YAML: start_brokerd NAME "" "" GRANTS_YAML with the disk
+# of the case's folder slowed to BPS bytes a second for the sandboxes brokerd starts: a
+# cgroup v1 blkio write throttle on its slots' keepers, which start every sandbox, and not
+# on brokerd itself, whose own writes (its audit log) must not wait behind a call's.  Skips,
+# saying why, without such a throttle or a block device under the folder.  When the case
+# ends, the throttle is lifted first, so that what is still queued drains at full speed, and
+# its cgroup is removed.  `throttled` then prints the bytes written through it so far.
+slow_disk_brokerd () {
+  blkio=/sys/fs/cgroup/blkio
+  if [ ! -f "$blkio/blkio.throttle.write_bps_device" ]; then
+    echo "SKIP $case_name: no cgroup v1 blkio hierarchy with a write throttle at $blkio to slow the disk"
+    exit 77
+  fi
+  dev=$(findmnt -n -o MAJ:MIN -T "$work" 2> /dev/null | tr -d ' ')
+  [ -z "$dev" ] || [ ! -e "/sys/dev/block/$dev/partition" ] || dev=$(cat "/sys/dev/block/$dev/../dev")
+  if [ -z "$dev" ] || [ ! -e "/sys/dev/block/$dev" ]; then
+    echo "SKIP $case_name: the case's folder $work is on no block device ($dev) to slow"
+    exit 77
+  fi
+  slow=$blkio/bx-containment-slow-$$
+  mkdir "$slow" || { fail "cannot make $slow"; finish; }
+  was=$(awk -F: '$2 == "blkio" { print $3 }' /proc/self/cgroup)
+  trap 'echo $$ > "$blkio$was/cgroup.procs"; echo "$dev 0" > "$slow/blkio.throttle.write_bps_device"
+    cleanup
+    i=0; while ! rmdir "$slow" 2> /dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    [ -d "$slow" ] && echo "note: $slow could not be removed: $(cat "$slow/cgroup.procs")"' EXIT
+  echo "$dev $2" > "$slow/blkio.throttle.write_bps_device" \
+    || { fail "cannot throttle $dev in $slow"; finish; }
+  echo $$ > "$slow/cgroup.procs"
+  start_brokerd "$1" "" "" "$3"
+  echo "$bpid" > "$blkio$was/cgroup.procs"
+  echo $$ > "$blkio$was/cgroup.procs"
+}
+throttled () { awk -v d="$dev" '$1 == d && $2 == "Write" { print $3 }' "$slow/blkio.throttle.io_service_bytes"; }
+
 n=0
 # call NAME TOOL JSON: sets $out, $err, $rc
 call () {

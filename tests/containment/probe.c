@@ -32,7 +32,16 @@
  *                               FILE.0 to FILE.7 not yet written.  With MIB, it queues no
  *                               more after the round that reaches MIB writes, and waits
  *   probe unwritten FILE        prints unwritten=N, the same figure (FIEMAP, which reads
- *                               no data) */
+ *                               no data)
+ *   probe aio-take FILE         takes Linux AIO events (io_setup) until the kernel gives no
+ *                               more (1048576 at most), writes "took=N ERRNO" (N events, the
+ *                               errno that stopped it) to FILE and holds them until
+ *                               FILE.release exists
+ *   probe aio-one               prints aio-one=ok when io_setup gives it one event, else
+ *                               aio-one=ERRNO
+ *   probe dwrite FILE MIB       writes MIB MiB to FILE with O_DIRECT in one write(2), which
+ *                               waits for the disk uninterruptibly; prints dwrite=N (bytes
+ *                               written) or dwrite=ERRNO */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -345,6 +354,38 @@ aio_writes (const char *file, int depth, long most)
     }
 }
 
+/* As many AIO contexts of the largest size the kernel takes as it gives, held until RELEASE
+ * exists.  The kernel counts every context's events against one limit for the whole host
+ * (fs.aio-max-nr, at most 1048576 taken here: gVisor's kernel sets none). */
+static int
+aio_take (const char *file)
+{
+  long took = 0;
+  int e = 0;
+  for (long size = 32768; size > 0 && e == 0 && took < (1L << 20);)
+    {
+      aio_context_t ctx = 0;
+      if (syscall (SYS_io_setup, size, &ctx) == 0)
+        took += size;
+      else if (errno == EAGAIN && size > 1)
+        size /= 2;
+      else
+        e = errno;
+    }
+  char text[128];
+  int n = snprintf (text, sizeof text, "took=%ld %s\n", took,
+                    e != 0 ? strerrorname_np (e) : "(as many as it asked for)");
+  int fd = open (file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0 || write (fd, text, (size_t)n) != n)
+    return 1;
+  close (fd);
+  char release[4096];
+  snprintf (release, sizeof release, "%s.release", file);
+  while (access (release, F_OK) != 0)
+    usleep (100 * 1000);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -436,6 +477,33 @@ main (int argc, char **argv)
     return undo (argv[2], argv + 3, argc - 3);
   if ((argc == 4 || argc == 5) && strcmp (argv[1], "aio") == 0)
     return aio_writes (argv[2], atoi (argv[3]), argc == 5 ? atol (argv[4]) : 0);
+  if (argc == 3 && strcmp (argv[1], "aio-take") == 0)
+    return aio_take (argv[2]);
+  if (argc == 2 && strcmp (argv[1], "aio-one") == 0)
+    {
+      aio_context_t ctx = 0;
+      bool ok = syscall (SYS_io_setup, 1, &ctx) == 0;
+      printf ("aio-one=%s\n", ok ? "ok" : strerrorname_np (errno));
+      return ok ? 0 : 1;
+    }
+  if (argc == 4 && strcmp (argv[1], "dwrite") == 0)
+    {
+      size_t size = (size_t)atol (argv[3]) << 20;
+      void *x = NULL;
+      int fd = open (argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0666);
+      if (fd < 0 || posix_memalign (&x, 4096, size) != 0)
+        {
+          printf ("dwrite=%s\n", strerrorname_np (errno));
+          return 1;
+        }
+      memset (x, 'X', size);
+      ssize_t n = write (fd, x, size);
+      if (n < 0)
+        printf ("dwrite=%s\n", strerrorname_np (errno));
+      else
+        printf ("dwrite=%zd\n", n);
+      return n < 0;
+    }
   if (argc == 3 && strcmp (argv[1], "unwritten") == 0)
     {
       printf ("unwritten=%d\n", unwritten_files (argv[2]));
@@ -444,6 +512,6 @@ main (int argc, char **argv)
   fprintf (stderr,
            "usage: probe keys|userns|host-add DESC|host-has ID|host-del ID|swap NAME "
            "TARGET SECS|undo PID PATH...|overmount PID FILE TEXT|stopper SECS MAX PPID...|aio "
-           "FILE DEPTH [MIB]|unwritten FILE\n");
+           "FILE DEPTH [MIB]|unwritten FILE|aio-take FILE|aio-one|dwrite FILE MIB\n");
   return 2;
 }
