@@ -132,8 +132,8 @@ uint64_t bx_bwrap_cgroups_oom_kills (struct bx_bwrap_cgroups *cg, size_t slot);
  * need only be in the kernel's exit, whose tearing down of the sandbox's namespaces and
  * mounts, or of slirp4netns's network device, may go on: what a call waits for before it
  * answers.  False when that took longer than 30 s (a killed process stuck in its exit, in a
- * file system that no longer answers, say); what is left is then killed again when the slot
- * is next used. */
+ * file system that no longer answers, say): the slot is then stuck, later kills of it do
+ * not wait, and no call or sandbox made ahead takes it until it is empty. */
 bool bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot);
 /* Kills every task in SLOT but its keeper until it is empty (before the slot is used
  * again; bx_bwrap_cgroups_acquire does it), and forgets its bubblewrap and slirp4netns. */

@@ -334,7 +334,8 @@ bx_bwrap_run_tool (struct bx_bwrap_instance *inst, const bx_run_spec *spec, cons
       if (!ended)
         host->log (host, BX_LOG_WARNING,
                    "%s: processes of the call still run %lld ms after they were killed, stuck "
-                   "in the kernel (a file system that no longer answers?); the call fails",
+                   "in the kernel (a file system that no longer answers?), or its slot cannot "
+                   "be read; the call fails, and its slot serves no other until it is empty",
                    name, (long long)kill_ms);
       else if (o.end == BX_COMMAND_CANCELLED)
         host->log (host, BX_LOG_INFO, "%s: cancelled; sandbox killed in %lld ms", name,

@@ -74,6 +74,9 @@ struct bx_bwrap_cgroups
   pid_t *first;                /* and its first process (bx_bwrap_cgroups_first), or 0 */
   struct bx_bwrap_limits *set; /* each slot's limits as last written */
   bool *busy;
+  /* Each slot whose processes were still there END_MS after a kill: no one takes it until
+   * it is empty (claim). */
+  bool *stuck;
   size_t next; /* where claim looks first: the slot after the last one it gave */
   pthread_mutex_t lock;
   pthread_cond_t freed;
@@ -338,6 +341,7 @@ bx_bwrap_cgroups_open (const char *root, const char *name, size_t slots,
     cg->procs[i] = -1;
   cg->folder = bx_xmalloc (slots * sizeof (int));
   cg->busy = bx_xzalloc (slots * sizeof (bool));
+  cg->stuck = bx_xzalloc (slots * sizeof (bool));
   cg->keeper = bx_xmalloc (slots * sizeof (int));
   cg->keeper_pid = bx_xzalloc (slots * sizeof (pid_t));
   cg->bubblewrap = bx_xzalloc (slots * sizeof *cg->bubblewrap);
@@ -394,6 +398,19 @@ bx_bwrap_cgroups_where (const struct bx_bwrap_cgroups *cg)
 }
 
 /* Waits for a free slot and takes it, as it is; SIZE_MAX once STOP (ARG) is true. */
+/* Whether the stuck slot S is empty now, what is in it killed once more; with the lock held.
+ * Read at every look for a free slot while it is stuck, which is seldom and short. */
+static bool
+unstuck (struct bx_bwrap_cgroups *cg, size_t s)
+{
+  cleanup_free char *dir = slot_path (cg, cg->b->tasks, s);
+  static const struct exiting_ok none[2];
+  if (!kill_all_in (dir, NULL, cg->keeper_pid[s], none, 0, bx_now_ms ()))
+    return false;
+  cg->stuck[s] = false;
+  return true;
+}
+
 static size_t
 claim (struct bx_bwrap_cgroups *cg, bool (*stop) (const void *), const void *arg)
 {
@@ -406,7 +423,7 @@ claim (struct bx_bwrap_cgroups *cg, bool (*stop) (const void *), const void *arg
       for (size_t i = 0; i < cg->slots; i++)
         {
           size_t s = (cg->next + i) % cg->slots;
-          if (cg->busy[s])
+          if (cg->busy[s] || (cg->stuck[s] && !unstuck (cg, s)))
             continue;
           cg->busy[s] = true;
           cg->next = (s + 1) % cg->slots;
@@ -472,8 +489,13 @@ bx_bwrap_cgroups_kill (struct bx_bwrap_cgroups *cg, size_t slot)
 {
   cleanup_free char *dir = slot_path (cg, cg->b->tasks, slot);
   struct exiting_ok exiting[2] = { cg->bubblewrap[slot], cg->helper[slot] };
-  return kill_all_in (dir, cg->b->threads, cg->keeper_pid[slot], exiting, cg->first[slot],
-                      bx_now_ms () + END_MS);
+  /* Found stuck already (by the call's end, before its release): killed again, not waited
+   * for again. */
+  int64_t until = bx_now_ms () + (cg->stuck[slot] ? 0 : END_MS);
+  bool ended
+      = kill_all_in (dir, cg->b->threads, cg->keeper_pid[slot], exiting, cg->first[slot], until);
+  cg->stuck[slot] = !ended;
+  return ended;
 }
 
 void
@@ -627,6 +649,7 @@ bx_bwrap_cgroups_close (struct bx_bwrap_cgroups *cg)
   for (size_t d = 0; d < BX_BWRAP_CGROUP_DIRS; d++)
     free (cg->tops[d]);
   free (cg->busy);
+  free (cg->stuck);
   free (cg->keeper);
   free (cg->keeper_pid);
   free (cg->bubblewrap);

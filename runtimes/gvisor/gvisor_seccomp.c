@@ -56,7 +56,9 @@ bx_gvisor_seccomp_json (void)
      * host kernel, and gVisor runs a ring in its own kernel (tests/gvisor/kernel.sh sees
      * io_uring_setup answered there), never on the host's.  Should gVisor's rings ever
      * carry out what the refusals guard (modes, attributes, sockets), these rows must join
-     * the filter. */
+     * the filter.  io_setup's row as well: its events are the host's one count for the
+     * machine only on the host's kernel, and gVisor's keeps AIO of its own
+     * (tests/containment/aio_host_slots.sh). */
     if (bx_seccomp_rules[i].errno_value != ENOSYS)
       bx_seccomp_expand (&bx_seccomp_rules[i], bx_seccomp_rules[i].arg, false, add_rule, &o);
   char *json

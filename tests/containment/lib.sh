@@ -116,13 +116,14 @@ YAML
   [ -S "$work/$name.sock" ] || { echo "brokerd $name did not start:"; cat "$work/$name.log"; exit 1; }
 }
 
-# slow_disk_brokerd NAME BPS GRANTS_YAML: start_brokerd NAME "" "" GRANTS_YAML with the disk
-# of the case's folder slowed to BPS bytes a second for the sandboxes brokerd starts: a
-# cgroup v1 blkio write throttle on its slots' keepers, which start every sandbox, and not
-# on brokerd itself, whose own writes (its audit log) must not wait behind a call's.  Skips,
-# saying why, without such a throttle or a block device under the folder.  When the case
-# ends, the throttle is lifted first, so that what is still queued drains at full speed, and
-# its cgroup is removed.  `throttled` then prints the bytes written through it so far.
+# slow_disk_brokerd NAME BPS GRANTS_YAML [OPTION_YAML]: start_brokerd NAME "" OPTION_YAML
+# GRANTS_YAML with the disk of the case's folder slowed to BPS bytes a second for the
+# sandboxes brokerd starts: a cgroup v1 blkio write throttle on its slots' keepers, which
+# start every sandbox, and not on brokerd itself, whose own writes (its audit log) must not
+# wait behind a call's.  Skips, saying why, without such a throttle or a block device under
+# the folder.  When the case ends, the throttle is lifted first, so that what is still
+# queued drains at full speed, and its cgroup is removed.  `throttled` prints the bytes
+# written through it so far.
 slow_disk_brokerd () {
   blkio=/sys/fs/cgroup/blkio
   if [ ! -f "$blkio/blkio.throttle.write_bps_device" ]; then
@@ -145,7 +146,7 @@ slow_disk_brokerd () {
   echo "$dev $2" > "$slow/blkio.throttle.write_bps_device" \
     || { fail "cannot throttle $dev in $slow"; finish; }
   echo $$ > "$slow/cgroup.procs"
-  start_brokerd "$1" "" "" "$3"
+  start_brokerd "$1" "" "${4:-}" "$3"
   echo "$bpid" > "$blkio$was/cgroup.procs"
   echo $$ > "$blkio$was/cgroup.procs"
 }

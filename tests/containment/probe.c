@@ -40,8 +40,8 @@
  *   probe aio-one               prints aio-one=ok when io_setup gives it one event, else
  *                               aio-one=ERRNO
  *   probe dwrite FILE MIB       writes MIB MiB to FILE with O_DIRECT in one write(2), which
- *                               waits for the disk uninterruptibly; prints dwrite=N (bytes
- *                               written) or dwrite=ERRNO */
+ *                               waits for the disk uninterruptibly, FILE.writing made right
+ *                               before it; prints dwrite=N (bytes written) or dwrite=ERRNO */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -497,6 +497,11 @@ main (int argc, char **argv)
           return 1;
         }
       memset (x, 'X', size);
+      char writing[4096];
+      snprintf (writing, sizeof writing, "%s.writing", argv[2]);
+      int mark = open (writing, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+      if (mark >= 0)
+        close (mark);
       ssize_t n = write (fd, x, size);
       if (n < 0)
         printf ("dwrite=%s\n", strerrorname_np (errno));
