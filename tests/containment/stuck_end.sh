@@ -6,10 +6,10 @@
 # to a file system that no longer answers, may not return for a long time.  The case slows
 # the disk of its folder to 1 MiB/s for the sandboxes (lib.sh's slow_disk_brokerd), with
 # one slot (two with the pool, which keeps a sandbox made ahead in the other).  A call whose
-# grant has a time limit of 3 s starts one O_DIRECT write (in uninterruptible sleep all
+# grant has a time limit of 10 s starts one O_DIRECT write (in uninterruptible sleep all
 # along) and ends.  The sandbox's first process waits for the writer, so the time limit
 # passes and everything is killed; bwrap.so then waits up to 30 s for the writer to end.
-# A write of 8 MiB (about 8 s) must have landed at the answer.  For one of 64 MiB (about
+# A write of 16 MiB (about 16 s) must have landed at the answer.  For one of 64 MiB (about
 # 64 s) the call must fail with the fixed sentence while the writer is still there, the
 # log must say why, and the next call must not run beside the writer.
 . "$(dirname "$0")/lib.sh"
@@ -21,7 +21,7 @@ slots=1
 [ -z "${BX_CONTAINMENT_POOL:-}" ] || slots=2
 slow_disk_brokerd a 1048576 "  - tools: [shell]
     paths: [$work/w]
-    limits: {time: 3s}" "    slots: $slots"
+    limits: {time: 10s}" "    slots: $slots"
 
 # "SLOT COMM" for each task of this case's brokerd's slots but their keepers.
 slot_comms () {
@@ -40,13 +40,13 @@ slow_write () {
   call a shell "{\"command\":\"./probe dwrite $1 $2 > /dev/null 2>&1 & p=\$!; until [ -e $1.writing ] && read -r a b s rest < /proc/\$p/stat && [ \$s = D ]; do sleep 0.1; done; echo writing\",\"cwd\":\"$work/w\"}"
 }
 
-# A write that lands within the 30 s (8 MiB, about 8 s): waited for, the call answered
+# A write that lands within the 30 s (16 MiB, about 16 s): waited for, the call answered
 # once it has landed, past its time limit.
-slow_write small 8
+slow_write small 16
 size=$(stat -c %s "$work/w/small" 2> /dev/null)
 writer=$(slot_comms | grep ' probe$')
-[ $rc != 0 ] && contains "$err" "time limit" && [ -z "$writer" ] && [ "$size" = 8388608 ] \
-  && pass "a write that lands within 30 s of the kill is waited for: all 8 MiB there at the answer ($err)" \
+[ $rc != 0 ] && contains "$err" "time limit" && [ -z "$writer" ] && [ "$size" = 16777216 ] \
+  && pass "a write that lands within 30 s of the kill is waited for: all 16 MiB there at the answer ($err)" \
   || fail "a write that lands within 30 s: rc=$rc err=$err; $size bytes at the answer; the writer: '$writer'"
 
 slow_write big 64
