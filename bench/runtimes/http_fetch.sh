@@ -52,7 +52,7 @@ runtimes_tiers
 cc -O2 -o "$work/fetch_floor" "$src/bench/runtimes/fetch_floor.c"
 
 # The server: its name, a certificate for it, and an address only this host routes.
-octet=$(( $$ % 250 + 1 ))
+octet=$(web_netns_octet 45.46)
 host_ip=45.46.$octet.1 web_ip=45.46.$octet.2 name=web.bxbench.example
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$name" \
   -addext "subjectAltName=DNS:$name" -keyout "$work/key.pem" -out "$work/cert.pem" \

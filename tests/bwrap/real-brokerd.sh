@@ -51,7 +51,7 @@ pass () { echo "ok: $*"; }
 contains () { case $1 in *"$2"*) return 0 ;; esac; return 1; }
 
 # A test certificate, and a root that trusts it and knows the test server's name.
-octet=$(( $$ % 250 + 1 ))
+octet=$(web_netns_octet 45.45)
 host_ip=45.45.$octet.1 web_ip=45.45.$octet.2
 mkdir -p "$work/web"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=web.bxtest.example \

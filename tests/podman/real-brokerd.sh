@@ -321,7 +321,7 @@ web_skip () {
   echo "SKIP http_fetch to a granted server: $*"
   [ "${BX_REQUIRE_PODMAN:-0}" = 1 ] && fail "http_fetch to a granted server cannot run: $*"
 }
-octet=$(( $$ % 250 + 1 ))
+octet=$(web_netns_octet 45.45 10.200)
 host_ip=45.45.$octet.1 web_ip=45.45.$octet.2
 if [ ! -s "$web/cert.pem" ]; then
   web_skip "no test certificate in $web"
