@@ -77,7 +77,9 @@ livepid=$bpid
 long_call live m4 40
 start_brokerd dead "" "$long" "$grant"
 long_call dead m5 40
-# Children first: the watcher must not see brokerd end and start cleaning up.
+# Children first: the watcher must not see brokerd end and start cleaning up.  brokerd is
+# stopped first, so that it forks none after they are listed.
+kill -STOP "$bpid"
 kids=$(pgrep -P "$bpid")
 kill -9 $kids; kill -9 "$bpid"
 dead=$(podman ps --format '{{.Names}}' | grep -- "-$session-m5-")
