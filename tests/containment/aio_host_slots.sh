@@ -22,11 +22,7 @@ start_brokerd a "" "" "  - tools: [shell]
   --socket "$work/a.sock" --session "$session" --call a1 > "$work/a.out" 2>&1 &
 holder=$!
 pids="$pids $holder"
-t=0
-while [ ! -s "$work/w/took" ] && kill -0 $holder 2> /dev/null && [ $t -lt 1200 ]; do
-  sleep 0.1
-  t=$((t + 1))
-done
+wait_written "$work/w/took" $holder
 if [ ! -s "$work/w/took" ]; then
   fail "the call did not take its AIO events: $(cat "$work/a.out")"
   finish

@@ -152,6 +152,16 @@ slow_disk_brokerd () {
 }
 throttled () { awk -v d="$dev" '$1 == d && $2 == "Write" { print $3 }' "$slow/blkio.throttle.io_service_bytes"; }
 
+# wait_written FILE PID: until FILE holds something, while PID (a call run in the
+# background) still runs, 120 s at most.
+wait_written () {
+  t=0
+  while [ ! -s "$1" ] && kill -0 "$2" 2> /dev/null && [ $t -lt 1200 ]; do
+    sleep 0.1
+    t=$((t + 1))
+  done
+}
+
 n=0
 # call NAME TOOL JSON: sets $out, $err, $rc
 call () {

@@ -61,15 +61,11 @@ grep -q "still run .* ms after they were killed" "$work/a.log" \
 # The next call, while the writer may still be there: it must run in another slot or wait
 # for the writer's to be empty.
 rm -f "$work/w/running"
-"$boxmaker" call shell "{\"command\":\"touch running; sleep 2; echo next\",\"cwd\":\"$work/w\"}" \
+"$boxmaker" call shell "{\"command\":\"echo > running; sleep 2; echo next\",\"cwd\":\"$work/w\"}" \
   --socket "$work/a.sock" --session "$session" --call next > "$work/next.out" 2>&1 &
 next=$!
 pids="$pids $next"
-t=0
-while [ ! -e "$work/w/running" ] && kill -0 $next 2> /dev/null && [ $t -lt 1200 ]; do
-  sleep 0.1
-  t=$((t + 1))
-done
+wait_written "$work/w/running" $next
 beside=$(slot_comms | awk '{ if ($2 == "probe") w[$1] = 1; else if ($2 == "sleep" || $2 == "sh") c[$1] = 1 } END { for (s in w) if (s in c) print s }')
 wait $next
 contains "$(cat "$work/next.out")" next && [ -z "$beside" ] \
