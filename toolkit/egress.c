@@ -159,13 +159,11 @@ struct bx_egress
   struct bx_egress_config config;
   atomic_int active;  /* connections accepted and not yet closed */
   atomic_int records; /* records written, at most BX_EGRESS_RECORDS_MAX */
-  /* The handler threads (serve) and the connections queued for them. */
-  pthread_mutex_t lock;
-  pthread_cond_t work;
-  int queue[BX_EGRESS_MAX_CONNECTIONS];
-  int queued;
-  int idle;
-  int handlers;
+  /* The threads that serve (serve, below): how many wait in accept, how many there are. */
+  int listener;
+  atomic_int waiting;
+  pthread_mutex_t lock; /* for threads */
+  int threads;
 };
 
 struct bx_egress_config
@@ -188,8 +186,8 @@ bx_egress_new (struct bx_allow *allow, const struct bx_dial *dial,
   proxy->dial = dial;
   proxy->config = config ? *config : bx_egress_default_config ();
   atomic_init (&proxy->active, 0);
+  atomic_init (&proxy->waiting, 0);
   pthread_mutex_init (&proxy->lock, NULL);
-  pthread_cond_init (&proxy->work, NULL);
   return proxy;
 }
 
@@ -200,7 +198,6 @@ bx_egress_free (struct bx_egress *proxy)
     return;
   bx_allow_free (proxy->allow);
   pthread_mutex_destroy (&proxy->lock);
-  pthread_cond_destroy (&proxy->work);
   free (proxy);
 }
 
@@ -577,80 +574,81 @@ bx_egress_handle (struct bx_egress *proxy, int client_fd)
 
 /* ---- serve ----
  *
- * Handler threads are started when needed and then kept: at most MAX_CONNECTIONS of them,
- * each waiting for the next connection when its last one ends.  The accept loop only
- * queues a connection (it never waits for a handler), and starting a thread per connection
- * cost about 80 us of the proxy's connection time (bench/egress). */
+ * Every thread of the proxy, the caller of bx_egress_serve and the threads it starts alike,
+ * waits in accept when it has no connection and handles the one it accepts itself: the
+ * kernel wakes one waiter per connection, and no connection passes from thread to thread
+ * (a hand-off costs a wake-up and a switch of threads per connection).
+ *
+ * A thread handles a connection only while fewer than MAX_CONNECTIONS are active, and up to
+ * MAX_CONNECTIONS + 1 threads serve: with the most connections active, one of them still
+ * waits in accept and closes the next connection at once.  A thread that takes a connection
+ * when no other waits starts one more; threads are kept for the next connections, since
+ * starting a thread per connection is a large part of a connection's cost. */
 
-static void *
-handler_thread (void *arg)
+static void *serve_thread (void *arg);
+
+/* Starts a thread to wait in accept when none waits (and the limit allows one more). */
+static void
+keep_one_waiting (struct bx_egress *proxy)
 {
-  struct bx_egress *proxy = arg;
+  if (atomic_load (&proxy->waiting) > 0)
+    return;
   pthread_mutex_lock (&proxy->lock);
-  for (;;)
-    {
-      proxy->idle++;
-      while (proxy->queued == 0)
-        pthread_cond_wait (&proxy->work, &proxy->lock);
-      proxy->idle--;
-      int client = proxy->queue[0];
-      proxy->queued--;
-      memmove (proxy->queue, proxy->queue + 1, proxy->queued * sizeof *proxy->queue);
-      pthread_mutex_unlock (&proxy->lock);
-      bx_egress_handle (proxy, client);
-      atomic_fetch_sub (&proxy->active, 1);
-      pthread_mutex_lock (&proxy->lock);
-    }
-  return NULL;
+  pthread_t thread;
+  if (proxy->threads < BX_EGRESS_MAX_CONNECTIONS + 1
+      && start_thread (&thread, THREAD_STACK, true, serve_thread, proxy) == 0)
+    proxy->threads++;
+  pthread_mutex_unlock (&proxy->lock);
 }
 
-/* Hands CLIENT to a handler thread, starting one when none is free; -1 when there is no
- * handler and none can start.  With MAX_CONNECTIONS handlers already, one of them has just
- * finished its connection (CLIENT is counted and within the limit) and takes this one. */
+/* Accepts and handles connections until accept fails: -1 with errno. */
 static int
-dispatch (struct bx_egress *proxy, int client)
+serve_connections (struct bx_egress *proxy)
 {
-  pthread_mutex_lock (&proxy->lock);
-  if (proxy->idle <= proxy->queued && proxy->handlers < BX_EGRESS_MAX_CONNECTIONS)
+  for (;;)
     {
-      pthread_t thread;
-      if (start_thread (&thread, THREAD_STACK, true, handler_thread, proxy) == 0)
-        proxy->handlers++;
-      else if (proxy->handlers == 0)
+      atomic_fetch_add (&proxy->waiting, 1);
+      int client = bx_accept_retrying (proxy->listener);
+      int e = errno;
+      atomic_fetch_sub (&proxy->waiting, 1);
+      if (client < 0)
         {
-          pthread_mutex_unlock (&proxy->lock);
+          errno = e;
           return -1;
         }
+      if (atomic_fetch_add (&proxy->active, 1) >= BX_EGRESS_MAX_CONNECTIONS)
+        {
+          atomic_fetch_sub (&proxy->active, 1);
+          close (client);
+          continue;
+        }
+      keep_one_waiting (proxy);
+      bx_egress_handle (proxy, client);
+      atomic_fetch_sub (&proxy->active, 1);
     }
-  proxy->queue[proxy->queued++] = client;
-  pthread_cond_signal (&proxy->work);
+}
+
+static void *
+serve_thread (void *arg)
+{
+  struct bx_egress *proxy = arg;
+  serve_connections (proxy);
+  /* The listener failed: the caller of bx_egress_serve sees it too and reports it. */
+  pthread_mutex_lock (&proxy->lock);
+  proxy->threads--;
   pthread_mutex_unlock (&proxy->lock);
-  return 0;
+  return NULL;
 }
 
 int
 bx_egress_serve (struct bx_egress *proxy, int listener, bx_error *err)
 {
-  for (;;)
-    {
-      int client = bx_accept_retrying (listener);
-      if (client < 0)
-        return bx_error_set (err, errno, "accept");
-      /* Only the accept loop adds, so a load then an add cannot overshoot the limit; and
-       * with at most MAX_CONNECTIONS active, the queue (which holds only active ones) never
-       * overflows. */
-      if (atomic_load (&proxy->active) >= BX_EGRESS_MAX_CONNECTIONS)
-        {
-          close (client);
-          continue;
-        }
-      atomic_fetch_add (&proxy->active, 1);
-      if (dispatch (proxy, client) < 0)
-        {
-          close (client);
-          atomic_fetch_sub (&proxy->active, 1);
-        }
-    }
+  proxy->listener = listener;
+  pthread_mutex_lock (&proxy->lock);
+  proxy->threads++;
+  pthread_mutex_unlock (&proxy->lock);
+  serve_connections (proxy);
+  return bx_error_set (err, errno, "accept");
 }
 
 int

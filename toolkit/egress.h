@@ -109,9 +109,10 @@ void bx_egress_handle (struct bx_egress *proxy, int client);
  * end on as a half-close; closes neither. */
 void bx_egress_copy (int client, int server, enum bx_egress_copy mode);
 
-/* Accepts on LISTENER for ever: each connection on its own thread, at most
- * BX_EGRESS_MAX_CONNECTIONS at once, more closed at once; never waits for a handler.
- * The handler threads are kept for the next connections: the proxy must not be freed.
+/* Accepts on LISTENER for ever, on the calling thread and on threads it starts, each
+ * connection handled by the thread that accepted it: at most BX_EGRESS_MAX_CONNECTIONS at
+ * once, more closed at once.  The threads are kept for the next connections: the proxy must
+ * not be freed.
  * Returns -1 with *err on an accept error.  The process must ignore SIGPIPE. */
 int bx_egress_serve (struct bx_egress *proxy, int listener, bx_error *err);
 

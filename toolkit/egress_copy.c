@@ -5,7 +5,8 @@
  * Two shapes, each with splice(2) through a pipe or a 64 KiB buffer:
  *   - one thread per direction, blocking calls (the simplest shape);
  *   - one thread for both, poll(2) and non-blocking calls: no second thread to start and
- *     join per connection.
+ *     join per connection; with splice, each direction takes its pipe only once it carries
+ *     more than a buffer's worth (start_splice).
  * bench/egress/run.sh measures all four; egress.c's default (poll and splice) is the fastest
  * there, and the others stay selectable (bx_egress_config) so the choice can be measured
  * again on another kernel. */
@@ -28,6 +29,9 @@
  * bench/egress.  Only pages in flight are held.  When the size cannot be raised, the
  * default pipe serves. */
 #define SPLICE_PIPE (1024 * 1024)
+/* What a direction that will splice reads into before it has its pipe (start_splice): on
+ * the thread's stack, so an idle proxy keeps no copy buffers. */
+#define SPLICE_FIRST (16 * 1024)
 
 /* ---- one thread per direction ---- */
 
@@ -128,12 +132,15 @@ copy_threads (int client, int server, bool use_splice)
 struct poll_direction
 {
   int from, to;
+  bool may_splice; /* splice once a read fills the buffer (below) */
   bool use_splice;
   int pipe_rd, pipe_wr; /* splice */
   size_t chunk;         /* splice: what the pipe holds */
   char *buf;            /* buffer */
+  size_t buf_size;
   size_t off;
   size_t pending; /* bytes read from FROM, not yet written to TO */
+  bool filled;    /* the last read filled the buffer: more is coming */
   bool eof;       /* FROM has ended */
   bool done;      /* the end (or a failure) was passed on */
 };
@@ -153,6 +160,25 @@ finish (struct poll_direction *d, bool ok)
   d->done = true;
 }
 
+/* D's pipe, from now on: its bytes then move without a copy through this process.  Each
+ * direction starts with the buffer and takes a pipe only once a read fills it, so a
+ * connection that carries little (a request, a short answer) makes and closes no pipe, a
+ * cost that counted in the proxy's connections per second (bench/egress).  Without a pipe,
+ * the buffer goes on serving. */
+static void
+start_splice (struct poll_direction *d)
+{
+  d->may_splice = false;
+  int p[2];
+  if (pipe2 (p, O_CLOEXEC | O_NONBLOCK) < 0)
+    return;
+  d->pipe_rd = p[0];
+  d->pipe_wr = p[1];
+  int pipe_size = fcntl (p[1], F_SETPIPE_SZ, SPLICE_PIPE);
+  d->chunk = pipe_size > 0 ? (size_t)pipe_size : COPY_CHUNK;
+  d->use_splice = true;
+}
+
 /* Moves what it can without blocking: reads when nothing is pending, writes what is. */
 static void
 step (struct poll_direction *d)
@@ -163,7 +189,7 @@ step (struct poll_direction *d)
       if (d->use_splice)
         n = splice (d->from, NULL, d->pipe_wr, NULL, d->chunk, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
       else
-        n = read (d->from, d->buf, COPY_CHUNK);
+        n = read (d->from, d->buf, d->buf_size);
       if (n < 0 && would_block ())
         return;
       if (n < 0)
@@ -172,6 +198,7 @@ step (struct poll_direction *d)
         d->eof = true;
       d->pending = n;
       d->off = 0;
+      d->filled = !d->use_splice && (size_t)n == d->buf_size;
     }
   while (d->pending > 0)
     {
@@ -189,6 +216,8 @@ step (struct poll_direction *d)
     }
   if (d->eof)
     finish (d, true);
+  else if (d->filled && d->may_splice)
+    start_splice (d);
 }
 
 static bool
@@ -202,26 +231,16 @@ static void
 copy_poll (int client, int server, bool use_splice)
 {
   struct poll_direction d[2] = {
-    { .from = client, .to = server, .use_splice = use_splice, .pipe_rd = -1, .pipe_wr = -1 },
-    { .from = server, .to = client, .use_splice = use_splice, .pipe_rd = -1, .pipe_wr = -1 },
+    { .from = client, .to = server, .may_splice = use_splice, .pipe_rd = -1, .pipe_wr = -1 },
+    { .from = server, .to = client, .may_splice = use_splice, .pipe_rd = -1, .pipe_wr = -1 },
   };
   if (!set_nonblocking (client) || !set_nonblocking (server))
     return;
+  char first[2][SPLICE_FIRST];
   for (int i = 0; i < 2; i++)
     {
-      int p[2];
-      if (use_splice && pipe2 (p, O_CLOEXEC | O_NONBLOCK) == 0)
-        {
-          d[i].pipe_rd = p[0];
-          d[i].pipe_wr = p[1];
-          int pipe_size = fcntl (p[1], F_SETPIPE_SZ, SPLICE_PIPE);
-          d[i].chunk = pipe_size > 0 ? (size_t)pipe_size : COPY_CHUNK;
-        }
-      else
-        {
-          d[i].use_splice = false;
-          d[i].buf = bx_xmalloc (COPY_CHUNK);
-        }
+      d[i].buf = use_splice ? first[i] : bx_xmalloc (COPY_CHUNK);
+      d[i].buf_size = use_splice ? SPLICE_FIRST : COPY_CHUNK;
     }
 
   while (!d[0].done || !d[1].done)
@@ -256,7 +275,8 @@ copy_poll (int client, int server, bool use_splice)
           close (d[i].pipe_rd);
           close (d[i].pipe_wr);
         }
-      free (d[i].buf);
+      if (!use_splice)
+        free (d[i].buf);
     }
 }
 
