@@ -53,7 +53,9 @@ cleanup () {
 }
 trap cleanup EXIT INT TERM
 
-base=$((20000 + $$ % 20000))
+# Below the kernel's range of ephemeral ports (32768 and up by default): a run's thousands of
+# connections leave ports there in TIME_WAIT, which the next run's server could not bind.
+base=$((20000 + $$ % 12000))
 sport=$base
 mport=$((base + 1))
 
@@ -78,6 +80,9 @@ for _ in $(seq 100); do
   fi
   sleep 0.1
 done
+# A port someone holds stops the server or microsocks at once: say so, not a failed round.
+kill -0 "$srv_pid" 2>/dev/null && kill -0 "$micro_pid" 2>/dev/null \
+  || { cat "$work/server.out" >&2; echo "egress bench: the server or microsocks did not start (ports $sport, $mport)" >&2; exit 1; }
 
 direct="direct:$sport"
 micro="socks-tcp:$mport:$sport"
