@@ -207,8 +207,9 @@ bx_egress_active (struct bx_egress *proxy)
   return atomic_load (&proxy->active);
 }
 
-/* Small stacks: the proxy's threads hold no big frames (the copy buffers are on the heap),
- * and 8 connections' worth of default 8 MiB stacks is address space for nothing. */
+/* Small stacks: the proxy's threads hold no big frames (the largest, the copy's first
+ * buffers, is 32 KiB; egress_copy.c), and 8 connections' worth of default 8 MiB stacks is
+ * address space for nothing. */
 #define THREAD_STACK (256 * 1024)
 /* getaddrinfo and the NSS modules under it want more than that. */
 #define RESOLVER_STACK (1024 * 1024)
@@ -587,18 +588,24 @@ bx_egress_handle (struct bx_egress *proxy, int client_fd)
 
 static void *serve_thread (void *arg);
 
-/* Starts a thread to wait in accept when none waits (and the limit allows one more). */
-static void
+/* Whether another thread will accept while the caller handles its connection: one waits in
+ * accept, or all MAX_CONNECTIONS + 1 serve (then one that handles nothing is on its way
+ * back to accept), or one could be started now. */
+static bool
 keep_one_waiting (struct bx_egress *proxy)
 {
   if (atomic_load (&proxy->waiting) > 0)
-    return;
+    return true;
   pthread_mutex_lock (&proxy->lock);
+  bool ok = proxy->threads >= BX_EGRESS_MAX_CONNECTIONS + 1;
   pthread_t thread;
-  if (proxy->threads < BX_EGRESS_MAX_CONNECTIONS + 1
-      && start_thread (&thread, THREAD_STACK, true, serve_thread, proxy) == 0)
-    proxy->threads++;
+  if (!ok && start_thread (&thread, THREAD_STACK, true, serve_thread, proxy) == 0)
+    {
+      proxy->threads++;
+      ok = true;
+    }
   pthread_mutex_unlock (&proxy->lock);
+  return ok;
 }
 
 /* Accepts and handles connections until accept fails: -1 with errno. */
@@ -622,7 +629,15 @@ serve_connections (struct bx_egress *proxy)
           close (client);
           continue;
         }
-      keep_one_waiting (proxy);
+      /* No thread would be left to accept (none can start: a pids limit, a full table):
+       * the connection is closed rather than the next ones left unanswered in the backlog
+       * for as long as this one lasts. */
+      if (!keep_one_waiting (proxy))
+        {
+          atomic_fetch_sub (&proxy->active, 1);
+          close (client);
+          continue;
+        }
       bx_egress_handle (proxy, client);
       atomic_fetch_sub (&proxy->active, 1);
     }
@@ -648,7 +663,11 @@ bx_egress_serve (struct bx_egress *proxy, int listener, bx_error *err)
   proxy->threads++;
   pthread_mutex_unlock (&proxy->lock);
   serve_connections (proxy);
-  return bx_error_set (err, errno, "accept");
+  int e = errno;
+  pthread_mutex_lock (&proxy->lock);
+  proxy->threads--;
+  pthread_mutex_unlock (&proxy->lock);
+  return bx_error_set (err, e, "accept");
 }
 
 int

@@ -10,8 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bx/cleanup.h"
 #include "dial_fake.h"
@@ -1200,6 +1203,51 @@ START_TEST (test_the_ninth_connection_is_closed_at_once)
 }
 END_TEST
 
+/* A uid no account on a test machine uses: its task count is the serving child's alone. */
+#define LONE_UID 61457
+
+/* A proxy that can start no more threads (a pids limit, a full table) serves with the ones
+ * it has, and closes at once a connection it has no thread for: none may wait unanswered in
+ * the backlog, where the next ones would pile up for as long as the first lasts. */
+START_TEST (test_a_proxy_that_cannot_start_threads_closes_a_second_connection_at_once)
+{
+  if (geteuid () != 0)
+    BX_TEST_SKIP ("a uid whose task limit is already reached needs root to take");
+  /* The real 10 s deadline: the first connection must outlast the wait for the second. */
+  bx_egress_free (proxy);
+  proxy = make_proxy (BX_EGRESS_HANDSHAKE_MS, bx_egress_default_config ().copy);
+  char path[160];
+  snprintf (path, sizeof path, "%s/proxy.sock", dir);
+  cleanup_error bx_error err = NULL;
+  int listener = bx_egress_listen (path, &err);
+  ck_assert_msg (listener >= 0, "%s", bx_error_msg (err));
+  pid_t child = fork ();
+  ck_assert_int_ge (child, 0);
+  if (child == 0)
+    {
+      /* RLIMIT_NPROC counts the tasks of the real uid: this process and one thread.  The
+       * thread started for the first connection takes the second, and can start none. */
+      struct rlimit two = { 2, 2 };
+      if (setgid (LONE_UID) < 0 || setuid (LONE_UID) < 0 || setrlimit (RLIMIT_NPROC, &two) < 0)
+        _exit (3);
+      bx_egress_serve (proxy, listener, &err);
+      _exit (2);
+    }
+  close (listener);
+  /* The first is served: its thread answers the greeting and then waits for the request. */
+  int first = connect_unix (path);
+  greet (first);
+  int second = connect_unix (path);
+  bool closed = test_closed_without_bytes (second, 3000);
+  close (second);
+  close (first);
+  kill (child, SIGKILL);
+  waitpid (child, NULL, 0);
+  unlink (path);
+  ck_assert_msg (closed, "a second connection waited unanswered while the first was served");
+}
+END_TEST
+
 static Suite *
 egress_suite (void)
 {
@@ -1266,6 +1314,12 @@ egress_suite (void)
   tcase_add_test (limits, test_the_ninth_connection_is_closed_at_once);
   tcase_add_test (limits, test_a_slow_client_is_cut_at_the_real_10_s_deadline);
   suite_add_tcase (s, limits);
+
+  /* Another uid with its own task limit: only root can take it. */
+  TCase *root = bx_test_case_may_skip (s, "as_root");
+  tcase_add_checked_fixture (root, setup, teardown);
+  tcase_set_timeout (root, 30);
+  tcase_add_test (root, test_a_proxy_that_cannot_start_threads_closes_a_second_connection_at_once);
   return s;
 }
 
