@@ -608,21 +608,17 @@ keep_one_waiting (struct bx_egress *proxy)
   return ok;
 }
 
-/* Accepts and handles connections until accept fails: -1 with errno. */
-static int
+/* Accepts and handles connections; returns when accept fails, with errno. */
+static void
 serve_connections (struct bx_egress *proxy)
 {
   for (;;)
     {
       atomic_fetch_add (&proxy->waiting, 1);
       int client = bx_accept_retrying (proxy->listener);
-      int e = errno;
       atomic_fetch_sub (&proxy->waiting, 1);
       if (client < 0)
-        {
-          errno = e;
-          return -1;
-        }
+        return;
       if (atomic_fetch_add (&proxy->active, 1) >= BX_EGRESS_MAX_CONNECTIONS)
         {
           atomic_fetch_sub (&proxy->active, 1);

@@ -397,7 +397,6 @@ bx_bwrap_cgroups_where (const struct bx_bwrap_cgroups *cg)
   return cg->tops[cg->b->tasks];
 }
 
-/* Waits for a free slot and takes it, as it is; SIZE_MAX once STOP (ARG) is true. */
 /* Whether the stuck slot S is empty now, what is in it killed once more; with the lock held.
  * Read at every look for a free slot while it is stuck, which is seldom and short. */
 static bool
@@ -411,6 +410,7 @@ unstuck (struct bx_bwrap_cgroups *cg, size_t s)
   return true;
 }
 
+/* Waits for a free slot and takes it, as it is; SIZE_MAX once STOP (ARG) is true. */
 static size_t
 claim (struct bx_bwrap_cgroups *cg, bool (*stop) (const void *), const void *arg)
 {

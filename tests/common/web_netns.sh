@@ -26,10 +26,11 @@ web_netns_serve () {
 
 web_netns_octet () {
   n=$(( $$ % 250 + 1 ))
+  held=$(ip -br addr)
   for _ in $(seq 250); do
     taken=
     for p in "$@"; do
-      ip -br addr | grep -q " $p\.$n\.[0-3]/" && taken=1
+      printf '%s\n' "$held" | grep -q " $p\.$n\.[0-3]/" && taken=1
     done
     [ -n "$taken" ] || break
     n=$(( n % 250 + 1 ))
